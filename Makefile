@@ -1,0 +1,60 @@
+# gprof-train: convenience targets around CMake. `make run` and `make test` work on a fresh
+# Debian machine: they install what is missing (scripts/deps.sh), configure, build and go.
+BUILD        ?= build
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS  ?=
+RUN_ARGS     ?=
+ifeq ($(CI),true)
+  CMAKE_FLAGS += -DGP_WERROR=ON
+endif
+BIN = $(BUILD)/bin/gprof-train
+
+.PHONY: all deps configure build run test test-main test-asan bench fuzz format clean
+
+all: build
+
+deps:
+	@sh scripts/deps.sh
+
+configure:
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: deps build
+	$(BIN) run $(RUN_ARGS)
+
+# Every test that can run here, then the same suite under ASan/UBSan (CUDA off).
+test: deps
+	@$(MAKE) --no-print-directory test-main
+	@$(MAKE) --no-print-directory test-asan
+
+test-main: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan:
+	@cmake -S . -B build-asan -DGP_WITH_CUDA=OFF -DGP_SANITIZE=address,undefined \
+		-DCMAKE_BUILD_TYPE=Debug -DGP_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS) -LE cuda
+
+bench: deps
+	@cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DGP_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-release -j $(JOBS)
+	sh bench/run.sh build-release
+
+# libFuzzer (clang): build the fuzz targets and run each for FUZZ_SECONDS over its corpus.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@CC=clang cmake -S . -B build-fuzz -DGP_FUZZ=ON -DGP_WITH_CUDA=OFF -DGP_BUILD_BENCH=OFF \
+		-DGP_SANITIZE=address,undefined >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	sh tests/ci/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+clean:
+	rm -rf $(BUILD) build-asan build-release build-fuzz

@@ -1,0 +1,58 @@
+/* Error, warning and hint output for the CLI. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+    fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("gprof-train: error: ", fmt, ap);
+    va_end(ap);
+    return CLI_ERROR;
+}
+
+void cli_hint(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("hint: ", fmt, ap);
+    va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("gprof-train: warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int cli_error_from(const gp_error *err, gp_status rc)
+{
+    const char *msg = err && err->msg[0] ? err->msg : gp_strerror(rc);
+    if (!err || !err->path[0])
+        return cli_error("%s", msg);
+    if (err->line > 0 && err->col > 0)
+        return cli_error("'%s' line %ld, column %ld: %s", err->path, err->line, err->col, msg);
+    if (err->line > 0)
+        return cli_error("'%s' line %ld: %s", err->path, err->line, msg);
+    if (err->offset >= 0)
+        return cli_error("'%s' at byte %lld: %s", err->path, err->offset, msg);
+    return cli_error("'%s': %s", err->path, msg);
+}
+
+int cli_not_built(const char *cmd, const char *why)
+{
+    cli_error("'%s' is not available in this build", cmd);
+    cli_hint("%s", why);
+    return CLI_ERROR;
+}

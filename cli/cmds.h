@@ -1,0 +1,17 @@
+/* cli/cmds.h: the subcommands of gprof-train. Each cmd_<name> lives in cli/cmd_<name>.c, takes
+ * argv with argv[0] = the subcommand name, and returns the process exit code (0, 1 or 2).
+ * Adding a subcommand: write cmd_<name>.c, declare it here, add it to commands[] in gprof-train.c. */
+#ifndef GP_CLI_CMDS_H
+#define GP_CLI_CMDS_H
+
+int cmd_run(int argc, const char **argv);
+int cmd_report(int argc, const char **argv);
+int cmd_diagnose(int argc, const char **argv);
+int cmd_export(int argc, const char **argv);
+int cmd_prepare(int argc, const char **argv);
+
+/* The two halves of `run`: train the bundled model, or run `-- CMD ARGS...` under the profiler. */
+int cmd_run_train(int argc, const char **argv);
+int cmd_run_exec(int argc, const char **argv);
+
+#endif

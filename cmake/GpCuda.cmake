@@ -1,0 +1,58 @@
+# CUDA detection: GP_WITH_CUDA=AUTO builds the CUDA parts when a toolkit is found, ON requires one,
+# OFF skips them. Sets GP_HAVE_CUDA, GP_HAVE_CUPTI, GP_HAVE_CUDNN and imported targets
+# gp::cupti and gp::cudnn. CUPTI and cuDNN are looked up in the toolkit and in pip's nvidia-* wheels
+# (hints: CUPTI_ROOT, CUDNN_ROOT, as CMake variables or environment variables).
+set(GP_HAVE_CUDA OFF)
+set(GP_HAVE_CUPTI OFF)
+set(GP_HAVE_CUDNN OFF)
+if(GP_WITH_CUDA STREQUAL "OFF")
+  return()
+endif()
+
+include(CheckLanguage)
+if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+endif()
+check_language(CUDA)
+find_package(CUDAToolkit QUIET)
+if(NOT CMAKE_CUDA_COMPILER OR NOT CUDAToolkit_FOUND)
+  if(GP_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "GP_WITH_CUDA=ON but no CUDA toolkit was found (set CUDAToolkit_ROOT)")
+  endif()
+  message(STATUS "CUDA toolkit not found: building without the CUDA backend and CUPTI")
+  return()
+endif()
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES 80 90)
+endif()
+enable_language(CUDA)
+set(CMAKE_CUDA_STANDARD 17)
+set(GP_HAVE_CUDA ON)
+
+# pip's layout: <site-packages>/nvidia/<pkg>/{include,lib}
+set(gp_pip_roots "")
+foreach(py_site $ENV{VIRTUAL_ENV}/lib/python3*/site-packages /usr/local/lib/python3*/dist-packages)
+  file(GLOB found ${py_site})
+  list(APPEND gp_pip_roots ${found})
+endforeach()
+
+function(gp_find_cuda_lib name header lib hint_var pip_pkg)
+  set(hints ${${hint_var}} $ENV{${hint_var}} ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
+  foreach(r ${gp_pip_roots})
+    list(APPEND hints ${r}/nvidia/${pip_pkg})
+  endforeach()
+  find_path(GP_${name}_INCLUDE ${header} HINTS ${hints} ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES include extras/CUPTI/include)
+  find_library(GP_${name}_LIBRARY ${lib} HINTS ${hints} ${CUDAToolkit_LIBRARY_DIR}
+               PATH_SUFFIXES lib lib64 extras/CUPTI/lib64)
+  if(GP_${name}_INCLUDE AND GP_${name}_LIBRARY)
+    string(TOLOWER ${name} lower)
+    add_library(gp::${lower} UNKNOWN IMPORTED GLOBAL)
+    set_target_properties(gp::${lower} PROPERTIES IMPORTED_LOCATION ${GP_${name}_LIBRARY}
+                          INTERFACE_INCLUDE_DIRECTORIES ${GP_${name}_INCLUDE})
+    set(GP_HAVE_${name} ON PARENT_SCOPE)
+  endif()
+endfunction()
+
+gp_find_cuda_lib(CUPTI cupti.h cupti CUPTI_ROOT cuda_cupti)
+gp_find_cuda_lib(CUDNN cudnn.h cudnn CUDNN_ROOT cudnn)

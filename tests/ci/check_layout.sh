@@ -1,0 +1,20 @@
+#!/bin/sh
+# Layout rules (style guide 3.1): no reaching into another folder with "../" includes, analyze and
+# viewer-export never include libprof's API or CUDA, and no library writes to stdout by printf.
+root=${1:-.}
+cd "$root" || exit 2
+status=0
+if grep -rn --include='*.[ch]' --include='*.cu' '#include "\.\./' common libprof trainer analyze viewer-export cli 2>/dev/null; then
+    echo "error: '#include \"../' crosses a module boundary; use the public include/gp/ headers"
+    status=1
+fi
+if grep -rnE --include='*.[ch]' '#include [<"](gp/prof\.h|cuda|cupti|cudnn|cublas)' analyze viewer-export 2>/dev/null; then
+    echo "error: analyze/ and viewer-export/ must not depend on libprof's API or CUDA"
+    status=1
+fi
+if grep -rnE --include='*.[ch]' '(^|[^f])printf\(|puts\(' common/src libprof/src analyze/src 2>/dev/null | grep -v 'snprintf\|vsnprintf\|fprintf(stderr' ; then
+    echo "error: libraries never print to stdout (style guide 3.5)"
+    status=1
+fi
+[ $status -eq 0 ] && echo "layout ok"
+exit $status

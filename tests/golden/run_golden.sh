@@ -1,0 +1,33 @@
+#!/bin/sh
+# Run one golden CLI case: BIN CASE_DIR. CASE_DIR/args holds one argument per line (run from
+# CASE_DIR, so inputs are relative); expected.stdout and expected.exit hold what must come back.
+# GP_UPDATE_GOLDEN=1 rewrites the expected files instead of comparing (review the diff).
+bin=$1
+dir=$2
+cd "$dir" || exit 2
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# read args one per line into the positional parameters
+set --
+while IFS= read -r line || [ -n "$line" ]; do
+    set -- "$@" "$line"
+done < args
+"$bin" "$@" > "$out" 2>/dev/null
+code=$?
+if [ -n "$GP_UPDATE_GOLDEN" ]; then
+    cp "$out" expected.stdout
+    echo "$code" > expected.exit
+    echo "updated $dir"
+    exit 0
+fi
+status=0
+want=$(cat expected.exit)
+if [ "$code" != "$want" ]; then
+    echo "exit code: got $code, expected $want"
+    status=1
+fi
+if ! diff -u expected.stdout "$out"; then
+    echo "stdout differs from $dir/expected.stdout (GP_UPDATE_GOLDEN=1 to regenerate)"
+    status=1
+fi
+exit $status
