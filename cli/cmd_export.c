@@ -1,35 +1,125 @@
-/* gprof-train export: write a trace for TensorBoard, Perfetto, or as a self-contained HTML report. */
+/* gprof-train export: write a trace for TensorBoard, Perfetto, or as a self-contained HTML report.
+ * Reads the trace, analyses it, runs the diagnosis (findings become Perfetto annotations and the
+ * HTML report's findings section), then writes each requested output and prints its path. */
 #include "cli.h"
 #include "cmds.h"
+#include "gp/export.h"
 #include "opt.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static const char *const usage[] = {
-    "gprof-train export TRACE --tensorboard LOGDIR [--run NAME]",
-    "gprof-train export TRACE --perfetto OUT.json[.gz]",
-    "gprof-train export TRACE --html OUT.html",
-    NULL,
+        "gprof-train export TRACE --tensorboard LOGDIR [--run NAME]",
+        "gprof-train export TRACE --perfetto OUT.json[.gz]",
+        "gprof-train export TRACE --html OUT.html",
+        NULL,
 };
+
+struct export_args {
+    const char *trace, *tb, *run, *perfetto, *html;
+};
+
+/* The default run name: the trace's file name without ".pt.trace.json[.gz]" or ".json[.gz]". */
+static void default_run(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    snprintf(out, cap, "%s", b ? b + 1 : path);
+    static const char *const suffixes[] = {".gz", ".json", ".trace", ".pt"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        size_t n = strlen(out), m = strlen(suffixes[i]);
+        if (n > m && strcmp(out + n - m, suffixes[i]) == 0)
+            out[n - m] = 0;
+    }
+}
+
+static int write_outputs(const struct export_args *x, const gp_analysis *a,
+                         const gp_export_opts *eo)
+{
+    gp_error err;
+    gp_status rc;
+    if (x->perfetto) {
+        if ((rc = gp_export_perfetto(a, eo, x->perfetto, &err)) != GP_OK)
+            return cli_error_from(&err, rc);
+        printf("perfetto: %s\n", x->perfetto);
+    }
+    if (x->tb) {
+        char run[256], path[4600];
+        default_run(x->trace, run, sizeof run);
+        rc = gp_export_tensorboard(a, eo, x->tb, x->run ? x->run : run, path, sizeof path, &err);
+        if (rc != GP_OK)
+            return cli_error_from(&err, rc);
+        printf("tensorboard: %s\n", path);
+    }
+    if (x->html) {
+        if ((rc = gp_export_html(a, eo, x->html, &err)) != GP_OK)
+            return cli_error_from(&err, rc);
+        printf("html: %s\n", x->html);
+    }
+    return CLI_OK;
+}
+
+/* Read, analyse and diagnose the trace, then write the outputs. */
+static int run_export(const struct export_args *x)
+{
+    gp_error err;
+    gp_trace *t = NULL;
+    gp_analysis *a = NULL;
+    gp_findings *f = NULL;
+    gp_status rc = gp_trace_open(x->trace, NULL, &t, &err);
+    if (rc == GP_OK)
+        rc = gp_analysis_run(t, NULL, &a, &err);
+    if (rc == GP_OK && (x->perfetto || x->html))
+        rc = gp_rules_run(NULL, a, &f, &err);
+    int code = rc == GP_OK ? CLI_OK : cli_error_from(&err, rc);
+    if (code == CLI_OK) {
+        gp_export_opts eo = {f, NULL};
+        code = write_outputs(x, a, &eo);
+    }
+    gp_findings_free(f);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+    return code;
+}
 
 int cmd_export(int argc, const char **argv)
 {
-    const char *tb = NULL, *run = NULL, *perfetto = NULL, *html = NULL;
+    struct export_args x = {0};
     const struct opt opts[] = {
-        OPT_GROUP("outputs (one or more):"),
-        OPT_STR(0, "tensorboard", &tb, "LOGDIR", "a run directory for torch-tb-profiler"),
-        OPT_STR(0, "run", &run, "NAME", "the run's name under LOGDIR (default: the trace's name)"),
-        OPT_STR(0, "perfetto", &perfetto, "OUT", "Chrome JSON for ui.perfetto.dev, findings as a track"),
-        OPT_STR(0, "html", &html, "OUT", "a self-contained HTML report with charts and findings"),
-        OPT_END(),
+            OPT_GROUP("outputs (one or more):"),
+            OPT_STR(0, "tensorboard", &x.tb, "LOGDIR", "a run directory for torch-tb-profiler"),
+            OPT_STR(0, "run", &x.run, "NAME",
+                    "the run's name under LOGDIR (default: the trace's name)"),
+            OPT_STR(0, "perfetto", &x.perfetto, "OUT",
+                    "Chrome JSON for ui.perfetto.dev, findings as a track"),
+            OPT_STR(0, "html", &x.html, "OUT",
+                    "a self-contained HTML report with charts and findings"),
+            OPT_END(),
     };
     const struct opt_help help = {
-        "export", usage,
-        "Write what viewers open, from a gprof-train or PyTorch profiler trace.",
-        "examples:\n"
-        "    gprof-train export trace.json.gz --tensorboard tb/ && tensorboard --logdir tb/\n"
-        "    gprof-train export trace.json.gz --html report.html\n"};
+            "export", usage,
+            "Write what viewers open, from a gprof-train or PyTorch profiler trace.",
+            "examples:\n"
+            "    gprof-train export trace.json.gz --tensorboard tb/ && tensorboard --logdir tb/\n"
+            "    gprof-train export trace.json.gz --html report.html\n"};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);
-    (void)tb, (void)run, (void)perfetto, (void)html;
-    return cli_not_built("export", "the viewer export is not part of this build yet");
+    if (n != 1) {
+        if (n == 0)
+            cli_error("no trace given");
+        else
+            cli_error("export takes one trace, got %d", n);
+        cli_hint("usage: %s", usage[0]);
+        return CLI_ERROR;
+    }
+    x.trace = argv[0];
+    if (!x.tb && !x.perfetto && !x.html) {
+        cli_error("nothing to write");
+        cli_hint("give --tensorboard LOGDIR, --perfetto OUT or --html OUT");
+        return CLI_ERROR;
+    }
+    if (x.run && !x.tb)
+        cli_warn("--run is used only with --tensorboard");
+    return run_export(&x);
 }

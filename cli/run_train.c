@@ -1,13 +1,126 @@
-/* gprof-train run (no "--"): train the bundled model under the profiler. */
+/* gprof-train run (no "--"): train the bundled model under the profiler, show progress (a bar on
+ * a terminal, plain lines otherwise), then print the report and diagnosis of the trace. */
 #include "cli.h"
 #include "cmds.h"
+#include "gp/train.h"
 #include "opt.h"
+#include "run_analysis.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static const char *const usage[] = {
     "gprof-train run [options]",
     "gprof-train run [profiler options] -- CMD [ARGS...]",
     NULL,
 };
+
+
+struct progress {
+    int tty;
+    double last_draw;  /* elapsed_s of the last redraw (tty) */
+    long long last_line; /* step of the last plain line */
+};
+
+static void fmt_rate(char *buf, size_t cap, double r)
+{
+    if (r >= 1e3)
+        snprintf(buf, cap, "%.1fk", r / 1e3);
+    else
+        snprintf(buf, cap, "%.0f", r);
+}
+
+/* A bar on a terminal (redrawn at most 10 times a second), else a line every 10% of an epoch. */
+static void show_step(const gp_train_progress *p, struct progress *pr)
+{
+    char rate[32];
+    fmt_rate(rate, sizeof(rate), p->samples_per_s);
+    if (pr->tty) {
+        if (p->step != p->epoch_steps && p->elapsed_s - pr->last_draw < 0.1)
+            return;
+        pr->last_draw = p->elapsed_s;
+        int width = 24, fill = (int)(width * p->step / (p->epoch_steps ? p->epoch_steps : 1));
+        fprintf(stderr, "\r\033[Kepoch %d/%d [%.*s%*s] %lld/%lld loss %.4f %s samples/s ETA %.0fs",
+                p->epoch, p->epochs, fill, "########################", width - fill, "", p->step,
+                p->epoch_steps, p->loss, rate, p->eta_s);
+        return;
+    }
+    long long every = p->epoch_steps >= 10 ? p->epoch_steps / 10 : 1;
+    if (p->step % every && p->step != p->epoch_steps)
+        return;
+    fprintf(stderr, "epoch %d/%d step %lld/%lld loss %.4f %s samples/s\n", p->epoch, p->epochs,
+            p->step, p->epoch_steps, p->loss, rate);
+}
+
+static void on_progress(const gp_train_progress *p, void *ud)
+{
+    struct progress *pr = ud;
+    char rate[32];
+    switch (p->event) {
+    case GP_TRAIN_EV_START:
+        fprintf(stderr, "training on %s, writing %s/\n", p->device_name, p->run_dir);
+        break;
+    case GP_TRAIN_EV_STEP: show_step(p, pr); break;
+    case GP_TRAIN_EV_EPOCH:
+        if (pr->tty)
+            fputs("\r\033[K", stderr);
+        fmt_rate(rate, sizeof(rate), p->samples_per_s);
+        printf("epoch %d/%d: loss %.4f, train accuracy %.4f, test accuracy %.4f, %s samples/s, "
+               "%.1f s\n",
+               p->epoch, p->epochs, p->loss, p->train_accuracy, p->test_accuracy, rate,
+               p->elapsed_s);
+        fflush(stdout);
+        break;
+    }
+}
+
+/* --workers N | auto */
+static int parse_workers(const char *s, int *out)
+{
+    if (strcmp(s, "auto") == 0) {
+        *out = gp_train_physical_cores();
+        return 0;
+    }
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || v > 256)
+        return cli_error("invalid value '%s' for --workers (expected 0..256 or auto)", s);
+    *out = (int)v;
+    return 0;
+}
+
+static int train_and_report(gp_train_config *cfg, int no_report)
+{
+    struct progress pr = {isatty(2), -1.0, 0};
+    gp_train_result res;
+    gp_error err;
+    gp_error_clear(&err);
+    cfg->on_progress = on_progress;
+    cfg->progress_ud = &pr;
+    gp_status rc = gp_train_run(cfg, &res, &err);
+    if (rc != GP_OK) {
+        if (pr.tty)
+            fputs("\n", stderr);
+        cli_error_from(&err, rc);
+        if (rc == GP_EINVAL && strstr(err.msg, "--amp"))
+            cli_hint("mixed precision runs on the GPU; on the CPU use --amp off");
+        return CLI_ERROR;
+    }
+    printf("trained %lld steps in %.1f s (%.0f samples/s); test accuracy %.4f\n", res.steps,
+           res.wall_s, res.samples_per_s, res.test_accuracy);
+    printf("run: %s\n", res.run_dir);
+    if (!res.trace_path[0])
+        return CLI_OK;
+    if (no_report) {
+        printf("trace: %s\n", res.trace_path);
+        return CLI_OK;
+    }
+    const char *paths[1] = {res.trace_path};
+    run_print_analysis(paths, 1);
+    return CLI_OK;
+}
 
 int cmd_run_train(int argc, const char **argv)
 {
@@ -63,5 +176,15 @@ int cmd_run_train(int argc, const char **argv)
         cli_hint("to profile a program, put it after '--': gprof-train run -- %s", argv[0]);
         return CLI_ERROR;
     }
-    return cli_not_built("run", "the trainer is not part of this build yet");
+    gp_train_config cfg;
+    gp_train_config_init(&cfg);
+    if (parse_workers(workers, &cfg.workers) != 0)
+        return CLI_ERROR;
+    cfg.model = model, cfg.optimizer = optimizer, cfg.device = device, cfg.amp = amp;
+    cfg.data_dir = data, cfg.out_dir = out, cfg.checkpoint = checkpoint, cfg.resume = resume;
+    cfg.epochs = (int)epochs, cfg.max_steps = steps, cfg.batch_size = (int)batch;
+    cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
+    cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
+    cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment;
+    return train_and_report(&cfg, no_report);
 }

@@ -3,7 +3,7 @@
 # Uses sudo only when not root. Set GP_DEPS_EXTRA to add packages.
 set -e
 pkgs="cmake make gcc g++ clang libclang-rt-14-dev pkg-config python3 zlib1g-dev libopenblas-dev
-libpng-dev dataset-fashion-mnist clang-format $GP_DEPS_EXTRA"
+libpng-dev dataset-fashion-mnist clang-format chromium python3-venv $GP_DEPS_EXTRA"
 missing=""
 for p in $pkgs; do
     if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -5,6 +5,12 @@
 bin=$1
 dir=$2
 cd "$dir" || exit 2
+# optional CASE_DIR/requires: input paths (one a line, relative to CASE_DIR); skip (77) if absent
+if [ -f requires ]; then
+    while IFS= read -r need || [ -n "$need" ]; do
+        [ -e "$need" ] || { echo "skipped: $need is absent"; exit 77; }
+    done < requires
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # read args one per line into the positional parameters

@@ -1,0 +1,194 @@
+/* gp/rules.h: the rules engine behind `gprof-train diagnose`. A table of rules (GT00 trace quality
+ * .. GT15 exposed communication, ../shared/ref/rules_anchors.md §8) reads an analysed trace and
+ * gives one finding per rule: severity, the metric against its threshold, evidence rows, time
+ * ranges, the recommendation naming the exact knob, and the time a fix would save. Thresholds
+ * are named parameters ("GT01.warn_pct") that callers may override. */
+#ifndef GP_ANALYZE_RULES_H
+#define GP_ANALYZE_RULES_H
+
+#include "gp/analysis.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How bad a finding is. GP_SEV_OK: the rule ran and did not fire (or did not apply). */
+typedef enum gp_severity {
+    GP_SEV_OK = 0,
+    GP_SEV_INFO, /**< worth knowing; never a problem by itself (GT00) */
+    GP_SEV_WARN, /**< the moderate threshold was reached */
+    GP_SEV_CRIT  /**< the high threshold was reached */
+} gp_severity;
+
+/** @return "ok", "info", "warn" or "crit". */
+const char *gp_severity_name(gp_severity s);
+
+/** Parse "info", "warn" or "crit" (as --fail-on takes them). @return GP_OK or GP_EINVAL. */
+gp_status gp_severity_parse(const char *s, gp_severity *out, gp_error *err);
+
+/** Unit of a metric or an evidence column. */
+typedef enum gp_unit {
+    GP_UNIT_TEXT = 0, /**< a string cell */
+    GP_UNIT_US,       /**< microseconds */
+    GP_UNIT_PCT,      /**< percent, 0..100 */
+    GP_UNIT_BYTES,
+    GP_UNIT_COUNT,    /**< a count or a rate such as calls per step */
+    GP_UNIT_GBPS      /**< GB/s */
+} gp_unit;
+
+/** @return "", "us", "%", "bytes", "count", "GB/s" (as the JSON output spells units). */
+const char *gp_unit_name(gp_unit u);
+
+/** A tunable threshold of a rule, with its default value. */
+typedef struct gp_rule_param {
+    const char *name; /**< "warn_pct": the suffix says the unit (_pct, _ms, _us, _count, ...) */
+    double value;     /**< default */
+    const char *help; /**< one line: what it means and where the default comes from */
+} gp_rule_param;
+
+/** A rule of the catalogue. */
+typedef struct gp_rule_info {
+    const char *id;      /**< "GT01" */
+    const char *name;    /**< "dataloader_starvation" */
+    const char *title;   /**< "data-loader starvation" */
+    const gp_rule_param *params;
+    size_t n_params;
+} gp_rule_info;
+
+/** @return the number of rules in the catalogue. */
+size_t gp_rules_count(void);
+
+/** @return rule `i` (0 .. gp_rules_count()-1, in id order), or NULL. Static storage. */
+const gp_rule_info *gp_rules_info(size_t i);
+
+/** A configuration: which rules run and their parameter values. */
+typedef struct gp_rules gp_rules;
+
+/** Make a configuration with every rule selected and default parameters.
+ * @param out receives it (free with gp_rules_free). @return GP_OK or GP_ENOMEM. */
+gp_status gp_rules_new(gp_rules **out, gp_error *err);
+
+/** Free a configuration. NULL is a no-op. */
+void gp_rules_free(gp_rules *r);
+
+/** Override a parameter from "RULE.PARAM=VALUE", RULE being an id ("GT01") or a name
+ * ("dataloader_starvation"), case-insensitive; VALUE a finite number.
+ * @return GP_OK, or GP_EINVAL with err naming the unknown rule/parameter or the bad value. */
+gp_status gp_rules_set(gp_rules *r, const char *assignment, gp_error *err);
+
+/** Restrict the run to `rule` (id or name); call once per rule. Without any call every rule runs.
+ * @return GP_OK or GP_EINVAL for an unknown rule. */
+gp_status gp_rules_select(gp_rules *r, const char *rule, gp_error *err);
+
+/** @return the current value of rule `i`'s parameter `j` (NAN when out of range). */
+double gp_rules_param(const gp_rules *r, size_t i, size_t j);
+
+/** @return whether rule `i` is selected. */
+int gp_rules_selected(const gp_rules *r, size_t i);
+
+/** One evidence column. */
+typedef struct gp_evidence_col {
+    const char *name; /**< "step", "loader wait", ... */
+    gp_unit unit;
+} gp_evidence_col;
+
+/** One evidence cell: `text` for GP_UNIT_TEXT columns, `num` (in the column's unit) otherwise. */
+typedef struct gp_cell {
+    double num;
+    const char *text;
+} gp_cell;
+
+/** A time range the finding points at, in the trace's timebase (ns, as gp_event.ts). */
+typedef struct gp_time_range {
+    int64_t ts, end;
+    const char *label;
+} gp_time_range;
+
+/** One rule's result on one trace. Strings and arrays are borrowed from the gp_findings. */
+typedef struct gp_finding {
+    const gp_rule_info *rule;
+    gp_severity severity;       /**< GP_SEV_OK when the rule did not fire */
+    const char *metric_name;    /**< "loader_share" */
+    gp_unit metric_unit;
+    double metric;              /**< the measured value (NAN when not applicable) */
+    double threshold;           /**< the tier reached, or the lowest firing tier when OK */
+    const char *cmp;            /**< ">=" (fires at or above) or "<" (fires below) */
+    const char *summary;        /**< one line on what was measured; never NULL */
+    const char *recommendation; /**< what to change and why; NULL when OK */
+    const char *knob;           /**< the exact setting ("--workers 8", "pin_memory=True"); NULL */
+    int64_t gain_ns;            /**< estimated time saved over the analysed steps; -1 unknown */
+    int64_t gain_step_ns;       /**< the same per step; -1 unknown */
+    const char *gain_text;      /**< "the step would drop from 41.0 ms to 12.0 ms"; NULL */
+    const gp_evidence_col *cols;
+    size_t n_cols;
+    const gp_cell *cells; /**< row-major, n_rows * n_cols, most costly row first */
+    size_t n_rows;
+    const gp_time_range *ranges;
+    size_t n_ranges;
+} gp_finding;
+
+/** The findings of one run over one trace. */
+typedef struct gp_findings gp_findings;
+
+/** Run the selected rules over `a`. @param r NULL for defaults.
+ * @param out receives the findings (free with gp_findings_free); they borrow nothing from `a`
+ * or its trace, so those may be freed first.
+ * @return GP_OK or GP_ENOMEM. Thread-safe for distinct outputs. */
+gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out,
+                       gp_error *err);
+
+/** @return the findings, fired ones first, most costly (largest gain, then severity) first, then
+ * the rules that did not fire in id order; and their count. */
+const gp_finding *gp_findings_get(const gp_findings *f, size_t *n);
+
+/** @return the trace path, the step counts and mean analysed step time of the run. */
+const char *gp_findings_trace(const gp_findings *f);
+size_t gp_findings_steps(const gp_findings *f, size_t *analysed, int64_t *mean_step_ns);
+
+/** @return the highest severity among the findings (GP_SEV_OK when none fired). */
+gp_severity gp_findings_max_severity(const gp_findings *f);
+
+/** Free findings. NULL is a no-op. */
+void gp_findings_free(gp_findings *f);
+
+/** Output formats of gp_findings_write(). */
+typedef enum gp_findings_format {
+    GP_FINDINGS_TEXT = 0,
+    GP_FINDINGS_JSON
+} gp_findings_format;
+
+/** Parse "text" or "json". @return GP_OK or GP_EINVAL. */
+gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_error *err);
+
+/** Write the findings of `n` traces to `out` (a stream the caller owns) as text (a section per
+ * trace) or as one JSON document, schema "gprof-train.diagnose/1":
+ *
+ *   {"schema": "gprof-train.diagnose/1",
+ *    "max_severity": "ok"|"info"|"warn"|"crit",          over all traces
+ *    "traces": [{
+ *      "trace": PATH, "steps": N, "steps_analysed": N, "mean_step_us": US,
+ *      "max_severity": SEV,
+ *      "findings": [{                                      order of gp_findings_get()
+ *        "id": "GT01", "name": "dataloader_starvation", "title": "data-loader starvation",
+ *        "severity": SEV, "fired": BOOL,
+ *        "metric": {"name": STR, "value": NUM|null, "unit": UNIT, "threshold": NUM,
+ *                   "cmp": ">="|"<"},
+ *        "summary": STR, "recommendation": STR|null, "knob": STR|null,
+ *        "estimated_gain": {"total_us": NUM, "per_step_us": NUM, "text": STR|null} | null,
+ *        "evidence": {"columns": [{"name": STR, "unit": UNIT}], "rows": [[NUM|STR, ...]]},
+ *        "ranges": [{"start_us": NUM, "dur_us": NUM, "label": STR}]   trace timebase
+ *      }]
+ *    }]}
+ *
+ * UNIT is "", "us", "%", "bytes", "count" or "GB/s"; numbers use at most 3 decimals. Fields are
+ * only ever added within schema version 1, never renamed or removed.
+ * @return GP_OK or GP_EIO when a write fails. */
+gp_status gp_findings_write(FILE *out, const gp_findings *const *f, size_t n,
+                            gp_findings_format format, gp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,547 @@
+/* gp_analysis_run: links (correlation, External id, nesting), steps aligned to the device as
+ * tb_plugin does, and tb_plugin's priority-sweep step-time breakdown; then the GPU timeline and
+ * the lists (gpu_timeline.c, analysis_lists.c). Also the interval and id-map helpers. */
+#include "analysis_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int id_map_init(id_map *m, size_t expected)
+{
+    size_t cap = 64;
+    while (cap < expected * 2)
+        cap *= 2;
+    m->keys = malloc(cap * sizeof(*m->keys));
+    m->vals = malloc(cap * sizeof(*m->vals));
+    m->mask = cap - 1;
+    m->n = 0;
+    if (!m->keys || !m->vals)
+        return -1;
+    for (size_t i = 0; i < cap; i++)
+        m->vals[i] = GP_NONE;
+    return 0;
+}
+
+void id_map_release(id_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+static size_t id_slot(const id_map *m, int64_t key);
+
+static size_t id_slot(const id_map *m, int64_t key)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h ^ (h >> 29)) & m->mask;
+    while (m->vals[i] != GP_NONE && m->keys[i] != key)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+static int id_map_grow(id_map *m)
+{
+    id_map bigger;
+    if (id_map_init(&bigger, (m->mask + 1)) != 0) {
+        id_map_release(&bigger);
+        return -1;
+    }
+    for (size_t i = 0; i <= m->mask; i++)
+        if (m->vals[i] != GP_NONE)
+            id_map_put(&bigger, m->keys[i], m->vals[i]);
+    id_map_release(m);
+    *m = bigger;
+    return 0;
+}
+
+int id_map_put(id_map *m, int64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->mask && id_map_grow(m) != 0)
+        return -1;
+    size_t i = id_slot(m, key);
+    if (m->vals[i] == GP_NONE) {
+        m->keys[i] = key;
+        m->vals[i] = val;
+        m->n++;
+    }
+    return 0;
+}
+
+uint32_t id_map_get(const id_map *m, int64_t key)
+{
+    return m->vals[id_slot(m, key)];
+}
+
+static int cmp_ival(const void *pa, const void *pb)
+{
+    const ival *a = pa, *b = pb;
+    return (a->a > b->a) - (a->a < b->a);
+}
+
+size_t ival_merge(ival *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_ival);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].a <= v[k].b) {
+            if (v[i].b > v[k].b)
+                v[k].b = v[i].b;
+        } else {
+            v[++k] = v[i];
+        }
+    }
+    return k + 1;
+}
+
+int64_t ival_total(const ival *v, size_t n)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i].b - v[i].a;
+    return s;
+}
+
+size_t ival_subtract(const ival *a, size_t na, const ival *b, size_t nb, ival *out)
+{
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < na; i++) {
+        int64_t lo = a[i].a, hi = a[i].b;
+        while (j < nb && b[j].b <= lo)
+            j++;
+        for (size_t q = j; q < nb && b[q].a < hi; q++) {
+            if (b[q].a > lo)
+                out[k++] = (ival){lo, b[q].a};
+            if (b[q].b > lo)
+                lo = b[q].b;
+        }
+        if (lo < hi)
+            out[k++] = (ival){lo, hi};
+    }
+    return k;
+}
+
+int64_t ival_clip_total(const ival *v, size_t n, int64_t lo, int64_t hi)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = v[i].a > lo ? v[i].a : lo, y = v[i].b < hi ? v[i].b : hi;
+        if (y > x)
+            s += y - x;
+    }
+    return s;
+}
+
+/* parent_of: innermost enclosing CPU range on the same track (stack sweep). */
+static void link_nesting(gp_analysis *a)
+{
+    size_t nt;
+    const gp_track *tracks = gp_trace_tracks(a->t, &nt);
+    uint32_t *stack = malloc(sizeof(uint32_t) * 1024);
+    for (size_t k = 0; k < nt && stack; k++) {
+        size_t depth = 0;
+        for (uint32_t i = tracks[k].first; i < tracks[k].first + tracks[k].count; i++) {
+            const gp_event *e = &a->ev[i];
+            if (!analysis_is_cpu_range(e->kind))
+                continue;
+            while (depth &&
+                   (a->ev[stack[depth - 1]].ts + a->ev[stack[depth - 1]].dur <= e->ts ||
+                    a->ev[stack[depth - 1]].ts + a->ev[stack[depth - 1]].dur < e->ts + e->dur))
+                depth--;
+            a->parent_of[i] = depth ? stack[depth - 1] : GP_NONE;
+            if (depth < 1024)
+                stack[depth++] = i;
+        }
+    }
+    free(stack);
+}
+
+static int is_op(int kind)
+{
+    return kind == GP_EV_CPU_OP || kind == GP_EV_USER_ANNOTATION;
+}
+
+/* runtime_of by correlation, op_of by External id or by nesting. */
+static int link_ids(gp_analysis *a)
+{
+    id_map corr, ext;
+    if (id_map_init(&corr, a->n / 4 + 16) || id_map_init(&ext, a->n / 4 + 16)) {
+        id_map_release(&corr);
+        id_map_release(&ext);
+        return -1;
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        const gp_event *e = &a->ev[i];
+        if ((e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) && e->corr != GP_ID_NONE)
+            id_map_put(&corr, e->corr, i);
+        if (is_op(e->kind) && e->ext_id != GP_ID_NONE && !(e->flags & GP_EVF_GPU))
+            id_map_put(&ext, e->ext_id, i);
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        const gp_event *e = &a->ev[i];
+        if (e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER)
+            continue;
+        uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
+        for (uint32_t p = a->parent_of[i]; op == GP_NONE && p != GP_NONE; p = a->parent_of[p])
+            if (is_op(a->ev[p].kind))
+                op = p;
+        a->op_of[i] = op;
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        const gp_event *e = &a->ev[i];
+        if (!(e->flags & GP_EVF_GPU) || e->kind == GP_EV_GPU_USER_ANNOTATION)
+            continue;
+        uint32_t r = e->corr != GP_ID_NONE ? id_map_get(&corr, e->corr) : GP_NONE;
+        a->runtime_of[i] = r;
+        uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
+        a->op_of[i] = op != GP_NONE ? op : r != GP_NONE ? a->op_of[r] : GP_NONE;
+    }
+    id_map_release(&corr);
+    id_map_release(&ext);
+    return 0;
+}
+
+static int cmp_step(const void *pa, const void *pb)
+{
+    const gp_step *a = pa, *b = pb;
+    return (a->host_ts > b->host_ts) - (a->host_ts < b->host_ts);
+}
+
+static int find_steps(gp_analysis *a)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t i = 0; i < a->n; i++) {
+        const gp_event *e = &a->ev[i];
+        if (is_op(e->kind) || e->kind == GP_EV_PYTHON) {
+            lo = e->ts < lo ? e->ts : lo;
+            hi = e->ts + e->dur > hi ? e->ts + e->dur : hi;
+        }
+        if (!(e->flags & GP_EVF_STEP))
+            continue;
+        gp_step *s = trace_vec_push(&a->steps);
+        if (!s)
+            return -1;
+        s->num = strtoll(gp_trace_str(a->t, e->name) + 13, NULL, 10);
+        s->event = i;
+        s->host_ts = e->ts;
+        s->host_end = e->ts + e->dur;
+    }
+    if (a->steps.n == 0 && a->n > 0) {
+        gp_step *s = trace_vec_push(&a->steps);
+        if (!s)
+            return -1;
+        const gp_trace_info *in = gp_trace_get_info(a->t);
+        s->num = -1;
+        s->event = GP_NONE;
+        s->synthetic = 1;
+        s->host_ts = lo <= hi ? lo : in->ts_min;
+        s->host_end = lo <= hi ? hi : in->ts_max;
+    }
+    if (a->steps.n)
+        qsort(a->steps.data, a->steps.n, sizeof(gp_step), cmp_step);
+    return 0;
+}
+
+static int32_t step_at(const gp_analysis *a, int64_t ts)
+{
+    const gp_step *s = (const gp_step *)a->steps.data;
+    size_t lo = 0, hi = a->steps.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s[mid].host_ts <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && ts < s[lo - 1].host_end ? (int32_t)(lo - 1) : -1;
+}
+
+/* step_of for every event, then tb_plugin's device alignment of each step. */
+static void align_steps(gp_analysis *a)
+{
+    gp_step *s = (gp_step *)a->steps.data;
+    for (uint32_t i = 0; i < a->n; i++) {
+        const gp_event *e = &a->ev[i];
+        a->step_of[i] = (e->flags & GP_EVF_GPU) ? -1 : step_at(a, e->ts);
+    }
+    int64_t *gpu_end = calloc(a->steps.n + 1, sizeof(int64_t));
+    for (uint32_t i = 0; i < a->n && gpu_end; i++) {
+        uint32_t r = a->runtime_of[i];
+        if (!analysis_is_gpu_work(a->ev[i].kind) || r == GP_NONE || a->step_of[r] < 0)
+            continue;
+        int32_t k = a->step_of[i] = a->step_of[r];
+        s[k].n_gpu_ops++;
+        if (a->ev[i].ts + a->ev[i].dur > gpu_end[k])
+            gpu_end[k] = a->ev[i].ts + a->ev[i].dur;
+    }
+    int64_t prev_end = INT64_MIN;
+    for (size_t k = 0; k < a->steps.n; k++) {
+        s[k].ts = s[k].host_ts > prev_end ? s[k].host_ts : prev_end;
+        s[k].end = s[k].host_end;
+        if (gpu_end && gpu_end[k] > s[k].end)
+            s[k].end = gpu_end[k];
+        if (s[k].end < s[k].ts)
+            s[k].end = s[k].ts;
+        prev_end = s[k].end;
+    }
+    free(gpu_end);
+}
+
+/* The breakdown role of an event, or -1 (steps themselves, instants, ...). */
+static int role_of(const gp_analysis *a, uint32_t i)
+{
+    const gp_event *e = &a->ev[i];
+    uint32_t op = a->op_of[i];
+    switch (e->kind) {
+    case GP_EV_KERNEL:
+        return (e->flags & GP_EVF_COMM) || (op != GP_NONE && (a->ev[op].flags & GP_EVF_COMM))
+                       ? GP_BD_COMMUNICATION
+                       : GP_BD_KERNEL;
+    case GP_EV_MEMCPY:
+        return GP_BD_MEMCPY;
+    case GP_EV_MEMSET:
+        return GP_BD_MEMSET;
+    case GP_EV_RUNTIME:
+    case GP_EV_DRIVER:
+        return GP_BD_RUNTIME;
+    case GP_EV_CPU_OP:
+    case GP_EV_USER_ANNOTATION:
+    case GP_EV_PYTHON:
+        if (e->flags & GP_EVF_STEP)
+            return -1;
+        if (e->flags & GP_EVF_DATALOADER)
+            return GP_BD_DATALOADER;
+        return (e->flags & GP_EVF_COMM) ? GP_BD_COMMUNICATION : GP_BD_CPU_EXEC;
+    default:
+        return -1;
+    }
+}
+
+/* Intervals of role r overlapping [lo, hi): a sub-array of the merged list. */
+static const ival *role_window(const ival *v, size_t n, int64_t lo, int64_t hi, size_t *out_n)
+{
+    size_t b = 0, e = n;
+    while (b < e) {
+        size_t m = (b + e) / 2;
+        if (v[m].b <= lo)
+            b = m + 1;
+        else
+            e = m;
+    }
+    size_t k = b;
+    while (k < n && v[k].a < hi)
+        k++;
+    *out_n = k - b;
+    return v + b;
+}
+
+static void sweep_step(gp_step *s, ival *const role[], const size_t nrole[], ival *buf[2])
+{
+    size_t ns = 1;
+    buf[0][0] = (ival){s->ts, s->end};
+    int cur = 0;
+    for (int r = 0; r < GP_BD_OTHER; r++) {
+        size_t nw;
+        const ival *w = role_window(role[r], nrole[r], s->ts, s->end, &nw);
+        size_t nn = ival_subtract(buf[cur], ns, w, nw, buf[!cur]);
+        s->bd[r] = ival_total(buf[cur], ns) - ival_total(buf[!cur], nn);
+        cur = !cur;
+        ns = nn;
+    }
+    s->bd[GP_BD_OTHER] = ival_total(buf[cur], ns);
+}
+
+static int breakdown(gp_analysis *a)
+{
+    ival *role[GP_BD_OTHER] = {0};
+    size_t nrole[GP_BD_OTHER] = {0}, total = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        int r = role_of(a, i);
+        if (r >= 0 && a->ev[i].dur > 0)
+            nrole[r]++;
+    }
+    int rc = -1;
+    for (int r = 0; r < GP_BD_OTHER; r++) {
+        total += nrole[r];
+        if (!(role[r] = malloc((nrole[r] + 1) * sizeof(ival))))
+            goto out;
+        nrole[r] = 0;
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        int r = role_of(a, i);
+        if (r >= 0 && a->ev[i].dur > 0)
+            role[r][nrole[r]++] = (ival){a->ev[i].ts, a->ev[i].ts + a->ev[i].dur};
+    }
+    for (int r = 0; r < GP_BD_OTHER; r++)
+        nrole[r] = ival_merge(role[r], nrole[r]);
+    ival *buf[2] = {malloc((total + 2) * sizeof(ival)), malloc((total + 2) * sizeof(ival))};
+    for (size_t k = 0; k < a->steps.n && buf[0] && buf[1]; k++)
+        sweep_step(TRACE_VEC_AT(&a->steps, gp_step, k), role, nrole, buf);
+    rc = buf[0] && buf[1] ? 0 : -1;
+    free(buf[0]);
+    free(buf[1]);
+out:
+    for (int r = 0; r < GP_BD_OTHER; r++)
+        free(role[r]);
+    return rc;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static int step_stats(gp_analysis *a)
+{
+    gp_step_stats *st = &a->stats;
+    size_t n = st->n = a->steps.n;
+    if (!n)
+        return 0;
+    int64_t *d = malloc(n * sizeof(int64_t)), sum = 0;
+    if (!d)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        const gp_step *s = TRACE_VEC_AT(&a->steps, gp_step, k);
+        d[k] = s->end - s->ts;
+        sum += d[k];
+        for (int c = 0; c < GP_BD_COUNT; c++)
+            st->bd_total[c] += s->bd[c];
+    }
+    qsort(d, n, sizeof(*d), cmp_i64);
+    st->mean = sum / (int64_t)n;
+    st->min = d[0];
+    st->max = d[n - 1];
+    st->p50 = d[(n * 50 + 99) / 100 - 1];
+    st->p95 = d[(n * 95 + 99) / 100 - 1];
+    for (int c = 0; c < GP_BD_COUNT; c++)
+        st->bd_mean[c] = st->bd_total[c] / (int64_t)n;
+    free(d);
+    return 0;
+}
+
+static void init_vecs(gp_analysis *a)
+{
+    trace_vec_init(&a->steps, sizeof(gp_step));
+    trace_vec_init(&a->devices, sizeof(gp_device_stats));
+    trace_vec_init(&a->dev_gaps, sizeof(gp_idle_gap));
+    trace_vec_init(&a->streams, sizeof(gp_stream_stats));
+    trace_vec_init(&a->stream_gaps, sizeof(gp_idle_gap));
+    trace_vec_init(&a->mem_series, sizeof(gp_mem_series));
+    trace_vec_init(&a->mem_points, sizeof(gp_mem_point));
+    trace_vec_init(&a->kernels, sizeof(gp_kernel_stat));
+    trace_vec_init(&a->memcpys, sizeof(gp_memcpy));
+    trace_vec_init(&a->syncs, sizeof(gp_sync));
+    trace_vec_init(&a->launches, sizeof(gp_launch));
+}
+
+static int alloc_links(gp_analysis *a)
+{
+    size_t n = a->n ? a->n : 1;
+    a->runtime_of = malloc(n * sizeof(uint32_t));
+    a->op_of = malloc(n * sizeof(uint32_t));
+    a->parent_of = malloc(n * sizeof(uint32_t));
+    a->step_of = malloc(n * sizeof(int32_t));
+    if (!a->runtime_of || !a->op_of || !a->parent_of || !a->step_of)
+        return -1;
+    memset(a->runtime_of, 0xff, n * sizeof(uint32_t));
+    memset(a->op_of, 0xff, n * sizeof(uint32_t));
+    memset(a->parent_of, 0xff, n * sizeof(uint32_t));
+    return 0;
+}
+
+gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_analysis **out,
+                          gp_error *err)
+{
+    *out = NULL;
+    gp_analysis *a = calloc(1, sizeof(*a));
+    if (!a)
+        return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    init_vecs(a);
+    a->t = t;
+    a->ev = gp_trace_events(t, &a->n);
+    a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
+    int rc = alloc_links(a);
+    if (rc == 0) {
+        link_nesting(a);
+        rc = link_ids(a);
+    }
+    if (rc == 0 && (rc = find_steps(a)) == 0) {
+        align_steps(a);
+        rc = breakdown(a);
+    }
+    if (rc == 0)
+        rc = step_stats(a);
+    if (rc == 0)
+        rc = analysis_gpu(a);
+    if (rc == 0)
+        rc = analysis_lists(a);
+    if (rc != 0) {
+        gp_analysis_free(a);
+        return gp_error_set(err, GP_ENOMEM, gp_trace_get_info(t)->path, "out of memory");
+    }
+    *out = a;
+    return GP_OK;
+}
+
+void gp_analysis_free(gp_analysis *a)
+{
+    if (!a)
+        return;
+    free(a->runtime_of);
+    free(a->op_of);
+    free(a->parent_of);
+    free(a->step_of);
+    trace_vec *vecs[] = {&a->steps,       &a->devices,    &a->dev_gaps,   &a->streams,
+                         &a->stream_gaps, &a->mem_series, &a->mem_points, &a->kernels,
+                         &a->memcpys,     &a->syncs,      &a->launches};
+    for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
+        trace_vec_release(vecs[i]);
+    free(a);
+}
+
+const gp_trace *gp_analysis_trace(const gp_analysis *a)
+{
+    return a->t;
+}
+
+uint32_t gp_analysis_runtime_of(const gp_analysis *a, uint32_t ev)
+{
+    return ev < a->n ? a->runtime_of[ev] : GP_NONE;
+}
+
+uint32_t gp_analysis_op_of(const gp_analysis *a, uint32_t ev)
+{
+    return ev < a->n ? a->op_of[ev] : GP_NONE;
+}
+
+uint32_t gp_analysis_parent_of(const gp_analysis *a, uint32_t ev)
+{
+    return ev < a->n ? a->parent_of[ev] : GP_NONE;
+}
+
+int gp_analysis_step_of(const gp_analysis *a, uint32_t ev)
+{
+    return ev < a->n ? a->step_of[ev] : -1;
+}
+
+const gp_step *gp_analysis_steps(const gp_analysis *a, size_t *n)
+{
+    *n = a->steps.n;
+    return (const gp_step *)a->steps.data;
+}
+
+const gp_step_stats *gp_analysis_step_stats(const gp_analysis *a)
+{
+    return &a->stats;
+}
+
+const char *gp_bd_cat_name(gp_bd_cat c)
+{
+    static const char *const names[GP_BD_COUNT] = {"Kernel",        "Memcpy",  "Memset",
+                                                   "Communication", "Runtime", "DataLoader",
+                                                   "CPU Exec",      "Other"};
+    return (unsigned)c < GP_BD_COUNT ? names[c] : "Other";
+}

@@ -1,0 +1,74 @@
+/* analysis_int.h: the private layout of gp_analysis and helpers shared by analysis.c (links,
+ * steps, breakdown), gpu_timeline.c, analysis_lists.c (memory, kernels, copies, syncs, launches)
+ * and key_avg.c. */
+#ifndef GP_ANALYZE_ANALYSIS_INT_H
+#define GP_ANALYZE_ANALYSIS_INT_H
+
+#include "gp/analysis.h"
+#include "trace_int.h"
+
+/* A half-open time interval [a, b). */
+typedef struct ival {
+    int64_t a, b;
+} ival;
+
+/* int64 id -> event index, open addressing. */
+typedef struct id_map {
+    int64_t *keys;
+    uint32_t *vals;
+    size_t mask, n;
+} id_map;
+
+int id_map_init(id_map *m, size_t expected);
+void id_map_release(id_map *m);
+/* Insert unless present (the first event with an id wins). @return 0 or -1 (no memory). */
+int id_map_put(id_map *m, int64_t key, uint32_t val);
+uint32_t id_map_get(const id_map *m, int64_t key);
+
+struct gp_analysis {
+    const gp_trace *t;
+    const gp_event *ev;
+    size_t n;
+    int64_t kernel_wait_ns;
+    uint32_t *runtime_of, *op_of, *parent_of;
+    int32_t *step_of;
+    trace_vec steps; /* gp_step */
+    gp_step_stats stats;
+    trace_vec devices;  /* gp_device_stats */
+    trace_vec dev_gaps; /* gp_idle_gap */
+    trace_vec streams;  /* gp_stream_stats */
+    trace_vec stream_gaps;
+    trace_vec mem_series; /* gp_mem_series */
+    trace_vec mem_points; /* gp_mem_point, series point into it */
+    trace_vec kernels;    /* gp_kernel_stat */
+    trace_vec memcpys;    /* gp_memcpy */
+    trace_vec syncs;      /* gp_sync */
+    trace_vec launches;   /* gp_launch */
+};
+
+/* Sort and merge intervals in place. @return the new count. */
+size_t ival_merge(ival *v, size_t n);
+/* @return the total length of disjoint intervals. */
+int64_t ival_total(const ival *v, size_t n);
+/* out = a minus b (both sorted, disjoint); out needs room for na + nb. @return count. */
+size_t ival_subtract(const ival *a, size_t na, const ival *b, size_t nb, ival *out);
+/* @return |union(v) within [lo, hi)| for sorted, disjoint v. */
+int64_t ival_clip_total(const ival *v, size_t n, int64_t lo, int64_t hi);
+
+/* gpu_timeline.c */
+int analysis_gpu(gp_analysis *a);
+/* analysis_lists.c */
+int analysis_lists(gp_analysis *a);
+
+static inline int analysis_is_gpu_work(int kind)
+{
+    return kind == GP_EV_KERNEL || kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET;
+}
+
+static inline int analysis_is_cpu_range(int kind)
+{
+    return kind == GP_EV_CPU_OP || kind == GP_EV_USER_ANNOTATION || kind == GP_EV_RUNTIME ||
+           kind == GP_EV_DRIVER || kind == GP_EV_PYTHON;
+}
+
+#endif

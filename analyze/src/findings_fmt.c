@@ -1,0 +1,320 @@
+/* Writing findings: a text section per trace (fired findings with their fix, gain and evidence
+ * table, then one line per rule that did not fire) or one JSON document whose schema,
+ * "gprof-train.diagnose/1", is documented at gp_findings_write() in gp/rules.h. */
+#include "rules_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const unit_names[] = {"", "us", "%", "bytes", "count", "GB/s"};
+
+const char *gp_unit_name(gp_unit u)
+{
+    return (unsigned)u < 6 ? unit_names[u] : "";
+}
+
+gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_error *err)
+{
+    if (strcmp(s, "text") == 0 || strcmp(s, "json") == 0) {
+        *out = s[0] == 't' ? GP_FINDINGS_TEXT : GP_FINDINGS_JSON;
+        return GP_OK;
+    }
+    return gp_error_set(err, GP_EINVAL, NULL, "unknown format '%s': use text or json", s);
+}
+
+/* ---- text ---- */
+
+static const char *fmt_value(char *buf, size_t cap, double v, gp_unit u)
+{
+    if (isnan(v))
+        return "n/a";
+    switch (u) {
+    case GP_UNIT_US:
+        return rules_fmt_ns(buf, cap, (int64_t)llround(v * 1e3));
+    case GP_UNIT_PCT:
+        snprintf(buf, cap, "%.1f%%", v);
+        break;
+    case GP_UNIT_BYTES:
+        return rules_fmt_bytes(buf, cap, v);
+    case GP_UNIT_GBPS:
+        snprintf(buf, cap, "%.2f GB/s", v);
+        break;
+    default:
+        snprintf(buf, cap, v == floor(v) && fabs(v) < 1e15 ? "%.0f" : "%.2f", v);
+    }
+    return buf;
+}
+
+static const char *cell_text(char *buf, size_t cap, const gp_finding *f, size_t r, size_t c)
+{
+    const gp_cell *cell = &f->cells[r * f->n_cols + c];
+    if (f->cols[c].unit == GP_UNIT_TEXT)
+        return cell->text ? cell->text : "";
+    return fmt_value(buf, cap, cell->num, f->cols[c].unit);
+}
+
+#define MAX_TEXT_CELL 48
+
+/* Text left-aligned, numbers right-aligned; the last column is not padded (no trailing blanks). */
+static void write_cell(FILE *out, const char *s, int width, size_t c, size_t n, int text)
+{
+    if (c)
+        fputs("  ", out);
+    if (text && c + 1 == n)
+        fprintf(out, "%.*s", MAX_TEXT_CELL, s);
+    else
+        fprintf(out, text ? "%-*.*s" : "%*.*s", width, MAX_TEXT_CELL, s);
+}
+
+static void write_evidence(FILE *out, const gp_finding *f)
+{
+    int width[RULES_MAX_COLS];
+    char buf[64];
+    for (size_t c = 0; c < f->n_cols; c++) {
+        width[c] = (int)strlen(f->cols[c].name);
+        for (size_t r = 0; r < f->n_rows; r++) {
+            int w = (int)strlen(cell_text(buf, sizeof(buf), f, r, c));
+            width[c] = w > width[c] ? (w > MAX_TEXT_CELL ? MAX_TEXT_CELL : w) : width[c];
+        }
+    }
+    fputs("    ", out);
+    for (size_t c = 0; c < f->n_cols; c++)
+        write_cell(out, f->cols[c].name, width[c], c, f->n_cols, f->cols[c].unit == GP_UNIT_TEXT);
+    fputc('\n', out);
+    for (size_t r = 0; r < f->n_rows; r++) {
+        fputs("    ", out);
+        for (size_t c = 0; c < f->n_cols; c++)
+            write_cell(out, cell_text(buf, sizeof(buf), f, r, c), width[c], c, f->n_cols,
+                       f->cols[c].unit == GP_UNIT_TEXT);
+        fputc('\n', out);
+    }
+}
+
+static void write_gain(FILE *out, const gp_finding *f)
+{
+    char a[32], b[32];
+    if (f->gain_ns < 0 && !f->gain_text)
+        return;
+    fprintf(out, "    gain: %s", f->gain_text ? f->gain_text : "");
+    if (f->gain_ns >= 0)
+        fprintf(out, "%s(%s per step, %s in all)", f->gain_text ? " " : "",
+                rules_fmt_ns(a, sizeof(a), f->gain_step_ns), rules_fmt_ns(b, sizeof(b), f->gain_ns));
+    fputc('\n', out);
+}
+
+static void write_text_finding(FILE *out, const gp_finding *f)
+{
+    char v[32], t[32];
+    const gp_rule_info *r = f->rule;
+    if (f->severity == GP_SEV_OK) {
+        fprintf(out, "[ok]   %s %s: %s\n", r->id, r->title, f->summary);
+        return;
+    }
+    fprintf(out, "[%s] %s %s: %s", gp_severity_name(f->severity), r->id, r->title, f->summary);
+    if (f->metric_name && !isnan(f->metric) && f->severity >= GP_SEV_WARN)
+        fprintf(out, " (%s %s %s %s)", f->metric_name, fmt_value(v, sizeof(v), f->metric,
+                f->metric_unit), f->cmp, fmt_value(t, sizeof(t), f->threshold, f->metric_unit));
+    fputc('\n', out);
+    if (f->recommendation)
+        fprintf(out, "    fix:  %s\n", f->recommendation);
+    if (f->knob)
+        fprintf(out, "    knob: %s\n", f->knob);
+    write_gain(out, f);
+    if (f->n_rows)
+        write_evidence(out, f);
+}
+
+static void write_text(FILE *out, const gp_findings *fs)
+{
+    char m[32];
+    size_t n, analysed;
+    int64_t mean;
+    size_t steps = gp_findings_steps(fs, &analysed, &mean);
+    fprintf(out, "== %s: %zu steps (%zu analysed), mean step %s\n", fs->trace, steps, analysed,
+            rules_fmt_ns(m, sizeof(m), mean));
+    const gp_finding *f = gp_findings_get(fs, &n);
+    for (size_t i = 0; i < n; i++)
+        write_text_finding(out, &f[i]);
+}
+
+/* ---- JSON ---- */
+
+static void json_str(FILE *out, const char *s)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void json_num(FILE *out, double v)
+{
+    char buf[64];
+    if (!isfinite(v)) {
+        fputs("null", out);
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%.3f", v);
+    char *end = buf + strlen(buf) - 1;
+    while (*end == '0')
+        *end-- = 0;
+    if (*end == '.')
+        *end = 0;
+    fputs(strcmp(buf, "-0") == 0 ? "0" : buf, out);
+}
+
+static void json_evidence(FILE *out, const gp_finding *f)
+{
+    fputs("\"evidence\":{\"columns\":[", out);
+    for (size_t c = 0; c < f->n_cols; c++) {
+        fputs(c ? ",{\"name\":" : "{\"name\":", out);
+        json_str(out, f->cols[c].name);
+        fputs(",\"unit\":", out);
+        json_str(out, gp_unit_name(f->cols[c].unit));
+        fputc('}', out);
+    }
+    fputs("],\"rows\":[", out);
+    for (size_t r = 0; r < f->n_rows; r++) {
+        fputs(r ? ",[" : "[", out);
+        for (size_t c = 0; c < f->n_cols; c++) {
+            const gp_cell *cell = &f->cells[r * f->n_cols + c];
+            if (c)
+                fputc(',', out);
+            if (f->cols[c].unit == GP_UNIT_TEXT)
+                json_str(out, cell->text);
+            else
+                json_num(out, cell->num);
+        }
+        fputc(']', out);
+    }
+    fputs("]}", out);
+}
+
+static void json_ranges(FILE *out, const gp_finding *f)
+{
+    fputs("\"ranges\":[", out);
+    for (size_t i = 0; i < f->n_ranges; i++) {
+        const gp_time_range *r = &f->ranges[i];
+        fputs(i ? ",{\"start_us\":" : "{\"start_us\":", out);
+        json_num(out, (double)r->ts / 1e3);
+        fputs(",\"dur_us\":", out);
+        json_num(out, (double)(r->end - r->ts) / 1e3);
+        fputs(",\"label\":", out);
+        json_str(out, r->label);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static void json_head(FILE *out, const gp_finding *f)
+{
+    fputs("{\"id\":", out);
+    json_str(out, f->rule->id);
+    fputs(",\"name\":", out);
+    json_str(out, f->rule->name);
+    fputs(",\"title\":", out);
+    json_str(out, f->rule->title);
+    fputs(",\"severity\":", out);
+    json_str(out, gp_severity_name(f->severity));
+    fprintf(out, ",\"fired\":%s,\"metric\":{\"name\":", f->severity ? "true" : "false");
+    json_str(out, f->metric_name ? f->metric_name : "");
+    fputs(",\"value\":", out);
+    json_num(out, f->metric);
+    fputs(",\"unit\":", out);
+    json_str(out, gp_unit_name(f->metric_unit));
+    fputs(",\"threshold\":", out);
+    json_num(out, f->threshold);
+    fputs(",\"cmp\":", out);
+    json_str(out, f->cmp);
+    fputs("},\"summary\":", out);
+    json_str(out, f->summary);
+}
+
+static void json_finding(FILE *out, const gp_finding *f)
+{
+    json_head(out, f);
+    fputs(",\"recommendation\":", out);
+    json_str(out, f->recommendation);
+    fputs(",\"knob\":", out);
+    json_str(out, f->knob);
+    fputs(",\"estimated_gain\":", out);
+    if (f->gain_ns >= 0) {
+        fputs("{\"total_us\":", out);
+        json_num(out, (double)f->gain_ns / 1e3);
+        fputs(",\"per_step_us\":", out);
+        json_num(out, (double)f->gain_step_ns / 1e3);
+        fputs(",\"text\":", out);
+        json_str(out, f->gain_text);
+        fputc('}', out);
+    } else {
+        fputs("null", out);
+    }
+    fputc(',', out);
+    json_evidence(out, f);
+    fputc(',', out);
+    json_ranges(out, f);
+    fputc('}', out);
+}
+
+static void json_trace(FILE *out, const gp_findings *fs)
+{
+    size_t n, analysed;
+    int64_t mean;
+    size_t steps = gp_findings_steps(fs, &analysed, &mean);
+    fputs("{\"trace\":", out);
+    json_str(out, fs->trace);
+    fprintf(out, ",\"steps\":%zu,\"steps_analysed\":%zu,\"mean_step_us\":", steps, analysed);
+    json_num(out, (double)mean / 1e3);
+    fputs(",\"max_severity\":", out);
+    json_str(out, gp_severity_name(gp_findings_max_severity(fs)));
+    fputs(",\"findings\":[", out);
+    const gp_finding *f = gp_findings_get(fs, &n);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        json_finding(out, &f[i]);
+    }
+    fputs("]}", out);
+}
+
+static void write_json(FILE *out, const gp_findings *const *fs, size_t n)
+{
+    gp_severity max = GP_SEV_OK;
+    for (size_t i = 0; i < n; i++)
+        if (gp_findings_max_severity(fs[i]) > max)
+            max = gp_findings_max_severity(fs[i]);
+    fputs("{\"schema\":\"gprof-train.diagnose/1\",\"max_severity\":", out);
+    json_str(out, gp_severity_name(max));
+    fputs(",\"traces\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        json_trace(out, fs[i]);
+    }
+    fputs("]}\n", out);
+}
+
+gp_status gp_findings_write(FILE *out, const gp_findings *const *f, size_t n,
+                            gp_findings_format format, gp_error *err)
+{
+    if (format == GP_FINDINGS_JSON) {
+        write_json(out, f, n);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                fputc('\n', out);
+            write_text(out, f[i]);
+        }
+    }
+    GP_FAIL_IF(ferror(out), GP_EIO, err, "cannot write the findings");
+    return GP_OK;
+}

@@ -1,0 +1,360 @@
+/* `gprof-train report` output: the summary lines and PyTorch's key-averages table (the layout of
+ * torch.autograd.profiler_util._build_table: 12-wide columns, 2-space gaps, names cut at 55,
+ * "Self CPU time total" footers), plus CSV and JSON forms of the same rows. */
+#include "gp/report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define COL_W        12
+#define MAX_NAME_W   55
+#define MAX_SHAPES_W 80
+
+char *gp_report_fmt_time(char *buf, size_t cap, int64_t ns)
+{
+    double us = (double)ns / 1000.0;
+    if (us >= 1e6)
+        snprintf(buf, cap, "%.3fs", us / 1e6);
+    else if (us >= 1e3)
+        snprintf(buf, cap, "%.3fms", us / 1e3);
+    else
+        snprintf(buf, cap, "%.3fus", us);
+    return buf;
+}
+
+static char *fmt_share(char *buf, size_t cap, int64_t part, int64_t total)
+{
+    if (total == 0)
+        snprintf(buf, cap, "NaN");
+    else
+        snprintf(buf, cap, "%.2f%%", (double)part * 100.0 / (double)total);
+    return buf;
+}
+
+gp_status gp_report_format_parse(const char *s, gp_report_format *out, gp_error *err)
+{
+    static const char *const names[] = {"table", "csv", "json"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (gp_report_format)i;
+            return GP_OK;
+        }
+    return gp_error_set(err, GP_EINVAL, NULL, "unknown format '%s' (table, csv or json)", s);
+}
+
+gp_status gp_group_by_parse(const char *s, gp_group_by *out, gp_error *err)
+{
+    if (strcmp(s, "name") == 0 || strcmp(s, "name+shape") == 0) {
+        *out = s[4] ? GP_GROUP_NAME_SHAPE : GP_GROUP_NAME;
+        return GP_OK;
+    }
+    return gp_error_set(err, GP_EINVAL, NULL, "unknown grouping '%s' (name or name+shape)", s);
+}
+
+/* ---- summary ---- */
+
+static void summary_steps(FILE *out, const gp_analysis *a)
+{
+    char t1[32], t2[32], t3[32];
+    size_t n;
+    const gp_step *s = gp_analysis_steps(a, &n);
+    const gp_step_stats *st = gp_analysis_step_stats(a);
+    if (n == 0) {
+        fprintf(out, "steps: none (no events)\n");
+        return;
+    }
+    if (s[0].synthetic)
+        fprintf(out, "steps: no ProfilerStep#N; one step spans the trace\n");
+    else
+        fprintf(out, "steps: %zu (ProfilerStep#%" PRId64 "..#%" PRId64 ")\n", n, s[0].num,
+                s[n - 1].num);
+    fprintf(out, "step time: mean %s, p50 %s, p95 %s\n",
+            gp_report_fmt_time(t1, sizeof(t1), st->mean),
+            gp_report_fmt_time(t2, sizeof(t2), st->p50),
+            gp_report_fmt_time(t3, sizeof(t3), st->p95));
+    int64_t total = 0;
+    for (int c = 0; c < GP_BD_COUNT; c++)
+        total += st->bd_mean[c];
+    fprintf(out, "step breakdown (mean per step):");
+    for (int c = 0; c < GP_BD_COUNT; c++)
+        fprintf(out, "%s %s %s (%s)", c ? "," : "", gp_bd_cat_name((gp_bd_cat)c),
+                gp_report_fmt_time(t1, sizeof(t1), st->bd_mean[c]),
+                fmt_share(t2, sizeof(t2), st->bd_mean[c], total));
+    fputc('\n', out);
+}
+
+static void summary_gpu(FILE *out, const gp_analysis *a)
+{
+    char t[7][32];
+    size_t n;
+    const gp_device_stats *d = gp_analysis_devices(a, &n);
+    if (n == 0)
+        fprintf(out, "GPU: no GPU activity in the trace\n");
+    for (size_t i = 0; i < n; i++) {
+        int64_t span = d[i].span_end - d[i].span_ts, idle = span - d[i].busy_ns;
+        fprintf(out,
+                "GPU %d: busy %s of %s span (kernels %s); idle %s: host wait %s, "
+                "kernel wait %s, other %s\n",
+                d[i].device, fmt_share(t[0], 32, d[i].busy_ns, span),
+                gp_report_fmt_time(t[1], 32, span), fmt_share(t[2], 32, d[i].kernel_busy_ns, span),
+                gp_report_fmt_time(t[3], 32, idle),
+                fmt_share(t[4], 32, d[i].idle_ns[GP_IDLE_HOST_WAIT], idle),
+                fmt_share(t[5], 32, d[i].idle_ns[GP_IDLE_KERNEL_WAIT], idle),
+                fmt_share(t[6], 32, d[i].idle_ns[GP_IDLE_OTHER], idle));
+    }
+}
+
+static void summary_memory(FILE *out, const gp_analysis *a)
+{
+    size_t n, shown = 0;
+    const gp_mem_series *m = gp_analysis_memory(a, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].device_type != 1)
+            continue;
+        fprintf(out, "peak memory: GPU %d allocated %.1f MiB, reserved %.1f MiB\n", m[i].device_id,
+                (double)m[i].peak_allocated / 1048576.0, (double)m[i].peak_reserved / 1048576.0);
+        shown++;
+    }
+    if (!shown)
+        fprintf(out, "peak memory: no device [memory] records (profile_memory off)\n");
+}
+
+gp_status gp_report_write_summary(FILE *out, const gp_analysis *a, gp_error *err)
+{
+    summary_steps(out, a);
+    summary_gpu(out, a);
+    summary_memory(out, a);
+    return ferror(out) ? gp_error_set(err, GP_EIO, NULL, "cannot write the report") : GP_OK;
+}
+
+/* ---- the table ---- */
+
+typedef struct table_fmt {
+    int name_w, shapes_w, has_dev, shapes;
+    int64_t cpu_total, dev_total;
+} table_fmt;
+
+static void put_cell(FILE *out, const char *s, int w, int left)
+{
+    fprintf(out, left ? "%-*s  " : "%*s  ", w, s);
+}
+
+static void sep_line(FILE *out, const table_fmt *f, int ncols)
+{
+    char dashes[256];
+    memset(dashes, '-', sizeof(dashes) - 1);
+    dashes[sizeof(dashes) - 1] = 0;
+    fprintf(out, "%.*s  ", f->name_w, dashes);
+    for (int i = 0; i < ncols; i++)
+        fprintf(out, "%.*s  ", COL_W, dashes);
+    if (f->shapes)
+        fprintf(out, "%.*s  ", f->shapes_w, dashes);
+    fputc('\n', out);
+}
+
+static void cut(char *buf, size_t cap, const char *s, int max_w)
+{
+    if ((int)strlen(s) >= max_w - 3)
+        snprintf(buf, cap, "%.*s...", max_w - 3, s);
+    else
+        snprintf(buf, cap, "%s", s);
+}
+
+static void table_row(FILE *out, const table_fmt *f, const gp_keyavg_row *r)
+{
+    char b[12][48], name[256], shapes[256];
+    int64_t c = r->count ? (int64_t)r->count : 1;
+    cut(name, sizeof(name), r->name, MAX_NAME_W);
+    put_cell(out, name, f->name_w, 0);
+    put_cell(out, fmt_share(b[0], 48, r->self_cpu, f->cpu_total), COL_W, 0);
+    put_cell(out, gp_report_fmt_time(b[1], 48, r->self_cpu), COL_W, 0);
+    put_cell(out, fmt_share(b[2], 48, r->cpu_total, f->cpu_total), COL_W, 0);
+    put_cell(out, gp_report_fmt_time(b[3], 48, r->cpu_total), COL_W, 0);
+    put_cell(out, gp_report_fmt_time(b[4], 48, r->cpu_total / c), COL_W, 0);
+    if (f->has_dev) {
+        put_cell(out, gp_report_fmt_time(b[5], 48, r->self_device), COL_W, 0);
+        put_cell(out, fmt_share(b[6], 48, r->self_device, f->dev_total), COL_W, 0);
+        put_cell(out, gp_report_fmt_time(b[7], 48, r->device_total), COL_W, 0);
+        put_cell(out, gp_report_fmt_time(b[8], 48, r->device_total / c), COL_W, 0);
+    }
+    snprintf(b[9], 48, "%" PRIu64, r->count);
+    put_cell(out, b[9], COL_W, 0);
+    if (f->shapes) {
+        cut(shapes, sizeof(shapes), r->shape, MAX_SHAPES_W);
+        put_cell(out, shapes, f->shapes_w, 0);
+    }
+    fputc('\n', out);
+}
+
+static void table_header(FILE *out, const table_fmt *f, int ncols)
+{
+    static const char *const cols[] = {"Self CPU %",  "Self CPU",     "CPU total %",
+                                       "CPU total",   "CPU time avg", "Self CUDA",
+                                       "Self CUDA %", "CUDA total",   "CUDA time avg"};
+    sep_line(out, f, ncols);
+    put_cell(out, "Name", f->name_w, 0);
+    for (int i = 0; i < (f->has_dev ? 9 : 5); i++)
+        put_cell(out, cols[i], COL_W, 0);
+    put_cell(out, "# of Calls", COL_W, 0);
+    if (f->shapes)
+        put_cell(out, "Input Shapes", f->shapes_w, 0);
+    fputc('\n', out);
+    sep_line(out, f, ncols);
+}
+
+static void write_table(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
+{
+    table_fmt f = {0, 0, k->has_device, shapes, k->self_cpu_total, k->self_device_total};
+    for (size_t i = 0; i < nrows; i++) {
+        int w = (int)strlen(k->rows[i].name) + 4, sw = (int)strlen(k->rows[i].shape) + 4;
+        f.name_w = w > f.name_w ? w : f.name_w;
+        f.shapes_w = sw > f.shapes_w ? sw : f.shapes_w;
+    }
+    f.name_w = f.name_w < 8 ? 8 : f.name_w > MAX_NAME_W ? MAX_NAME_W : f.name_w;
+    f.shapes_w = f.shapes_w < 16 ? 16 : f.shapes_w > MAX_SHAPES_W ? MAX_SHAPES_W : f.shapes_w;
+    int ncols = f.has_dev ? 10 : 6;
+    table_header(out, &f, ncols);
+    for (size_t i = 0; i < nrows; i++)
+        table_row(out, &f, &k->rows[i]);
+    sep_line(out, &f, ncols);
+    char t[32];
+    fprintf(out, "Self CPU time total: %s\n", gp_report_fmt_time(t, sizeof(t), k->self_cpu_total));
+    if (f.has_dev)
+        fprintf(out, "Self CUDA time total: %s\n",
+                gp_report_fmt_time(t, sizeof(t), k->self_device_total));
+}
+
+/* ---- CSV and JSON ---- */
+
+static void csv_str(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fprintf(out, "%s", s);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
+{
+    fprintf(out,
+            "name,%sdevice,calls,self_cpu_us,cpu_total_us,cpu_avg_us,self_device_us,"
+            "device_total_us,device_avg_us\n",
+            shapes ? "input_shapes," : "");
+    for (size_t i = 0; i < nrows; i++) {
+        const gp_keyavg_row *r = &k->rows[i];
+        double c = r->count ? (double)r->count : 1.0;
+        csv_str(out, r->name);
+        fputc(',', out);
+        if (shapes) {
+            csv_str(out, r->shape);
+            fputc(',', out);
+        }
+        fprintf(out, "%d,%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", r->is_device, r->count,
+                r->self_cpu / 1e3, r->cpu_total / 1e3, r->cpu_total / 1e3 / c, r->self_device / 1e3,
+                r->device_total / 1e3, r->device_total / 1e3 / c);
+    }
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void json_summary(FILE *out, const gp_analysis *a)
+{
+    size_t n;
+    const gp_step_stats *st = gp_analysis_step_stats(a);
+    fprintf(out,
+            "\"summary\":{\"steps\":%zu,\"step_us\":{\"mean\":%.3f,\"p50\":%.3f,\"p95\":%.3f},"
+            "\"breakdown_us\":{",
+            st->n, st->mean / 1e3, st->p50 / 1e3, st->p95 / 1e3);
+    for (int c = 0; c < GP_BD_COUNT; c++) {
+        fprintf(out, "%s", c ? "," : "");
+        json_str(out, gp_bd_cat_name((gp_bd_cat)c));
+        fprintf(out, ":%.3f", st->bd_mean[c] / 1e3);
+    }
+    fprintf(out, "},\"gpus\":[");
+    const gp_device_stats *d = gp_analysis_devices(a, &n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out,
+                "%s{\"device\":%d,\"span_us\":%.3f,\"busy_us\":%.3f,\"kernel_busy_us\":%.3f,"
+                "\"idle_host_wait_us\":%.3f,\"idle_kernel_wait_us\":%.3f,"
+                "\"idle_other_us\":%.3f}",
+                i ? "," : "", d[i].device, (d[i].span_end - d[i].span_ts) / 1e3, d[i].busy_ns / 1e3,
+                d[i].kernel_busy_ns / 1e3, d[i].idle_ns[GP_IDLE_HOST_WAIT] / 1e3,
+                d[i].idle_ns[GP_IDLE_KERNEL_WAIT] / 1e3, d[i].idle_ns[GP_IDLE_OTHER] / 1e3);
+    fprintf(out, "],\"memory\":[");
+    const gp_mem_series *m = gp_analysis_memory(a, &n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out,
+                "%s{\"device_type\":%d,\"device_id\":%d,\"peak_allocated\":%" PRId64
+                ",\"peak_reserved\":%" PRId64 "}",
+                i ? "," : "", m[i].device_type, m[i].device_id, m[i].peak_allocated,
+                m[i].peak_reserved);
+    fprintf(out, "]}");
+}
+
+static void write_json(FILE *out, const gp_analysis *a, const gp_keyavg *k, size_t nrows,
+                       const gp_report_opts *o)
+{
+    fprintf(out, "{\"trace\":");
+    json_str(out, o->title ? o->title : "");
+    fputc(',', out);
+    json_summary(out, a);
+    fprintf(out, ",\"self_cpu_time_total_us\":%.3f,\"self_cuda_time_total_us\":%.3f,\"rows\":[",
+            k->self_cpu_total / 1e3, k->self_device_total / 1e3);
+    for (size_t i = 0; i < nrows; i++) {
+        const gp_keyavg_row *r = &k->rows[i];
+        fprintf(out, "%s\n{\"name\":", i ? "," : "");
+        json_str(out, r->name);
+        if (o->group_by == GP_GROUP_NAME_SHAPE) {
+            fprintf(out, ",\"input_shapes\":");
+            json_str(out, r->shape);
+        }
+        fprintf(out,
+                ",\"device\":%s,\"calls\":%" PRIu64 ",\"self_cpu_us\":%.3f,"
+                "\"cpu_total_us\":%.3f,\"self_device_us\":%.3f,\"device_total_us\":%.3f}",
+                r->is_device ? "true" : "false", r->count, r->self_cpu / 1e3, r->cpu_total / 1e3,
+                r->self_device / 1e3, r->device_total / 1e3);
+    }
+    fprintf(out, "]}\n");
+}
+
+gp_status gp_report_write(FILE *out, const gp_analysis *a, const gp_report_opts *o, gp_error *err)
+{
+    gp_keyavg k;
+    GP_TRY(gp_keyavg_compute(a, o->group_by, o->sort, &k, err));
+    size_t nrows =
+            o->row_limit > 0 && (size_t)o->row_limit < k.n_rows ? (size_t)o->row_limit : k.n_rows;
+    int shapes = o->group_by == GP_GROUP_NAME_SHAPE;
+    if (o->format == GP_REPORT_TABLE) {
+        if (o->title)
+            fprintf(out, "== %s\n", o->title);
+        gp_report_write_summary(out, a, err);
+        fputc('\n', out);
+        write_table(out, &k, nrows, shapes);
+    } else if (o->format == GP_REPORT_CSV) {
+        write_csv(out, &k, nrows, shapes);
+    } else {
+        write_json(out, a, &k, nrows, o);
+    }
+    gp_keyavg_release(&k);
+    return ferror(out) ? gp_error_set(err, GP_EIO, NULL, "cannot write the report") : GP_OK;
+}

@@ -1,0 +1,294 @@
+/* The rules engine: the rule table (GT00..GT15, rules_anchors.md §8), parameter overrides
+ * ("RULE.PARAM=VALUE"), rule selection, and gp_rules_run(), which runs each selected rule once
+ * over the analysed trace and orders the findings, most costly first. */
+#include "rules_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define RULE(name, phase) {&rules_##name##_info, rules_##name, phase}
+
+/* The catalogue, in id order. GT02 runs in phase 1: it names the rule explaining the idle time. */
+static const struct rules_def table[] = {
+    RULE(trace_quality, 0),       /* GT00 */
+    RULE(dataloader_starvation, 0), /* GT01 */
+    RULE(gpu_low_util, 1),        /* GT02 */
+    RULE(gpu_idle_gaps, 0),       /* GT03 */
+    RULE(host_launch_bound, 0),   /* GT04 */
+    RULE(small_kernels, 0),       /* GT05 */
+    RULE(pageable_memcpy, 0),     /* GT06 */
+    RULE(sync_copy_or_memset, 0), /* GT07 */
+    RULE(excessive_sync, 0),      /* GT08 */
+    RULE(exposed_transfer, 0),    /* GT09 */
+    RULE(near_oom, 0),            /* GT10 */
+    RULE(allocator_churn, 0),     /* GT11 */
+    RULE(memory_growth, 0),       /* GT12 */
+    RULE(no_tensor_cores, 0),     /* GT13 */
+    RULE(step_outliers, 0),       /* GT14 */
+    RULE(comm_exposed, 0),        /* GT15 */
+};
+#define N_RULES    (sizeof(table) / sizeof(table[0]))
+#define MAX_PARAMS 12
+
+struct gp_rules {
+    int selected[N_RULES];
+    int any_selected;
+    double p[N_RULES][MAX_PARAMS];
+};
+
+size_t gp_rules_count(void)
+{
+    return N_RULES;
+}
+
+const gp_rule_info *gp_rules_info(size_t i)
+{
+    return i < N_RULES ? table[i].info : NULL;
+}
+
+gp_status gp_rules_new(gp_rules **out, gp_error *err)
+{
+    gp_rules *r = calloc(1, sizeof(*r));
+    *out = r;
+    GP_FAIL_IF(!r, GP_ENOMEM, err, "out of memory");
+    for (size_t i = 0; i < N_RULES; i++) {
+        const gp_rule_info *in = table[i].info;
+        GP_ASSERT(in->n_params <= MAX_PARAMS);
+        for (size_t j = 0; j < in->n_params; j++)
+            r->p[i][j] = in->params[j].value;
+    }
+    return GP_OK;
+}
+
+void gp_rules_free(gp_rules *r)
+{
+    free(r);
+}
+
+static long find_rule(const char *s, size_t len)
+{
+    for (size_t i = 0; i < N_RULES; i++) {
+        const gp_rule_info *in = table[i].info;
+        if ((strlen(in->id) == len && strncasecmp(in->id, s, len) == 0) ||
+            (strlen(in->name) == len && strncasecmp(in->name, s, len) == 0))
+            return (long)i;
+    }
+    return -1;
+}
+
+gp_status gp_rules_select(gp_rules *r, const char *rule, gp_error *err)
+{
+    long i = find_rule(rule, strlen(rule));
+    GP_FAIL_IF(i < 0, GP_EINVAL, err, "unknown rule '%s' (see --list-rules)", rule);
+    r->selected[i] = 1;
+    r->any_selected = 1;
+    return GP_OK;
+}
+
+/* Parse a finite number into *out, which is left alone on failure. */
+static gp_status parse_value(const char *s, double *out, gp_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    GP_FAIL_IF(end == s || *end || errno || !isfinite(v), GP_EINVAL, err,
+               "bad value '%s': expected a number", s);
+    *out = v;
+    return GP_OK;
+}
+
+gp_status gp_rules_set(gp_rules *r, const char *assignment, gp_error *err)
+{
+    const char *dot = strchr(assignment, '.'), *eq = strchr(assignment, '=');
+    GP_FAIL_IF(!dot || !eq || eq < dot, GP_EINVAL, err,
+               "bad setting '%s': expected RULE.PARAM=VALUE, e.g. GT01.warn_pct=10", assignment);
+    long i = find_rule(assignment, (size_t)(dot - assignment));
+    GP_FAIL_IF(i < 0, GP_EINVAL, err, "unknown rule '%.*s' in '%s' (see --list-rules)",
+               (int)(dot - assignment), assignment, assignment);
+    const char *pname = dot + 1;
+    size_t plen = (size_t)(eq - pname);
+    const gp_rule_info *in = table[i].info;
+    for (size_t j = 0; j < in->n_params; j++) {
+        if (strlen(in->params[j].name) == plen && strncasecmp(in->params[j].name, pname, plen) == 0)
+            return parse_value(eq + 1, &r->p[i][j], err);
+    }
+    return gp_error_set(err, GP_EINVAL, NULL, "rule %s has no parameter '%.*s' (see --list-rules)",
+                        in->id, (int)plen, pname);
+}
+
+double gp_rules_param(const gp_rules *r, size_t i, size_t j)
+{
+    return (i < N_RULES && j < table[i].info->n_params) ? r->p[i][j] : NAN;
+}
+
+int gp_rules_selected(const gp_rules *r, size_t i)
+{
+    return i < N_RULES && (!r->any_selected || r->selected[i]);
+}
+
+/* ---- running ---- */
+
+static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_findings *fs)
+{
+    struct rules_out o;
+    memset(&o, 0, sizeof(o));
+    o.arena = &fs->arena;
+    o.f.rule = table[i].info;
+    o.f.metric = NAN;
+    o.f.cmp = ">=";
+    o.f.gain_ns = o.f.gain_step_ns = -1;
+    o.f.cols = o.cols;
+    gp_status rc = table[i].fn(c, r->p[i], &o);
+    if (rc == GP_OK && !o.f.summary)
+        rc = rules_summary(&o, "%s: nothing measured", table[i].info->title);
+    gp_finding *f = &fs->items[fs->n++];
+    *f = o.f;
+    /* the columns live in `o`; copy them where the finding can keep them */
+    gp_evidence_col *cols = trace_arena_alloc(&fs->arena, sizeof(o.cols));
+    if (!cols) {
+        free(o.cells), free(o.ranges);
+        f->cells = NULL, f->ranges = NULL;
+        return GP_ENOMEM;
+    }
+    memcpy(cols, o.cols, sizeof(o.cols));
+    f->cols = cols;
+    return rc;
+}
+
+static double gain_key(const gp_finding *f)
+{
+    return f->gain_ns > 0 ? (double)f->gain_ns : 0.0;
+}
+
+/* Fired first; then larger gain, higher severity, lower id. */
+static int cmp_findings(const void *pa, const void *pb)
+{
+    const gp_finding *a = pa, *b = pb;
+    int fa = a->severity > GP_SEV_OK, fb = b->severity > GP_SEV_OK;
+    if (fa != fb)
+        return fb - fa;
+    if (fa && gain_key(a) != gain_key(b))
+        return gain_key(a) < gain_key(b) ? 1 : -1;
+    if (fa && a->severity != b->severity)
+        return (int)b->severity - (int)a->severity;
+    return strcmp(a->rule->id, b->rule->id);
+}
+
+static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp_findings *fs)
+{
+    for (size_t i = 0; i < N_RULES; i++) {
+        if (table[i].phase != phase || !gp_rules_selected(r, i))
+            continue;
+        c->done = fs;
+        GP_TRY(run_one(c, r, i, fs));
+    }
+    return GP_OK;
+}
+
+static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs, gp_error *err)
+{
+    gp_status rc = run_phase(c, r, 0, fs);
+    if (rc == GP_OK)
+        rc = run_phase(c, r, 1, fs);
+    if (rc != GP_OK)
+        return gp_error_set(err, rc, fs->trace, "rules: %s", gp_strerror(rc));
+    qsort(fs->items, fs->n, sizeof(*fs->items), cmp_findings);
+    return GP_OK;
+}
+
+gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out, gp_error *err)
+{
+    gp_rules *defaults = NULL;
+    *out = NULL;
+    if (!r) {
+        GP_TRY(gp_rules_new(&defaults, err));
+        r = defaults;
+    }
+    gp_findings *fs = calloc(1, sizeof(*fs));
+    struct rules_ctx c;
+    gp_status rc = fs ? rules_ctx_init(&c, a, err) : GP_ENOMEM;
+    if (rc == GP_OK) {
+        /* findings outlive the trace: keep their own copy of its path */
+        const char *path = gp_trace_get_info(c.t)->path;
+        fs->items = calloc(N_RULES, sizeof(*fs->items));
+        fs->trace = trace_arena_strdup(&fs->arena, path ? path : "", path ? strlen(path) : 0);
+        fs->n_steps = c.n_all_steps;
+        fs->n_analysed = c.n_steps;
+        fs->mean_step_ns = c.n_steps ? c.step_ns / (int64_t)c.n_steps : 0;
+        rc = fs->items && fs->trace ? run_all(&c, r, fs, err) : GP_ENOMEM;
+        rules_ctx_release(&c);
+    }
+    gp_rules_free(defaults);
+    if (rc != GP_OK) {
+        if (rc == GP_ENOMEM && err && err->code == GP_OK)
+            gp_error_set(err, rc, NULL, "out of memory");
+        gp_findings_free(fs);
+        return rc;
+    }
+    *out = fs;
+    return GP_OK;
+}
+
+const gp_finding *gp_findings_get(const gp_findings *f, size_t *n)
+{
+    *n = f->n;
+    return f->items;
+}
+
+const char *gp_findings_trace(const gp_findings *f)
+{
+    return f->trace;
+}
+
+size_t gp_findings_steps(const gp_findings *f, size_t *analysed, int64_t *mean_step_ns)
+{
+    if (analysed)
+        *analysed = f->n_analysed;
+    if (mean_step_ns)
+        *mean_step_ns = f->mean_step_ns;
+    return f->n_steps;
+}
+
+gp_severity gp_findings_max_severity(const gp_findings *f)
+{
+    gp_severity s = GP_SEV_OK;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->items[i].severity > s)
+            s = f->items[i].severity;
+    return s;
+}
+
+void gp_findings_free(gp_findings *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n; i++) {
+        free((void *)f->items[i].cells);
+        free((void *)f->items[i].ranges);
+    }
+    free(f->items);
+    trace_arena_release(&f->arena);
+    free(f);
+}
+
+static const char *const sev_names[] = {"ok", "info", "warn", "crit"};
+
+const char *gp_severity_name(gp_severity s)
+{
+    return (unsigned)s < 4 ? sev_names[s] : "?";
+}
+
+gp_status gp_severity_parse(const char *s, gp_severity *out, gp_error *err)
+{
+    for (int i = GP_SEV_INFO; i <= GP_SEV_CRIT; i++) {
+        if (strcmp(s, sev_names[i]) == 0) {
+            *out = (gp_severity)i;
+            return GP_OK;
+        }
+    }
+    return gp_error_set(err, GP_EINVAL, NULL, "unknown severity '%s': use info, warn or crit", s);
+}

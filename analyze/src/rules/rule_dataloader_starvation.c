@@ -1,0 +1,155 @@
+/* GT01 dataloader_starvation: the share of step time spent waiting for the next batch
+ * (DataLoader category of the priority sweep). Anchors: tb_plugin R1 (5 %), XProf input-bound
+ * 5/20 %, Composer (>= 1 ms). The knob: `--workers N` for our trainer, num_workers for PyTorch,
+ * with N from the measured load and compute times. */
+#include "rules_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WARN_PCT, CRIT_PCT, MIN_WAIT_MS, HEADROOM };
+static const gp_rule_param params[] = {
+        {"warn_pct", 5, "loader wait share of step time (tb_plugin R1, XProf moderate)"},
+        {"crit_pct", 20, "loader wait share for crit (XProf highly input-bound)"},
+        {"min_wait_ms", 1, "mean wait per step below this never fires (Composer)"},
+        {"headroom", 1.25, "loader capacity asked for, relative to the compute time"},
+};
+RULES_INFO(dataloader_starvation, "GT01", "data-loader starvation");
+
+static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
+                                       {"step time", GP_UNIT_US},
+                                       {"loader wait", GP_UNIT_US},
+                                       {"wait share", GP_UNIT_PCT}};
+
+struct key {
+    int64_t wait, ts;
+    size_t i;
+};
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const struct key *a = pa, *b = pb;
+    if (a->wait != b->wait)
+        return a->wait > b->wait ? -1 : 1;
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+static gp_status worst_steps(const struct rules_ctx *c, struct rules_out *o)
+{
+    struct key *k = malloc(c->n_steps * sizeof(*k));
+    if (!k)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < c->n_steps; i++)
+        k[i] = (struct key){c->steps[i].bd[GP_BD_DATALOADER], c->steps[i].ts, i};
+    qsort(k, c->n_steps, sizeof(*k), cmp_key);
+    gp_status rc = GP_OK;
+    for (size_t i = 0; i < c->n_steps && i < 5 && rc == GP_OK; i++) {
+        const gp_step *s = &c->steps[k[i].i];
+        int64_t len = s->end - s->ts, w = k[i].wait;
+        const char *name = rules_ev_name(c, s->event);
+        rc = rules_row(o, (gp_cell[]){{0, name},
+                                      {(double)len / 1e3, NULL},
+                                      {(double)w / 1e3, NULL},
+                                      {len ? 100.0 * (double)w / (double)len : 0, NULL}});
+        if (rc == GP_OK)
+            rc = rules_range(o, s->ts, s->end, rules_strf(o, "%s: loader wait", name));
+    }
+    free(k);
+    return rc;
+}
+
+/* Loader threads needed to produce a batch per `compute_ns`: each of `workers` threads now
+ * takes `load_ns` per batch (with 0 workers the training thread loads, one batch per wait). */
+static long workers_needed(double load_ns, double compute_ns, double headroom)
+{
+    double need = ceil(headroom * load_ns / (compute_ns > 1e3 ? compute_ns : 1e3));
+    return need < 1 ? 1 : (long)need;
+}
+
+/* Does the trace name PyTorch's single-process iterator (num_workers=0)? */
+static int single_process(const struct rules_ctx *c)
+{
+    for (size_t i = 0; i < c->n_ev; i++)
+        if ((c->ev[i].flags & GP_EVF_DATALOADER) &&
+            strstr(gp_trace_str(c->t, c->ev[i].name), "_SingleProcessDataLoaderIter"))
+            return 1;
+    return 0;
+}
+
+static gp_status knob_trainer(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                              double wait, double step)
+{
+    char a[32], b[32];
+    const struct rules_cfg *g = &c->cfg;
+    long w = g->workers > 0 ? g->workers : 0;
+    double load = w ? (double)w * step : wait;
+    long need = workers_needed(load, step - wait, p[HEADROOM]);
+    long cap = g->cpu_count > 1 ? g->cpu_count - 1 : 0;
+    const char *pin = g->device && strcmp(g->device, "cuda") == 0 && g->pin_memory == 0
+                              ? " Add --pin-memory so batches are copied from pinned buffers."
+                              : "";
+    if (cap && need > cap)
+        need = cap;
+    if (need <= w)
+        need = w + 1;
+    GP_TRY(rules_knob(o, "--workers %ld", need));
+    return rules_reco(o, "--workers %ld: you ran --workers %ld%s; a batch takes %s to load per "
+                         "loader thread and %s to train on, so --workers %ld keeps the %s fed.%s%s",
+                      need, w, g->cpu_count > 0 ? rules_strf(o, " on a %ld-core machine",
+                                                             g->cpu_count)
+                                                : "",
+                      rules_fmt_ns(a, sizeof(a), (int64_t)load),
+                      rules_fmt_ns(b, sizeof(b), (int64_t)(step - wait)), need,
+                      g->device && strcmp(g->device, "cpu") == 0 ? "model" : "GPU",
+                      cap && need == cap ? " That is all but one core: if it still starves, "
+                                           "decode less per sample (the IDX dataset instead of "
+                                           "PNG files) or raise --prefetch."
+                                         : "",
+                      pin);
+}
+
+static gp_status knob_pytorch(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                              double wait, double step)
+{
+    if (single_process(c)) {
+        long need = workers_needed(wait, step - wait, p[HEADROOM]);
+        GP_TRY(rules_knob(o, "DataLoader(num_workers=%ld, pin_memory=True, "
+                             "persistent_workers=True)",
+                          need < 2 ? 2 : need));
+        return rules_reco(o, "The batches are loaded in the training process "
+                             "(_SingleProcessDataLoaderIter: num_workers=0). Set num_workers to "
+                             "%ld or more on the DataLoader, with pin_memory=True and "
+                             "persistent_workers=True; move decoding/augmentation to the GPU or "
+                             "offline if the workers cannot keep up.",
+                          need < 2 ? 2 : need);
+    }
+    GP_TRY(rules_knob(o, "DataLoader(num_workers=..., prefetch_factor=...)"));
+    return rules_reco(o, "Increase DataLoader num_workers and prefetch_factor, set "
+                         "pin_memory=True and persistent_workers=True; move decoding/augmentation "
+                         "to the GPU or offline.");
+}
+
+gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    char a[32], b[32];
+    if (c->n_steps == 0)
+        return rules_summary(o, "no steps to measure");
+    double wait = rules_per_step(c, (double)c->bd[GP_BD_DATALOADER]);
+    double step = rules_per_step(c, (double)c->step_ns);
+    double r = rules_pct_of_steps(c, c->bd[GP_BD_DATALOADER]);
+    rules_measure(o, "loader_wait_share", GP_UNIT_PCT, r, ">=", p[WARN_PCT], p[CRIT_PCT]);
+    if (wait < p[MIN_WAIT_MS] * 1e6)
+        rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
+    GP_TRY(rules_summary(o, "%.1f%% of step time waits for the next batch (%s per step)", r,
+                         rules_fmt_ns(a, sizeof(a), (int64_t)wait)));
+    if (o->f.severity == GP_SEV_OK)
+        return GP_OK;
+    rules_cols(o, 4, cols);
+    GP_TRY(worst_steps(c, o));
+    GP_TRY(rules_gain(o, c->bd[GP_BD_DATALOADER], (int64_t)wait,
+                      "if the loader kept up, the step would drop from %s to %s",
+                      rules_fmt_ns(a, sizeof(a), (int64_t)step),
+                      rules_fmt_ns(b, sizeof(b), (int64_t)(step - wait))));
+    return c->cfg.trainer ? knob_trainer(c, p, o, wait, step) : knob_pytorch(c, p, o, wait, step);
+}

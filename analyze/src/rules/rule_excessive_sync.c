@@ -1,0 +1,100 @@
+/* GT08 excessive_sync: host time blocked in cudaDeviceSynchronize, cudaStreamSynchronize and
+ * cudaEventSynchronize inside steps, and device-wide syncs per step. Anchor: nsys cuda_api_sync
+ * (lists every call, no threshold); the thresholds are ours. */
+#include "rules_int.h"
+
+#include <math.h>
+
+enum { WARN_PCT, CRIT_PCT, DEVICE_SYNCS_PER_STEP, MIN_PCT };
+static const gp_rule_param params[] = {
+        {"warn_pct", 5, "host time in sync calls, share of step time (ours)"},
+        {"crit_pct", 20, "share for crit (ours)"},
+        {"device_syncs_per_step", 1, "device-wide syncs per step that fire by themselves (ours)"},
+        {"min_pct", 1, "...when they block at least this share of step time (ours)"},
+};
+RULES_INFO(excessive_sync, "GT08", "excessive synchronisation");
+
+static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},          {"CPU op", GP_UNIT_TEXT},
+                                       {"calls per step", GP_UNIT_COUNT}, {"total", GP_UNIT_US},
+                                       {"longest", GP_UNIT_US}};
+
+static int host_blocking(const gp_sync *s)
+{
+    return !s->gpu_side &&
+           (s->kind == GP_SYNC_DEVICE || s->kind == GP_SYNC_STREAM || s->kind == GP_SYNC_EVENT);
+}
+
+static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, int64_t *total,
+                        size_t *n_dev, size_t *n_wait)
+{
+    size_t n;
+    const gp_sync *s = gp_analysis_syncs(c->a, &n);
+    *total = 0, *n_dev = *n_wait = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rules_step_of(c, s[i].event) < 0)
+            continue;
+        *n_wait += !s[i].gpu_side && s[i].kind == GP_SYNC_STREAM_WAIT;
+        if (!host_blocking(&s[i]))
+            continue;
+        *total += s[i].dur;
+        *n_dev += s[i].kind == GP_SYNC_DEVICE;
+        GP_TRY(rules_agg_add(agg, c->ev[s[i].event].name,
+                             rules_op_key(c, s[i].op), 0, s[i].dur, 0,
+                             0));
+    }
+    return GP_OK;
+}
+
+static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg)
+{
+    rules_agg_finish(agg);
+    rules_cols(o, 5, cols);
+    for (size_t i = 0; i < agg->n && i < 5; i++) {
+        const struct rules_agg_row *r = &agg->rows[i];
+        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->k[0])},
+                                        {0, r->k[1] == GP_STR_NONE ? "-" : gp_trace_str(c->t, r->k[1])},
+                                        {rules_per_step(c, (double)r->count), NULL},
+                                        {(double)r->ns / 1e3, NULL},
+                                        {(double)r->ns_max / 1e3, NULL}}));
+    }
+    return GP_OK;
+}
+
+gp_status rules_excessive_sync(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    int64_t total;
+    size_t n_dev, n_wait, n_in = 0;
+    struct rules_agg agg = {0};
+    if (!c->has_gpu || c->n_steps == 0)
+        return rules_summary(o, c->has_gpu ? "no steps to measure"
+                                           : "no GPU activity in the trace: not applicable");
+    gp_status rc = gather(c, &agg, &total, &n_dev, &n_wait);
+    for (size_t i = 0; i < agg.n; i++)
+        n_in += agg.rows[i].count;
+    double y = rules_pct_of_steps(c, total), dev = rules_per_step(c, (double)n_dev);
+    rules_measure(o, "sync_share", GP_UNIT_PCT, y, ">=", p[WARN_PCT], p[CRIT_PCT]);
+    if (o->f.severity == GP_SEV_OK && dev >= p[DEVICE_SYNCS_PER_STEP] && y >= p[MIN_PCT])
+        rules_measure(o, "device_syncs_per_step", GP_UNIT_COUNT, dev, ">=",
+                      p[DEVICE_SYNCS_PER_STEP], INFINITY);
+    if (rc == GP_OK)
+        rc = rules_summary(o, "%.1f host syncs per step (%.1f device-wide, %.1f stream waits), "
+                              "%.1f%% of step time blocked",
+                           rules_per_step(c, (double)n_in), dev, rules_per_step(c, (double)n_wait),
+                           y);
+    if (rc == GP_OK && o->f.severity) {
+        rc = evidence(c, o, &agg);
+        if (rc == GP_OK)
+            rc = rules_gain(o, total, (int64_t)rules_per_step(c, (double)total),
+                            "up to the host time blocked in sync calls");
+        if (rc == GP_OK && !c->cfg.trainer)
+            rc = rules_knob(o, "no torch.cuda.synchronize()/.item()/.nonzero() in the loop");
+        if (rc == GP_OK)
+            rc = rules_reco(o, "Synchronisation APIs block the host until all issued CUDA work is "
+                               "complete. Avoid excessive synchronisation; use asynchronous CUDA "
+                               "events (cudaStreamWaitEvent, cudaEventSynchronize) instead of "
+                               "host syncs. In PyTorch the usual sources are .item(), .nonzero(), "
+                               "boolean-mask indexing and torch.cuda.synchronize() in the loop.");
+    }
+    rules_agg_release(&agg);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* GT10 near_oom: peak device memory (the caching allocator's reserved bytes, else allocated) as
+ * a share of the device's capacity. Anchor: tb_plugin R7 (0.9); the 95 % crit tier is ours. */
+#include "rules_int.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { WARN_PCT, CRIT_PCT };
+static const gp_rule_param params[] = {
+        {"warn_pct", 90, "peak memory share of device capacity (tb_plugin R7)"},
+        {"crit_pct", 95, "share for crit (ours)"},
+};
+RULES_INFO(near_oom, "GT10", "near out of memory");
+
+static const gp_evidence_col cols[] = {
+        {"device", GP_UNIT_COUNT},    {"peak reserved", GP_UNIT_BYTES}, {"peak allocated", GP_UNIT_BYTES},
+        {"capacity", GP_UNIT_BYTES},  {"at", GP_UNIT_US},               {"share", GP_UNIT_PCT}};
+
+/* The device series with the highest peak share, or NULL. */
+static const gp_mem_series *worst(const struct rules_ctx *c, double *share)
+{
+    size_t n;
+    const gp_mem_series *s = gp_analysis_memory(c->a, &n), *best = NULL;
+    *share = NAN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t cap = rules_device_mem(c, s[i].device_id);
+        int64_t peak = s[i].peak_reserved > 0 ? s[i].peak_reserved : s[i].peak_allocated;
+        if (s[i].device_type != 1 || cap <= 0)
+            continue;
+        double v = 100.0 * (double)peak / (double)cap;
+        if (!best || v > *share)
+            best = &s[i], *share = v;
+    }
+    return best;
+}
+
+static gp_status advise(const struct rules_ctx *c, struct rules_out *o, const gp_mem_series *s)
+{
+    int frag = s->peak_reserved > s->peak_allocated + s->peak_allocated / 4;
+    const char *alloc = frag ? " Reserved exceeds allocated by more than 25%: try "
+                               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."
+                             : "";
+    if (c->cfg.trainer) {
+        int amp_off = !c->cfg.amp || strcmp(c->cfg.amp, "off") == 0;
+        if (amp_off)
+            GP_TRY(rules_knob(o, "--amp bf16"));
+        else if (c->cfg.batch_size > 1)
+            GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size / 2));
+        return rules_reco(o, "Device memory is at the limit. %s%s",
+                          amp_off ? "--amp bf16 halves activation memory (you ran --amp off); "
+                                    "or lower --batch-size with --accumulate to keep the "
+                                    "effective batch."
+                                  : "Lower --batch-size and add --accumulate to keep the "
+                                    "effective batch.",
+                          alloc);
+    }
+    GP_TRY(rules_knob(o, "activation checkpointing / torch.autocast / smaller micro-batch"));
+    return rules_reco(o, "Device memory is at the limit of its capacity. Use activation "
+                         "checkpointing, AMP (torch.autocast bf16/fp16), or a smaller micro-batch "
+                         "with gradient accumulation.%s",
+                      alloc);
+}
+
+gp_status rules_near_oom(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    char a[32], b[32];
+    double share;
+    const gp_mem_series *s = worst(c, &share);
+    if (!s)
+        return rules_summary(o, "no device memory samples with a known capacity ([memory] events "
+                                "need profile_memory=True)");
+    int64_t cap = rules_device_mem(c, s->device_id);
+    int64_t peak = s->peak_reserved > 0 ? s->peak_reserved : s->peak_allocated;
+    int64_t at = s->peak_reserved > 0 ? s->peak_reserved_ts : s->peak_allocated_ts;
+    rules_measure(o, "peak_memory_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
+    GP_TRY(rules_summary(o, "peak device memory %s of %s (%.1f%%) on device %d",
+                         rules_fmt_bytes(a, sizeof(a), (double)peak),
+                         rules_fmt_bytes(b, sizeof(b), (double)cap), share, s->device_id));
+    if (o->f.severity == GP_SEV_OK)
+        return GP_OK;
+    rules_cols(o, 6, cols);
+    GP_TRY(rules_row(o, (gp_cell[]){{s->device_id, NULL},
+                                    {(double)s->peak_reserved, NULL},
+                                    {(double)s->peak_allocated, NULL},
+                                    {(double)cap, NULL},
+                                    {(double)(at - c->trace_ts) / 1e3, NULL},
+                                    {share, NULL}}));
+    GP_TRY(rules_range(o, at, at, "peak device memory"));
+    return advise(c, o, s);
+}

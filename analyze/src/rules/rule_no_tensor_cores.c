@@ -1,0 +1,108 @@
+/* GT13 no_tensor_cores: GEMM/conv kernels that are not Tensor Core kernels (by name, tb_plugin's
+ * list plus newer cuBLAS/CUTLASS spellings) on a GPU with Tensor Cores (compute capability >= 7),
+ * when no kernel uses them. Anchors: tb_plugin R6, XProf 16-bit share < 10 %, Tuning Guide AMP. */
+#include "rules_int.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { GEMM_PCT, SPEEDUP };
+static const gp_rule_param params[] = {
+        {"gemm_pct", 10, "non-Tensor-Core GEMM/conv share of kernel time that fires"},
+        {"speedup", 2, "assumed Tensor Core speed-up of those kernels (Tuning Guide: up to 3x)"},
+};
+RULES_INFO(no_tensor_cores, "GT13", "no Tensor Core kernels");
+
+static const gp_evidence_col cols[] = {{"kernel", GP_UNIT_TEXT},
+                                       {"calls", GP_UNIT_COUNT},
+                                       {"total", GP_UNIT_US},
+                                       {"share of kernel time", GP_UNIT_PCT}};
+
+static int compute_major(const struct rules_ctx *c)
+{
+    size_t n;
+    int major = 0;
+    const gp_device_props *d = gp_trace_devices(c->t, &n);
+    for (size_t i = 0; i < n; i++)
+        major = d[i].compute_major > major ? d[i].compute_major : major;
+    return major;
+}
+
+/* Sum kernel time by class; kernel stats come sorted by total time. */
+static void classify(struct rules_ctx *c, int64_t *all, int64_t *tc, int64_t *fp)
+{
+    size_t n;
+    const gp_kernel_stat *ks = gp_analysis_kernel_stats(c->a, &n);
+    *all = *tc = *fp = 0;
+    for (size_t i = 0; i < n; i++) {
+        gp_event e = {.kind = GP_EV_KERNEL, .name = ks[i].name};
+        enum rules_name_class k = rules_name_class(c, &e);
+        *all += ks[i].total_ns;
+        *tc += k == RULES_NC_TC ? ks[i].total_ns : 0;
+        *fp += k == RULES_NC_GEMM_FP ? ks[i].total_ns : 0;
+    }
+}
+
+static gp_status evidence(struct rules_ctx *c, struct rules_out *o, int64_t all)
+{
+    size_t n, rows = 0;
+    const gp_kernel_stat *ks = gp_analysis_kernel_stats(c->a, &n);
+    rules_cols(o, 4, cols);
+    for (size_t i = 0; i < n && rows < 5; i++) {
+        gp_event e = {.kind = GP_EV_KERNEL, .name = ks[i].name};
+        if (rules_name_class(c, &e) != RULES_NC_GEMM_FP)
+            continue;
+        rows++;
+        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, ks[i].name)},
+                                        {(double)ks[i].count, NULL},
+                                        {(double)ks[i].total_ns / 1e3, NULL},
+                                        {100.0 * (double)ks[i].total_ns / (double)all, NULL}}));
+    }
+    return GP_OK;
+}
+
+static gp_status advise(const struct rules_ctx *c, struct rules_out *o, int major, double share)
+{
+    const char *dtype = major >= 8 ? "bf16" : "fp16";
+    if (c->cfg.trainer) {
+        GP_TRY(rules_knob(o, "--amp %s", dtype));
+        return rules_reco(o, "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU "
+                             "time. --amp %s runs them on Tensor Cores (you ran --amp %s).",
+                          share, dtype, c->cfg.amp ? c->cfg.amp : "off");
+    }
+    GP_TRY(rules_knob(o, "torch.autocast('cuda', dtype=torch.%s)",
+                      major >= 8 ? "bfloat16" : "float16"));
+    return rules_reco(o, "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU time. "
+                         "Enable AMP (torch.autocast, bf16 or fp16 with GradScaler) or TF32 "
+                         "(torch.backends.cuda.matmul.allow_tf32 = True); use channels_last for "
+                         "convolutions and sizes that are multiples of 8.",
+                      share);
+}
+
+gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    int major = compute_major(c);
+    int64_t all, tc, fp;
+    if (!c->has_gpu)
+        return rules_summary(o, "no GPU activity in the trace: not applicable");
+    if (major < 7)
+        return rules_summary(o, major ? "compute capability %d has no Tensor Cores: not applicable"
+                                      : "compute capability unknown (no deviceProperties): not "
+                                        "applicable",
+                             major);
+    classify(c, &all, &tc, &fp);
+    double share = all ? 100.0 * (double)fp / (double)all : 0;
+    rules_measure(o, "fp32_gemm_share", GP_UNIT_PCT, share, ">=", p[GEMM_PCT], INFINITY);
+    if (tc > 0)
+        rules_fire(o, GP_SEV_OK, p[GEMM_PCT]);
+    GP_TRY(rules_summary(o, "Tensor Core kernels %.1f%% of kernel time, other GEMM/conv %.1f%%",
+                         all ? 100.0 * (double)tc / (double)all : 0, share));
+    if (o->f.severity == GP_SEV_OK)
+        return GP_OK;
+    GP_TRY(evidence(c, o, all));
+    double saved = (double)fp * (1.0 - 1.0 / (p[SPEEDUP] > 1 ? p[SPEEDUP] : 1));
+    size_t steps = c->n_all_steps ? c->n_all_steps : 1;
+    GP_TRY(rules_gain(o, (int64_t)saved, (int64_t)(saved / (double)steps),
+                      "GPU time, if those kernels ran %.1fx faster on Tensor Cores", p[SPEEDUP]));
+    return advise(c, o, major, share);
+}

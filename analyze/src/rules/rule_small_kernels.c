@@ -1,0 +1,120 @@
+/* GT05 small_kernels: launch overhead dominates. Two signals: the share of kernels shorter than
+ * their own launch call (HTA "short kernels") with many kernels per step, and kernel-wait idle
+ * (back-to-back gaps under HTA's 30 us) as a share of step time. Anchors: HTA kernel launch
+ * stats and idle breakdown; the count and share thresholds are ours. */
+#include "rules_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { SHORT_PCT, MIN_KERNELS_PER_STEP, WARN_KW_PCT, CRIT_KW_PCT };
+static const gp_rule_param params[] = {
+        {"short_pct", 50, "kernels shorter than their launch call, share (ours)"},
+        {"min_kernels_per_step", 1000, "...with at least this many kernels per step (ours)"},
+        {"warn_kw_pct", 5, "kernel-wait idle share of step time (HTA kernel wait, ours)"},
+        {"crit_kw_pct", 20, "kernel-wait idle share for crit (ours)"},
+};
+RULES_INFO(small_kernels, "GT05", "small kernels");
+
+static const gp_evidence_col cols[] = {{"kernel", GP_UNIT_TEXT},
+                                       {"calls", GP_UNIT_COUNT},
+                                       {"mean duration", GP_UNIT_US},
+                                       {"total", GP_UNIT_US}};
+
+static int cmp_count(const void *pa, const void *pb)
+{
+    const gp_kernel_stat *a = *(const gp_kernel_stat *const *)pa;
+    const gp_kernel_stat *b = *(const gp_kernel_stat *const *)pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return a->name < b->name ? -1 : a->name > b->name;
+}
+
+/* The most frequent kernels (whole trace). */
+static gp_status evidence(const struct rules_ctx *c, struct rules_out *o)
+{
+    size_t n;
+    const gp_kernel_stat *ks = gp_analysis_kernel_stats(c->a, &n);
+    const gp_kernel_stat **v = malloc((n ? n : 1) * sizeof(*v));
+    if (!v)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        v[i] = &ks[i];
+    qsort(v, n, sizeof(*v), cmp_count);
+    rules_cols(o, 4, cols);
+    gp_status rc = GP_OK;
+    for (size_t i = 0; i < n && i < 5 && rc == GP_OK; i++)
+        rc = rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, v[i]->name)},
+                                      {(double)v[i]->count, NULL},
+                                      {(double)v[i]->mean_ns / 1e3, NULL},
+                                      {(double)v[i]->total_ns / 1e3, NULL}});
+    free(v);
+    return rc;
+}
+
+/* Kernels launched inside analysed steps, and how many ran shorter than their launch call. */
+static void count_short(const struct rules_ctx *c, size_t *n, size_t *n_short)
+{
+    size_t nl;
+    const gp_launch *l = gp_analysis_launches(c->a, &nl);
+    *n = *n_short = 0;
+    for (size_t i = 0; i < nl; i++) {
+        const gp_event *r = &c->ev[l[i].runtime], *k = &c->ev[l[i].gpu];
+        if (k->kind != GP_EV_KERNEL || rules_step_at(c, r->ts) < 0)
+            continue;
+        (*n)++;
+        *n_short += k->dur < r->dur;
+    }
+}
+
+static int64_t kernel_wait(const struct rules_ctx *c)
+{
+    size_t ng;
+    int64_t kw = 0;
+    const gp_idle_gap *g = gp_analysis_device_gaps(c->a, &ng);
+    for (size_t i = 0; i < ng; i++)
+        if (g[i].kind == GP_IDLE_KERNEL_WAIT)
+            kw += rules_ivs_overlap(&c->step_ivs, g[i].ts, g[i].end);
+    return kw;
+}
+
+static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s, double kps)
+{
+    if (c->cfg.trainer && c->cfg.batch_size > 0) {
+        GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
+        return rules_reco(o, "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
+                             "kernels per step). A larger batch (--batch-size %ld, you ran %ld) "
+                             "makes each kernel longer for the same launch cost.",
+                          s, kps, c->cfg.batch_size * 2, c->cfg.batch_size);
+    }
+    GP_TRY(rules_knob(o, "torch.compile(model) / CUDA Graphs / optimizer(foreach=True, fused=True)"));
+    return rules_reco(o, "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
+                         "kernels per step). Fuse ops (torch.compile), capture the step in CUDA "
+                         "Graphs, and use fused optimizers (foreach=True / fused=True).",
+                      s, kps);
+}
+
+gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    size_t n, n_short;
+    if (!c->has_gpu || c->n_steps == 0)
+        return rules_summary(o, c->has_gpu ? "no steps to measure"
+                                           : "no GPU activity in the trace: not applicable");
+    count_short(c, &n, &n_short);
+    int64_t kw = kernel_wait(c);
+    double s = n ? 100.0 * (double)n_short / (double)n : 0, kps = rules_per_step(c, (double)n);
+    double kwp = rules_pct_of_steps(c, kw);
+    rules_measure(o, "kernel_wait_share", GP_UNIT_PCT, kwp, ">=", p[WARN_KW_PCT], p[CRIT_KW_PCT]);
+    if (o->f.severity == GP_SEV_OK && s >= p[SHORT_PCT] && kps >= p[MIN_KERNELS_PER_STEP]) {
+        rules_measure(o, "short_kernel_share", GP_UNIT_PCT, s, ">=", p[SHORT_PCT], INFINITY);
+    }
+    GP_TRY(rules_summary(o, "%.0f kernels per step, %.1f%% shorter than their launch call; "
+                            "kernel-wait idle %.1f%% of step time",
+                         kps, s, kwp));
+    if (o->f.severity == GP_SEV_OK)
+        return GP_OK;
+    GP_TRY(evidence(c, o));
+    GP_TRY(rules_gain(o, kw, (int64_t)rules_per_step(c, (double)kw),
+                      "CUDA Graphs or fusion would remove most back-to-back launch gaps"));
+    return advise(c, o, s, kps);
+}

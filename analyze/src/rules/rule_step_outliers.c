@@ -1,0 +1,97 @@
+/* GT14 step_outliers: steps longer than median + k * 1.4826 * MAD (a robust 3-sigma, floored at
+ * a share of the median) whose excess time is a share of the run; evidence names the breakdown
+ * category that grew most. Anchor: SageMaker StepOutlier (3 sigma); the MAD form is ours. */
+#include "rules_int.h"
+
+#include <stdlib.h>
+
+enum { MAD_K, MIN_EXCESS_PCT, WARN_PCT, CRIT_PCT, MIN_STEPS };
+static const gp_rule_param params[] = {
+        {"mad_k", 3, "outlier above median + k * 1.4826 * MAD (SageMaker: 3 sigma)"},
+        {"min_excess_pct", 10, "...and at least this much above the median (ours)"},
+        {"warn_pct", 5, "outliers' excess time, share of step time (ours)"},
+        {"crit_pct", 20, "share for crit (ours)"},
+        {"min_steps", 5, "fewer analysed steps: not applicable"},
+};
+RULES_INFO(step_outliers, "GT14", "step-time outliers");
+
+static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
+                                       {"duration", GP_UNIT_US},
+                                       {"excess", GP_UNIT_US},
+                                       {"x median", GP_UNIT_COUNT},
+                                       {"grew most", GP_UNIT_TEXT}};
+
+/* Medians of the step time and of each breakdown category, over analysed steps. */
+static gp_status medians(const struct rules_ctx *c, int64_t *med, int64_t bd_med[GP_BD_COUNT])
+{
+    int64_t *v = malloc(c->n_steps * sizeof(*v));
+    if (!v)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < c->n_steps; i++)
+        v[i] = c->steps[i].end - c->steps[i].ts;
+    *med = rules_median(v, c->n_steps);
+    for (int k = 0; k < GP_BD_COUNT; k++) {
+        for (size_t i = 0; i < c->n_steps; i++)
+            v[i] = c->steps[i].bd[k];
+        bd_med[k] = rules_median(v, c->n_steps);
+    }
+    for (size_t i = 0; i < c->n_steps; i++) {
+        int64_t d = c->steps[i].end - c->steps[i].ts - *med;
+        v[i] = d < 0 ? -d : d;
+    }
+    med[1] = rules_median(v, c->n_steps); /* MAD */
+    free(v);
+    return GP_OK;
+}
+
+static const char *grew_most(const gp_step *s, const int64_t bd_med[GP_BD_COUNT])
+{
+    int best = GP_BD_OTHER;
+    for (int k = 0; k < GP_BD_COUNT; k++)
+        if (s->bd[k] - bd_med[k] > s->bd[best] - bd_med[best])
+            best = k;
+    return gp_bd_cat_name((gp_bd_cat)best);
+}
+
+gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    int64_t med[2], bd_med[GP_BD_COUNT], excess = 0;
+    size_t n_out = 0;
+    if ((double)c->n_steps < p[MIN_STEPS])
+        return rules_summary(o, "%zu analysed steps, fewer than %.0f: not applicable", c->n_steps,
+                             p[MIN_STEPS]);
+    GP_TRY(medians(c, med, bd_med));
+    double thr = (double)med[0] + p[MAD_K] * 1.4826 * (double)med[1];
+    if (thr < (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100))
+        thr = (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100);
+    rules_cols(o, 5, cols);
+    for (size_t i = 0; i < c->n_steps; i++) {
+        const gp_step *s = &c->steps[i];
+        int64_t d = s->end - s->ts;
+        if ((double)d <= thr)
+            continue;
+        n_out++;
+        excess += d - med[0];
+        GP_TRY(rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
+                                        {(double)d / 1e3, NULL},
+                                        {(double)(d - med[0]) / 1e3, NULL},
+                                        {med[0] ? (double)d / (double)med[0] : 0, NULL},
+                                        {0, grew_most(s, bd_med)}}));
+        GP_TRY(rules_range(o, s->ts, s->end, rules_ev_name(c, s->event)));
+    }
+    double share = rules_pct_of_steps(c, excess);
+    rules_measure(o, "outlier_excess_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
+    GP_TRY(rules_summary(o, "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
+                            "of step time",
+                         n_out, c->n_steps, med[0] ? thr / (double)med[0] : 0, share));
+    if (o->f.severity == GP_SEV_OK) {
+        o->f.n_rows = o->f.n_ranges = 0;
+        return GP_OK;
+    }
+    GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
+                      "if the outlier steps took the median time"));
+    return rules_reco(o, "%zu steps take well over the median step and cost %.1f%% of the run. "
+                         "Their extra time is mostly in the category shown; look for periodic "
+                         "checkpointing, evaluation or logging, Python GC, or recompilation.",
+                      n_out, share);
+}

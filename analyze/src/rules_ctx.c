@@ -1,0 +1,421 @@
+/* The per-trace view the rules read: analysed steps (warm-up dropped), their breakdown summed,
+ * the run configuration from the "gprof" object, lazily built GPU interval unions (compute,
+ * communication, copies) and a per-name classification cache for API and kernel names. */
+#include "rules_int.h"
+
+#include "gp/trace_schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static gp_status ivs_push(struct rules_ivs *v, int64_t ts, int64_t end);
+static void ivs_merge(struct rules_ivs *v);
+
+static long kv_long(const gp_kv *kv, size_t n, const char *key)
+{
+    const gp_kv *v = gp_kv_find(kv, n, key);
+    return v && (v->type == GP_KV_INT || v->type == GP_KV_DOUBLE) ? (long)v->i : -1;
+}
+
+static int kv_bool(const gp_kv *kv, size_t n, const char *key)
+{
+    const gp_kv *v = gp_kv_find(kv, n, key);
+    return v && (v->type == GP_KV_BOOL || v->type == GP_KV_INT) ? v->i != 0 : -1;
+}
+
+static const char *kv_str(const gp_kv *kv, size_t n, const char *key)
+{
+    const gp_kv *v = gp_kv_find(kv, n, key);
+    return v && v->type == GP_KV_STRING ? v->str : NULL;
+}
+
+static void read_cfg(struct rules_ctx *c)
+{
+    size_t n, nd;
+    const gp_kv *kv = gp_trace_config(c->t, &n);
+    struct rules_cfg *g = &c->cfg;
+    g->trainer = n > 0;
+    g->workers = kv_long(kv, n, GP_CFG_WORKERS);
+    g->cpu_count = kv_long(kv, n, GP_CFG_CPU_COUNT);
+    g->batch_size = kv_long(kv, n, GP_CFG_BATCH_SIZE);
+    g->pin_memory = kv_bool(kv, n, GP_CFG_PIN_MEMORY);
+    g->non_blocking = kv_bool(kv, n, GP_CFG_NON_BLOCKING);
+    g->amp = kv_str(kv, n, GP_CFG_AMP);
+    g->device = kv_str(kv, n, GP_CFG_DEVICE);
+    const gp_kv *mem = gp_kv_find(kv, n, GP_CFG_DEVICE_MEMORY);
+    g->device_mem = mem && mem->type == GP_KV_INT ? mem->i : 0;
+    const gp_device_props *dp = gp_trace_devices(c->t, &nd);
+    if (nd > 0 && dp[0].total_global_mem > 0)
+        g->device_mem = dp[0].total_global_mem;
+}
+
+gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err)
+{
+    memset(c, 0, sizeof(*c));
+    c->a = a;
+    c->t = gp_analysis_trace(a);
+    c->ev = gp_trace_events(c->t, &c->n_ev);
+    size_t n, nd;
+    const gp_step *steps = gp_analysis_steps(a, &n);
+    /* Warm-up: the first real step (tb_plugin and HTA see it as unrepresentative). */
+    c->n_warmup = (n >= 2 && !steps[0].synthetic) ? 1 : 0;
+    c->n_all_steps = n;
+    c->steps = steps + c->n_warmup;
+    c->n_steps = n - c->n_warmup;
+    for (size_t i = 0; i < c->n_steps; i++) {
+        const gp_step *s = &c->steps[i];
+        c->step_ns += s->end - s->ts;
+        for (int k = 0; k < GP_BD_COUNT; k++)
+            c->bd[k] += s->bd[k];
+    }
+    if (c->n_steps) {
+        c->win_ts = c->steps[0].ts;
+        c->win_end = c->steps[c->n_steps - 1].end;
+    }
+    gp_analysis_devices(a, &nd);
+    c->has_gpu = nd > 0;
+    c->trace_ts = gp_trace_get_info(c->t)->ts_min;
+    read_cfg(c);
+    for (size_t i = 0; i < c->n_steps; i++)
+        if (ivs_push(&c->step_ivs, c->steps[i].ts, c->steps[i].end) != GP_OK)
+            return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    ivs_merge(&c->step_ivs);
+    return GP_OK;
+}
+
+void rules_ctx_release(struct rules_ctx *c)
+{
+    free(c->kernels.iv);
+    free(c->comm.iv);
+    free(c->copies.iv);
+    free(c->busy.iv);
+    free(c->step_ivs.iv);
+    free(c->name_cls);
+}
+
+/* ---- interval unions ---- */
+
+static int cmp_iv(const void *pa, const void *pb)
+{
+    const int64_t *a = pa, *b = pb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+static gp_status ivs_push(struct rules_ivs *v, int64_t ts, int64_t end)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 256;
+        void *p = realloc(v->iv, cap * sizeof(*v->iv));
+        if (!p)
+            return GP_ENOMEM;
+        v->iv = p;
+        v->cap = cap;
+    }
+    v->iv[v->n][0] = ts;
+    v->iv[v->n][1] = end;
+    v->n++;
+    return GP_OK;
+}
+
+/* Sort and merge in place into a disjoint union. */
+static void ivs_merge(struct rules_ivs *v)
+{
+    if (v->n == 0)
+        return;
+    qsort(v->iv, v->n, sizeof(*v->iv), cmp_iv);
+    size_t w = 0;
+    for (size_t i = 1; i < v->n; i++) {
+        if (v->iv[i][0] <= v->iv[w][1]) {
+            if (v->iv[i][1] > v->iv[w][1])
+                v->iv[w][1] = v->iv[i][1];
+        } else {
+            w++;
+            v->iv[w][0] = v->iv[i][0];
+            v->iv[w][1] = v->iv[i][1];
+        }
+    }
+    v->n = w + 1;
+}
+
+static gp_status collect_gpu(struct rules_ctx *c, const gp_track *tr)
+{
+    for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+        const gp_event *e = &c->ev[i];
+        struct rules_ivs *dst = NULL;
+        if (e->kind == GP_EV_KERNEL)
+            dst = (e->flags & GP_EVF_COMM) ? &c->comm : &c->kernels;
+        else if (e->kind == GP_EV_MEMCPY)
+            dst = &c->copies;
+        if (dst)
+            GP_TRY(ivs_push(dst, e->ts, e->ts + e->dur));
+        if (dst || e->kind == GP_EV_MEMSET)
+            GP_TRY(ivs_push(&c->busy, e->ts, e->ts + e->dur));
+    }
+    return GP_OK;
+}
+
+gp_status rules_ctx_intervals(struct rules_ctx *c)
+{
+    if (c->have_ivs)
+        return GP_OK;
+    size_t nt;
+    const gp_track *tr = gp_trace_tracks(c->t, &nt);
+    for (size_t i = 0; i < nt; i++)
+        if (tr[i].is_gpu)
+            GP_TRY(collect_gpu(c, &tr[i]));
+    ivs_merge(&c->kernels);
+    ivs_merge(&c->comm);
+    ivs_merge(&c->copies);
+    ivs_merge(&c->busy);
+    c->have_ivs = 1;
+    return GP_OK;
+}
+
+/* First interval whose end is after ts. */
+static size_t ivs_lower(const struct rules_ivs *v, int64_t ts)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->iv[mid][1] <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int64_t rules_ivs_overlap(const struct rules_ivs *v, int64_t ts, int64_t end)
+{
+    int64_t sum = 0;
+    for (size_t i = ivs_lower(v, ts); i < v->n && v->iv[i][0] < end; i++) {
+        int64_t a = v->iv[i][0] > ts ? v->iv[i][0] : ts;
+        int64_t b = v->iv[i][1] < end ? v->iv[i][1] : end;
+        if (b > a)
+            sum += b - a;
+    }
+    return sum;
+}
+
+int64_t rules_ivs_in_steps(const struct rules_ctx *c, const struct rules_ivs *v)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < c->step_ivs.n; i++)
+        sum += rules_ivs_overlap(v, c->step_ivs.iv[i][0], c->step_ivs.iv[i][1]);
+    return sum;
+}
+
+/* ---- aggregation ---- */
+
+gp_status rules_agg_add(struct rules_agg *g, uint32_t k0, uint32_t k1, uint32_t k2, int64_t ns,
+                        int64_t ns2, int64_t bytes)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 64;
+        void *p = realloc(g->rows, cap * sizeof(*g->rows));
+        if (!p)
+            return GP_ENOMEM;
+        g->rows = p;
+        g->cap = cap;
+    }
+    g->rows[g->n++] = (struct rules_agg_row){{k0, k1, k2}, 1, ns, ns2, ns, bytes};
+    return GP_OK;
+}
+
+static int cmp_keys(const void *pa, const void *pb)
+{
+    const struct rules_agg_row *a = pa, *b = pb;
+    for (int i = 0; i < 3; i++)
+        if (a->k[i] != b->k[i])
+            return a->k[i] < b->k[i] ? -1 : 1;
+    return 0;
+}
+
+static int cmp_cost(const void *pa, const void *pb)
+{
+    const struct rules_agg_row *a = pa, *b = pb;
+    if (a->ns != b->ns)
+        return a->ns > b->ns ? -1 : 1;
+    return cmp_keys(pa, pb);
+}
+
+void rules_agg_finish(struct rules_agg *g)
+{
+    if (g->n == 0)
+        return;
+    qsort(g->rows, g->n, sizeof(*g->rows), cmp_keys);
+    size_t w = 0;
+    for (size_t i = 1; i < g->n; i++) {
+        struct rules_agg_row *d = &g->rows[w], *s = &g->rows[i];
+        if (cmp_keys(d, s) == 0) {
+            d->count += s->count;
+            d->ns += s->ns;
+            d->ns2 += s->ns2;
+            d->bytes += s->bytes;
+            d->ns_max = s->ns_max > d->ns_max ? s->ns_max : d->ns_max;
+        } else {
+            g->rows[++w] = *s;
+        }
+    }
+    g->n = w + 1;
+    qsort(g->rows, g->n, sizeof(*g->rows), cmp_cost);
+}
+
+void rules_agg_release(struct rules_agg *g)
+{
+    free(g->rows);
+    g->rows = NULL;
+    g->n = g->cap = 0;
+}
+
+/* ---- name classes ---- */
+
+static int has(const char *s, const char *sub)
+{
+    return strstr(s, sub) != NULL;
+}
+
+static int is_alloc_api(const char *s)
+{
+    static const char *const apis[] = {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree",
+                                       "cuMemCreate", "cuMemRelease", "cudaMallocAsync",
+                                       "cudaFreeAsync", "cuMemMap", "cuMemUnmap"};
+    for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+        if (strncmp(s, apis[i], strlen(apis[i])) == 0)
+            return strncmp(s, "cudaMallocHost", 14) != 0 && strncmp(s, "cudaFreeHost", 12) != 0;
+    return 0;
+}
+
+/* Tensor Core kernel names: tb_plugin's list (from NVIDIA PyProf) plus the newer cuBLAS/CUTLASS
+ * spellings named in rules_anchors.md §8 GT13. SIMT CUTLASS kernels are not Tensor Core ones. */
+static int is_tc_kernel(const char *s)
+{
+    static const char *const tc[] = {
+            "h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "c1688",
+            "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1",
+            "direct_group", "xmma", "wgmma", "tensorop", "_bf16", "_f16", "tensor16x8"};
+    if (has(s, "simt"))
+        return 0;
+    for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++)
+        if (has(s, tc[i]))
+            return 1;
+    return 0;
+}
+
+static int is_gemm_conv(const char *s)
+{
+    return has(s, "gemm") || has(s, "conv") || has(s, "cutlass") || has(s, "matmul") ||
+           has(s, "wgrad") || has(s, "dgrad") || has(s, "fprop");
+}
+
+static enum rules_name_class classify(const gp_event *e, const char *s)
+{
+    if (e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER)
+        return is_alloc_api(s) ? RULES_NC_MALLOC : RULES_NC_OTHER;
+    if (e->kind == GP_EV_KERNEL) {
+        if (is_tc_kernel(s))
+            return RULES_NC_TC;
+        return is_gemm_conv(s) ? RULES_NC_GEMM_FP : RULES_NC_OTHER;
+    }
+    return RULES_NC_OTHER;
+}
+
+enum rules_name_class rules_name_class(struct rules_ctx *c, const gp_event *e)
+{
+    if (e->name == GP_STR_NONE)
+        return RULES_NC_NONE;
+    if (e->name >= c->n_name_cls) {
+        size_t n = (size_t)e->name + 1024;
+        uint8_t *p = realloc(c->name_cls, n);
+        if (!p)
+            return classify(e, gp_trace_str(c->t, e->name)); /* uncached, still correct */
+        memset(p + c->n_name_cls, 0, n - c->n_name_cls);
+        c->name_cls = p;
+        c->n_name_cls = n;
+    }
+    /* a name is only ever used by one kind of event in practice; key by name */
+    if (!c->name_cls[e->name])
+        c->name_cls[e->name] = (uint8_t)(1 + classify(e, gp_trace_str(c->t, e->name)));
+    return (enum rules_name_class)(c->name_cls[e->name] - 1);
+}
+
+/* ---- small helpers ---- */
+
+long rules_step_at(const struct rules_ctx *c, int64_t ts)
+{
+    size_t lo = 0, hi = c->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->steps[mid].end <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < c->n_steps && c->steps[lo].ts <= ts) ? (long)lo : -1;
+}
+
+const gp_mem_point *rules_mem_at(const gp_mem_series *s, int64_t ts)
+{
+    size_t lo = 0, hi = s->n_points;
+    if (s->n_points == 0)
+        return NULL;
+    while (lo < hi) { /* first point after ts */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->points[mid].ts <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return &s->points[lo ? lo - 1 : 0];
+}
+
+int64_t rules_device_mem(const struct rules_ctx *c, int id)
+{
+    size_t nd;
+    const gp_device_props *d = gp_trace_devices(c->t, &nd);
+    if (id >= 0 && (size_t)id < nd && d[id].total_global_mem > 0)
+        return d[id].total_global_mem;
+    return c->cfg.device_mem;
+}
+
+long rules_step_of(const struct rules_ctx *c, uint32_t i)
+{
+    int s = gp_analysis_step_of(c->a, i);
+    return s >= (int)c->n_warmup ? (long)(s - (int)c->n_warmup) : -1;
+}
+
+gp_str rules_op_key(const struct rules_ctx *c, uint32_t op)
+{
+    if (op == GP_NONE || op >= c->n_ev || (c->ev[op].flags & GP_EVF_STEP))
+        return GP_STR_NONE;
+    return c->ev[op].name;
+}
+
+const char *rules_ev_name(const struct rules_ctx *c, uint32_t i)
+{
+    return i == GP_NONE || i >= c->n_ev ? "" : gp_trace_str(c->t, c->ev[i].name);
+}
+
+double rules_per_step(const struct rules_ctx *c, double total)
+{
+    return c->n_steps ? total / (double)c->n_steps : 0.0;
+}
+
+double rules_pct_of_steps(const struct rules_ctx *c, int64_t ns)
+{
+    return c->step_ns > 0 ? 100.0 * (double)ns / (double)c->step_ns : 0.0;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+int64_t rules_median(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_i64);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -1,0 +1,206 @@
+/* rules_int.h: private interface between the rules engine (rules.c), its helpers
+ * (rules_ctx.c: the per-trace view every rule reads; rules_out.c: building a finding) and the
+ * rules themselves (rules/rule_<name>.c, one function each, listed in rules.c's table). */
+#ifndef GP_ANALYZE_RULES_INT_H
+#define GP_ANALYZE_RULES_INT_H
+
+#include "gp/rules.h"
+#include "trace_int.h"
+
+#include <stdarg.h>
+
+/* Rows kept per finding (nsys prints 50; a terminal wants fewer). */
+#define RULES_MAX_ROWS 10
+#define RULES_MAX_COLS 8
+
+/* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. */
+struct rules_cfg {
+    int trainer;       /* the "gprof" object is present: knobs are `gprof-train run` flags */
+    long workers;      /* -1 unknown */
+    long cpu_count;    /* -1 unknown */
+    long batch_size;   /* -1 unknown */
+    int pin_memory;    /* -1 unknown */
+    int non_blocking;  /* -1 unknown */
+    const char *amp;   /* "off", "fp16", "bf16" or NULL */
+    const char *device; /* "cuda", "cpu" or NULL */
+    int64_t device_mem; /* bytes, 0 unknown */
+};
+
+/* A sorted, disjoint list of [ts, end) intervals (ns). */
+struct rules_ivs {
+    int64_t (*iv)[2];
+    size_t n, cap;
+};
+
+/* What every rule reads: the analysis plus the analysed steps (warm-up dropped). */
+struct rules_ctx {
+    const gp_analysis *a;
+    const gp_trace *t;
+    const gp_event *ev;
+    size_t n_ev;
+    const gp_step *steps; /* the analysed steps: all steps minus warm-up */
+    size_t n_steps, n_all_steps, n_warmup;
+    int64_t step_ns;      /* sum of analysed step times (end - ts) */
+    int64_t win_ts, win_end; /* first analysed step start .. last analysed step end */
+    int64_t bd[GP_BD_COUNT]; /* breakdown summed over analysed steps */
+    int has_gpu;
+    struct rules_cfg cfg;
+    const gp_findings *done; /* findings of the rules already run (for later phases) */
+    struct rules_ivs step_ivs; /* the analysed steps as intervals */
+    int64_t trace_ts;          /* earliest event start: "at" times are relative to it */
+    /* lazily built caches (rules_ctx.c) */
+    struct rules_ivs kernels, comm, copies, busy; /* compute kernels, comm kernels, memcpys, all */
+    int have_ivs;
+    uint8_t *name_cls;
+    size_t n_name_cls;
+};
+
+/* A finding under construction: a gp_finding plus its growable arrays. */
+struct rules_out {
+    gp_finding f;
+    gp_evidence_col cols[RULES_MAX_COLS];
+    gp_cell *cells;
+    gp_time_range *ranges;
+    size_t cap_ranges;
+    trace_arena *arena;
+};
+
+typedef gp_status (*rules_fn)(struct rules_ctx *c, const double *p, struct rules_out *o);
+
+/* One row of the rule table. Phase-1 rules run after phase 0 and may read ctx->done. */
+struct rules_def {
+    const gp_rule_info *info;
+    rules_fn fn;
+    int phase;
+};
+
+/* ---- the rules (rules/rule_<name>.c): each exports its function and its info ---- */
+#define RULES_DECLARE(name)                                                                        \
+    gp_status rules_##name(struct rules_ctx *c, const double *p, struct rules_out *o);             \
+    extern const gp_rule_info rules_##name##_info
+RULES_DECLARE(trace_quality);
+RULES_DECLARE(dataloader_starvation);
+RULES_DECLARE(gpu_low_util);
+RULES_DECLARE(gpu_idle_gaps);
+RULES_DECLARE(host_launch_bound);
+RULES_DECLARE(small_kernels);
+RULES_DECLARE(pageable_memcpy);
+RULES_DECLARE(sync_copy_or_memset);
+RULES_DECLARE(excessive_sync);
+RULES_DECLARE(exposed_transfer);
+RULES_DECLARE(near_oom);
+RULES_DECLARE(allocator_churn);
+RULES_DECLARE(memory_growth);
+RULES_DECLARE(no_tensor_cores);
+RULES_DECLARE(step_outliers);
+RULES_DECLARE(comm_exposed);
+
+/* In a rule file, after its `static const gp_rule_param params[]`: define its info. */
+#define RULES_INFO(name, id, title)                                                                \
+    const gp_rule_info rules_##name##_info = {id, #name, title, params,                            \
+                                              sizeof(params) / sizeof(params[0])}
+
+/* ---- rules_ctx.c ---- */
+gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err);
+void rules_ctx_release(struct rules_ctx *c);
+
+/* Build the kernel (compute), communication and copy unions once. */
+gp_status rules_ctx_intervals(struct rules_ctx *c);
+
+/* |ivs ∩ [ts, end)| */
+int64_t rules_ivs_overlap(const struct rules_ivs *ivs, int64_t ts, int64_t end);
+
+/* |ivs ∩ analysed steps| */
+int64_t rules_ivs_in_steps(const struct rules_ctx *c, const struct rules_ivs *ivs);
+
+/* Aggregation of rows by up to three keys (interned names or ids): count, time and bytes. */
+struct rules_agg_row {
+    uint32_t k[3];
+    uint64_t count;
+    int64_t ns, ns2, ns_max, bytes;
+};
+struct rules_agg {
+    struct rules_agg_row *rows;
+    size_t n, cap;
+};
+gp_status rules_agg_add(struct rules_agg *g, uint32_t k0, uint32_t k1, uint32_t k2, int64_t ns,
+                        int64_t ns2, int64_t bytes);
+/* Merge rows with equal keys, then sort by ns descending (ties by keys). */
+void rules_agg_finish(struct rules_agg *g);
+void rules_agg_release(struct rules_agg *g);
+
+/* Memory: the allocator totals in force at `ts` (the last point at or before it; the first point
+ * before any), and the capacity of device `id` (deviceProperties, else the "gprof" config; 0). */
+const gp_mem_point *rules_mem_at(const gp_mem_series *s, int64_t ts);
+int64_t rules_device_mem(const struct rules_ctx *c, int id);
+
+/* The analysed step index (0-based among analysed steps) of event `i`, or -1. */
+long rules_step_of(const struct rules_ctx *c, uint32_t i);
+
+/* Name classes of runtime/driver calls and kernels, cached per interned name. */
+enum rules_name_class {
+    RULES_NC_NONE = 0,
+    RULES_NC_MALLOC,  /* cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemCreate, cuMemFree* ... */
+    RULES_NC_TC,      /* a Tensor Core kernel */
+    RULES_NC_GEMM_FP, /* a GEMM/conv kernel that is not a Tensor Core kernel */
+    RULES_NC_OTHER
+};
+enum rules_name_class rules_name_class(struct rules_ctx *c, const gp_event *e);
+
+/* The analysed step index holding `ts`, or -1. */
+long rules_step_at(const struct rules_ctx *c, int64_t ts);
+
+/* The interned name of CPU op `op` for grouping evidence, or GP_STR_NONE for none or a step. */
+gp_str rules_op_key(const struct rules_ctx *c, uint32_t op);
+
+/* The name of event `i` (GP_NONE gives ""). */
+const char *rules_ev_name(const struct rules_ctx *c, uint32_t i);
+
+/* Per-step mean of a total over the analysed steps (0 without steps). */
+double rules_per_step(const struct rules_ctx *c, double total);
+
+/* Share of the analysed step time, in percent. */
+double rules_pct_of_steps(const struct rules_ctx *c, int64_t ns);
+
+/* Median of n int64 values (sorts `v` in place); 0 when n == 0. */
+int64_t rules_median(int64_t *v, size_t n);
+
+/* ---- rules_out.c: filling in a finding ---- */
+/* Record the measurement. `cmp` is ">=" or "<"; the tiers decide the severity. */
+void rules_measure(struct rules_out *o, const char *name, gp_unit unit, double value,
+                   const char *cmp, double warn, double crit);
+/* Fire at `sev` with `threshold` (for rules whose condition is not one metric). */
+void rules_fire(struct rules_out *o, gp_severity sev, double threshold);
+gp_status rules_summary(struct rules_out *o, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+gp_status rules_reco(struct rules_out *o, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+gp_status rules_knob(struct rules_out *o, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+gp_status rules_gain(struct rules_out *o, int64_t total_ns, int64_t per_step_ns, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
+/* Set the evidence columns: pairs of (name, unit), n of them. */
+void rules_cols(struct rules_out *o, size_t n, const gp_evidence_col *cols);
+/* Append a row; `cells` has n_cols entries (text is copied). Rows past RULES_MAX_ROWS are
+ * dropped, so add them most costly first. */
+gp_status rules_row(struct rules_out *o, const gp_cell *cells);
+gp_status rules_range(struct rules_out *o, int64_t ts, int64_t end, const char *label);
+/* printf into the findings' arena; NULL on ENOMEM. */
+const char *rules_strf(struct rules_out *o, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Human formats used in summaries: "12.3 ms", "1.5 MiB". Write into buf (>= 32 bytes). */
+const char *rules_fmt_ns(char *buf, size_t cap, int64_t ns);
+const char *rules_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* The findings object (rules.c builds it; findings_fmt.c reads it). */
+struct gp_findings {
+    gp_finding *items;
+    size_t n;
+    trace_arena arena;
+    const char *trace;
+    size_t n_steps, n_analysed;
+    int64_t mean_step_ns;
+};
+
+#endif

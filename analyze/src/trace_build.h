@@ -1,0 +1,83 @@
+/* trace_build.h: the reader's state while a trace streams in: the lexer, tracks being filled,
+ * event chunks, B/E stacks and metadata to apply at the end. Shared by trace_read.c (top level),
+ * trace_event.c (one event) and trace_build.c (finalize: group, sort, index). */
+#ifndef GP_ANALYZE_TRACE_BUILD_H
+#define GP_ANALYZE_TRACE_BUILD_H
+
+#include "json_lex.h"
+#include "trace_int.h"
+
+#define BUILD_CHUNK_EVENTS 65536
+
+/* A track while reading: its key, counters and the open B events. */
+typedef struct build_track {
+    int64_t pid, tid;
+    gp_str pid_str, tid_str;
+    gp_str name;
+    uint64_t count;
+    trace_vec open_b; /* gp_event, B events waiting for their E */
+} build_track;
+
+/* process_name metadata, applied to every track of the pid at the end. */
+typedef struct build_proc {
+    int64_t pid;
+    gp_str pid_str;
+    gp_str name;
+} build_proc;
+
+enum raw_seen {
+    SEEN_TS = 1 << 0,
+    SEEN_DUR = 1 << 1,
+    SEEN_DEVICE = 1 << 2,
+    SEEN_STREAM = 1 << 3,
+    SEEN_OCC = 1 << 4
+};
+
+/* An element as read, before it becomes a gp_event. */
+typedef struct raw_ev {
+    unsigned seen;
+    char ph;
+    gp_str name, cat, pid_str, tid_str, shape, sync_kind, meta_name;
+    int64_t ts, dur, pid, tid;
+    int64_t corr, ext, stream, device, bytes, wait_on_stream;
+    int64_t addr, mbytes, talloc, tres, devtype, devid;
+    int32_t grid[3], block[3], regs, shmem;
+    float bps, wps, occ;
+} raw_ev;
+
+typedef struct trace_builder {
+    gp_trace *t;
+    json_lex lex;
+    gp_event **chunks; /* BUILD_CHUNK_EVENTS events each */
+    size_t n_chunks, cap_chunks;
+    uint64_t n_events;
+    trace_vec tracks;      /* build_track */
+    uint32_t *track_slots; /* open addressing: index + 1 */
+    uint32_t track_mask;
+    uint32_t last_track;
+    trace_vec procs;    /* build_proc */
+    trace_vec str_info; /* trace_str_info, by string id */
+    char *shape_buf;    /* Input Dims text being built */
+    size_t shape_len, shape_cap;
+    gp_str memory_name; /* "[memory]" */
+} trace_builder;
+
+int trace_builder_init(trace_builder *b, gp_trace *t);
+void trace_builder_release(trace_builder *b);
+
+/* Parse one element of traceEvents at b->lex.p (after whitespace) and store it.
+ * @return LEX_OK, LEX_MORE (nothing stored: refill and call again) or LEX_ERR. */
+int trace_event_parse(trace_builder *b);
+
+/* Store a parsed element as an event (or apply it: metadata, B/E pairing, counting).
+ * @return 0 or -1 when out of memory. */
+int trace_store_event(trace_builder *b, const raw_ev *r);
+
+/* Move the events into the trace: grouped per track, tracks sorted, each sorted by start.
+ * @return 0 or -1 when out of memory. */
+int trace_builder_finish(trace_builder *b);
+
+/* @return the cached facts of string `id`, or NULL when out of memory. */
+trace_str_info *trace_builder_str_info(trace_builder *b, gp_str id);
+
+#endif

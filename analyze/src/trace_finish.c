@@ -1,0 +1,187 @@
+/* Finishing a read: tracks ordered by (pid, tid), events scattered into one array track by track
+ * (freeing the reader's chunks as it goes, so peak memory stays near one copy), each track sorted
+ * by (ts, longer first) unless already in order, and GPU tracks given their device and stream. */
+#include "trace_build.h"
+
+#include <string.h>
+
+/* A track's sort key: numeric ids before string ids. */
+typedef struct track_key {
+    int64_t pid, tid;
+    const char *pid_s, *tid_s; /* NULL for numeric ids */
+    build_track *bt;
+} track_key;
+
+static int cmp_id(int64_t a, const char *as, int64_t b, const char *bs)
+{
+    if (!as != !bs)
+        return !as ? -1 : 1;
+    if (as)
+        return strcmp(as, bs);
+    return (a > b) - (a < b);
+}
+
+static int cmp_track(const void *pa, const void *pb)
+{
+    const track_key *a = pa, *b = pb;
+    int c = cmp_id(a->pid, a->pid_s, b->pid, b->pid_s);
+    return c ? c : cmp_id(a->tid, a->tid_s, b->tid, b->tid_s);
+}
+
+static int cmp_event(const void *pa, const void *pb)
+{
+    const gp_event *a = pa, *b = pb;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->dur < b->dur) - (a->dur > b->dur);
+}
+
+static void sort_track(gp_event *ev, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (cmp_event(&ev[i - 1], &ev[i]) > 0) {
+            qsort(ev, n, sizeof(*ev), cmp_event);
+            return;
+        }
+}
+
+/* Device and stream of a GPU track, from its first GPU event's side record. */
+static void track_gpu(gp_trace *t, gp_track *tr)
+{
+    tr->device = -1;
+    tr->stream = -1;
+    for (uint32_t i = 0; i < tr->count; i++) {
+        const gp_event *e = &t->events[tr->first + i];
+        if (!(e->flags & GP_EVF_GPU))
+            continue;
+        tr->is_gpu = 1;
+        const gp_gpu_info *g = gp_trace_gpu_info(t, e);
+        tr->device = g ? g->device : (int)tr->pid;
+        tr->stream = g ? g->stream : tr->tid;
+        return;
+    }
+}
+
+static void apply_procs(trace_builder *b)
+{
+    gp_trace *t = b->t;
+    for (size_t p = 0; p < b->procs.n; p++) {
+        const build_proc *pr = TRACE_VEC_AT(&b->procs, build_proc, p);
+        for (size_t k = 0; k < t->n_tracks; k++)
+            if (t->tracks[k].pid == pr->pid && t->tracks[k].pid_str == pr->pid_str)
+                t->tracks[k].proc_name = pr->name;
+    }
+}
+
+/* Scatter the chunks into t->events by track offset, freeing each chunk when done. */
+static void scatter(trace_builder *b, uint32_t *next)
+{
+    gp_trace *t = b->t;
+    for (size_t c = 0; c < b->n_chunks; c++) {
+        size_t n = c + 1 < b->n_chunks ? BUILD_CHUNK_EVENTS
+                                       : b->n_events - c * (size_t)BUILD_CHUNK_EVENTS;
+        for (size_t i = 0; i < n; i++) {
+            const gp_event *e = &b->chunks[c][i];
+            t->events[next[e->track]++] = *e;
+        }
+        free(b->chunks[c]);
+        b->chunks[c] = NULL;
+    }
+    b->n_chunks = 0;
+}
+
+static int make_tracks(trace_builder *b, uint32_t **remap_out)
+{
+    gp_trace *t = b->t;
+    size_t nt = b->tracks.n;
+    track_key *order = malloc((nt ? nt : 1) * sizeof(*order));
+    uint32_t *remap = malloc((nt ? nt : 1) * sizeof(*remap));
+    t->tracks = calloc(nt ? nt : 1, sizeof(gp_track));
+    if (!order || !remap || !t->tracks) {
+        free(order);
+        free(remap);
+        return -1;
+    }
+    for (size_t k = 0; k < nt; k++) {
+        build_track *bt = TRACE_VEC_AT(&b->tracks, build_track, k);
+        order[k] = (track_key){
+                bt->pid, bt->tid, bt->pid_str == GP_STR_NONE ? NULL : gp_trace_str(t, bt->pid_str),
+                bt->tid_str == GP_STR_NONE ? NULL : gp_trace_str(t, bt->tid_str), bt};
+    }
+    qsort(order, nt, sizeof(*order), cmp_track);
+    uint32_t first = 0;
+    for (size_t k = 0; k < nt; k++) {
+        const build_track *bt = order[k].bt;
+        gp_track *tr = &t->tracks[k];
+        tr->pid = bt->pid_str == GP_STR_NONE ? bt->pid : -1;
+        tr->tid = bt->tid_str == GP_STR_NONE ? bt->tid : -1;
+        tr->pid_str = bt->pid_str;
+        tr->tid_str = bt->tid_str;
+        tr->name = bt->name;
+        tr->proc_name = GP_STR_NONE;
+        tr->first = first;
+        tr->count = (uint32_t)bt->count;
+        first += tr->count;
+        remap[bt - TRACE_VEC_AT(&b->tracks, build_track, 0)] = (uint32_t)k;
+    }
+    free(order);
+    t->n_tracks = nt;
+    *remap_out = remap;
+    return 0;
+}
+
+int trace_builder_finish(trace_builder *b)
+{
+    gp_trace *t = b->t;
+    uint64_t dropped = 0;
+    for (size_t k = 0; k < b->tracks.n; k++)
+        dropped += TRACE_VEC_AT(&b->tracks, build_track, k)->open_b.n;
+    if (dropped) {
+        t->info.n_skipped += dropped;
+        trace_warn(t, "%llu B events have no matching E; dropped", (unsigned long long)dropped);
+    }
+    uint32_t *remap;
+    if (make_tracks(b, &remap) != 0)
+        return -1;
+    uint32_t *next = malloc((t->n_tracks ? t->n_tracks : 1) * sizeof(*next));
+    t->events = malloc((b->n_events ? b->n_events : 1) * sizeof(gp_event));
+    if (!next || !t->events) {
+        free(remap);
+        free(next);
+        return -1;
+    }
+    for (size_t c = 0; c < b->n_chunks; c++) {
+        size_t n = c + 1 < b->n_chunks ? BUILD_CHUNK_EVENTS
+                                       : b->n_events - c * (size_t)BUILD_CHUNK_EVENTS;
+        for (size_t i = 0; i < n; i++)
+            b->chunks[c][i].track = remap[b->chunks[c][i].track];
+    }
+    for (size_t k = 0; k < t->n_tracks; k++)
+        next[k] = t->tracks[k].first;
+    scatter(b, next);
+    free(next);
+    free(remap);
+    t->n_events = b->n_events;
+    t->info.n_events = b->n_events;
+    t->info.ts_min = INT64_MAX;
+    t->info.ts_max = INT64_MIN;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        gp_track *tr = &t->tracks[k];
+        sort_track(&t->events[tr->first], tr->count);
+        track_gpu(t, tr);
+        if (tr->count) {
+            const gp_event *e = &t->events[tr->first];
+            if (e->ts < t->info.ts_min)
+                t->info.ts_min = e->ts;
+        }
+        for (uint32_t i = 0; i < tr->count; i++) {
+            const gp_event *e = &t->events[tr->first + i];
+            if (e->ts + e->dur > t->info.ts_max)
+                t->info.ts_max = e->ts + e->dur;
+        }
+    }
+    if (!t->n_events)
+        t->info.ts_min = t->info.ts_max = 0;
+    apply_procs(b);
+    return 0;
+}

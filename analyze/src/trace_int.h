@@ -1,0 +1,92 @@
+/* trace_int.h: private parts of gp_trace shared by the reader (trace_read.c, trace_event.c,
+ * trace_build.c) and the string interner (arena.c). */
+#ifndef GP_ANALYZE_TRACE_INT_H
+#define GP_ANALYZE_TRACE_INT_H
+
+#include "gp/trace.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* ---- arena.c: a bump allocator and a string interner. ---- */
+
+typedef struct trace_arena {
+    struct arena_block *head;
+    size_t used_total;
+} trace_arena;
+
+void *trace_arena_alloc(trace_arena *a, size_t n);
+char *trace_arena_strdup(trace_arena *a, const char *s, size_t n);
+void trace_arena_release(trace_arena *a);
+
+/* Interned strings: ids are dense, 0..n-1, in order of first sight. */
+typedef struct trace_intern {
+    trace_arena arena;
+    const char **strs; /* id -> NUL-terminated text */
+    uint32_t *lens;
+    uint32_t n, cap;
+    uint32_t *slots; /* open addressing: id + 1, 0 = empty */
+    uint64_t *hashes;
+    uint32_t mask;
+} trace_intern;
+
+int trace_intern_init(trace_intern *in);
+void trace_intern_release(trace_intern *in);
+/* @return the id of s[0..n), adding it when new; GP_STR_NONE when out of memory. */
+gp_str trace_intern_str(trace_intern *in, const char *s, size_t n);
+/* @return the id of an existing string or GP_STR_NONE. */
+gp_str trace_intern_find(const trace_intern *in, const char *s, size_t n);
+
+/* A growable array of fixed-size items. */
+typedef struct trace_vec {
+    char *data;
+    size_t n, cap, item;
+} trace_vec;
+
+void trace_vec_init(trace_vec *v, size_t item);
+/* @return a pointer to a new zeroed item at the end, or NULL when out of memory. */
+void *trace_vec_push(trace_vec *v);
+void trace_vec_release(trace_vec *v);
+#define TRACE_VEC_AT(v, T, i) (((T *)(v)->data) + (i))
+
+/* ---- the trace. ---- */
+
+/* Per-string cache of derived facts (a category's kind, a name's flags). */
+typedef struct trace_str_info {
+    int8_t cat_kind;   /* gp_ev_kind, -1 = unknown category, -2 = not computed */
+    uint8_t name_done; /* name_flags computed */
+    uint16_t name_flags;
+    uint32_t unknown_idx; /* 1 + index in gp_trace.unknown_cats, 0 = none */
+} trace_str_info;
+
+struct gp_trace {
+    gp_trace_info info;
+    trace_intern strings;
+    trace_arena arena; /* kv texts, warnings, paths */
+    gp_event *events;
+    size_t n_events;
+    gp_track *tracks;
+    size_t n_tracks;
+    trace_vec gpu;          /* gp_gpu_info */
+    trace_vec mem;          /* gp_mem_sample */
+    trace_vec devs;         /* gp_device_props */
+    trace_vec config, meta; /* gp_kv */
+    trace_vec unknown_cats; /* gp_cat_count */
+    trace_vec warnings;     /* const char * */
+};
+
+/* Add a formatted warning to the trace (kept, and logged at WARN). */
+void trace_warn(gp_trace *t, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+
+/* @return the kind of a category string ("kernel", "Kernel", ...), or -1 when unknown. */
+int trace_cat_kind(const char *cat, size_t n);
+/* @return gp_ev_flags derived from an event name alone (step, loader, comm, sync/launch API). */
+unsigned trace_name_flags(const char *name, size_t n);
+/* Parse "Memcpy HtoD (Pageable -> Device)" into a copy kind and memory kinds. */
+void trace_parse_copy_name(const char *name, gp_gpu_info *gi);
+
+#endif

@@ -1,0 +1,289 @@
+/* gp_trace_open: the top level of a Chrome trace as a small state machine over "units" (one
+ * top-level key/value or one element of traceEvents). A unit that runs past the window is
+ * re-parsed after a refill; the file ending inside traceEvents is a truncation (a warning). */
+#include "trace_build.h"
+#include "trace_meta.h"
+#include "trace_source.h"
+
+#include "gp/trace_schema.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum read_state { ST_TOP, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_EV_FIRST, ST_EV_NEXT, ST_DONE };
+
+typedef struct reader {
+    trace_builder b;
+    trace_source src;
+    enum read_state state;
+    int seen_events;
+    unsigned flags;
+} reader;
+
+static void end_events(reader *r)
+{
+    r->state = r->b.t->info.array_form ? ST_DONE : ST_OBJ_NEXT;
+}
+
+static int top_kv(reader *r)
+{
+    json_lex *l = &r->b.lex;
+    int ch = json_lex_ws(l);
+    if (ch < 0)
+        return LEX_MORE;
+    if (ch != '"')
+        return json_lex_error(l, l->p, "expected a string key");
+    const char *k;
+    size_t n;
+    int rc = json_lex_string(l, &k, &n);
+    if (rc != LEX_OK)
+        return rc;
+    char key[64];
+    int is_events = n == strlen(GP_KEY_TRACE_EVENTS) && !memcmp(k, GP_KEY_TRACE_EVENTS, n);
+    snprintf(key, sizeof(key), "%.*s", (int)(n < 63 ? n : 63), k);
+    if ((rc = json_lex_expect(l, ':', "':' after key")) != LEX_OK)
+        return rc;
+    if (!is_events) {
+        if ((rc = trace_meta_value(&r->b, key)) == LEX_OK)
+            r->state = ST_OBJ_NEXT;
+        return rc;
+    }
+    if ((ch = json_lex_ws(l)) < 0)
+        return LEX_MORE;
+    if (ch != '[')
+        return json_lex_error(l, l->p, "'traceEvents' must be an array");
+    l->p++;
+    r->seen_events = 1;
+    r->state = ST_EV_FIRST;
+    return LEX_OK;
+}
+
+static int event_unit(reader *r)
+{
+    int rc = trace_event_parse(&r->b);
+    if (rc == LEX_OK)
+        r->state = ST_EV_NEXT;
+    return rc;
+}
+
+static int step_top(reader *r)
+{
+    json_lex *l = &r->b.lex;
+    if (l->end - l->p >= 3 && !memcmp(l->p, "\xEF\xBB\xBF", 3))
+        l->p += 3; /* UTF-8 byte order mark */
+    int ch = json_lex_ws(l);
+    if (ch < 0)
+        return LEX_MORE;
+    l->p++;
+    if (ch == '{') {
+        r->state = ST_OBJ_FIRST;
+    } else if (ch == '[') {
+        r->b.t->info.array_form = 1;
+        r->seen_events = 1;
+        r->state = ST_EV_FIRST;
+    } else {
+        return json_lex_error(l, l->p - 1, "a trace must start with '{' or '['");
+    }
+    return LEX_OK;
+}
+
+/* One unit; state changes only when the unit parsed completely. */
+static int step(reader *r)
+{
+    json_lex *l = &r->b.lex;
+    int ch, more, rc;
+    switch (r->state) {
+    case ST_TOP:
+        return step_top(r);
+    case ST_OBJ_FIRST:
+    case ST_EV_FIRST:
+        if ((ch = json_lex_ws(l)) < 0)
+            return LEX_MORE;
+        if (ch == (r->state == ST_OBJ_FIRST ? '}' : ']')) {
+            l->p++;
+            if (r->state == ST_OBJ_FIRST)
+                r->state = ST_DONE;
+            else
+                end_events(r);
+            return LEX_OK;
+        }
+        return r->state == ST_OBJ_FIRST ? top_kv(r) : event_unit(r);
+    case ST_OBJ_NEXT:
+        if ((rc = json_lex_next(l, '}', "after a top-level value", &more)) != LEX_OK)
+            return rc;
+        if (!more)
+            r->state = ST_DONE;
+        return more ? top_kv(r) : LEX_OK;
+    case ST_EV_NEXT:
+        if ((rc = json_lex_next(l, ']', "after an event", &more)) != LEX_OK)
+            return rc;
+        if (more && (ch = json_lex_ws(l)) == ']')
+            l->p++; /* trailing comma, accepted as Perfetto does */
+        else if (more)
+            return ch < 0 ? LEX_MORE : event_unit(r);
+        end_events(r);
+        return LEX_OK;
+    case ST_DONE:
+        if (json_lex_ws(l) < 0)
+            return LEX_MORE;
+        return json_lex_error(l, l->p, "unexpected data after the end of the trace");
+    }
+    return LEX_ERR;
+}
+
+static gp_status parse_error(reader *r, gp_status code, const char *msg, const char *at,
+                             gp_error *err)
+{
+    long line, col;
+    trace_source_line_col(&r->src, at, &line, &col);
+    gp_error_set(err, code, r->b.t->info.path, "%s", msg);
+    gp_error_at(err, (long long)trace_source_offset(&r->src, at), line, col);
+    return code;
+}
+
+static gp_status at_eof(reader *r, const char *at, gp_error *err)
+{
+    gp_trace *t = r->b.t;
+    if (r->state == ST_DONE)
+        return GP_OK;
+    int in_events = r->state == ST_EV_FIRST || r->state == ST_EV_NEXT;
+    if (!r->seen_events || (r->flags & GP_TRACE_STRICT)) {
+        const char *msg = trace_source_offset(&r->src, at) == 0 && r->state == ST_TOP
+                                  ? "empty file"
+                                  : "unexpected end of file (truncated trace)";
+        return parse_error(r, GP_EPARSE, msg, at, err);
+    }
+    t->info.truncated = 1;
+    if (in_events)
+        trace_warn(t,
+                   "file ends inside traceEvents at byte %llu (truncated); kept %llu events, "
+                   "dropped the incomplete last one",
+                   (unsigned long long)trace_source_offset(&r->src, at),
+                   (unsigned long long)r->b.n_events);
+    else
+        trace_warn(t, "file ends after traceEvents without its closing '}' (truncated)");
+    return GP_OK;
+}
+
+static gp_status read_all(reader *r, gp_error *err)
+{
+    json_lex *l = &r->b.lex;
+    GP_TRY(trace_source_first(&r->src, &l->p, &l->end, &l->eof, err));
+    for (;;) {
+        const char *unit = l->p;
+        int rc = step(r);
+        if (rc == LEX_OK)
+            continue;
+        if (rc == LEX_ERR)
+            return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+        if (l->eof) {
+            r->b.t->info.bytes_read = trace_source_offset(&r->src, l->end);
+            return at_eof(r, unit, err);
+        }
+        gp_status s = trace_source_refill(&r->src, unit, &l->p, &l->end, &l->eof, err);
+        if (s != GP_OK)
+            return s == GP_EPARSE ? parse_error(r, s, err->msg, l->p, err) : s;
+    }
+}
+
+static int cmp_cat(const void *a, const void *b)
+{
+    return strcmp(((const gp_cat_count *)a)->cat, ((const gp_cat_count *)b)->cat);
+}
+
+static gp_trace *trace_new(const char *path)
+{
+    gp_trace *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    trace_vec_init(&t->gpu, sizeof(gp_gpu_info));
+    trace_vec_init(&t->mem, sizeof(gp_mem_sample));
+    trace_vec_init(&t->devs, sizeof(gp_device_props));
+    trace_vec_init(&t->config, sizeof(gp_kv));
+    trace_vec_init(&t->meta, sizeof(gp_kv));
+    trace_vec_init(&t->unknown_cats, sizeof(gp_cat_count));
+    trace_vec_init(&t->warnings, sizeof(const char *));
+    t->info.rank = -1;
+    t->info.path = trace_arena_strdup(&t->arena, path, strlen(path));
+    if (trace_intern_init(&t->strings) != 0 || !t->info.path) {
+        gp_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static gp_status finish(reader *r, gp_error *err)
+{
+    gp_trace *t = r->b.t;
+    if (trace_builder_finish(&r->b) != 0)
+        return gp_error_set(err, GP_ENOMEM, t->info.path, "out of memory");
+    if (t->unknown_cats.n)
+        qsort(t->unknown_cats.data, t->unknown_cats.n, sizeof(gp_cat_count), cmp_cat);
+    if (r->b.lex.lenient_escapes)
+        trace_warn(t, "%llu invalid escape sequences kept verbatim (written by an old Kineto)",
+                   (unsigned long long)r->b.lex.lenient_escapes);
+    t->info.gzip = r->src.gzip;
+    return GP_OK;
+}
+
+static gp_status open_common(reader *r, const gp_trace_opts *opts, gp_trace **out, gp_error *err)
+{
+    gp_trace *t = r->b.t;
+    gp_status s = read_all(r, err);
+    if (s == GP_OK)
+        s = finish(r, err);
+    trace_builder_release(&r->b);
+    trace_source_close(&r->src);
+    if (s != GP_OK) {
+        gp_trace_free(t);
+        return s;
+    }
+    *out = t;
+    return GP_OK;
+}
+
+static gp_status reader_init(reader *r, const char *path, const gp_trace_opts *opts, gp_error *err)
+{
+    memset(r, 0, sizeof(*r));
+    gp_error_clear(err);
+    r->flags = opts ? opts->flags : 0;
+    gp_trace *t = trace_new(path ? path : "(trace)");
+    if (!t || trace_builder_init(&r->b, t) != 0) {
+        trace_builder_release(&r->b);
+        gp_trace_free(t);
+        return gp_error_set(err, GP_ENOMEM, path, "out of memory");
+    }
+    return GP_OK;
+}
+
+gp_status gp_trace_open(const char *path, const gp_trace_opts *opts, gp_trace **out, gp_error *err)
+{
+    *out = NULL;
+    reader r;
+    GP_TRY(reader_init(&r, path, opts, err));
+    size_t max_unit = opts && opts->max_value_bytes ? opts->max_value_bytes : (64u << 20);
+    gp_status s = trace_source_open_file(&r.src, r.b.t->info.path, max_unit, err);
+    if (s != GP_OK) {
+        gp_trace_free(r.b.t);
+        trace_builder_release(&r.b);
+        trace_source_close(&r.src);
+        return s;
+    }
+    return open_common(&r, opts, out, err);
+}
+
+gp_status gp_trace_open_mem(const void *data, size_t len, const char *name,
+                            const gp_trace_opts *opts, gp_trace **out, gp_error *err)
+{
+    *out = NULL;
+    reader r;
+    GP_TRY(reader_init(&r, name, opts, err));
+    gp_status s = trace_source_open_mem(&r.src, data, len, r.b.t->info.path, err);
+    if (s != GP_OK) {
+        gp_trace_free(r.b.t);
+        trace_builder_release(&r.b);
+        trace_source_close(&r.src);
+        return s;
+    }
+    return open_common(&r, opts, out, err);
+}

@@ -1,0 +1,76 @@
+/* trace_source.h: the bytes of a trace, delivered in blocks by a producer thread (read(2) for
+ * plain files, zlib for gzip, so inflating overlaps parsing) or as one in-memory window. Each
+ * block has room in front so the unfinished tail of the previous block can be copied before it,
+ * keeping the current JSON unit contiguous without copying the whole stream. */
+#ifndef GP_ANALYZE_TRACE_SOURCE_H
+#define GP_ANALYZE_TRACE_SOURCE_H
+
+#include "gp/status.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SOURCE_NBLOCKS 4
+
+typedef struct source_block {
+    char *base;    /* allocation: prefix area, then data */
+    char *data;    /* base + prefix */
+    size_t n;      /* bytes in data */
+    uint64_t off;  /* stream offset of data[0] */
+    uint64_t line; /* newlines before data[0] */
+    int last;      /* no data after this block */
+} source_block;
+
+typedef struct trace_source {
+    const char *path;
+    int gzip;
+    size_t block_size, prefix;
+    /* producer side */
+    int fd;
+    void *gz; /* gzFile */
+    pthread_t thread;
+    int threaded;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    source_block blocks[SOURCE_NBLOCKS];
+    unsigned filled, taken; /* counters: blocks produced / consumed */
+    int stop, failed;
+    char fail_msg[200];
+    uint64_t prod_off, prod_line;
+    /* consumer side */
+    source_block *cur; /* block being parsed, NULL in memory mode */
+    const char *win;   /* window start (may precede cur->data by the copied tail) */
+    const char *win_end;
+    uint64_t win_off; /* stream offset of win */
+    /* memory mode */
+    char *owned; /* decompressed copy of a gzip buffer */
+} trace_source;
+
+/* Open `path` (gzip detected by magic bytes) and start the producer thread.
+ * `max_unit` bounds how much unfinished tail can be carried into the next block. */
+gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, gp_error *err);
+
+/* A buffer as the whole input (gzip inflated into an owned copy). */
+gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, const char *name,
+                                gp_error *err);
+
+/* Get the first window. *eof is set when nothing follows it. */
+gp_status trace_source_first(trace_source *s, const char **p, const char **end, int *eof,
+                             gp_error *err);
+
+/* Continue after [keep, win_end) is unfinished: the next window starts with a copy of it.
+ * On GP_OK, *p points to the copy of `keep`. */
+gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
+                              int *eof, gp_error *err);
+
+/* @return the stream offset of a position in the current window. */
+uint64_t trace_source_offset(const trace_source *s, const char *pos);
+
+/* Line (1-based) and column (1-based, 0 = unknown) of a position in the current window. */
+void trace_source_line_col(const trace_source *s, const char *pos, long *line, long *col);
+
+/* Stop the producer and free everything. */
+void trace_source_close(trace_source *s);
+
+#endif

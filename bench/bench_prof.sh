@@ -1,0 +1,17 @@
+#!/bin/sh
+# libprof: range push+pop cost next to the same loop without recording, and the writer's
+# throughput (plain and gzip) on 10 M and 20 M events with peak memory (must not grow with N).
+# usage: bench_prof.sh BUILD_DIR   (a Release build)
+build=${1:-build-release}
+bin=$build/bench
+[ -x "$bin/bench_prof_range" ] || { echo "bench_prof: build $bin/bench_prof_range first"; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin/bench_prof_range" 1000000 || exit 1
+for fmt in plain gzip; do
+    for n in 10000000 20000000; do
+        "$bin/bench_prof_writer" $fmt $n "$out/t.json" || exit 1
+        rm -f "$out/t.json"
+    done
+done
+echo "writer targets: >= 5 M events/s plain, >= 1 M events/s gzip, same peak RSS for 10 M and 20 M"

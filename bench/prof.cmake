@@ -1,0 +1,11 @@
+# libprof benchmarks: hot-path cost of a range and writer throughput (bench/bench_prof.sh).
+if(TARGET gp_prof)
+  add_executable(bench_prof_range ${CMAKE_CURRENT_SOURCE_DIR}/prof/bench_prof_range.c)
+  target_link_libraries(bench_prof_range PRIVATE gp_prof) # as programs use it: the shared library
+  # The writer bench reads the writer thread's CPU time, a private function: the static copy.
+  add_executable(bench_prof_writer ${CMAKE_CURRENT_SOURCE_DIR}/prof/bench_prof_writer.c)
+  target_link_libraries(bench_prof_writer PRIVATE gp_prof_static Threads::Threads)
+  target_include_directories(bench_prof_writer PRIVATE ${CMAKE_SOURCE_DIR}/libprof/src)
+  set_target_properties(bench_prof_range bench_prof_writer PROPERTIES
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+endif()

@@ -1,0 +1,166 @@
+/* config.c: the key/values that programs add to the trace's top-level "gprof" object
+ * (gp_prof_config_*): a small locked list, kept across sessions, rendered by the writer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prof_int.h"
+
+enum cfg_type { CFG_STR, CFG_INT, CFG_BOOL, CFG_DOUBLE, CFG_STRV };
+
+typedef struct cfg_entry {
+    char *key;
+    enum cfg_type type;
+    int64_t i;
+    double d;
+    char **strv; /* CFG_STR: strv[0]; CFG_STRV: n strings */
+    int n;
+} cfg_entry;
+
+#define MAX_CFG 128
+static cfg_entry cfg[MAX_CFG];
+static int n_cfg;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void entry_release(cfg_entry *e)
+{
+    for (int i = 0; i < e->n; i++)
+        free(e->strv[i]);
+    free(e->strv);
+    free(e->key);
+    memset(e, 0, sizeof(*e));
+}
+
+/* Find or add `key` (lock held) and clear its old value. */
+static cfg_entry *slot(const char *key)
+{
+    for (int i = 0; i < n_cfg; i++) {
+        if (strcmp(cfg[i].key, key) == 0) {
+            char *k = cfg[i].key;
+            cfg[i].key = NULL;
+            entry_release(&cfg[i]);
+            cfg[i].key = k;
+            return &cfg[i];
+        }
+    }
+    if (n_cfg == MAX_CFG)
+        return NULL;
+    cfg[n_cfg].key = strdup(key);
+    if (!cfg[n_cfg].key)
+        return NULL;
+    return &cfg[n_cfg++];
+}
+
+static void set_strings(const char *key, enum cfg_type type, const char *const *v, int n)
+{
+    if (!key || n < 0)
+        return;
+    pthread_mutex_lock(&lock);
+    cfg_entry *e = slot(key);
+    if (e) {
+        e->type = type;
+        e->strv = calloc((size_t)(n ? n : 1), sizeof(char *));
+        for (int i = 0; e->strv && i < n; i++)
+            if ((e->strv[i] = strdup(v[i] ? v[i] : "")) != NULL)
+                e->n = i + 1;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void set_number(const char *key, enum cfg_type type, int64_t i, double d)
+{
+    if (!key)
+        return;
+    pthread_mutex_lock(&lock);
+    cfg_entry *e = slot(key);
+    if (e) {
+        e->type = type;
+        e->i = i;
+        e->d = d;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void gp_prof_config_str(const char *key, const char *value)
+{
+    const char *v[1] = {value ? value : ""};
+    set_strings(key, CFG_STR, v, 1);
+}
+
+void gp_prof_config_strv(const char *key, const char *const *values, int n)
+{
+    set_strings(key, CFG_STRV, values, values ? n : 0);
+}
+
+void gp_prof_config_int(const char *key, int64_t value)
+{
+    set_number(key, CFG_INT, value, 0);
+}
+
+void gp_prof_config_bool(const char *key, int value)
+{
+    set_number(key, CFG_BOOL, value != 0, 0);
+}
+
+void gp_prof_config_double(const char *key, double value)
+{
+    set_number(key, CFG_DOUBLE, 0, value);
+}
+
+void gp_prof_config_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_cfg; i++)
+        entry_release(&cfg[i]);
+    n_cfg = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+int prof_config_has(const char *key)
+{
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_cfg && !found; i++)
+        found = strcmp(cfg[i].key, key) == 0;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+static void write_value(prof_out *o, const cfg_entry *e)
+{
+    switch (e->type) {
+    case CFG_STR:
+        prof_out_json_str(o, e->n ? e->strv[0] : "", e->n ? strlen(e->strv[0]) : 0);
+        break;
+    case CFG_INT:
+        prof_out_i64(o, e->i);
+        break;
+    case CFG_BOOL:
+        prof_out_str(o, e->i ? "true" : "false");
+        break;
+    case CFG_DOUBLE:
+        prof_out_double(o, e->d);
+        break;
+    case CFG_STRV:
+        prof_out_raw(o, "[", 1);
+        for (int i = 0; i < e->n; i++) {
+            if (i)
+                prof_out_raw(o, ",", 1);
+            prof_out_json_str(o, e->strv[i], strlen(e->strv[i]));
+        }
+        prof_out_raw(o, "]", 1);
+        break;
+    }
+}
+
+void prof_config_write(prof_out *o, int lead_comma)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_cfg; i++) {
+        if (lead_comma || i > 0)
+            prof_out_raw(o, ",", 1);
+        prof_out_json_str(o, cfg[i].key, strlen(cfg[i].key));
+        prof_out_raw(o, ":", 1);
+        write_value(o, &cfg[i]);
+    }
+    pthread_mutex_unlock(&lock);
+}

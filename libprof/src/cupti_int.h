@@ -1,0 +1,100 @@
+/* cupti_int.h: CUPTI inside libprof. cupti_loader.c dlopens libcupti (so libgp_prof.so loads
+ * where it is missing), cupti_activity.c drives the Activity API and hands completed buffers to
+ * the writer, cupti_convert.c turns records into trace events (pure: unit-tested with
+ * synthetic records built from the CUDA 13 structs). */
+#ifndef GP_LIBPROF_CUPTI_INT_H
+#define GP_LIBPROF_CUPTI_INT_H
+
+#include <cupti.h>
+
+#include "prof_int.h"
+
+/* ---- loader ---- */
+
+typedef struct cupti_api {
+    CUptiResult (*GetVersion)(uint32_t *);
+    CUptiResult (*GetResultString)(CUptiResult, const char **);
+    CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                  CUpti_CallbackId);
+    CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **);
+    CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
+    CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+                                             CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+    CUptiResult (*ActivityDisable)(CUpti_ActivityKind);
+    CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*ActivityFlushAll)(uint32_t);
+    CUptiResult (*ActivityFlushPeriod)(uint32_t);
+    CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
+} cupti_api;
+
+/** Load libcupti and its functions once. @return the table, or NULL with `why` filled. */
+const cupti_api *cupti_load(char *why, size_t why_len);
+/** @return CUPTI's message for `rc` (never NULL). */
+const char *cupti_error(const cupti_api *api, CUptiResult rc);
+
+/* ---- converter ---- */
+
+#define CUPTI_MAX_DEVICES 16
+#define CUPTI_MAX_STREAMS 256
+#define CUPTI_CORR_SLOTS  (1u << 16)
+#define CUPTI_ADDR_SLOTS  (1u << 14)
+/* Extra tracks: sync events on tid = stream + this (they overlap the stream's kernels), the
+ * CUPTI overhead track on the host process. */
+#define CUPTI_SYNC_TID_OFFSET 0x20000000
+#define CUPTI_OVERHEAD_TID    0x3fffffff
+
+/** Names CUPTI's callback ids (cuptiGetCallbackName); tests pass their own. */
+typedef const char *(*cupti_api_name_fn)(int driver, uint32_t cbid);
+
+typedef struct cupti_device_info {
+    int known;
+    char name[128];
+    uint64_t total_mem;
+    uint32_t major, minor, sms, threads_per_block, threads_per_sm, regs_per_block, warp,
+            smem_per_block, regs_per_sm, smem_per_sm;
+} cupti_device_info;
+
+typedef struct cupti_conv {
+    int pid;
+    cupti_api_name_fn api_name;
+    /* correlation id -> calling thread and external id, learned from API records */
+    uint32_t corr_id[CUPTI_CORR_SLOTS];
+    uint32_t corr_tid[CUPTI_CORR_SLOTS];
+    uint64_t corr_ext[CUPTI_CORR_SLOTS];
+    /* live device allocations (address -> bytes) and totals per device (index 16 = host) */
+    uint64_t addr[CUPTI_ADDR_SLOTS];
+    uint64_t addr_bytes[CUPTI_ADDR_SLOTS];
+    int64_t allocated[CUPTI_MAX_DEVICES + 1];
+    int64_t peak[CUPTI_MAX_DEVICES + 1];
+    /* tracks seen, for metadata */
+    uint32_t stream_dev[CUPTI_MAX_STREAMS], stream_id[CUPTI_MAX_STREAMS];
+    uint8_t stream_sync[CUPTI_MAX_STREAMS];
+    int n_streams;
+    uint32_t ctx_dev[64][2]; /* context id -> device */
+    int n_ctx;
+    uint64_t evsync_id[256];
+    uint32_t evsync_stream[256];
+    int overhead_seen;
+    cupti_device_info dev[CUPTI_MAX_DEVICES];
+    uint32_t dev_used; /* bit n: device n had activity */
+    uint32_t api_name_cache[2][1024];
+    const char *kname_ptr[256];
+    uint32_t kname_id[256];
+    uint64_t records, no_timestamp, outside_window;
+} cupti_conv;
+
+void cupti_conv_init(cupti_conv *c, int pid, cupti_api_name_fn api_name);
+/** Convert one record into events on `o` (unknown kinds are ignored). */
+void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *rec);
+/** Write deviceProperties entries (comma-separated); @return how many. */
+int cupti_conv_device_props(const cupti_conv *c, prof_out *o);
+/** GPU process/stream metadata events. */
+void cupti_conv_metadata(cupti_conv *c, prof_out *o);
+/** "gprof" members from the devices (device_name, total_device_memory), each after a comma,
+ * unless the program set them. */
+void cupti_conv_config(const cupti_conv *c, prof_out *o);
+
+#endif

@@ -1,0 +1,44 @@
+/* gpu_none.c: the GPU hooks of a build without CUPTI: nothing is recorded, and the trace says
+ * why in "gprof"."gpu_status". */
+#include "prof_int.h"
+
+int prof_gpu_start(unsigned record, char *why, size_t why_len)
+{
+    (void)record;
+    snprintf(why, why_len, "no GPU activity could be recorded: built without CUPTI");
+    return -1;
+}
+
+void prof_gpu_flush(void)
+{
+}
+
+void prof_gpu_stop(void)
+{
+}
+
+void prof_gpu_drain(prof_out *o, int final)
+{
+    (void)o;
+    (void)final;
+}
+
+int prof_gpu_device_props(prof_out *o)
+{
+    (void)o;
+    return 0;
+}
+
+void prof_gpu_metadata(prof_out *o)
+{
+    (void)o;
+}
+
+void prof_gpu_after_fork(void)
+{
+}
+
+uint64_t prof_gpu_dropped(void)
+{
+    return 0;
+}

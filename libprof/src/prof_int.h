@@ -1,0 +1,351 @@
+/* prof_int.h: libprof's private cross-file declarations: the session (process-global state,
+ * session.c), the name table (names.c), per-thread record rings (thread.c), the run
+ * configuration store (config.c), the JSON/gzip output (json_out.c) and the writer (writer.c). */
+#ifndef GP_LIBPROF_PROF_INT_H
+#define GP_LIBPROF_PROF_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "gp/prof.h"
+
+/* ---- clock ---- */
+
+/** Trace clock: CLOCK_REALTIME ns (CUPTI's default clock, so CPU and GPU events align). */
+static inline int64_t prof_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/** Hot-path timestamps ("ticks"): the TSC on x86-64 with an invariant TSC (rdtsc costs less
+ * than half of clock_gettime here: bench_prof.sh), else CLOCK_REALTIME ns. The writer turns ticks
+ * into REALTIME ns by interpolating between (ticks, ns) samples it takes every pass. */
+#if defined(__x86_64__)
+#    include <x86intrin.h>
+#endif
+extern int prof_tsc; /* 1: ticks are TSC cycles */
+static inline int64_t prof_ticks(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(prof_tsc, 1))
+        return (int64_t)__rdtsc();
+#endif
+    return prof_now();
+}
+
+/** Decide the tick source once (GP_PROF_CLOCK=realtime forces clock_gettime). */
+void prof_clock_init(void);
+/** Writer: take a (ticks, ns) sample; call before converting records drained afterwards. */
+void prof_clock_sample(void);
+/** Forget the samples of the previous session. */
+void prof_clock_reset(void);
+/** Writer: ticks -> CLOCK_REALTIME ns. */
+int64_t prof_ticks_to_ns(int64_t ticks);
+
+/** Read a (REALTIME, MONOTONIC) pair: MONOTONIC between two REALTIME reads, midpoint kept. */
+void prof_clock_anchor(int64_t *realtime_ns, int64_t *monotonic_ns);
+
+/* ---- records (32 bytes, written by the owning thread, read by the writer) ---- */
+
+enum prof_rec_kind {
+    PROF_REC_RANGE = 1,  /* t0..t1, name, depth = nesting level */
+    PROF_REC_STEP,       /* ProfilerStep#aux, t0..t1 */
+    PROF_REC_MARK,       /* instant at t0 */
+    PROF_REC_COUNTER,    /* counter at t0, value = bits of a double in aux */
+    PROF_REC_BAD_POP,    /* pop with no open range at t0 */
+    PROF_REC_ASYNC,      /* NVTX start/end range t0..t1, aux = tid that started it */
+    PROF_REC_DEEP        /* push past PROF_MAX_DEPTH at t0 */
+};
+
+typedef struct prof_rec {
+    int64_t t0;
+    int64_t t1;
+    uint64_t aux;
+    uint32_t name;
+    uint16_t kind;
+    uint16_t depth;
+} prof_rec;
+
+#define PROF_MAX_DEPTH   256
+#define PROF_NAME_CACHE  64 /* per-thread pointer -> id cache for NVTX's dynamic strings */
+#define PROF_NAME_MAX_ID (1u << 20)
+
+typedef struct prof_frame {
+    int64_t t0;
+    uint32_t name;
+    uint32_t recorded; /* 1 if the window was recording at push time */
+} prof_frame;
+
+enum prof_thread_state { PROF_THREAD_ALIVE = 1, PROF_THREAD_DEAD, PROF_THREAD_FREE };
+
+/** One thread's state. The ring is single-producer (the thread) single-consumer (the writer). */
+typedef struct prof_thread {
+    _Atomic uint64_t head; /* next slot the producer writes */
+    uint64_t tail_seen;    /* producer's cached copy of tail */
+    char pad0[48];
+    _Atomic uint64_t tail; /* next slot the writer reads */
+    char pad1[56];
+    prof_rec *ring;
+    uint64_t cap;           /* power of two */
+    _Atomic uint32_t gen;   /* session the ring belongs to (0 = none) */
+    _Atomic int state;      /* enum prof_thread_state */
+    int tid;
+    int depth;
+    _Atomic uint64_t dropped; /* records lost to a full ring */
+    struct prof_thread *next; /* registry list; immutable once published */
+    const char *cache_ptr[PROF_NAME_CACHE];
+    uint32_t cache_id[PROF_NAME_CACHE];
+    prof_frame stack[PROF_MAX_DEPTH];
+} prof_thread;
+
+/* ---- session (session.c) ---- */
+
+typedef struct prof_session {
+    _Atomic int running;   /* between init and shutdown */
+    _Atomic int recording; /* running and inside the profiling window */
+    _Atomic uint32_t gen;  /* incremented by every init */
+    unsigned record;       /* gp_prof_record_flags */
+    int wait_when_full;
+    uint64_t ring_cap;
+    int pid;
+} prof_session;
+
+extern prof_session prof_g;
+
+/** @return 1 if the window is recording and `flag` is asked for. Hot path. */
+static inline int prof_recording(unsigned flag)
+{
+    return atomic_load_explicit(&prof_g.recording, memory_order_relaxed) &&
+           (prof_g.record & flag);
+}
+
+/** Record the window's active intervals (writer reads them to filter GPU records). */
+int prof_window_contains(int64_t t);
+
+/* ---- names (names.c) ---- */
+
+/** @return the interned string of `id` (NULL if unknown). Lock-free; any thread. */
+const char *prof_name_str(uint32_t id);
+/** @return the category of `id`. */
+gp_prof_cat prof_name_cat(uint32_t id);
+/** @return how many ids have been handed out (ids are 1..count). */
+uint32_t prof_name_count(void);
+/** Intern a string of `len` bytes (need not be NUL-terminated). */
+uint32_t prof_intern_n(const char *s, size_t len, gp_prof_cat cat);
+/** Record `name_id` as the name of OS thread `tid`; prof_thread_names copies the table. */
+void prof_thread_name_set(int tid, uint32_t name_id);
+/** Copy up to `cap` (tid, name) pairs; @return how many. */
+int prof_thread_names(int *tids, uint32_t *names, int cap);
+
+/* ---- threads and rings (thread.c) ---- */
+
+/** @return the calling thread's state, registering it on first use (may malloc); NULL if out
+ * of memory. Its ring is attached to the current session. */
+prof_thread *prof_thread_self(void);
+/** Append `r` to the calling thread's ring; drops (and counts) when full. Hot path. */
+void prof_emit(prof_thread *t, const prof_rec *r);
+/** @return the first registered thread (walk with ->next). */
+prof_thread *prof_threads_head(void);
+/** Writer side: the oldest unread records of `t`, in place (a contiguous span that stays valid
+ * until released); @return how many. */
+size_t prof_ring_peek(prof_thread *t, const prof_rec **span);
+/** Writer side: hand `n` records read with prof_ring_peek back to the producer. */
+void prof_ring_release(prof_thread *t, size_t n);
+/** Writer side: free rings of threads that exited and are drained. */
+void prof_threads_reap(uint32_t gen);
+/** Begin/end an NVTX start/end range (any thread may end it). */
+uint64_t prof_async_start(uint32_t name);
+void prof_async_end(uint64_t id);
+/** Intern a dynamic NVTX string through the calling thread's pointer cache. */
+uint32_t prof_intern_cached_dyn(prof_thread *t, const char *s);
+/** NVTX push on `t` (the calling thread), recorded if NVTX capture is on. */
+void prof_nvtx_push(prof_thread *t, uint32_t name);
+/** NVTX pop on the calling thread. @return the depth left, or -1 if nothing was open. */
+int prof_nvtx_pop(void);
+/** Forget per-thread state after fork() in the child. */
+void prof_threads_after_fork(void);
+
+/* ---- config (config.c) ---- */
+
+struct prof_out;
+/** Write the "gprof" object's members (without braces), comma-separated, starting with a
+ * comma if `lead_comma`. The caller adds automatic keys around them. */
+void prof_config_write(struct prof_out *o, int lead_comma);
+/** @return 1 if `key` was set by the user. */
+int prof_config_has(const char *key);
+
+/* ---- output (json_out.c) ---- */
+
+/** Buffered output to a file, plain or gzip. On the first I/O error it stops writing, keeps
+ * `failed` set and `err` filled; callers check once at the end. */
+typedef struct prof_out {
+    char *buf;
+    size_t len;
+    size_t cap;
+    int fd;
+    int gzip;
+    void *z; /* z_stream * */
+    unsigned char *zbuf;
+    int failed;
+    char err[256];
+    uint64_t bytes_out;
+} prof_out;
+
+gp_status prof_out_open(prof_out *o, const char *path, int gzip, gp_error *err);
+/** A memory-only output of `cap` bytes (overflow sets `failed`); release with prof_out_close. */
+gp_status prof_out_mem_init(prof_out *o, size_t cap);
+/** Bytes of header text reserved at the start of the file (stored block limit: < 64 KiB). */
+#define PROF_HEADER_TEXT 16384
+/** @return bytes the header region takes in the file. */
+size_t prof_out_header_size(const prof_out *o);
+/** (Re)write the header region at offset 0 with `text` (n <= PROF_HEADER_TEXT bytes, padded
+ * with spaces); the first call must come before any other output. @return 0 or -1. */
+int prof_out_write_header(prof_out *o, const char *text, size_t n);
+/** Push buffered bytes to the file; `sync` makes gzip output decodable up to here. */
+void prof_out_flush(prof_out *o, int sync);
+/** Finish (gzip trailer), fsync-free close. @return 0 if everything was written. */
+int prof_out_close(prof_out *o);
+void prof_out_raw(prof_out *o, const char *s, size_t n);
+static inline void prof_out_str(prof_out *o, const char *s);
+/** Write `s` (n bytes) as a JSON string with quotes; invalid UTF-8 becomes U+FFFD. */
+void prof_out_json_str(prof_out *o, const char *s, size_t n);
+void prof_out_i64(prof_out *o, int64_t v);
+void prof_out_u64(prof_out *o, uint64_t v);
+/** Write ns as microseconds with three decimals ("12.345"), negatives clamped to 0. */
+void prof_out_us(prof_out *o, int64_t ns);
+/** Write a double in shortest round-trip form ("null" when not finite). */
+void prof_out_double(prof_out *o, double v);
+/** Escape `s` (n bytes) as JSON string contents (no quotes) into malloc'd memory. */
+char *prof_json_escape(const char *s, size_t n, size_t *out_len);
+
+/** Format `v` at p (needs 20 bytes); @return the end. Two digits a step: a hot loop. */
+static inline char *prof_put_u64(char *p, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                "31323334353637383940414243444546474849505152535455565758596061"
+                                "62636465666768697071727374757677787980818283848586878889909192"
+                                "93949596979899";
+    char tmp[20];
+    char *t = tmp + sizeof(tmp);
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100);
+        v /= 100;
+        t -= 2;
+        t[0] = pairs[2 * d];
+        t[1] = pairs[2 * d + 1];
+    }
+    if (v >= 10) {
+        t -= 2;
+        t[0] = pairs[2 * v];
+        t[1] = pairs[2 * v + 1];
+    } else {
+        *--t = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof(tmp) - t);
+    for (size_t i = 0; i < n; i++)
+        p[i] = t[i];
+    return p + n;
+}
+
+/** Format ns as microseconds with three decimals at p (needs 25 bytes); @return the end. */
+static inline char *prof_put_us(char *p, int64_t ns)
+{
+    if (ns < 0)
+        ns = 0;
+    p = prof_put_u64(p, (uint64_t)ns / 1000);
+    unsigned frac = (unsigned)((uint64_t)ns % 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    p[2] = (char)('0' + frac / 10 % 10);
+    p[3] = (char)('0' + frac % 10);
+    return p + 4;
+}
+
+static inline void prof_out_reserve(prof_out *o, size_t n)
+{
+    if (o->len + n > o->cap)
+        prof_out_flush(o, 0);
+}
+
+static inline void prof_out_str(prof_out *o, const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    prof_out_raw(o, s, n);
+}
+
+/* ---- writer (writer.c) ---- */
+
+typedef struct prof_writer_cfg {
+    const char *path; /* final path; the writer writes path + ".tmp" */
+    int gzip;
+    int flush_ms;
+    int64_t base_ns;
+    int64_t anchor_real;
+    int64_t anchor_mono;
+    const char *producer;
+    const char *trace_name;
+    int rank;
+    int world_size;
+    uint32_t gen;
+} prof_writer_cfg;
+
+/** Open the output and start the writer thread (with SIGINT/SIGTERM blocked). */
+gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err);
+/** Wake the writer now. Async-signal-safe. */
+void prof_writer_wake(void);
+/** Ask the writer to finish the trace and wait for it (max `timeout_ms`, 0 = forever).
+ * @return 0 if finished and renamed, -1 on I/O failure, -2 on timeout. */
+int prof_writer_finish(int timeout_ms, int from_signal);
+/** Forget the writer in a forked child (no thread there; the parent owns the file). */
+void prof_writer_forget(void);
+/** Start a session for an injected library unless one runs (`via` names the entry point).
+ * @return 0 if a session runs afterwards, -1 (logged once) if not. */
+int prof_inject_start(const char *via);
+/** Add a warning string to "gprof"."warnings" (copied; thread-safe, not hot path). */
+void prof_warn(const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 1, 2)))
+#endif
+        ;
+/** Write one complete ("X") event; GPU conversion uses it too. */
+void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid,
+                  int64_t t0, int64_t t1);
+/** CPU time the last session's writer thread used, formatting (user) and in write(2) and
+ * the file system (sys); valid after shutdown. */
+void prof_writer_cpu_ns(int64_t *user_ns, int64_t *sys_ns);
+/** @return events written in this session so far (writer thread only). */
+uint64_t prof_writer_events(void);
+/** Set "gpu_status" (copied). */
+void prof_set_gpu_status(const char *status);
+
+/* ---- GPU (cupti_*.c when GP_HAVE_CUPTI; stubs in session.c otherwise) ---- */
+
+/** Start CUPTI activity recording. @return 0, or -1 with `why` filled (CPU-only run). */
+int prof_gpu_start(unsigned record, char *why, size_t why_len);
+/** Flush GPU activity (forced) and hand every buffer to the writer. */
+void prof_gpu_flush(void);
+/** Stop recording (disable kinds) after a final flush. */
+void prof_gpu_stop(void);
+/** Writer side: convert pending GPU buffers into events. */
+void prof_gpu_drain(prof_out *o, int final);
+/** Writer side: write deviceProperties members (without brackets). @return count. */
+int prof_gpu_device_props(prof_out *o);
+/** Writer side: GPU process/stream metadata events, each preceded by a comma. */
+void prof_gpu_metadata(prof_out *o);
+/** In a forked child: never call CUPTI again. */
+void prof_gpu_after_fork(void);
+/** @return records CUPTI dropped so far. */
+uint64_t prof_gpu_dropped(void);
+
+/** Shared by writer and the GPU converter: pid of this process and the trace base time. */
+extern int64_t prof_base_ns;
+
+#endif

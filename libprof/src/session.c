@@ -1,0 +1,434 @@
+/* session.c: the profiling session (the process-global state): options, output naming,
+ * init/shutdown, steps and the profiling window, exit/signal/fork handling, and the automatic
+ * session that injection starts (NVTX_INJECTION64_PATH / CUDA_INJECTION64_PATH). */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gp/log.h"
+#include "gp/trace_schema.h"
+#include "prof_int.h"
+
+prof_session prof_g;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char trace_path[PATH_MAX];
+static int trace_done; /* trace_path was written completely */
+static int hooks_installed;
+static int signals_installed;
+static struct sigaction old_int, old_term;
+static _Atomic int signal_finishing;
+
+/* Steps and the profiling window (guarded by `lock`). */
+static gp_prof_schedule sched;
+static int64_t next_step;
+static int64_t open_step = -1;
+static int64_t open_step_t0;
+static int open_step_rec;
+#define MAX_WINDOWS 1024
+static int64_t win_t0[MAX_WINDOWS], win_t1[MAX_WINDOWS];
+static _Atomic int n_windows;
+static int window_open;
+
+void prof_clock_anchor(int64_t *realtime_ns, int64_t *monotonic_ns)
+{
+    struct timespec a, m, b;
+    clock_gettime(CLOCK_REALTIME, &a);
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    clock_gettime(CLOCK_REALTIME, &b);
+    int64_t ra = (int64_t)a.tv_sec * 1000000000LL + a.tv_nsec;
+    int64_t rb = (int64_t)b.tv_sec * 1000000000LL + b.tv_nsec;
+    *realtime_ns = ra + (rb - ra) / 2;
+    *monotonic_ns = (int64_t)m.tv_sec * 1000000000LL + m.tv_nsec;
+}
+
+int64_t gp_prof_now_ns(void)
+{
+    return prof_now();
+}
+
+void gp_prof_options_init(gp_prof_options *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->gzip = GP_PROF_GZIP_AUTO;
+    opts->record = GP_PROF_RECORD_DEFAULT;
+    opts->handle_signals = 1;
+}
+
+/* ---- output naming ---- */
+
+static int mkdir_p(const char *dir)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Resolve the output path and gzip choice. */
+static gp_status choose_output(const gp_prof_options *o, int *gzip, gp_error *err)
+{
+    if (o->output_path) {
+        *gzip = o->gzip == GP_PROF_GZIP_AUTO ? ends_with(o->output_path, ".gz") : o->gzip;
+        if (snprintf(trace_path, sizeof(trace_path), "%s", o->output_path) >=
+            (int)sizeof(trace_path))
+            return gp_error_set(err, GP_EINVAL, o->output_path, "trace path too long");
+        return GP_OK;
+    }
+    *gzip = o->gzip != GP_PROF_GZIP_OFF;
+    const char *dir = o->output_dir ? o->output_dir : getenv("GP_PROF_OUT");
+    if (!dir || !*dir)
+        dir = ".";
+    if (mkdir_p(dir) != 0)
+        return gp_error_set(err, GP_EIO, dir, "cannot create trace folder: %s", strerror(errno));
+    char host[256] = "host";
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    long long ms = (long long)(prof_now() / 1000000);
+    if (snprintf(trace_path, sizeof(trace_path), "%s/%s_%d.%lld%s", dir, host, (int)getpid(), ms,
+                 *gzip ? GP_TRACE_SUFFIX_GZ : GP_TRACE_SUFFIX) >= (int)sizeof(trace_path))
+        return gp_error_set(err, GP_EINVAL, dir, "trace path too long");
+    return GP_OK;
+}
+
+/* ---- exit, signals, fork ---- */
+
+static void at_exit(void)
+{
+    if (atomic_load(&prof_g.running) && getpid() == prof_g.pid)
+        gp_prof_shutdown(NULL);
+}
+
+static void after_fork_child(void)
+{
+    /* The child has no writer thread and must never touch the parent's trace. */
+    atomic_store(&prof_g.running, 0);
+    atomic_store(&prof_g.recording, 0);
+    atomic_fetch_add(&prof_g.gen, 1);
+    prof_threads_after_fork();
+    prof_writer_forget();
+    prof_gpu_after_fork();
+}
+
+static void call_old(int sig, const struct sigaction *old, siginfo_t *info, void *uc)
+{
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
+        old->sa_sigaction(sig, info, uc);
+    else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
+        old->sa_handler(sig);
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uc)
+{
+    const struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
+    int old_is_default = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+    if (!old_is_default) {
+        call_old(sig, old, info, uc); /* the program handles it; exit() will flush */
+        return;
+    }
+    if (atomic_load(&prof_g.running) && getpid() == prof_g.pid &&
+        !atomic_exchange(&signal_finishing, 1)) {
+        atomic_store(&prof_g.recording, 0);
+        prof_writer_finish(10000, 1);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when the handler returns: die as the signal says */
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa, cur;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[2] = {SIGINT, SIGTERM};
+    struct sigaction *olds[2] = {&old_int, &old_term};
+    for (int i = 0; i < 2; i++) {
+        if (sigaction(sigs[i], NULL, &cur) != 0 || cur.sa_sigaction == on_signal)
+            continue;
+        if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+            continue; /* ignored (nohup): leave it so */
+        *olds[i] = cur;
+        sigaction(sigs[i], &sa, NULL);
+    }
+    signals_installed = 1;
+}
+
+/* ---- init / shutdown ---- */
+
+static int phase_of(int64_t n); /* 0 idle, 1 warmup, 2 active */
+
+static void window_set(int active, int64_t now)
+{
+    atomic_store(&prof_g.recording, active);
+    int nw = atomic_load(&n_windows);
+    if (active && !window_open && nw < MAX_WINDOWS) {
+        win_t0[nw] = now;
+        win_t1[nw] = INT64_MAX;
+        atomic_store(&n_windows, nw + 1);
+        window_open = 1;
+    } else if (!active && window_open) {
+        win_t1[nw - 1] = now;
+        window_open = 0;
+    }
+}
+
+int prof_window_contains(int64_t t)
+{
+    if (sched.active <= 0)
+        return 1;
+    int nw = atomic_load(&n_windows);
+    for (int i = 0; i < nw; i++)
+        if (t >= win_t0[i] && t < win_t1[i])
+            return 1;
+    return 0;
+}
+
+static gp_status check_options(const gp_prof_options *o, gp_error *err)
+{
+    const gp_prof_schedule *s = &o->schedule;
+    GP_FAIL_IF(s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 ||
+                       s->repeat < 0,
+               GP_EINVAL, err, "profiling schedule values must not be negative");
+    GP_FAIL_IF(o->gzip < -1 || o->gzip > 1, GP_EINVAL, err, "gzip must be -1, 0 or 1");
+    GP_FAIL_IF(o->flush_interval_ms < 0, GP_EINVAL, err, "flush_interval_ms must be >= 0");
+    return GP_OK;
+}
+
+static uint64_t ring_records(size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 4u << 20;
+    if (bytes < (64u << 10))
+        bytes = 64u << 10;
+    if (bytes > (1u << 30))
+        bytes = 1u << 30;
+    uint64_t n = 1;
+    while (n * 2 * sizeof(prof_rec) <= bytes)
+        n *= 2;
+    return n;
+}
+
+static void start_gpu(unsigned record)
+{
+    if (!(record & (GP_PROF_RECORD_GPU | GP_PROF_RECORD_DRIVER))) {
+        prof_set_gpu_status("not requested");
+        return;
+    }
+    char why[256];
+    if (prof_gpu_start(record, why, sizeof(why)) == 0)
+        prof_set_gpu_status("recorded");
+    else
+        prof_set_gpu_status(why);
+}
+
+static gp_status init_locked(const gp_prof_options *o, gp_error *err)
+{
+    GP_FAIL_IF(atomic_load(&prof_g.running), GP_EINVAL, err, "a profiling session is already running");
+    GP_TRY(check_options(o, err));
+    int gzip;
+    GP_TRY(choose_output(o, &gzip, err));
+    trace_done = 0;
+    prof_g.record = o->record;
+    prof_g.wait_when_full = o->wait_when_full;
+    prof_g.ring_cap = ring_records(o->buffer_bytes);
+    prof_g.pid = (int)getpid();
+    sched = o->schedule;
+    next_step = 0;
+    open_step = -1;
+    atomic_store(&n_windows, 0);
+    window_open = 0;
+    prof_writer_cfg wc;
+    memset(&wc, 0, sizeof(wc));
+    wc.path = trace_path;
+    wc.gzip = gzip;
+    wc.flush_ms = o->flush_interval_ms ? o->flush_interval_ms : 100;
+    prof_clock_anchor(&wc.anchor_real, &wc.anchor_mono);
+    prof_base_ns = wc.anchor_real / 1000000000LL * 1000000000LL;
+    prof_clock_init();
+    prof_clock_reset();
+    prof_clock_sample();
+    wc.producer = o->producer;
+    wc.trace_name = o->trace_name;
+    wc.rank = o->rank;
+    wc.world_size = o->world_size;
+    wc.gen = atomic_load(&prof_g.gen) + 1;
+    GP_TRY(prof_writer_start(&wc, err));
+    atomic_store(&prof_g.gen, wc.gen);
+    atomic_store(&signal_finishing, 0);
+    atomic_store(&prof_g.running, 1);
+    window_set(phase_of(0) == 2, prof_now());
+    if (!hooks_installed) {
+        atexit(at_exit);
+        pthread_atfork(NULL, NULL, after_fork_child);
+        hooks_installed = 1;
+    }
+    if (o->handle_signals && !signals_installed)
+        install_signals();
+    start_gpu(o->record);
+    return GP_OK;
+}
+
+gp_status gp_prof_init(const gp_prof_options *opts, gp_error *err)
+{
+    gp_prof_options defaults;
+    if (!opts) {
+        gp_prof_options_init(&defaults);
+        opts = &defaults;
+    }
+    pthread_mutex_lock(&lock);
+    gp_status rc = init_locked(opts, err);
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static void step_end_locked(void);
+
+gp_status gp_prof_shutdown(gp_error *err)
+{
+    pthread_mutex_lock(&lock);
+    if (!atomic_load(&prof_g.running) || getpid() != prof_g.pid) {
+        pthread_mutex_unlock(&lock);
+        return GP_OK;
+    }
+    step_end_locked();
+    window_set(0, prof_now());
+    prof_gpu_flush();
+    atomic_store(&prof_g.running, 0);
+    int rc = atomic_exchange(&signal_finishing, 1) ? -1 : prof_writer_finish(0, 0);
+    prof_gpu_stop();
+    trace_done = rc == 0;
+    pthread_mutex_unlock(&lock);
+    if (rc != 0)
+        return gp_error_set(err, GP_EIO, trace_path, "the trace could not be written completely");
+    return GP_OK;
+}
+
+int gp_prof_running(void)
+{
+    return atomic_load(&prof_g.running);
+}
+
+const char *gp_prof_trace_path(void)
+{
+    return trace_done ? trace_path : NULL;
+}
+
+/* ---- steps ---- */
+
+static int phase_of(int64_t n)
+{
+    const gp_prof_schedule *s = &sched;
+    if (s->active <= 0)
+        return 2;
+    if (n < s->skip_first)
+        return 0;
+    int64_t m = n - s->skip_first, cycle = (int64_t)s->wait + s->warmup + s->active;
+    if (s->repeat > 0 && m / cycle >= s->repeat)
+        return 0;
+    int64_t pos = m % cycle;
+    return pos < s->wait ? 0 : pos < s->wait + s->warmup ? 1 : 2;
+}
+
+static void step_end_locked(void)
+{
+    if (open_step < 0)
+        return;
+    if (open_step_rec) {
+        prof_thread *t = prof_thread_self();
+        prof_rec r = {open_step_t0, prof_ticks(), (uint64_t)open_step, 0, PROF_REC_STEP, 0};
+        if (t)
+            prof_emit(t, &r);
+    }
+    open_step = -1;
+}
+
+int64_t gp_prof_step_begin(void)
+{
+    pthread_mutex_lock(&lock);
+    if (!atomic_load(&prof_g.running)) {
+        pthread_mutex_unlock(&lock);
+        return -1;
+    }
+    step_end_locked();
+    int64_t n = next_step++;
+    window_set(phase_of(n) == 2, prof_now());
+    open_step = n;
+    open_step_t0 = prof_ticks();
+    open_step_rec = prof_recording(GP_PROF_RECORD_CPU);
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void gp_prof_step_end(void)
+{
+    pthread_mutex_lock(&lock);
+    if (atomic_load(&prof_g.running))
+        step_end_locked();
+    pthread_mutex_unlock(&lock);
+}
+
+int64_t gp_prof_step(void)
+{
+    return gp_prof_step_begin();
+}
+
+/* ---- injection ---- */
+
+/* argv of this process from /proc/self/cmdline into "gprof"."command". */
+static void record_command(void)
+{
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return;
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *argv[64];
+    int argc = 0;
+    for (size_t i = 0; i < n && argc < 64; i += strlen(buf + i) + 1)
+        argv[argc++] = buf + i;
+    gp_prof_config_strv(GP_CFG_COMMAND, argv, argc);
+}
+
+int prof_inject_start(const char *via)
+{
+    if (atomic_load(&prof_g.running))
+        return 0;
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.producer = "inject";
+    const char *driver = getenv("GP_PROF_DRIVER");
+    if (driver && strcmp(driver, "1") == 0)
+        o.record |= GP_PROF_RECORD_DRIVER;
+    record_command();
+    gp_error err;
+    gp_error_clear(&err);
+    if (gp_prof_init(&o, &err) != GP_OK) {
+        if (!atomic_load(&prof_g.running)) {
+            GP_LOG(GP_LOG_ERROR, "profiling disabled (%s): '%s': %s", via, err.path, err.msg);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,346 @@
+/* thread.c: per-thread state and the hot path. Each thread owns a ring of fixed-size records
+ * (single producer, single consumer: the writer thread) and a stack of open ranges; push, pop,
+ * mark and counter append records with no malloc, lock or formatting. Threads register once
+ * (malloc) into a lock-free list whose nodes are recycled after the thread exits. */
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "prof_int.h"
+
+static _Atomic(prof_thread *) threads;
+/* initial-exec: one pointer of static TLS, so no __tls_get_addr call on the hot path. */
+static __thread prof_thread *self __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *p)
+{
+    prof_thread *t = p;
+    atomic_store_explicit(&t->state, PROF_THREAD_DEAD, memory_order_release);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
+
+prof_thread *prof_threads_head(void)
+{
+    return atomic_load_explicit(&threads, memory_order_acquire);
+}
+
+/* Reuse a node whose thread exited and whose ring was reaped, else allocate one. */
+static prof_thread *claim_node(void)
+{
+    for (prof_thread *t = prof_threads_head(); t; t = t->next) {
+        int want = PROF_THREAD_FREE;
+        if (atomic_compare_exchange_strong(&t->state, &want, PROF_THREAD_ALIVE))
+            return t;
+    }
+    prof_thread *t = aligned_alloc(64, (sizeof(prof_thread) + 63) / 64 * 64);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof(*t));
+    atomic_store(&t->state, PROF_THREAD_ALIVE);
+    prof_thread *head = prof_threads_head();
+    do
+        t->next = head;
+    while (!atomic_compare_exchange_weak(&threads, &head, t));
+    return t;
+}
+
+/* Give the thread a ring for the current session (the owning thread does this itself, so
+ * the writer never sees a ring being reset). */
+static int attach(prof_thread *t, uint32_t gen)
+{
+    if (t->cap != prof_g.ring_cap) {
+        free(t->ring);
+        t->ring = aligned_alloc(64, prof_g.ring_cap * sizeof(prof_rec));
+        t->cap = t->ring ? prof_g.ring_cap : 0;
+        if (!t->ring)
+            return -1;
+        /* Touch every page now, so the hot path never takes a page fault. */
+        memset(t->ring, 0, t->cap * sizeof(prof_rec));
+    }
+    atomic_store_explicit(&t->head, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->tail, 0, memory_order_relaxed);
+    t->tail_seen = 0;
+    atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->gen, gen, memory_order_release);
+    return 0;
+}
+
+prof_thread *prof_thread_self(void)
+{
+    prof_thread *t = self;
+    uint32_t gen = atomic_load_explicit(&prof_g.gen, memory_order_acquire);
+    if (t && atomic_load_explicit(&t->gen, memory_order_relaxed) == gen)
+        return t;
+    if (!t) {
+        pthread_once(&key_once, make_key);
+        t = claim_node();
+        if (!t)
+            return NULL;
+        t->tid = (int)syscall(SYS_gettid);
+        t->depth = 0;
+        memset(t->cache_ptr, 0, sizeof(t->cache_ptr));
+        self = t;
+        pthread_setspecific(exit_key, t);
+    }
+    if (attach(t, gen) != 0)
+        return NULL;
+    return t;
+}
+
+void prof_emit(prof_thread *t, const prof_rec *r)
+{
+    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+    if (h - t->tail_seen >= t->cap) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        while (h - t->tail_seen >= t->cap) {
+            if (!prof_g.wait_when_full || !atomic_load(&prof_g.running)) {
+                atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+                return;
+            }
+            /* lossless mode: let the writer catch up (it loops while behind) */
+            prof_writer_wake();
+            struct timespec pause = {0, 20000};
+            nanosleep(&pause, NULL);
+            t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        }
+    }
+    t->ring[h & (t->cap - 1)] = *r;
+    atomic_store_explicit(&t->head, h + 1, memory_order_release);
+}
+
+size_t prof_ring_peek(prof_thread *t, const prof_rec **span)
+{
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t at = tail & (t->cap - 1);
+    uint64_t n = head - tail;
+    if (n > t->cap - at)
+        n = t->cap - at; /* up to the end of the ring; the rest comes next call */
+    *span = &t->ring[at];
+    return (size_t)n;
+}
+
+void prof_ring_release(prof_thread *t, size_t n)
+{
+    atomic_fetch_add_explicit(&t->tail, n, memory_order_release);
+}
+
+void prof_threads_reap(uint32_t gen)
+{
+    for (prof_thread *t = prof_threads_head(); t; t = t->next) {
+        if (atomic_load_explicit(&t->state, memory_order_acquire) != PROF_THREAD_DEAD)
+            continue;
+        if (atomic_load(&t->gen) == gen && atomic_load(&t->head) != atomic_load(&t->tail))
+            continue; /* still has records for this session */
+        free(t->ring);
+        t->ring = NULL;
+        t->cap = 0;
+        atomic_store(&t->gen, 0);
+        atomic_store_explicit(&t->state, PROF_THREAD_FREE, memory_order_release);
+    }
+}
+
+void prof_threads_after_fork(void)
+{
+    /* The child has only the forking thread; other nodes stay owned by nobody. */
+    prof_thread *me = self;
+    for (prof_thread *t = prof_threads_head(); t; t = t->next)
+        if (t != me)
+            atomic_store(&t->state, PROF_THREAD_DEAD);
+    if (me)
+        me->tid = (int)syscall(SYS_gettid);
+}
+
+/* ---- public hot path ---- */
+
+/* The calling thread, attached to the current session. */
+static inline prof_thread *fast_self(void)
+{
+    prof_thread *t = self;
+    if (__builtin_expect(t != NULL, 1) &&
+        atomic_load_explicit(&t->gen, memory_order_relaxed) ==
+                atomic_load_explicit(&prof_g.gen, memory_order_relaxed))
+        return t;
+    return prof_thread_self();
+}
+
+static void push_on(prof_thread *t, uint32_t name, unsigned flag)
+{
+    int64_t now = prof_ticks();
+    if (t->depth >= PROF_MAX_DEPTH) {
+        prof_rec r = {now, now, 0, name, PROF_REC_DEEP, (uint16_t)t->depth};
+        prof_emit(t, &r);
+        t->depth++;
+        return;
+    }
+    prof_frame *f = &t->stack[t->depth++];
+    f->t0 = now;
+    f->name = name;
+    f->recorded = (uint32_t)prof_recording(flag);
+}
+
+void gp_prof_push(gp_prof_name name)
+{
+    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+        return;
+    prof_thread *t = fast_self();
+    if (t)
+        push_on(t, name, GP_PROF_RECORD_CPU);
+}
+
+void prof_nvtx_push(prof_thread *t, uint32_t name)
+{
+    push_on(t, name, GP_PROF_RECORD_NVTX);
+}
+
+/* Shared by gp_prof_pop and NVTX's pop. */
+static void pop_on(prof_thread *t)
+{
+    int64_t now = prof_ticks();
+    if (t->depth == 0) {
+        prof_rec r = {now, now, 0, 0, PROF_REC_BAD_POP, 0};
+        prof_emit(t, &r);
+        return;
+    }
+    int d = --t->depth;
+    if (d >= PROF_MAX_DEPTH)
+        return;
+    prof_frame *f = &t->stack[d];
+    if (f->recorded) {
+        prof_rec r = {f->t0, now, 0, f->name, PROF_REC_RANGE, (uint16_t)d};
+        prof_emit(t, &r);
+    }
+}
+
+void gp_prof_pop(void)
+{
+    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+        return;
+    prof_thread *t = fast_self();
+    if (t)
+        pop_on(t);
+}
+
+void gp_prof_mark(gp_prof_name name)
+{
+    if (!prof_recording(GP_PROF_RECORD_CPU))
+        return;
+    prof_thread *t = prof_thread_self();
+    if (!t)
+        return;
+    int64_t now = prof_ticks();
+    prof_rec r = {now, now, 0, name, PROF_REC_MARK, (uint16_t)t->depth};
+    prof_emit(t, &r);
+}
+
+void gp_prof_counter(gp_prof_name name, double value)
+{
+    if (!prof_recording(GP_PROF_RECORD_CPU))
+        return;
+    prof_thread *t = prof_thread_self();
+    if (!t)
+        return;
+    int64_t now = prof_ticks();
+    prof_rec r = {now, now, 0, name, PROF_REC_COUNTER, 0};
+    memcpy(&r.aux, &value, sizeof(value));
+    prof_emit(t, &r);
+}
+
+void gp_prof_thread_name(const char *name)
+{
+    if (!name)
+        return;
+    size_t n = strnlen(name, 63);
+    prof_thread_name_set((int)syscall(SYS_gettid), prof_intern_n(name, n, 0));
+}
+
+/* ---- NVTX support ---- */
+
+uint32_t prof_intern_cached_dyn(prof_thread *t, const char *s)
+{
+    if (!s)
+        return 0;
+    size_t slot = ((uintptr_t)s >> 3) & (PROF_NAME_CACHE - 1);
+    /* The pointer may be a reused buffer: check the contents too (names are short). */
+    if (t->cache_ptr[slot] == s) {
+        const char *known = prof_name_str(t->cache_id[slot]);
+        if (known && strcmp(known, s) == 0)
+            return t->cache_id[slot];
+    }
+    uint32_t id = gp_prof_intern(s);
+    t->cache_ptr[slot] = s;
+    t->cache_id[slot] = id;
+    return id;
+}
+
+int prof_nvtx_pop(void)
+{
+    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+        return -1;
+    prof_thread *t = prof_thread_self();
+    if (!t)
+        return -1;
+    int depth = t->depth;
+    pop_on(t);
+    return depth > 0 ? depth - 1 : -1;
+}
+
+/* NVTX start/end ranges may end on another thread: open ones live in a fixed table. */
+#define ASYNC_SLOTS 4096
+typedef struct async_slot {
+    _Atomic uint64_t id; /* 0 = free */
+    int64_t t0;
+    uint32_t name;
+    int tid;
+} async_slot;
+static async_slot async_tab[ASYNC_SLOTS];
+static _Atomic uint64_t async_next = 1;
+
+uint64_t prof_async_start(uint32_t name)
+{
+    if (!prof_recording(GP_PROF_RECORD_NVTX))
+        return 0;
+    prof_thread *t = prof_thread_self();
+    if (!t)
+        return 0;
+    uint64_t id = atomic_fetch_add(&async_next, 1);
+    for (int probe = 0; probe < 8; probe++) {
+        async_slot *s = &async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
+        uint64_t want = 0;
+        if (atomic_compare_exchange_strong(&s->id, &want, UINT64_MAX)) {
+            s->t0 = prof_ticks();
+            s->name = name;
+            s->tid = t->tid;
+            atomic_store_explicit(&s->id, id, memory_order_release);
+            return id;
+        }
+    }
+    atomic_fetch_add(&t->dropped, 1);
+    return 0;
+}
+
+void prof_async_end(uint64_t id)
+{
+    if (id == 0 || id == UINT64_MAX)
+        return;
+    int64_t now = prof_ticks();
+    for (int probe = 0; probe < 8; probe++) {
+        async_slot *s = &async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
+        if (atomic_load_explicit(&s->id, memory_order_acquire) != id)
+            continue;
+        prof_rec r = {s->t0, now, (uint64_t)s->tid, s->name, PROF_REC_ASYNC, 0};
+        atomic_store_explicit(&s->id, 0, memory_order_release);
+        prof_thread *t = atomic_load(&prof_g.running) ? prof_thread_self() : NULL;
+        if (t)
+            prof_emit(t, &r);
+        return;
+    }
+}

@@ -1,0 +1,719 @@
+/* writer.c: the writer thread. Every flush interval it drains each thread's ring and the GPU
+ * buffers into "traceEvents" of <path>.tmp; at the end it writes the metadata events, rewrites
+ * the header region (run configuration, drop counts, warnings, devices) and renames the file.
+ * The events are formatted by hand from cached, pre-escaped names: this loop sets the writer's
+ * throughput (bench/bench_prof.sh). */
+#include <errno.h>
+#include <limits.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+
+#include "gp/log.h"
+#include "gp/trace_schema.h"
+#include "prof_int.h"
+
+#define TAKE_BATCH 4096
+#define MAX_WARN   64
+#define MAX_TIDS   4096
+
+typedef struct async_range {
+    int64_t t0, t1;
+    uint32_t name;
+    int tid;
+} async_range;
+
+typedef struct tid_info {
+    int tid;
+    uint64_t bad_pops;
+    uint64_t deep;
+} tid_info;
+
+static struct {
+    pthread_t th;
+    int started;
+    sem_t wake;
+    _Atomic int stop;  /* 1: finish requested */
+    _Atomic int state; /* 0 running, 1 finished ok, -1 failed */
+    prof_writer_cfg cfg;
+    char path[PATH_MAX], tmp[PATH_MAX], producer[32], trace_name[256];
+    prof_out out;
+    int need_comma;
+    int io_reported;
+    uint64_t n_events;
+    char **esc; /* escaped name per id, lazily built */
+    uint32_t *esc_len;
+    unsigned char *esc_op; /* 1: category cpu_op */
+    uint32_t esc_cap;
+    tid_info tids[MAX_TIDS];
+    int n_tids;
+    async_range *async;
+    size_t n_async, cap_async;
+    int64_t last_sync_ns;
+    int cur_tid;
+    int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
+} W;
+
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *warnings[MAX_WARN];
+static int n_warnings;
+static uint64_t warnings_lost;
+static char gpu_status[256] = "not requested";
+
+int64_t prof_base_ns;
+
+void prof_warn(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&warn_lock);
+    if (n_warnings < MAX_WARN && (warnings[n_warnings] = strdup(line)) != NULL)
+        n_warnings++;
+    else
+        warnings_lost++;
+    pthread_mutex_unlock(&warn_lock);
+}
+
+void prof_set_gpu_status(const char *status)
+{
+    pthread_mutex_lock(&warn_lock);
+    snprintf(gpu_status, sizeof(gpu_status), "%s", status);
+    pthread_mutex_unlock(&warn_lock);
+}
+
+static void warnings_clear(void)
+{
+    pthread_mutex_lock(&warn_lock);
+    for (int i = 0; i < n_warnings; i++)
+        free(warnings[i]);
+    n_warnings = 0;
+    warnings_lost = 0;
+    pthread_mutex_unlock(&warn_lock);
+}
+
+/* ---- events ---- */
+
+static void comma(prof_out *o)
+{
+    if (W.need_comma)
+        prof_out_raw(o, ",\n", 2);
+    W.need_comma = 1;
+    W.n_events++;
+}
+
+/* Pre-escaped JSON string contents of name `id`. */
+static const char *esc_name(uint32_t id, uint32_t *len)
+{
+    if (id >= W.esc_cap) {
+        uint32_t ncap = prof_name_count() + 1024;
+        char **e = realloc(W.esc, ncap * sizeof(*e));
+        uint32_t *l = e ? realloc(W.esc_len, ncap * sizeof(*l)) : NULL;
+        unsigned char *op = l ? realloc(W.esc_op, ncap) : NULL;
+        if (e)
+            W.esc = e;
+        if (l)
+            W.esc_len = l;
+        if (!op) {
+            *len = 0;
+            return "";
+        }
+        W.esc_op = op;
+        memset(W.esc + W.esc_cap, 0, (ncap - W.esc_cap) * sizeof(*e));
+        W.esc_cap = ncap;
+    }
+    if (!W.esc[id]) {
+        const char *s = prof_name_str(id);
+        size_t n = 0;
+        W.esc[id] = prof_json_escape(s ? s : "(unnamed)", s ? strlen(s) : 9, &n);
+        W.esc_len[id] = (uint32_t)n;
+        W.esc_op[id] = prof_name_cat(id) == GP_PROF_CAT_CPU_OP;
+        if (!W.esc[id]) {
+            *len = 0;
+            return "";
+        }
+    }
+    *len = W.esc_len[id];
+    return W.esc[id];
+}
+
+static void put_name(prof_out *o, uint32_t id)
+{
+    uint32_t n;
+    const char *s = esc_name(id, &n);
+    prof_out_raw(o, "\"", 1);
+    prof_out_raw(o, s, n);
+    prof_out_raw(o, "\"", 1);
+}
+
+static void put_pid_tid_ts(prof_out *o, int64_t pid, int64_t tid, int64_t t_ns)
+{
+    prof_out_raw(o, ",\"pid\":", 7);
+    prof_out_i64(o, pid);
+    prof_out_raw(o, ",\"tid\":", 7);
+    prof_out_i64(o, tid);
+    prof_out_raw(o, ",\"ts\":", 6);
+    prof_out_us(o, t_ns - prof_base_ns);
+}
+
+void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid,
+                  int64_t t0, int64_t t1)
+{
+    comma(o);
+    prof_out_str(o, "{\"ph\":\"X\",\"cat\":\"");
+    prof_out_str(o, cat);
+    prof_out_raw(o, "\",\"name\":", 9);
+    put_name(o, name);
+    put_pid_tid_ts(o, pid, tid, t0);
+    prof_out_raw(o, ",\"dur\":", 7);
+    prof_out_us(o, t1 > t0 ? t1 - t0 : 0);
+    prof_out_raw(o, "}", 1);
+}
+
+/* The per-thread tail of every CPU event: ,"pid":P,"tid":T,"ts": */
+static char thread_tail[64];
+static size_t thread_tail_len;
+
+static void set_thread_tail(int pid, int tid)
+{
+    thread_tail_len = (size_t)snprintf(thread_tail, sizeof(thread_tail),
+                                       ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
+}
+
+/* A CPU range in one pass over the buffer (the writer's hot loop). */
+static void write_range(prof_out *o, uint32_t name_id, int64_t t0, int64_t t1)
+{
+    static const char pre_ua[] = "{\"ph\":\"X\",\"cat\":\"" GP_CAT_USER_ANNOTATION "\",\"name\":\"";
+    static const char pre_op[] = "{\"ph\":\"X\",\"cat\":\"" GP_CAT_CPU_OP "\",\"name\":\"";
+    uint32_t nlen;
+    const char *name = esc_name(name_id, &nlen);
+    size_t need = sizeof(pre_ua) + nlen + thread_tail_len + 64;
+    if (need > o->cap / 2) { /* a huge name: the general path */
+        prof_write_x(o, prof_name_cat(name_id) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
+                                                                     : GP_CAT_USER_ANNOTATION,
+                     name_id, prof_g.pid, W.cur_tid, t0, t1);
+        return;
+    }
+    prof_out_reserve(o, need);
+    char *p = o->buf + o->len;
+    if (W.need_comma) {
+        p[0] = ',';
+        p[1] = '\n';
+        p += 2;
+    }
+    W.need_comma = 1;
+    W.n_events++;
+    int op = W.esc_op[name_id];
+    memcpy(p, op ? pre_op : pre_ua, op ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1);
+    p += op ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
+    memcpy(p, name, nlen);
+    p += nlen;
+    *p++ = '"';
+    memcpy(p, thread_tail, thread_tail_len);
+    p += thread_tail_len;
+    p = prof_put_us(p, t0 - prof_base_ns);
+    memcpy(p, ",\"dur\":", 7);
+    p = prof_put_us(p + 7, t1 > t0 ? t1 - t0 : 0);
+    *p++ = '}';
+    o->len = (size_t)(p - o->buf);
+}
+
+static tid_info *tid_slot(int tid)
+{
+    for (int i = 0; i < W.n_tids; i++)
+        if (W.tids[i].tid == tid)
+            return &W.tids[i];
+    if (W.n_tids == MAX_TIDS)
+        return NULL;
+    W.tids[W.n_tids] = (tid_info){tid, 0, 0};
+    return &W.tids[W.n_tids++];
+}
+
+static void write_step(prof_out *o, const prof_rec *r, int pid, int tid)
+{
+    comma(o);
+    prof_out_str(o, "{\"ph\":\"X\",\"cat\":\"" GP_CAT_USER_ANNOTATION "\",\"name\":\"" GP_NAME_STEP_PREFIX);
+    prof_out_u64(o, r->aux);
+    prof_out_raw(o, "\"", 1);
+    put_pid_tid_ts(o, pid, tid, r->t0);
+    prof_out_raw(o, ",\"dur\":", 7);
+    prof_out_us(o, r->t1 - r->t0);
+    prof_out_raw(o, "}", 1);
+}
+
+static void write_instant(prof_out *o, const prof_rec *r, int pid, int tid)
+{
+    comma(o);
+    prof_out_str(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"" GP_CAT_CPU_INSTANT "\",\"name\":");
+    if (r->kind == PROF_REC_MARK)
+        put_name(o, r->name);
+    else
+        prof_out_str(o, "\"[gprof] unbalanced pop\"");
+    put_pid_tid_ts(o, pid, tid, r->t0);
+    prof_out_raw(o, "}", 1);
+}
+
+static void write_counter(prof_out *o, const prof_rec *r, int pid, int tid)
+{
+    double v;
+    memcpy(&v, &r->aux, sizeof(v));
+    comma(o);
+    prof_out_str(o, "{\"ph\":\"C\",\"cat\":\"" GP_CAT_CPU_INSTANT "\",\"name\":");
+    put_name(o, r->name);
+    put_pid_tid_ts(o, pid, tid, r->t0);
+    prof_out_str(o, ",\"args\":{\"value\":");
+    prof_out_double(o, v);
+    prof_out_raw(o, "}}", 2);
+}
+
+static void keep_async(const prof_rec *r)
+{
+    if (W.n_async == W.cap_async) {
+        size_t ncap = W.cap_async ? W.cap_async * 2 : 256;
+        async_range *a = ncap <= (1u << 20) ? realloc(W.async, ncap * sizeof(*a)) : NULL;
+        if (!a) {
+            prof_warn("too many NVTX start/end ranges: some were not written");
+            return;
+        }
+        W.async = a;
+        W.cap_async = ncap;
+    }
+    W.async[W.n_async++] = (async_range){r->t0, r->t1, r->name, (int)r->aux};
+}
+
+static void write_rec(prof_out *o, const prof_rec *raw, int pid, int tid)
+{
+    if (__builtin_expect(raw->kind == PROF_REC_RANGE, 1)) {
+        write_range(o, raw->name, prof_ticks_to_ns(raw->t0), prof_ticks_to_ns(raw->t1));
+        return;
+    }
+    prof_rec conv = *raw;
+    const prof_rec *r = &conv;
+    conv.t0 = prof_ticks_to_ns(raw->t0);
+    conv.t1 = raw->t1 == raw->t0 ? conv.t0 : prof_ticks_to_ns(raw->t1);
+    tid_info *ti;
+    switch (r->kind) {
+    case PROF_REC_STEP:
+        write_step(o, r, pid, tid);
+        break;
+    case PROF_REC_MARK:
+        write_instant(o, r, pid, tid);
+        break;
+    case PROF_REC_COUNTER:
+        write_counter(o, r, pid, tid);
+        break;
+    case PROF_REC_BAD_POP:
+        if ((ti = tid_slot(tid)) != NULL)
+            ti->bad_pops++;
+        write_instant(o, r, pid, tid);
+        break;
+    case PROF_REC_DEEP:
+        if ((ti = tid_slot(tid)) != NULL)
+            ti->deep++;
+        break;
+    case PROF_REC_ASYNC:
+        keep_async(r);
+        break;
+    }
+}
+
+/* Drain every ring of this session once. @return records written (the writer loops without
+ * sleeping while there is a lot to do). */
+static size_t drain_threads(prof_out *o)
+{
+    size_t total = 0;
+    prof_clock_sample(); /* every record drained below was made before this sample */
+    for (prof_thread *t = prof_threads_head(); t; t = t->next) {
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != W.cfg.gen)
+            continue;
+        tid_slot(t->tid);
+        W.cur_tid = t->tid;
+        set_thread_tail(prof_g.pid, t->tid);
+        const prof_rec *span;
+        size_t n;
+        while ((n = prof_ring_peek(t, &span)) > 0) {
+            for (size_t i = 0; i < n; i++)
+                write_rec(o, &span[i], prof_g.pid, t->tid);
+            prof_ring_release(t, n);
+            total += n;
+        }
+    }
+    prof_threads_reap(W.cfg.gen);
+    return total;
+}
+
+static uint64_t cpu_dropped(void)
+{
+    uint64_t d = 0;
+    for (prof_thread *t = prof_threads_head(); t; t = t->next)
+        if (atomic_load(&t->gen) == W.cfg.gen)
+            d += atomic_load(&t->dropped);
+    return d;
+}
+
+/* ---- metadata ---- */
+
+static void meta(prof_out *o, const char *what, int64_t pid, int64_t tid, const char *key,
+                 const char *sval, int64_t ival)
+{
+    comma(o);
+    prof_out_str(o, "{\"name\":\"");
+    prof_out_str(o, what);
+    prof_out_str(o, "\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    prof_out_i64(o, pid);
+    prof_out_raw(o, ",\"tid\":", 7);
+    prof_out_i64(o, tid);
+    prof_out_str(o, ",\"args\":{\"");
+    prof_out_str(o, key);
+    prof_out_raw(o, "\":", 2);
+    if (sval)
+        prof_out_json_str(o, sval, strlen(sval));
+    else
+        prof_out_i64(o, ival);
+    prof_out_raw(o, "}}", 2);
+}
+
+static void process_name(char *buf, size_t cap)
+{
+    FILE *f = fopen("/proc/self/comm", "r");
+    buf[0] = '\0';
+    if (f) {
+        if (fgets(buf, (int)cap, f))
+            buf[strcspn(buf, "\n")] = '\0';
+        fclose(f);
+    }
+    if (!buf[0])
+        snprintf(buf, cap, "process %d", prof_g.pid);
+}
+
+/* "thread <tid> (<name>)" as Kineto writes it. */
+static void write_thread_meta(prof_out *o, int pid, int tid, const char *name)
+{
+    char label[160];
+    if (name)
+        snprintf(label, sizeof(label), "thread %d (%s)", tid, name);
+    else
+        snprintf(label, sizeof(label), "thread %d", tid);
+    meta(o, GP_NAME_THREAD_NAME, pid, tid, "name", label, 0);
+    meta(o, GP_NAME_THREAD_SORT, pid, tid, "sort_index", NULL, tid);
+}
+
+static void write_cpu_metadata(prof_out *o)
+{
+    int pid = prof_g.pid;
+    char pname[64];
+    process_name(pname, sizeof(pname));
+    meta(o, GP_NAME_PROCESS_NAME, pid, 0, "name", pname, 0);
+    meta(o, GP_NAME_PROCESS_LABELS, pid, 0, "labels", "CPU", 0);
+    meta(o, GP_NAME_PROCESS_SORT, pid, 0, "sort_index", NULL, pid);
+    static int tids[MAX_TIDS];
+    static uint32_t names[MAX_TIDS];
+    int n = prof_thread_names(tids, names, MAX_TIDS);
+    for (int i = 0; i < n; i++)
+        tid_slot(tids[i]);
+    for (int i = 0; i < W.n_tids; i++) {
+        const char *name = NULL;
+        for (int j = 0; j < n; j++)
+            if (tids[j] == W.tids[i].tid)
+                name = prof_name_str(names[j]);
+        write_thread_meta(o, pid, W.tids[i].tid, name);
+    }
+}
+
+/* NVTX start/end ranges may overlap without nesting: lay them out on extra lanes per thread
+ * (tid = lane * 2^22 + 2^30 + thread tid; Linux tids stay below 2^22), greedily by start. */
+static int cmp_async(const void *a, const void *b)
+{
+    const async_range *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static void write_async(prof_out *o)
+{
+    if (W.n_async == 0)
+        return;
+    qsort(W.async, W.n_async, sizeof(*W.async), cmp_async);
+    int64_t lane_end[16];
+    for (size_t i = 0; i < W.n_async;) {
+        int tid = W.async[i].tid, lanes = 0;
+        for (; i < W.n_async && W.async[i].tid == tid; i++) {
+            async_range *a = &W.async[i];
+            int l = 0;
+            while (l < lanes && lane_end[l] > a->t0)
+                l++;
+            if (l == 16)
+                l = 15;
+            if (l == lanes) {
+                lanes++;
+                char label[96];
+                snprintf(label, sizeof(label), "thread %d (NVTX start/end ranges %d)", tid, l);
+                int64_t vt = (1LL << 30) + ((int64_t)l << 22) + tid;
+                meta(o, GP_NAME_THREAD_NAME, prof_g.pid, vt, "name", label, 0);
+            }
+            lane_end[l] = a->t1;
+            prof_write_x(o, GP_CAT_USER_ANNOTATION, a->name, prof_g.pid,
+                         (1LL << 30) + ((int64_t)l << 22) + tid, a->t0, a->t1);
+        }
+    }
+}
+
+/* ---- header ---- */
+
+static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
+{
+    prof_out_str(h, "\"" GP_KEY_GPROF "\":{\"" GP_CFG_TOOL_VERSION "\":\"" GP_VERSION "\"");
+    prof_out_str(h, ",\"" GP_CFG_PRODUCER "\":");
+    prof_out_json_str(h, W.producer, strlen(W.producer));
+    if (!prof_config_has(GP_CFG_CPU_COUNT)) {
+        prof_out_str(h, ",\"" GP_CFG_CPU_COUNT "\":");
+        prof_out_i64(h, sysconf(_SC_NPROCESSORS_ONLN));
+    }
+    prof_out_str(h, ",\"" GP_CFG_CLOCK_REALTIME_NS "\":");
+    prof_out_i64(h, W.cfg.anchor_real);
+    prof_out_str(h, ",\"" GP_CFG_CLOCK_MONOTONIC_NS "\":");
+    prof_out_i64(h, W.cfg.anchor_mono);
+    pthread_mutex_lock(&warn_lock);
+    prof_out_str(h, ",\"" GP_CFG_GPU_STATUS "\":");
+    prof_out_json_str(h, gpu_status, strlen(gpu_status));
+    pthread_mutex_unlock(&warn_lock);
+    prof_out_str(h, ",\"" GP_CFG_DROPPED_RECORDS "\":");
+    prof_out_u64(h, dropped_cpu + prof_gpu_dropped());
+    prof_out_str(h, ",\"dropped_cpu_records\":");
+    prof_out_u64(h, dropped_cpu);
+    prof_out_str(h, ",\"dropped_gpu_records\":");
+    prof_out_u64(h, prof_gpu_dropped());
+    prof_out_str(h, ",\"complete\":");
+    prof_out_str(h, final ? "true" : "false");
+    prof_config_write(h, 1);
+    prof_out_str(h, ",\"" GP_CFG_WARNINGS "\":[");
+    pthread_mutex_lock(&warn_lock);
+    for (int i = 0; i < n_warnings; i++) {
+        if (i)
+            prof_out_raw(h, ",", 1);
+        prof_out_json_str(h, warnings[i], strlen(warnings[i]));
+    }
+    pthread_mutex_unlock(&warn_lock);
+    prof_out_str(h, "]}");
+}
+
+static int write_header(uint64_t dropped_cpu, int final)
+{
+    prof_out h;
+    if (prof_out_mem_init(&h, PROF_HEADER_TEXT) != GP_OK)
+        return -1;
+    prof_out_str(&h, "{\"" GP_KEY_SCHEMA_VERSION "\":1,\"" GP_KEY_DEVICE_PROPERTIES "\":[");
+    prof_gpu_device_props(&h);
+    prof_out_str(&h, "],");
+    if (W.cfg.world_size > 0) {
+        prof_out_str(&h, "\"" GP_KEY_DISTRIBUTED_INFO "\":{\"rank\": ");
+        prof_out_i64(&h, W.cfg.rank);
+        prof_out_str(&h, ",\"world_size\": ");
+        prof_out_i64(&h, W.cfg.world_size);
+        prof_out_str(&h, "},");
+    }
+    header_gprof(&h, dropped_cpu, final);
+    prof_out_str(&h, ",\"" GP_KEY_DISPLAY_TIME_UNIT "\":\"ms\",\"" GP_KEY_BASE_TIME_NS "\":");
+    prof_out_i64(&h, prof_base_ns);
+    if (W.trace_name[0]) {
+        prof_out_str(&h, ",\"" GP_KEY_TRACE_NAME "\":");
+        prof_out_json_str(&h, W.trace_name, strlen(W.trace_name));
+    }
+    prof_out_raw(&h, ",\n", 2);
+    int rc = h.failed ? -1 : prof_out_write_header(&W.out, h.buf, h.len);
+    prof_out_close(&h);
+    return rc;
+}
+
+/* ---- thread ---- */
+
+static void report_io(void)
+{
+    if (W.io_reported)
+        return;
+    W.io_reported = 1;
+    GP_LOG(GP_LOG_ERROR, "cannot write trace '%s': %s; profiling stopped, the program goes on",
+           W.path, W.out.err[0] ? W.out.err : "I/O error");
+    atomic_store(&prof_g.recording, 0);
+}
+
+static size_t periodic(void)
+{
+    size_t n = drain_threads(&W.out);
+    prof_gpu_drain(&W.out, 0);
+    int64_t now = prof_now();
+    int sync = now - W.last_sync_ns > 1000000000LL; /* a readable gzip prefix once a second */
+    if (sync)
+        W.last_sync_ns = now;
+    prof_out_flush(&W.out, sync);
+    if (W.out.failed)
+        report_io();
+    return n;
+}
+
+static int finish(void)
+{
+    prof_out *o = &W.out;
+    drain_threads(o);
+    prof_gpu_drain(o, 1);
+    uint64_t dropped = cpu_dropped();
+    for (int i = 0; i < W.n_tids; i++) {
+        if (W.tids[i].bad_pops)
+            prof_warn("%llu unbalanced pop(s) (pop with no open range) on thread %d",
+                      (unsigned long long)W.tids[i].bad_pops, W.tids[i].tid);
+        if (W.tids[i].deep)
+            prof_warn("%llu range(s) nested deeper than %d on thread %d were not recorded",
+                      (unsigned long long)W.tids[i].deep, PROF_MAX_DEPTH, W.tids[i].tid);
+    }
+    if (dropped)
+        prof_warn("%llu CPU record(s) dropped: a thread's buffer was full (raise buffer_bytes)",
+                  (unsigned long long)dropped);
+    write_async(o);
+    write_cpu_metadata(o);
+    prof_gpu_metadata(o);
+    prof_out_str(o, "\n]}\n");
+    prof_out_flush(o, 0);
+    if (!o->failed && write_header(dropped, 1) != 0 && !o->failed) {
+        warnings_clear(); /* too long for the header region: keep the rest */
+        prof_warn("warnings were too long for the trace header and were left out");
+        write_header(dropped, 1);
+    }
+    int rc = prof_out_close(o);
+    if (rc == 0 && rename(W.tmp, W.path) != 0) {
+        snprintf(o->err, sizeof(o->err), "rename of the .tmp file failed: %s", strerror(errno));
+        o->failed = 1;
+        rc = -1;
+    }
+    if (rc != 0) {
+        report_io();
+        unlink(W.tmp); /* a full disk needs the space back */
+    }
+    return rc;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    size_t busy = 0;
+    for (;;) {
+        if (busy >= TAKE_BATCH) { /* behind: go on at once */
+            if (atomic_load(&W.stop))
+                break;
+            busy = periodic();
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = ts.tv_nsec + (int64_t)W.cfg.flush_ms * 1000000LL;
+        ts.tv_sec += ns / 1000000000LL;
+        ts.tv_nsec = ns % 1000000000LL;
+        while (sem_timedwait(&W.wake, &ts) != 0 && errno == EINTR)
+            ;
+        if (atomic_load(&W.stop))
+            break;
+        busy = periodic();
+    }
+    int rc = finish();
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    W.cpu_user_ns = (int64_t)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
+    W.cpu_sys_ns = (int64_t)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+    atomic_store(&W.state, rc == 0 ? 1 : -1);
+    return NULL;
+}
+
+gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
+{
+    W.cfg = *cfg;
+    snprintf(W.path, sizeof(W.path), "%s", cfg->path);
+    if (snprintf(W.tmp, sizeof(W.tmp), "%s.tmp", cfg->path) >= (int)sizeof(W.tmp))
+        return gp_error_set(err, GP_EINVAL, cfg->path, "trace path too long");
+    snprintf(W.producer, sizeof(W.producer), "%s", cfg->producer ? cfg->producer : "api");
+    snprintf(W.trace_name, sizeof(W.trace_name), "%s", cfg->trace_name ? cfg->trace_name : "");
+    W.need_comma = 0;
+    W.io_reported = 0;
+    W.n_events = 0;
+    W.n_tids = 0;
+    W.n_async = 0;
+    W.last_sync_ns = prof_now();
+    atomic_store(&W.stop, 0);
+    atomic_store(&W.state, 0);
+    warnings_clear();
+    GP_TRY(prof_out_open(&W.out, W.tmp, cfg->gzip, err));
+    if (write_header(0, 0) != 0) {
+        prof_out_close(&W.out);
+        unlink(W.tmp);
+        return gp_error_set(err, GP_EIO, W.tmp, "cannot write trace header: %s",
+                            W.out.err[0] ? W.out.err : "header too large");
+    }
+    prof_out_str(&W.out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
+    sem_init(&W.wake, 0, 0);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(&W.th, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        prof_out_close(&W.out);
+        unlink(W.tmp);
+        return gp_error_set(err, GP_ENOMEM, NULL, "cannot start the writer thread");
+    }
+    W.started = 1;
+    return GP_OK;
+}
+
+void prof_writer_wake(void)
+{
+    if (W.started)
+        sem_post(&W.wake);
+}
+
+int prof_writer_finish(int timeout_ms, int from_signal)
+{
+    if (!W.started)
+        return -1;
+    atomic_store(&W.stop, 1);
+    sem_post(&W.wake);
+    if (from_signal) {
+        /* Only async-signal-safe calls here: poll the writer's state. */
+        for (int waited = 0; atomic_load(&W.state) == 0; waited++) {
+            if (timeout_ms > 0 && waited >= timeout_ms)
+                return -2;
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        return atomic_load(&W.state) == 1 ? 0 : -1;
+    }
+    pthread_join(W.th, NULL);
+    W.started = 0;
+    sem_destroy(&W.wake);
+    return atomic_load(&W.state) == 1 ? 0 : -1;
+}
+
+void prof_writer_forget(void)
+{
+    W.started = 0;
+    if (W.out.fd >= 0)
+        close(W.out.fd);
+    W.out.fd = -1;
+}
+
+void prof_writer_cpu_ns(int64_t *user_ns, int64_t *sys_ns)
+{
+    *user_ns = W.cpu_user_ns;
+    *sys_ns = W.cpu_sys_ns;
+}
+
+uint64_t prof_writer_events(void)
+{
+    return W.n_events;
+}

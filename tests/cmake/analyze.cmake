@@ -1,0 +1,13 @@
+# analyze (issue 6): the independent Python check of per-kernel totals on ../shared/traces
+# (exit 77 when absent) and the trace-reader fuzz target, whose corpus replays under ctest.
+if(TARGET gp_analyze)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_FOUND)
+    add_test(NAME analyze_kernel_totals
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/kernel_totals.py
+                     $<TARGET_FILE:gprof-train> ${GP_SHARED_TRACES_DIR})
+    set_tests_properties(analyze_kernel_totals PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endif()
+  gp_add_fuzz(fuzz_trace_read ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_read.c
+              ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_read gp_analyze)
+endif()

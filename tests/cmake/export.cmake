@@ -1,0 +1,59 @@
+# Tests of the viewer export (viewer-export/, gp_export) and of the trainer's TensorBoard
+# scalars writer (trainer/src/tfevents.c): C unit tests (tests/unit/test_export_*.c,
+# test_train_tfevents.c), Python tests that load our output with TensorBoard's and
+# torch-tb-profiler's own readers (a venv under the build dir; skip 77 only when pip cannot reach
+# its index), a Perfetto-importer rules check, and headless-Chromium checks of the HTML report.
+
+set(gp_tfevents_src ${CMAKE_SOURCE_DIR}/trainer/src/tfevents.c)
+set(gp_export_tests ${CMAKE_CURRENT_SOURCE_DIR}/export)
+set(gp_export_sample ${gp_export_tests}/data/starved_worker.1700000000000.pt.trace.json)
+set(gp_export_work ${CMAKE_CURRENT_BINARY_DIR}/export-work)
+
+# test_train_tfevents: the unit glob builds it against gp_train, which compiles tfevents.c when
+# present; without the trainer, compile the writer into the test.
+if(NOT TARGET test_train_tfevents)
+  gp_add_test_exe(test_train_tfevents ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_train_tfevents.c unit)
+endif()
+if(TARGET gp_train)
+  get_target_property(gp_train_srcs gp_train SOURCES)
+  list(FILTER gp_train_srcs INCLUDE REGEX "tfevents\\.c$")
+endif()
+if(NOT gp_train_srcs)
+  target_sources(test_train_tfevents PRIVATE ${gp_tfevents_src})
+endif()
+target_include_directories(test_train_tfevents PRIVATE ${CMAKE_SOURCE_DIR}/trainer/src)
+
+add_executable(tfevents_write ${gp_export_tests}/tfevents_write.c ${gp_tfevents_src})
+target_include_directories(tfevents_write PRIVATE ${CMAKE_SOURCE_DIR}/trainer/src)
+target_link_libraries(tfevents_write PRIVATE gp_common)
+
+foreach(t test_export_html test_export_perfetto test_export_tensorboard)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE ${gp_export_tests})
+    target_link_libraries(${t} PRIVATE ZLIB::ZLIB)
+  endif()
+endforeach()
+
+# gp_export_py_test(NAME SCRIPT ARGS...): a Python test run in the export venv (run_py.sh).
+function(gp_export_py_test name script)
+  add_test(NAME ${name} COMMAND sh ${gp_export_tests}/run_py.sh ${CMAKE_BINARY_DIR}
+                                ${gp_export_tests}/${script} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)
+endfunction()
+
+gp_export_py_test(export_tfevents_tensorboard test_tfevents_read.py $<TARGET_FILE:tfevents_write>
+                  ${gp_export_work}/tfevents)
+if(TARGET gp_export)
+  gp_export_py_test(export_tb_plugin test_tb_plugin.py $<TARGET_FILE:gprof-train>
+                    ${gp_export_sample} ${gp_export_work}/tb_plugin)
+  gp_export_py_test(export_perfetto_trace_processor test_perfetto_tp.py
+                    $<TARGET_FILE:gprof-train> ${gp_export_sample} ${gp_export_work}/tp)
+  add_test(NAME export_perfetto_importer_rules
+           COMMAND python3 ${gp_export_tests}/check_perfetto.py $<TARGET_FILE:gprof-train>
+                   ${gp_export_sample} ${gp_export_work}/perfetto)
+  add_test(NAME export_html_chromium
+           COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
+                   ${gp_export_sample} ${gp_export_work}/html)
+  set_tests_properties(export_perfetto_importer_rules export_html_chromium PROPERTIES
+                       LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

@@ -1,0 +1,35 @@
+# libprof tests beyond the unit tests: scenario programs whose traces test_prof_trace.py checks
+# with Python's strict json module (nesting, names, signals, full disk, NVTX injection).
+if(TARGET gp_prof)
+  set(gp_prof_dir ${CMAKE_CURRENT_SOURCE_DIR}/prof)
+  add_executable(prof_app ${gp_prof_dir}/prof_app.c)
+  target_link_libraries(prof_app PRIVATE gp_prof Threads::Threads)
+  set(gp_prof_cases threads atexit gzip sigint sigterm fsize unwritable schedule)
+  if(GP_NVTX3_INCLUDE)
+    # Only NVTX3's headers: no libprof API, no CUDA runtime.
+    add_executable(nvtx_app ${gp_prof_dir}/nvtx_app.c)
+    target_include_directories(nvtx_app PRIVATE ${GP_NVTX3_INCLUDE})
+    target_link_libraries(nvtx_app PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+    add_executable(nvtx_app_linked ${gp_prof_dir}/nvtx_app.c)
+    target_compile_definitions(nvtx_app_linked PRIVATE NVTX_APP_LINKED)
+    target_include_directories(nvtx_app_linked PRIVATE ${GP_NVTX3_INCLUDE})
+    target_link_libraries(nvtx_app_linked PRIVATE gp_prof Threads::Threads ${CMAKE_DL_LIBS})
+    list(APPEND gp_prof_cases nvtx nvtx_linked)
+  endif()
+  foreach(case ${gp_prof_cases})
+    add_test(NAME prof_trace_${case}
+             COMMAND python3 ${gp_prof_dir}/test_prof_trace.py ${case}
+                     $<TARGET_FILE_DIR:prof_app> ${CMAKE_BINARY_DIR}/lib)
+    set_tests_properties(prof_trace_${case} PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+endif()
+
+# Unit tests call libprof's private functions: link the static copy instead of the shared
+# library (hidden symbols), so the test and the code under test share one set of globals.
+file(GLOB gp_prof_units CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_prof_*.c)
+foreach(src ${gp_prof_units})
+  get_filename_component(name ${src} NAME_WE)
+  if(TARGET ${name})
+    set_property(TARGET ${name} PROPERTY LINK_LIBRARIES gp_common m gp_prof_static Threads::Threads)
+  endif()
+endforeach()

@@ -1,0 +1,28 @@
+# Tests of the rules engine and `gprof-train diagnose` (issue 7) beyond the unit test
+# tests/unit/test_analyze_rules.c and the golden cases in tests/golden/diagnose/:
+# - the committed fixtures in tests/data/rules/ match what tests/rules/gen_rule_traces.py writes;
+# - the JSON output conforms to the documented schema on every fixture (and ../shared/traces);
+# - the trainer on the CPU with --workers 0 on a PNG image folder is diagnosed as starved, and
+#   with enough workers it is not (tests/rules/trainer_starved.sh; needs `prepare` and `run`).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+set(gp_rules_dir ${CMAKE_CURRENT_SOURCE_DIR}/rules)
+
+if(Python3_FOUND)
+  add_test(NAME rules_fixtures_fresh
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/gen_rule_traces.py --check)
+  set_tests_properties(rules_fixtures_fresh PROPERTIES LABELS unit TIMEOUT 120)
+
+  set(gp_rules_json_inputs ${GP_TEST_DATA_DIR}/rules)
+  if(EXISTS ${GP_SHARED_TRACES_DIR})
+    list(APPEND gp_rules_json_inputs ${GP_SHARED_TRACES_DIR})
+  endif()
+  add_test(NAME rules_json_schema
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_json.py $<TARGET_FILE:gprof-train>
+                   ${gp_rules_json_inputs})
+  set_tests_properties(rules_json_schema PROPERTIES LABELS cli TIMEOUT 300)
+endif()
+
+add_test(NAME rules_trainer_starved
+         COMMAND sh ${gp_rules_dir}/trainer_starved.sh $<TARGET_FILE:gprof-train>
+                 ${CMAKE_CURRENT_BINARY_DIR}/rules-trainer)
+set_tests_properties(rules_trainer_starved PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)

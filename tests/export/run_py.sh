@@ -1,0 +1,34 @@
+#!/bin/sh
+# run_py.sh BUILD_DIR SCRIPT.py ARGS...: run a Python export test in a venv under BUILD_DIR that
+# holds tensorboard, torch-tb-profiler 0.4.3, pandas and perfetto (created once, under a lock).
+# Exits 77 (skip) with a message only when pip cannot reach its package index.
+build=$1
+shift
+venv="$build/export-pyenv"
+log="$build/export-pyenv.log"
+pkgs="tensorboard torch-tb-profiler==0.4.3 pandas perfetto"
+mkdir -p "$build" || exit 2
+exec 9>"$build/export-pyenv.lock"
+flock 9 || exit 2
+if [ ! -f "$venv/.complete" ]; then
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" >"$log" 2>&1; then
+        echo "run_py: cannot create a venv (python3 -m venv): see $log" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+    # shellcheck disable=SC2086
+    if ! "$venv/bin/pip" install --disable-pip-version-check -q $pkgs >>"$log" 2>&1; then
+        if grep -qE 'NewConnectionError|Network is unreachable|Temporary failure in name resolution|Name or service not known|Failed to establish|ProxyError|from versions: none' "$log"; then
+            echo "SKIP: pip cannot reach its package index to install $pkgs (see $log)" >&2
+            rm -rf "$venv"
+            exit 77
+        fi
+        echo "run_py: pip install $pkgs failed:" >&2
+        tail -20 "$log" >&2
+        exit 1
+    fi
+    touch "$venv/.complete"
+fi
+exec 9>&-
+exec "$venv/bin/python" "$@"

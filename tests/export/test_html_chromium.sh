@@ -1,0 +1,46 @@
+#!/bin/sh
+# test_html_chromium.sh GPROF_TRAIN TRACE WORK_DIR: export TRACE as HTML, check the file is
+# self-contained, load it in headless Chromium with console logging on, and fail on any console
+# message (errors, CSP refusals) or a blank screenshot. A canary page proves console messages
+# are captured. Skips (77) only when chromium is not installed.
+bin=$1
+trace=$2
+work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+chromium=$(command -v chromium || command -v chromium-browser)
+if [ -z "$chromium" ]; then
+    echo "SKIP: chromium is not installed (scripts/deps.sh installs Debian's chromium)"
+    exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" || exit 2
+html="$work/report.html"
+"$bin" export "$trace" --html "$html" || { echo "FAIL: export --html failed"; exit 1; }
+
+# self-contained: no scripts, no external references of any kind
+if grep -nE '<script|<link|<img|<iframe|src=|href=|@import|url\(' "$html"; then
+    echo "FAIL: the report references something outside itself"
+    exit 1
+fi
+
+shot() { # shot PAGE PNG LOG
+    timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+        --user-data-dir="$work/profile" --enable-logging=stderr --v=0 --hide-scrollbars \
+        --window-size=1200,2000 --virtual-time-budget=3000 --screenshot="$2" "file://$1" \
+        >/dev/null 2>"$3"
+}
+
+printf '<html><body><script>console.error("gp-canary")</script></body></html>' >"$work/canary.html"
+shot "$work/canary.html" "$work/canary.png" "$work/canary.log"
+if ! grep -q 'CONSOLE.*gp-canary' "$work/canary.log"; then
+    echo "FAIL: chromium console messages are not captured; this test would see nothing"
+    exit 1
+fi
+
+shot "$html" "$work/report.png" "$work/report.log" || { echo "FAIL: chromium failed"; exit 1; }
+if grep -nE 'CONSOLE|Uncaught|Refused to' "$work/report.log"; then
+    echo "FAIL: console messages while loading the report"
+    exit 1
+fi
+[ -s "$work/report.png" ] || { echo "FAIL: no screenshot"; exit 1; }
+python3 "$here/png_variety.py" "$work/report.png" 12 3 || exit 1
+echo "ok: $html loads with no console messages; screenshot $work/report.png"

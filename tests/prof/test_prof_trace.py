@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""test_prof_trace.py: runs libprof's scenario programs (prof_app, nvtx_app) and checks the traces
+they leave with Python's strict json module: the trace contract, nesting per thread, names,
+durations, signals, a full disk and the profiling window.
+usage: test_prof_trace.py CASE BIN_DIR LIB_DIR   (CASE: threads, atexit, gzip, sigint, sigterm,
+fsize, unwritable, schedule, nvtx, nvtx_linked)"""
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read()
+    trace = json.loads(text)  # strict: invalid escapes or UTF-8 fail here
+    keys = list(trace.keys())
+    check(keys[-1] == "traceEvents", "traceEvents is the last key: %s" % keys)
+    check(trace.get("schemaVersion") == 1, "schemaVersion 1")
+    check(isinstance(trace.get("baseTimeNanoseconds"), int), "baseTimeNanoseconds")
+    check(isinstance(trace.get("deviceProperties"), list), "deviceProperties list")
+    check(isinstance(trace.get("gprof"), dict), "gprof object")
+    for e in trace["traceEvents"]:
+        check("name" in e and "ph" in e, "every event has name and ph: %r" % e)
+        if e["ph"] == "X":
+            check(isinstance(e.get("cat"), str) and e["dur"] >= 0, "X has cat and dur: %r" % e)
+    return trace
+
+
+def check_nesting(events):
+    """X events on one (pid, tid) must nest; returns {id(event): depth}."""
+    depth = {}
+    by_thread = {}
+    for e in events:
+        if e["ph"] == "X":
+            by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+    for key, evs in by_thread.items():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            end = e["ts"] + e["dur"]
+            while stack and stack[-1] < e["ts"] + 1e-9 and stack[-1] <= e["ts"]:
+                stack.pop()
+            if stack:
+                check(end <= stack[-1] + 1e-6, "partial overlap on %s: %r" % (key, e))
+            depth[id(e)] = len(stack)
+            stack.append(end)
+    return depth
+
+
+def x_events(trace, name=None):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and (name is None or e["name"] == name)]
+
+
+def thread_names(trace):
+    return {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+            if e["ph"] == "M" and e["name"] == "thread_name"}
+
+
+def run(cmd, env=None, **kw):
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, **kw)
+
+
+def case_threads(bindir, tmp, mode="threads", out_name="t.json"):
+    out = os.path.join(tmp, out_name)
+    r = run([os.path.join(bindir, "prof_app"), mode, out])
+    check(r.returncode == 0, "prof_app exits 0: %s" % r.stderr)
+    check(not os.path.exists(out + ".tmp"), "no .tmp left behind")
+    t = load(out)
+    depth = check_nesting(t["traceEvents"])
+    n = 3 * 4 * 500
+    outer, mm = x_events(t, "outer"), x_events(t, "aten::mm")
+    leaf = x_events(t, 'leaf "q" \\ \x01\t\ufffd\u00e9')
+    check(len(outer) == n and len(mm) == n and len(leaf) == n,
+          "range counts %d %d %d (want %d)" % (len(outer), len(mm), len(leaf), n))
+    check(all(e["cat"] == "cpu_op" for e in mm), "aten::mm is cpu_op")
+    check(all(e["cat"] == "user_annotation" for e in outer), "outer is user_annotation")
+    check(all(depth[id(e)] == 0 for e in outer), "outer at depth 0")
+    check(all(depth[id(e)] == 1 for e in mm), "aten::mm at depth 1")
+    check(all(depth[id(e)] == 2 for e in leaf), "leaf at depth 2")
+    steps = sorted(e["name"] for e in x_events(t) if e["name"].startswith("ProfilerStep#"))
+    check(steps == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"], "steps %s" % steps)
+    g = t["gprof"]
+    check(g.get("model") == "mlp" and g.get("batch_size") == 64 and g.get("pin_memory") is True
+          and g.get("lr") == 0.001 and g.get("command") == ["prof_app", '--x="y"'], "gprof config %r" % g)
+    check(g.get("complete") is True and g.get("dropped_records") == 0, "complete, nothing dropped")
+    check(any("unbalanced pop" in w for w in g.get("warnings", [])), "unbalanced pop warning")
+    names = thread_names(t).values()
+    check(any("(main)" in v for v in names) and any("(worker-0)" in v for v in names),
+          "thread names %s" % list(names)[:6])
+    check(any(e["ph"] == "i" and e["name"] == "mark" for e in t["traceEvents"]), "mark event")
+    check(any(e["ph"] == "C" and e["name"] == "loss" for e in t["traceEvents"]), "counter event")
+    if mode == "threads":
+        check(("trace " + out) in r.stdout, "gp_prof_trace_path: %s" % r.stdout)
+
+
+def case_signal(bindir, tmp, sig):
+    out = os.path.join(tmp, "spin.json.gz")
+    p = subprocess.Popen([os.path.join(bindir, "prof_app"), "spin", out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    check(p.stdout.readline().strip() == "ready", "spin app started")
+    time.sleep(0.4)
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    check(p.returncode == -sig, "died by the signal (%s)" % p.returncode)
+    check(os.path.exists(out) and not os.path.exists(out + ".tmp"), "trace renamed after signal")
+    t = load(out)
+    check(len(x_events(t, "spin")) > 10, "spin ranges recorded")
+    check(t["gprof"].get("complete") is True, "trace complete after signal")
+    check_nesting(t["traceEvents"])
+
+
+def case_fsize(bindir, tmp):
+    out = os.path.join(tmp, "full.json")
+    r = run([os.path.join(bindir, "prof_app"), "fsize", out])
+    check(r.returncode == 0 and "host alive" in r.stdout, "host keeps running: %r" % r.stdout)
+    check("shutdown I/O error" in r.stdout.replace("i/o", "I/O"), "shutdown reports I/O: %r" % r.stdout)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(len(lines) == 1 and "cannot write trace" in lines[0] and out in lines[0],
+          "exactly one clear message: %r" % r.stderr)
+    check(not os.path.exists(out + ".tmp") and not os.path.exists(out), "partial file removed")
+
+
+def case_unwritable(bindir, tmp):
+    r = run([os.path.join(bindir, "prof_app"), "unwritable", "/nonexistent-dir/x/t.json"])
+    check(r.returncode == 0, "exit 0")
+    check("init failed" in r.stdout and "cannot create trace file" in r.stdout, "clear error: %r" % r.stdout)
+
+
+def case_schedule(bindir, tmp):
+    out = os.path.join(tmp, "sched.json")
+    r = run([os.path.join(bindir, "prof_app"), "schedule", out])
+    check(r.returncode == 0, "exit 0")
+    t = load(out)
+    steps = sorted(e["name"] for e in x_events(t) if e["name"].startswith("ProfilerStep#"))
+    work = sorted(e["name"] for e in x_events(t) if e["name"].startswith("work#"))
+    check(steps == ["ProfilerStep#3", "ProfilerStep#4"], "active steps %s" % steps)
+    check(work == ["work#3", "work#4"], "ranges in active steps only %s" % work)
+
+
+def case_nvtx(bindir, libdir, tmp, linked):
+    env = dict(os.environ)
+    env.pop("NVTX_INJECTION64_PATH", None)
+    env.pop("GP_PROF_NVTX_LINKED", None)
+    env["GP_PROF_OUT"] = tmp
+    if linked:
+        r = run([os.path.join(bindir, "nvtx_app_linked")], env=env)
+    else:
+        env["NVTX_INJECTION64_PATH"] = os.path.join(libdir, "libgp_prof.so")
+        r = run([os.path.join(bindir, "nvtx_app")], env=env)
+    check(r.returncode == 0, "nvtx app exit 0: %s" % r.stderr)
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    traces = [f for f in os.listdir(tmp) if f.endswith(".pt.trace.json.gz")]
+    check(len(traces) == 1, "one trace per process: %s" % traces)
+    if not traces:
+        return
+    t = load(os.path.join(tmp, traces[0]))
+    depth = check_nesting(t["traceEvents"])
+    want = [l for l in lines if "name" in l]
+    check(len(x_events(t)) == len(want), "exactly the NVTX ranges: %s" % [e["name"] for e in x_events(t)])
+    for w in want:
+        name = w["name"]
+        evs = x_events(t, name)
+        check(len(evs) == 1, "one %r" % name)
+        if len(evs) != 1:
+            continue
+        e = evs[0]
+        real_tid = e["tid"] if e["tid"] < (1 << 30) else (e["tid"] - (1 << 30)) & ((1 << 22) - 1)
+        check(real_tid == w["tid"], "%r on thread %d (got %d)" % (name, w["tid"], e["tid"]))
+        check(w["min_us"] <= e["dur"] < w["min_us"] + 500000, "%r lasts %.1f us >= %d" % (name, e["dur"], w["min_us"]))
+        if w["depth"] >= 0:
+            check(depth[id(e)] == w["depth"] and e["tid"] == w["tid"], "%r at depth %d" % (name, w["depth"]))
+        else:
+            check(e["tid"] >= (1 << 30), "%r on a start/end lane" % name)
+    mark = [l for l in lines if "mark" in l][0]
+    check(any(e["ph"] == "i" and e["name"] == "checkpoint" and e["tid"] == mark["tid"]
+              for e in t["traceEvents"]), "nvtxMarkA recorded")
+    names = thread_names(t)
+    check(any("nvtx-main" in v for v in names.values()) and
+          any("nvtx-worker" in v for v in names.values()), "nvtxNameOsThreadA: %s" % names)
+    check(t["gprof"].get("producer") == ("api" if linked else "inject"), "producer")
+
+
+def main():
+    case, bindir, libdir = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory() as tmp:
+        if case in ("threads", "atexit"):
+            case_threads(bindir, tmp, case)
+        elif case == "gzip":
+            case_threads(bindir, tmp, "threads", "t.pt.trace.json.gz")
+        elif case == "sigint":
+            case_signal(bindir, tmp, signal.SIGINT)
+        elif case == "sigterm":
+            case_signal(bindir, tmp, signal.SIGTERM)
+        elif case == "fsize":
+            case_fsize(bindir, tmp)
+        elif case == "unwritable":
+            case_unwritable(bindir, tmp)
+        elif case == "schedule":
+            case_schedule(bindir, tmp)
+        elif case in ("nvtx", "nvtx_linked"):
+            case_nvtx(bindir, libdir, tmp, case == "nvtx_linked")
+        else:
+            print("unknown case", case)
+            return 2
+    print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Check `gprof-train diagnose --format json` against the documented schema
+("gprof-train.diagnose/1", see gp_findings_write() in analyze/include/gp/rules.h).
+Usage: check_json.py GPROF_TRAIN TRACE|DIR...   Exit 0 when every document conforms."""
+import json
+import subprocess
+import sys
+
+SEVERITIES = ["ok", "info", "warn", "crit"]
+UNITS = {"", "us", "%", "bytes", "count", "GB/s"}
+NUM = (int, float)
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def check_finding(f, where):
+    keys = ["id", "name", "title", "severity", "fired", "metric", "summary", "recommendation",
+            "knob", "estimated_gain", "evidence", "ranges"]
+    check(list(f)[:len(keys)] == keys, "%s: keys %s" % (where, list(f)))
+    check(f["severity"] in SEVERITIES, where + ": severity")
+    check(f["fired"] == (f["severity"] != "ok"), where + ": fired vs severity")
+    m = f["metric"]
+    check(set(m) == {"name", "value", "unit", "threshold", "cmp"}, where + ": metric keys")
+    check(m["value"] is None or isinstance(m["value"], NUM), where + ": metric value")
+    check(m["unit"] in UNITS and m["cmp"] in (">=", "<"), where + ": metric unit/cmp")
+    check(isinstance(f["summary"], str) and f["summary"], where + ": summary")
+    check(f["fired"] or f["recommendation"] is None, where + ": quiet rule with advice")
+    g = f["estimated_gain"]
+    check(g is None or (set(g) == {"total_us", "per_step_us", "text"}
+                        and isinstance(g["total_us"], NUM)), where + ": gain")
+    ev = f["evidence"]
+    cols = ev["columns"]
+    check(all(c["unit"] in UNITS for c in cols), where + ": column units")
+    for row in ev["rows"]:
+        check(len(row) == len(cols), where + ": row width")
+        for c, v in zip(cols, row):
+            check(isinstance(v, str) if c["unit"] == "" else (v is None or isinstance(v, NUM)),
+                  where + ": cell type of " + c["name"])
+    for r in f["ranges"]:
+        check(set(r) == {"start_us", "dur_us", "label"} and r["dur_us"] >= 0, where + ": range")
+
+
+def check_doc(doc):
+    check(doc["schema"] == "gprof-train.diagnose/1", "schema")
+    worst = 0
+    for t in doc["traces"]:
+        for k in ("trace", "steps", "steps_analysed", "mean_step_us", "max_severity", "findings"):
+            check(k in t, "trace key " + k)
+        fired = [f["fired"] for f in t["findings"]]
+        check(fired == sorted(fired, reverse=True), t["trace"] + ": fired findings first")
+        ids = [f["id"] for f in t["findings"]]
+        check(len(ids) == len(set(ids)) == 16, t["trace"] + ": one finding per rule")
+        sev = max(SEVERITIES.index(f["severity"]) for f in t["findings"])
+        check(SEVERITIES[sev] == t["max_severity"], t["trace"] + ": max_severity")
+        worst = max(worst, sev)
+        for f in t["findings"]:
+            check_finding(f, "%s %s" % (t["trace"], f["id"]))
+    check(SEVERITIES[worst] == doc["max_severity"], "document max_severity")
+
+
+def main(argv):
+    out = subprocess.run([argv[1], "diagnose", "--format", "json"] + argv[2:],
+                         stdout=subprocess.PIPE, check=True).stdout
+    doc = json.loads(out)
+    check_doc(doc)
+    print("ok: %d traces" % len(doc["traces"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

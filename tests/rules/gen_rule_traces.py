@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Generate the rules engine's trace fixtures (tests/data/rules/*.json.gz).
+
+Each scenario is a Kineto-style trace (trace contract, DESIGN.md): ProfilerStep#N
+user_annotation ranges on the CPU thread, enumerate(DataLoader)#...__next__ ranges, cuda_runtime
+launches correlated with kernels/memcpys/memsets on pid=device tid=stream (ac2g flows), [memory]
+instant events, and the top-level "gprof" object for trainer-style traces. A tiny discrete-time
+model (CPU cursor, per-stream GPU cursors) places every event, so each scenario differs from the
+healthy one by one cause. Output is deterministic (gzip mtime 0); run with --check to verify the
+committed files match.  Usage: gen_rule_traces.py [--check] [OUTDIR]
+"""
+import gzip
+import io
+import json
+import os
+import sys
+
+GIB = 1 << 30
+A100_MEM = 42505273344
+COMPUTE = 7      # compute stream
+COPY = 20        # copy stream
+NCCL = 30        # communication stream
+PID, TID = 4242, 4242
+LOADER_SP = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+LOADER_MP = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+GEMM_TC = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel"
+GEMM_FP32 = "ampere_sgemm_128x64_tn"
+ELEMWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+RELU = "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"
+
+
+def trainer_cfg(**kw):
+    cfg = {"version": "0.1.0", "producer": "trainer", "model": "mlp", "batch_size": 64,
+           "workers": 4, "prefetch": 2, "pin_memory": True, "non_blocking": True, "amp": "bf16",
+           "cudnn_benchmark": False, "dataset_format": "idx", "device": "cuda",
+           "device_name": "NVIDIA A100-SXM4-40GB", "total_device_memory": A100_MEM,
+           "cpu_count": 16, "physical_cores": 8, "gpu_status": "recorded", "dropped_records": 0,
+           "warnings": []}
+    cfg.update(kw)
+    return cfg
+
+
+class Gen:
+    """Places events on one CPU thread and several GPU streams of device 0."""
+
+    def __init__(self, gprof=None, compute_major=8, total_mem=A100_MEM, gpu=True):
+        self.ev, self.t, self.corr, self.ext, self.stack = [], 1000.0, 100, 1, [0]
+        self.gpu_end = {}
+        self.gprof, self.compute_major, self.total_mem, self.gpu = gprof, compute_major, total_mem, gpu
+        self.inter_kernel = 0.0     # device gap between back-to-back kernels on a stream
+        self.alloc, self.reserved = 2 * GIB, 4 * GIB
+
+    def x(self, cat, name, ts, dur, pid=PID, tid=TID, args=None):
+        e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
+             "ts": round(ts, 3), "dur": round(dur, 3)}
+        if args is not None:
+            e["args"] = args
+        self.ev.append(e)
+        return e
+
+    def range(self, cat, name, body):
+        start, ext = self.t, self.ext
+        self.ext += 1
+        self.stack.append(ext)
+        body()
+        self.stack.pop()
+        self.x(cat, name, start, self.t - start, args={"External id": ext})
+
+    def work(self, us):
+        self.t += us
+
+    def stream_ready(self, stream):
+        return self.gpu_end.get(stream, 0.0)
+
+    def _gpu(self, cat, name, stream, api, api_us, dur, gpu_args, blocking=False, after=0.0):
+        corr, api_ts = self.corr, self.t
+        self.corr += 1
+        prev = self.stream_ready(stream)
+        start = max(prev + (self.inter_kernel if prev else 0.0), api_ts + api_us + 4.0, after)
+        end = start + dur
+        self.gpu_end[stream] = end
+        api_dur = (end - api_ts + 2.0) if blocking else api_us
+        self.x("cuda_runtime", api, api_ts, api_dur,
+               args={"External id": self.stack[-1], "cbid": 211, "correlation": corr})
+        self.ev.append({"ph": "s", "id": corr, "pid": PID, "tid": TID, "ts": round(api_ts, 3),
+                        "cat": "ac2g", "name": "ac2g"})
+        args = {"External id": self.stack[-1], "device": 0, "context": 1, "stream": stream,
+                "correlation": corr}
+        args.update(gpu_args)
+        self.x(cat, name, start, dur, pid=0, tid=stream, args=args)
+        self.ev.append({"ph": "f", "id": corr, "pid": 0, "tid": stream, "ts": round(start, 3),
+                        "cat": "ac2g", "name": "ac2g", "bp": "e"})
+        self.t = api_ts + api_dur
+        return start, end
+
+    def kernel(self, name, dur, stream=COMPUTE, api_us=6.0, after=0.0):
+        return self._gpu("kernel", name, stream, "cudaLaunchKernel", api_us, dur,
+                         {"queued": 0, "registers per thread": 32, "shared memory": 0,
+                          "blocks per SM": 1.2, "warps per SM": 4.8, "grid": [128, 1, 1],
+                          "block": [128, 1, 1], "est. achieved occupancy %": 12}, after=after)
+
+    def memcpy(self, direction, src, dst, nbytes, dur, stream=COMPUTE, api="cudaMemcpyAsync"):
+        blocking = api == "cudaMemcpy" or src == "Pageable" or dst == "Pageable"
+        return self._gpu("gpu_memcpy", "Memcpy %s (%s -> %s)" % (direction, src, dst), stream, api,
+                         5.0, dur, {"bytes": nbytes, "memory bandwidth (GB/s)": nbytes / (dur * 1e3)},
+                         blocking=blocking)
+
+    def op(self, name, kernel, kernel_us, op_us, stream=COMPUTE, after=0.0):
+        """A cpu_op that launches one kernel and spends op_us on the CPU in all."""
+        start = self.t
+
+        def body():
+            self.work(op_us * 0.3)
+            self.kernel(kernel, kernel_us, stream, after=after)
+            self.t = max(self.t, start + op_us)
+        self.range("cpu_op", name, body)
+
+    def sync(self, api="cudaStreamSynchronize", stream=COMPUTE):
+        ends = [self.stream_ready(stream)] if api == "cudaStreamSynchronize" else self.gpu_end.values()
+        until = max(list(ends) + [self.t])
+        dur = max(3.0, until - self.t + 2.0)
+        self.x("cuda_runtime", api, self.t, dur,
+               args={"External id": self.stack[-1], "cbid": 131, "correlation": self.corr})
+        self.corr += 1
+        self.t += dur
+
+    def api(self, name, dur):
+        self.x("cuda_runtime", name, self.t, dur,
+               args={"External id": self.stack[-1], "cbid": 20, "correlation": self.corr})
+        self.corr += 1
+        self.t += dur
+
+    def mem(self, delta, reserved=None):
+        self.alloc += delta
+        if reserved is not None:
+            self.reserved = reserved
+        self.reserved = max(self.reserved, self.alloc)
+        self.ev.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+                        "pid": PID, "tid": TID, "ts": round(self.t, 3),
+                        "args": {"Addr": 140000000000000 + self.corr * 4096, "Bytes": delta,
+                                 "Total Allocated": self.alloc, "Total Reserved": self.reserved,
+                                 "Device Type": 1, "Device Id": 0}})
+
+    def document(self):
+        meta = [{"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "ts": 0,
+                 "args": {"name": "python"}},
+                {"ph": "M", "name": "thread_name", "pid": PID, "tid": TID, "ts": 0,
+                 "args": {"name": "thread %d (python)" % TID}}]
+        if self.gpu:
+            for s in sorted(self.gpu_end):
+                meta.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": s, "ts": 0,
+                             "args": {"name": "stream %d " % s}})
+        doc = {"schemaVersion": 1}
+        if self.gpu:
+            doc["deviceProperties"] = [{"id": 0, "name": "NVIDIA A100-SXM4-40GB",
+                                        "totalGlobalMem": self.total_mem,
+                                        "computeMajor": self.compute_major, "computeMinor": 0,
+                                        "maxThreadsPerBlock": 1024,
+                                        "maxThreadsPerMultiprocessor": 2048,
+                                        "regsPerBlock": 65536, "warpSize": 32,
+                                        "sharedMemPerBlock": 49152, "numSms": 108}]
+        doc["distributedInfo"] = {"rank": 0, "world_size": 1}
+        doc["displayTimeUnit"] = "ms"
+        if self.gprof is not None:
+            doc["gprof"] = self.gprof
+        doc["traceEvents"] = meta + sorted(self.ev, key=lambda e: (e["ts"], -e.get("dur", 0)))
+        return doc
+
+
+def step(g, n, loader=None, loader_us=150.0, copy="pinned", copy_us=120.0, copy_stream=COPY,
+         n_ops=20, kernel_us=400.0, op_us=None, gemm=GEMM_TC, extra=None, annotate=True):
+    """One training step: loader wait, H2D copy, forward/backward ops, optional extras."""
+    op_us = kernel_us if op_us is None else op_us
+    loader = loader or (LOADER_MP if g.gprof is None or g.gprof.get("workers", 1) else LOADER_SP)
+
+    def h2d():
+        if copy == "pinned":
+            g.memcpy("HtoD", "Pinned", "Device", 64 * 3072, copy_us, stream=copy_stream)
+        elif copy == "pageable":
+            g.memcpy("HtoD", "Pageable", "Device", 64 * 3072, copy_us, stream=copy_stream)
+
+    def ops(first, last):
+        def body():
+            after = g.stream_ready(copy_stream) if copy_stream != COMPUTE else 0.0
+            for i in range(first, last):
+                if i % 2 == 0 and gemm:
+                    g.op("aten::addmm", gemm, kernel_us * 1.5, op_us, after=after)
+                else:
+                    g.op("aten::relu", RELU if i % 4 == 1 else ELEMWISE, kernel_us * 0.5, op_us,
+                         after=after)
+        return body
+
+    def body():
+        g.range("user_annotation", loader, lambda: g.work(loader_us))
+        if copy:
+            g.range("user_annotation", "h2d_copy", h2d)
+        half = n_ops // 2
+        g.range("user_annotation", "forward", ops(0, half))
+        g.range("user_annotation", "backward", ops(half, n_ops))
+        if extra:
+            extra(g, n)
+    g.range("user_annotation", "ProfilerStep#%d" % n, body)
+
+
+def run(g, steps=12, **kw):
+    for n in range(steps):
+        step(g, n, **kw)
+    return g.document()
+
+
+# ---- scenarios: name -> document ----
+
+def healthy():
+    return run(Gen(trainer_cfg()))
+
+
+def healthy_pytorch():
+    g = Gen(None)
+    return run(g, loader=LOADER_MP)
+
+
+def few_steps():
+    return run(Gen(trainer_cfg()), steps=3)
+
+
+def no_steps():
+    g = Gen(None)
+    for _ in range(12):
+        g.range("cpu_op", "aten::linear", lambda: g.kernel(GEMM_TC, 300.0))
+        g.work(290.0)
+    return g.document()
+
+
+def starved_trainer():
+    cfg = trainer_cfg(workers=0, pin_memory=True, non_blocking=True, cpu_count=16)
+    return run(Gen(cfg), loader_us=30000.0)
+
+
+def starved_pytorch():
+    return run(Gen(None), loader=LOADER_SP, loader_us=10000.0)
+
+
+def launch_bound():
+    return run(Gen(trainer_cfg()), n_ops=60, kernel_us=20.0, op_us=150.0)
+
+
+def small_kernels():
+    g = Gen(trainer_cfg())
+    g.inter_kernel = 1.2
+
+    def drain(g, n):
+        g.range("user_annotation", "log_metrics", lambda: g.work(800.0))
+    return run(g, n_ops=400, kernel_us=8.0, op_us=3.0, copy_us=30.0, extra=drain)
+
+
+def pageable_copy():
+    cfg = trainer_cfg(pin_memory=False, non_blocking=True)
+    return run(Gen(cfg), copy="pageable", copy_us=600.0, copy_stream=COMPUTE)
+
+
+def blocking_copy():
+    def item(g, n):
+        g.range("cpu_op", "aten::item",
+                lambda: g.memcpy("DtoH", "Device", "Pageable", 4, 2.0, api="cudaMemcpy"))
+    return run(Gen(trainer_cfg()), kernel_us=400.0, op_us=300.0, extra=item)
+
+
+def excessive_sync():
+    g = Gen(None)
+
+    def body_sync(g, n):
+        for _ in range(10):
+            g.op("aten::nonzero", ELEMWISE, 300.0, 20.0)
+            g.sync("cudaDeviceSynchronize")
+    return run(g, loader=LOADER_MP, extra=body_sync)
+
+
+def exposed_copy():
+    return run(Gen(trainer_cfg(non_blocking=False)), copy_us=1600.0, copy_stream=COMPUTE)
+
+
+def near_oom():
+    g = Gen(trainer_cfg())
+
+    def grow(g, n):
+        g.mem(int(0.5 * GIB) if n == 0 else 0, reserved=int(A100_MEM * 0.965))
+        g.mem(0)
+    g.mem(int(33 * GIB), reserved=int(37 * GIB))
+    return run(g, extra=grow)
+
+
+def allocator_churn():
+    def churn(g, n):
+        g.api("cudaMalloc", 180.0)
+        g.mem(256 << 20, reserved=4 * GIB + ((n % 2) * (256 << 20)))
+        g.work(50.0)
+        g.mem(-(256 << 20))
+        g.api("cudaFree", 120.0)
+    return run(Gen(trainer_cfg()), extra=churn)
+
+
+def memory_growth():
+    def leak(g, n):
+        g.mem(int(A100_MEM * 0.01))
+    return run(Gen(trainer_cfg()), extra=leak)
+
+
+def memory_stable():
+    def steady(g, n):
+        g.mem(512 << 20)
+        g.mem(-(512 << 20))
+    return run(Gen(trainer_cfg()), extra=steady)
+
+
+def no_tensor_cores():
+    return run(Gen(trainer_cfg(amp="off")), gemm=GEMM_FP32)
+
+
+def fp32_on_pascal():
+    g = Gen(trainer_cfg(amp="off", device_name="Tesla P100-PCIE-16GB"), compute_major=6,
+            total_mem=16 * GIB)
+    return run(g, gemm=GEMM_FP32)
+
+
+def step_outliers():
+    def ckpt(g, n):
+        if n == 7:
+            g.range("user_annotation", "save_checkpoint", lambda: g.work(12000.0))
+    return run(Gen(trainer_cfg()), extra=ckpt)
+
+
+def idle_gap():
+    g = Gen(trainer_cfg())
+    for n in range(12):
+        step(g, n)
+        if n == 5:
+            g.range("user_annotation", "evaluate", lambda: g.work(650000.0))
+    return g.document()
+
+
+def comm(exposed):
+    def allreduce(g, n):
+        def body():
+            if exposed:
+                start, end = g.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2500.0,
+                                      stream=NCCL, after=g.stream_ready(COMPUTE))
+                g.gpu_end[COMPUTE] = end    # the optimizer waits for the gradients
+            else:
+                g.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2500.0, stream=NCCL)
+        g.range("user_annotation", "nccl:all_reduce", body)
+        if not exposed:
+            for _ in range(8):
+                g.op("aten::addmm", GEMM_TC, 400.0, 400.0)
+        g.op("aten::_foreach_add_", ELEMWISE, 200.0, 40.0)
+    return lambda: run(Gen(None), loader=LOADER_MP, extra=allreduce)
+
+
+def cpu_trainer(workers):
+    cfg = trainer_cfg(workers=workers, device="cpu", pin_memory=False, non_blocking=False,
+                      amp="off", dataset_format="png", device_name="", total_device_memory=0,
+                      gpu_status="no CUDA device")
+    g = Gen(cfg, gpu=False)
+
+    def body(g, n):
+        for name in ("aten::addmm", "aten::relu", "aten::addmm", "aten::relu", "aten::addmm"):
+            g.range("cpu_op", name, lambda: g.work(900.0))
+    loader_us = 12000.0 if workers == 0 else 100.0
+    return run(g, loader=LOADER_SP if workers == 0 else LOADER_MP, loader_us=loader_us, copy=None,
+               n_ops=0, extra=body)
+
+
+SCENARIOS = {
+    "healthy": healthy,
+    "healthy_pytorch": healthy_pytorch,
+    "few_steps": few_steps,
+    "no_steps": no_steps,
+    "starved_trainer": starved_trainer,
+    "starved_pytorch": starved_pytorch,
+    "launch_bound": launch_bound,
+    "small_kernels": small_kernels,
+    "pageable_copy": pageable_copy,
+    "blocking_copy": blocking_copy,
+    "excessive_sync": excessive_sync,
+    "exposed_copy": exposed_copy,
+    "near_oom": near_oom,
+    "allocator_churn": allocator_churn,
+    "memory_growth": memory_growth,
+    "memory_stable": memory_stable,
+    "no_tensor_cores": no_tensor_cores,
+    "fp32_on_pascal": fp32_on_pascal,
+    "step_outliers": step_outliers,
+    "idle_gap": idle_gap,
+    "comm_exposed": comm(True),
+    "comm_overlapped": comm(False),
+    "cpu_starved": lambda: cpu_trainer(0),
+    "cpu_fed": lambda: cpu_trainer(8),
+}
+
+
+def encode(doc):
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as f:
+        f.write(text)
+    return buf.getvalue()
+
+
+def main(argv):
+    check = "--check" in argv
+    args = [a for a in argv if a != "--check"]
+    out = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "..", "data", "rules")
+    os.makedirs(out, exist_ok=True)
+    bad = 0
+    for name, fn in SCENARIOS.items():
+        path = os.path.join(out, name + ".json.gz")
+        data = encode(fn())
+        if check:
+            with open(path, "rb") as f:
+                if gzip.decompress(f.read()) != gzip.decompress(data):
+                    print("stale fixture: %s (rerun tests/rules/gen_rule_traces.py)" % path)
+                    bad = 1
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

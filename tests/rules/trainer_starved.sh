@@ -1,0 +1,40 @@
+#!/bin/sh
+# The end-to-end check: the bundled trainer on the CPU with --workers 0 on a PNG
+# image-folder dataset (per-sample libpng decoding in the training thread) must be diagnosed as
+# starved (GT01 fires and names --workers), and the same run with enough workers must not.
+# usage: trainer_starved.sh GPROF_TRAIN WORKDIR   (exit 77 when the dataset or trainer is absent)
+bin=$1
+work=$2
+mkdir -p "$work" || exit 2
+if [ ! -f "$work/png/.done" ]; then
+    rm -rf "$work/png"
+    if ! "$bin" prepare --format png "$work/png" > "$work/prepare.log" 2>&1; then
+        echo "skipped: 'gprof-train prepare' failed (no Fashion-MNIST or no trainer):"
+        cat "$work/prepare.log"
+        exit 77
+    fi
+    touch "$work/png/.done"
+fi
+status=0
+# run_and_diagnose NAME WORKERS: train 40 steps, then diagnose GT01 only, failing on warn
+run_and_diagnose() {
+    rm -rf "$work/$1"
+    "$bin" run --device cpu --workers "$2" --data "$work/png" --steps 40 --out "$work/$1" \
+        --no-report > "$work/$1.log" 2>&1 || { cat "$work/$1.log"; exit 2; }
+    "$bin" diagnose --rule GT01 --fail-on warn "$work/$1"/*/ > "$work/$1.diag"
+}
+run_and_diagnose starved 0
+rc=$?
+cat "$work/starved.diag"
+if [ $rc -ne 1 ] || ! grep -q 'knob: --workers [1-9]' "$work/starved.diag"; then
+    echo "FAIL: --workers 0 on PNG files was not diagnosed as starved (exit $rc)"
+    status=1
+fi
+run_and_diagnose fed 4
+rc=$?
+cat "$work/fed.diag"
+if [ $rc -ne 0 ]; then
+    echo "FAIL: --workers 4 was diagnosed as starved (exit $rc)"
+    status=1
+fi
+exit $status

@@ -1,0 +1,89 @@
+/* Unit tests for gp_export_html(): the sample trace's report holds every section (summary,
+ * findings with GT01, the step chart with one bar per step, GPU and memory charts, top ops and
+ * kernels), escapes hostile names, references nothing outside itself, and an empty trace still
+ * gives a page. Headless Chromium checks of the same page: tests/export/test_html_chromium.sh. */
+#include "export_test_util.h"
+#include "gp_test.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+static char out_path[512];
+
+static char *export_html(const char *json)
+{
+    loaded l;
+    gp_error err;
+    if (load_trace(SAMPLE_TRACE, json, &l) != GP_OK)
+        return NULL;
+    gp_export_opts eo = {l.f, NULL};
+    gp_status rc = gp_export_html(l.a, &eo, out_path, &err);
+    unload(&l);
+    char *s = rc == GP_OK ? slurp_file(out_path) : NULL;
+    unlink(out_path);
+    return s;
+}
+
+static void test_sample_report(void)
+{
+    char *s = export_html(NULL);
+    GP_CHECK(s != NULL);
+    GP_CHECK(strncmp(s, "<!DOCTYPE html>", 15) == 0);
+    GP_ASSERT_CONTAINS(s, "default-src 'none'");
+    GP_CHECK(strstr(s, "<script") == NULL && strstr(s, "src=") == NULL &&
+             strstr(s, "href=") == NULL);
+    GP_ASSERT_CONTAINS(s, "<b>GT01 data-loader starvation</b>");
+    GP_ASSERT_CONTAINS(s, ">GT01</text>"); /* its ranges shaded on a time chart */
+    for (int step = 1; step <= 6; step++) {
+        char want[64];
+        snprintf(want, sizeof want, "<title>step %d: DataLoader ", step);
+        GP_ASSERT_CONTAINS(s, want);
+    }
+    GP_ASSERT_EQ_INT(count_str(s, "<title>step 7"), 0);
+    GP_ASSERT_CONTAINS(s, "GPU 0 busy %");
+    GP_ASSERT_CONTAINS(s, "GPU 0 allocated");
+    GP_ASSERT_CONTAINS(s, "<td class=\"name\">sm90_xmma_gemm_f32f32_tn_n</td><td>30</td>");
+    GP_ASSERT_CONTAINS(s, "aten::relu &lt;fused&gt; &amp; &quot;quoted&quot;");
+    GP_CHECK(strstr(s, "<fused>") == NULL);
+    GP_ASSERT_CONTAINS(s, "NVIDIA H100 80GB HBM3");
+    GP_ASSERT_EQ_INT(count_str(s, "<svg"), 3);
+    GP_ASSERT_EQ_INT(count_str(s, "</svg>"), 3);
+    free(s);
+}
+
+static void test_hostile_names(void)
+{
+    char *s = export_html("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+                          "\"</title><script>alert(1)</script>\",\"pid\":1,\"tid\":1,\"ts\":0,"
+                          "\"dur\":5}]}");
+    GP_CHECK(s != NULL);
+    GP_CHECK(strstr(s, "<script") == NULL);
+    GP_ASSERT_CONTAINS(s, "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;");
+    free(s);
+}
+
+static void test_empty_trace(void)
+{
+    char *s = export_html("{\"traceEvents\":[]}");
+    GP_CHECK(s != NULL);
+    GP_ASSERT_CONTAINS(s, "No GPU activity in this trace.");
+    GP_ASSERT_CONTAINS(s, "</html>");
+    free(s);
+}
+
+static void test_unwritable_path(void)
+{
+    gp_error err;
+    GP_ASSERT_EQ_INT(export_sample(gp_export_html, "/nonexistent-gp-dir/r.html", &err), GP_EIO);
+    GP_ASSERT_STR_EQ(err.path, "/nonexistent-gp-dir/r.html");
+}
+
+int main(void)
+{
+    snprintf(out_path, sizeof out_path, "%s/test_export_html_%d.html", GP_BUILD_DIR, (int)getpid());
+    GP_RUN(test_sample_report);
+    GP_RUN(test_hostile_names);
+    GP_RUN(test_empty_trace);
+    GP_RUN(test_unwritable_path);
+    return gp_test_summary();
+}

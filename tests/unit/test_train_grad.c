@@ -1,0 +1,237 @@
+/* Finite-difference gradient checks of every CPU layer (linear, conv3x3, ReLU, max-pool,
+ * softmax cross-entropy) and the optimizers' update rules. Loss = sum(y * r) for a fixed
+ * random r, so dL/dy = r; central differences in double around float kernels. */
+#include "cpu_ops.h"
+#include "gp_test.h"
+#include "rng.h"
+
+#include <stdlib.h>
+
+#define H 1e-2f
+
+static uint64_t seed_state = 7;
+
+static void fill(float *a, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = rng_uniform(&seed_state, lo, hi);
+}
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+/* A forward pass whose loss is dot(y, r); `v` is the tensor being perturbed. */
+typedef double (*loss_fn)(void *ctx);
+
+/* Compare grad[i] with (L(v+h) - L(v-h)) / 2h for every element of v. @return worst error. */
+static double fd_check(loss_fn f, void *ctx, float *v, const float *grad, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        float keep = v[i];
+        v[i] = keep + H;
+        double up = f(ctx);
+        v[i] = keep - H;
+        double down = f(ctx);
+        v[i] = keep;
+        double num = (up - down) / (2.0 * H), err = fabs(num - grad[i]) / (1.0 + fabs(num));
+        worst = err > worst ? err : worst;
+    }
+    return worst;
+}
+
+struct lin {
+    int n, cin, cout;
+    float *x, *w, *b, *y, *r;
+};
+
+static double lin_loss(void *p)
+{
+    struct lin *c = p;
+    cpu_linear_forward(c->y, c->x, c->w, c->b, c->n, c->cin, c->cout);
+    return dot(c->y, c->r, (size_t)c->n * c->cout);
+}
+
+static void test_linear(void)
+{
+    struct lin c = {3, 5, 4, NULL, NULL, NULL, NULL, NULL};
+    float x[15], w[20], b[4], y[12], r[12], dx[15], dw[20] = {0}, db[4] = {0};
+    c.x = x, c.w = w, c.b = b, c.y = y, c.r = r;
+    fill(x, 15, -1, 1), fill(w, 20, -1, 1), fill(b, 4, -1, 1), fill(r, 12, -1, 1);
+    cpu_linear_backward(dx, dw, db, r, x, w, c.n, c.cin, c.cout);
+    GP_CHECK(fd_check(lin_loss, &c, x, dx, 15) < 1e-3);
+    GP_CHECK(fd_check(lin_loss, &c, w, dw, 20) < 1e-3);
+    GP_CHECK(fd_check(lin_loss, &c, b, db, 4) < 1e-3);
+    /* backward accumulates into dw/db */
+    cpu_linear_backward(NULL, dw, db, r, x, w, c.n, c.cin, c.cout);
+    float dw1[20] = {0}, db1[4] = {0};
+    cpu_linear_backward(NULL, dw1, db1, r, x, w, c.n, c.cin, c.cout);
+    GP_ASSERT_NEAR(dw[7], 2 * dw1[7], 1e-5);
+    GP_ASSERT_NEAR(db[2], 2 * db1[2], 1e-5);
+}
+
+struct conv {
+    int n, cin, cout, h, w;
+    float *x, *wt, *b, *y, *r, *col;
+};
+
+static double conv_loss(void *p)
+{
+    struct conv *c = p;
+    cpu_conv3_forward(c->y, c->x, c->wt, c->b, c->col, c->n, c->cin, c->cout, c->h, c->w);
+    return dot(c->y, c->r, (size_t)c->n * c->cout * c->h * c->w);
+}
+
+static void test_conv3(void)
+{
+    struct conv c = {2, 2, 3, 5, 4, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t nx = 2 * 2 * 20, nw = 3 * 2 * 9, ny = 2 * 3 * 20;
+    float x[80], wt[54], b[3], y[120], r[120], dx[80], dw[54] = {0}, db[3] = {0};
+    float col[2 * 9 * 20];
+    c.x = x, c.wt = wt, c.b = b, c.y = y, c.r = r, c.col = col;
+    fill(x, nx, -1, 1), fill(wt, nw, -1, 1), fill(b, 3, -1, 1), fill(r, ny, -1, 1);
+    GP_ASSERT_EQ_INT(cpu_conv3_col_size(2, 5, 4), 2 * 9 * 20);
+    cpu_conv3_backward(dx, dw, db, r, x, wt, col, c.n, c.cin, c.cout, c.h, c.w);
+    GP_CHECK(fd_check(conv_loss, &c, x, dx, nx) < 1e-3);
+    GP_CHECK(fd_check(conv_loss, &c, wt, dw, nw) < 1e-3);
+    GP_CHECK(fd_check(conv_loss, &c, b, db, 3) < 1e-3);
+    /* a direct convolution at one interior and one corner output */
+    conv_loss(&c);
+    for (int pos = 0; pos < 2; pos++) {
+        int oy = pos ? 0 : 2, ox = pos ? 3 : 1, o = 1, i = 1;
+        double s = b[o];
+        for (int ci = 0; ci < 2; ci++)
+            for (int ky = 0; ky < 3; ky++)
+                for (int kx = 0; kx < 3; kx++) {
+                    int sy = oy + ky - 1, sx = ox + kx - 1;
+                    if (sy >= 0 && sy < 5 && sx >= 0 && sx < 4)
+                        s += wt[(o * 2 + ci) * 9 + ky * 3 + kx] * x[((i * 2 + ci) * 5 + sy) * 4 + sx];
+                }
+        GP_ASSERT_NEAR(y[((i * 3 + o) * 5 + oy) * 4 + ox], s, 1e-4);
+    }
+}
+
+struct act {
+    size_t n;
+    float *x, *y, *r;
+    int32_t *arg;
+};
+
+static double relu_loss(void *p)
+{
+    struct act *c = p;
+    cpu_relu_forward(c->y, c->x, c->n);
+    return dot(c->y, c->r, c->n);
+}
+
+static void test_relu(void)
+{
+    float x[32], y[32], r[32], dx[32];
+    struct act c = {32, x, y, r, NULL};
+    fill(r, 32, -1, 1);
+    for (int i = 0; i < 32; i++) /* away from the kink at 0 */
+        x[i] = (i % 2 ? 1 : -1) * rng_uniform(&seed_state, 0.1f, 1.0f);
+    relu_loss(&c);
+    cpu_relu_backward(dx, r, y, 32);
+    GP_CHECK(fd_check(relu_loss, &c, x, dx, 32) < 1e-3);
+    GP_ASSERT_NEAR(y[0], 0.0, 0.0);
+}
+
+static double pool_loss(void *p)
+{
+    struct act *c = p;
+    cpu_maxpool2_forward(c->y, c->arg, c->x, 1, 2, 4, 6);
+    return dot(c->y, c->r, 12);
+}
+
+static void test_maxpool(void)
+{
+    float x[48], y[12], r[12], dx[48];
+    int32_t arg[12];
+    struct act c = {48, x, y, r, arg};
+    for (int i = 0; i < 48; i++) /* distinct values 0.1 apart: no ties within 2h */
+        x[i] = 0.1f * (float)((i * 29) % 48);
+    fill(r, 12, -1, 1);
+    pool_loss(&c);
+    cpu_maxpool2_backward(dx, r, arg, 1, 2, 4, 6);
+    GP_CHECK(fd_check(pool_loss, &c, x, dx, 48) < 1e-3);
+    float m = x[0];
+    for (int k = 0; k < 4; k++)
+        m = fmaxf(m, x[(k / 2) * 6 + k % 2]);
+    GP_ASSERT_NEAR(y[0], m, 0.0);
+}
+
+struct ce {
+    float *z, *p;
+    int32_t *lab;
+};
+
+static double ce_loss(void *p)
+{
+    struct ce *c = p;
+    int ok;
+    return cpu_softmax_ce_forward(c->p, &ok, c->z, c->lab, 3, 10);
+}
+
+static void test_softmax_ce(void)
+{
+    float z[30], p[30], dz[30];
+    int32_t lab[3] = {4, 0, 9};
+    struct ce c = {z, p, lab};
+    fill(z, 30, -3, 3);
+    z[4] = 5; /* sample 0 is predicted right */
+    double l = ce_loss(&c);
+    cpu_softmax_ce_backward(dz, p, lab, 3, 10, 1.0f);
+    GP_CHECK(fd_check(ce_loss, &c, z, dz, 30) < 1e-3);
+    double naive = 0;
+    for (int i = 0; i < 3; i++) {
+        double s = 0;
+        for (int j = 0; j < 10; j++)
+            s += exp(z[i * 10 + j]);
+        naive += log(s) - z[i * 10 + lab[i]];
+    }
+    GP_ASSERT_NEAR(l, naive, 1e-4);
+    int ok;
+    z[0] = 1000; /* large logits do not overflow */
+    GP_CHECK(isfinite(cpu_softmax_ce_forward(p, &ok, z, lab, 3, 10)));
+    GP_ASSERT_NEAR(p[0], 1.0, 1e-6);
+}
+
+static void test_optimizers(void)
+{
+    float p[3] = {1, 1, 1}, g[3] = {0.5f, -2, 0}, m[3] = {0}, v[3] = {0}, buf[3] = {0};
+    /* Adam's first step moves each weight by lr * sign(g) (bias-corrected m/sqrt(v) = g/|g|) */
+    cpu_adam_step(p, g, m, v, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 1, 1.0f);
+    GP_ASSERT_NEAR(p[0], 0.9, 1e-5);
+    GP_ASSERT_NEAR(p[1], 1.1, 1e-5);
+    GP_ASSERT_NEAR(p[2], 1.0, 1e-6);
+    /* unscaling: gradients 1000x with inv_scale 1e-3 give the same step */
+    float q[3] = {1, 1, 1}, g2[3] = {500, -2000, 0}, m2[3] = {0}, v2[3] = {0};
+    cpu_adam_step(q, g2, m2, v2, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 1, 1e-3f);
+    GP_ASSERT_NEAR(q[1], p[1], 1e-5);
+    /* SGD with momentum: buf = 0.9 buf + g; p -= lr buf */
+    float s[1] = {1}, sg[1] = {2};
+    cpu_sgd_step(s, sg, buf, 1, 0.1f, 0.9f, 1.0f);
+    cpu_sgd_step(s, sg, buf, 1, 0.1f, 0.9f, 1.0f);
+    GP_ASSERT_NEAR(buf[0], 3.8, 1e-6);
+    GP_ASSERT_NEAR(s[0], 1 - 0.2 - 0.38, 1e-6);
+    float bad[2] = {1, NAN};
+    GP_CHECK(cpu_nonfinite(bad, 2));
+    GP_CHECK(!cpu_nonfinite(bad, 1));
+}
+
+int main(void)
+{
+    GP_RUN(test_linear);
+    GP_RUN(test_conv3);
+    GP_RUN(test_relu);
+    GP_RUN(test_maxpool);
+    GP_RUN(test_softmax_ce);
+    GP_RUN(test_optimizers);
+    return gp_test_summary();
+}

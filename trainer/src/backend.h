@@ -1,0 +1,84 @@
+/* trainer/src/backend.h: what a compute backend provides to the training loop (train.c). The CPU
+ * backend (OpenBLAS) is the reference; the CUDA backend keeps everything on the device and is
+ * read back only by read_stats, so there is no per-step host sync. */
+#ifndef GP_TRAINER_BACKEND_H
+#define GP_TRAINER_BACKEND_H
+
+#include "amp.h"
+#include "gp/status.h"
+#include "loader.h"
+#include "model.h"
+
+enum optim_kind { OPTIM_ADAM, OPTIM_SGD };
+
+#define OPTIM_BETA1    0.9f
+#define OPTIM_BETA2    0.999f
+#define OPTIM_EPS      1e-8f
+#define OPTIM_MOMENTUM 0.9f
+
+struct backend_config {
+    const struct model_spec *spec;
+    int max_batch;
+    enum optim_kind optimizer;
+    float lr;
+    int accumulate; /* micro-batches per optimizer step: the loss is divided by it */
+    enum amp_mode amp;
+    int pin_memory, non_blocking, cudnn_benchmark;
+};
+
+/* Counters since the last read_stats. */
+struct step_stats {
+    double loss_sum;      /* summed per-sample loss */
+    long long correct;    /* correct argmax predictions */
+    long long samples;
+    long long skipped;    /* optimizer steps skipped by the loss scaler (total) */
+    float scale;          /* current loss scale (1 without fp16) */
+};
+
+/* Optimizer state for checkpoints: params and n_state floats of optimizer moments. */
+struct backend_state {
+    float *params;     /* n_params */
+    float *opt;        /* n_params * backend_opt_slots(optimizer) */
+    long long t;       /* optimizer steps taken */
+};
+
+struct backend;
+
+struct backend_ops {
+    const char *name;
+    gp_status (*open)(struct backend **out, const struct backend_config *cfg, char *device_name,
+                      size_t name_cap, gp_error *err);
+    /* Loader slot memory (pinned with --pin-memory on CUDA); `ud` is the backend. */
+    loader_alloc_fn host_alloc;
+    loader_free_fn host_free;
+    /* Take the batch's input (the H2D copy on CUDA). */
+    gp_status (*set_input)(struct backend *b, const struct batch *batch, gp_error *err);
+    /* Block until the batch's host memory may be reused (after the copy). */
+    gp_status (*input_done)(struct backend *b, gp_error *err);
+    /* Forward and loss; `train` keeps what backward needs. Counters accumulate. */
+    gp_status (*forward)(struct backend *b, int train, gp_error *err);
+    /* Backward: accumulates parameter gradients. */
+    gp_status (*backward)(struct backend *b, gp_error *err);
+    /* Optimizer step (skipped on inf/nan under fp16), scaler update, zero the gradients. */
+    gp_status (*step)(struct backend *b, gp_error *err);
+    /* Read and reset the counters (a host sync on CUDA). */
+    gp_status (*read_stats)(struct backend *b, struct step_stats *out, gp_error *err);
+    gp_status (*get_state)(struct backend *b, struct backend_state *st, gp_error *err);
+    gp_status (*set_state)(struct backend *b, const struct backend_state *st, gp_error *err);
+    void (*close)(struct backend *b);
+};
+
+/* Optimizer moments per parameter: 2 for Adam, 1 for SGD. */
+static inline int backend_opt_slots(enum optim_kind k)
+{
+    return k == OPTIM_ADAM ? 2 : 1;
+}
+
+extern const struct backend_ops backend_cpu_ops;
+#ifdef GP_HAVE_CUDA
+extern const struct backend_ops backend_cuda_ops;
+/* @return 1 when a CUDA device is usable. */
+int backend_cuda_present(void);
+#endif
+
+#endif

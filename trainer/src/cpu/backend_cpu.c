@@ -1,0 +1,239 @@
+/* The CPU backend: the reference implementation and test oracle. Activations of every layer are
+ * kept for backward; gradients flow through two ping-pong buffers. */
+#include "backend.h"
+#include "cpu_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct backend {
+    struct backend_config cfg;
+    struct model_spec spec;
+    float *params, *grads, *opt; /* opt: Adam m then v, or the SGD momentum buffer */
+    long long t;
+    float *act[MODEL_MAX_LAYERS + 1]; /* act[0] = input, act[i+1] = output of layer i */
+    int32_t *arg[MODEL_MAX_LAYERS];   /* max-pool argmax */
+    int32_t *labels;
+    float *prob, *dbuf[2], *col;
+    int n;
+    struct step_stats stats;
+};
+
+static void *host_alloc(size_t bytes, void *ud)
+{
+    (void)ud;
+    return malloc(bytes);
+}
+
+static void host_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+static void cpu_close(struct backend *b)
+{
+    if (!b)
+        return;
+    for (int i = 0; i <= MODEL_MAX_LAYERS; i++)
+        free(b->act[i]);
+    for (int i = 0; i < MODEL_MAX_LAYERS; i++)
+        free(b->arg[i]);
+    free(b->params);
+    free(b->grads);
+    free(b->opt);
+    free(b->labels);
+    free(b->prob);
+    free(b->dbuf[0]);
+    free(b->dbuf[1]);
+    free(b->col);
+    free(b);
+}
+
+static int alloc_buffers(struct backend *b)
+{
+    const struct model_spec *m = &b->spec;
+    size_t nb = (size_t)b->cfg.max_batch, np = m->n_params, col = 0;
+    b->params = calloc(np, sizeof(float));
+    b->grads = calloc(np, sizeof(float));
+    b->opt = calloc(np * (size_t)backend_opt_slots(b->cfg.optimizer), sizeof(float));
+    b->labels = calloc(nb, sizeof(int32_t));
+    b->prob = calloc(nb * (size_t)m->classes, sizeof(float));
+    b->dbuf[0] = calloc(nb * model_max_act(m), sizeof(float));
+    b->dbuf[1] = calloc(nb * model_max_act(m), sizeof(float));
+    int ok = b->params && b->grads && b->opt && b->labels && b->prob && b->dbuf[0] && b->dbuf[1];
+    for (int i = 0; i <= m->n_layers; i++)
+        ok = ok && (b->act[i] = calloc(nb * model_act_size(m, i), sizeof(float))) != NULL;
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct layer_spec *l = &m->l[i];
+        if (l->kind == LAYER_POOL2)
+            ok = ok && (b->arg[i] = calloc(nb * model_act_size(m, i + 1), sizeof(int32_t)));
+        if (l->kind == LAYER_CONV3 && cpu_conv3_col_size(l->cin, l->h, l->w) > col)
+            col = cpu_conv3_col_size(l->cin, l->h, l->w);
+    }
+    b->col = col ? malloc(col * sizeof(float)) : NULL;
+    return ok && (!col || b->col);
+}
+
+static gp_status cpu_open(struct backend **out, const struct backend_config *cfg,
+                          char *device_name, size_t name_cap, gp_error *err)
+{
+    *out = NULL;
+    if (cfg->amp != AMP_OFF)
+        return gp_error_set(err, GP_EINVAL, NULL,
+                            "mixed precision (--amp) needs the CUDA backend, not the CPU");
+    struct backend *b = calloc(1, sizeof(*b));
+    if (!b)
+        return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    b->cfg = *cfg;
+    b->spec = *cfg->spec;
+    b->cfg.spec = &b->spec;
+    if (!alloc_buffers(b)) {
+        cpu_close(b);
+        return gp_error_set(err, GP_ENOMEM, NULL, "cannot allocate the CPU model buffers");
+    }
+    b->stats.scale = 1.0f;
+    snprintf(device_name, name_cap, "cpu (OpenBLAS)");
+    *out = b;
+    return GP_OK;
+}
+
+static gp_status cpu_set_input(struct backend *b, const struct batch *batch, gp_error *err)
+{
+    GP_FAIL_IF(batch->n > b->cfg.max_batch, GP_EINVAL, err, "batch of %d exceeds %d", batch->n,
+               b->cfg.max_batch);
+    b->n = batch->n;
+    memcpy(b->act[0], batch->x, (size_t)batch->n * model_act_size(&b->spec, 0) * sizeof(float));
+    memcpy(b->labels, batch->y, (size_t)batch->n * sizeof(int32_t));
+    return GP_OK;
+}
+
+static gp_status cpu_input_done(struct backend *b, gp_error *err)
+{
+    (void)b, (void)err;
+    return GP_OK;
+}
+
+static void layer_forward(struct backend *b, int i)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    const float *x = b->act[i], *w = b->params + l->w_off, *bias = b->params + l->b_off;
+    float *y = b->act[i + 1];
+    switch (l->kind) {
+    case LAYER_LINEAR: cpu_linear_forward(y, x, w, bias, b->n, l->cin, l->cout); break;
+    case LAYER_CONV3:
+        cpu_conv3_forward(y, x, w, bias, b->col, b->n, l->cin, l->cout, l->h, l->w);
+        break;
+    case LAYER_RELU: cpu_relu_forward(y, x, (size_t)b->n * model_act_size(&b->spec, i)); break;
+    case LAYER_POOL2: cpu_maxpool2_forward(y, b->arg[i], x, b->n, l->cin, l->h, l->w); break;
+    }
+}
+
+static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
+{
+    (void)train, (void)err;
+    for (int i = 0; i < b->spec.n_layers; i++)
+        layer_forward(b, i);
+    int correct = 0;
+    b->stats.loss_sum += cpu_softmax_ce_forward(b->prob, &correct, b->act[b->spec.n_layers],
+                                                b->labels, b->n, b->spec.classes);
+    b->stats.correct += correct;
+    b->stats.samples += b->n;
+    return GP_OK;
+}
+
+/* dy -> dx for layer i (dx NULL for the first layer). */
+static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    const float *x = b->act[i], *w = b->params + l->w_off;
+    float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
+    switch (l->kind) {
+    case LAYER_LINEAR: cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout); break;
+    case LAYER_CONV3:
+        cpu_conv3_backward(dx, dw, db, dy, x, w, b->col, b->n, l->cin, l->cout, l->h, l->w);
+        break;
+    case LAYER_RELU:
+        if (dx)
+            cpu_relu_backward(dx, dy, b->act[i + 1], (size_t)b->n * model_act_size(&b->spec, i));
+        break;
+    case LAYER_POOL2:
+        if (dx)
+            cpu_maxpool2_backward(dx, dy, b->arg[i], b->n, l->cin, l->h, l->w);
+        break;
+    }
+}
+
+static gp_status cpu_backward(struct backend *b, gp_error *err)
+{
+    (void)err;
+    int cur = 0;
+    float scale = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
+    cpu_softmax_ce_backward(b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, scale);
+    for (int i = b->spec.n_layers - 1; i >= 0; i--) {
+        layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
+        cur = 1 - cur;
+    }
+    return GP_OK;
+}
+
+static gp_status cpu_step(struct backend *b, gp_error *err)
+{
+    (void)err;
+    size_t np = b->spec.n_params;
+    b->t++;
+    if (b->cfg.optimizer == OPTIM_ADAM)
+        cpu_adam_step(b->params, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
+                      OPTIM_BETA2, OPTIM_EPS, b->t, 1.0f);
+    else
+        cpu_sgd_step(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
+    memset(b->grads, 0, np * sizeof(float));
+    return GP_OK;
+}
+
+static gp_status cpu_read_stats(struct backend *b, struct step_stats *out, gp_error *err)
+{
+    (void)err;
+    *out = b->stats;
+    b->stats.loss_sum = 0.0;
+    b->stats.correct = 0;
+    b->stats.samples = 0;
+    return GP_OK;
+}
+
+static gp_status cpu_get_state(struct backend *b, struct backend_state *st, gp_error *err)
+{
+    (void)err;
+    size_t np = b->spec.n_params;
+    memcpy(st->params, b->params, np * sizeof(float));
+    memcpy(st->opt, b->opt, np * (size_t)backend_opt_slots(b->cfg.optimizer) * sizeof(float));
+    st->t = b->t;
+    return GP_OK;
+}
+
+static gp_status cpu_set_state(struct backend *b, const struct backend_state *st, gp_error *err)
+{
+    (void)err;
+    size_t np = b->spec.n_params;
+    memcpy(b->params, st->params, np * sizeof(float));
+    memcpy(b->opt, st->opt, np * (size_t)backend_opt_slots(b->cfg.optimizer) * sizeof(float));
+    b->t = st->t;
+    return GP_OK;
+}
+
+const struct backend_ops backend_cpu_ops = {
+        .name = "cpu",
+        .open = cpu_open,
+        .host_alloc = host_alloc,
+        .host_free = host_free,
+        .set_input = cpu_set_input,
+        .input_done = cpu_input_done,
+        .forward = cpu_forward,
+        .backward = cpu_backward,
+        .step = cpu_step,
+        .read_stats = cpu_read_stats,
+        .get_state = cpu_get_state,
+        .set_state = cpu_set_state,
+        .close = cpu_close,
+};

@@ -1,0 +1,55 @@
+/* trainer/src/cpu/cpu_ops.h: the CPU reference layers (OpenBLAS GEMMs, im2col convolution).
+ * They are the CPU backend and the oracle the CUDA kernels are tested against.
+ * Layout: activations NCHW, row-major; linear weights (out, in) as in PyTorch.
+ * Backward functions ACCUMULATE into dw/db (gradient accumulation) and overwrite dx. */
+#ifndef GP_TRAINER_CPU_OPS_H
+#define GP_TRAINER_CPU_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* y (n, cout) = x (n, cin) . w^T (cin, cout) + b */
+void cpu_linear_forward(float *y, const float *x, const float *w, const float *b, int n, int cin,
+                        int cout);
+/* dx (n, cin) = dy . w (may be NULL); dw (cout, cin) += dy^T . x; db (cout) += sum_n dy */
+void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
+                         const float *w, int n, int cin, int cout);
+
+/* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w).
+ * col is scratch of cpu_conv3_col_size(cin, h, w) floats. */
+size_t cpu_conv3_col_size(int cin, int h, int w);
+void cpu_conv3_forward(float *y, const float *x, const float *wt, const float *b, float *col,
+                       int n, int cin, int cout, int h, int w);
+/* dx may be NULL (first layer). */
+void cpu_conv3_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
+                        const float *wt, float *col, int n, int cin, int cout, int h, int w);
+
+/* y = max(x, 0); dx = dy where y > 0 */
+void cpu_relu_forward(float *y, const float *x, size_t n);
+void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n);
+
+/* 2x2 max pooling, stride 2: x (n, c, h, w) -> y (n, c, h/2, w/2); arg holds the argmax
+ * offset within each input plane, for backward. */
+void cpu_maxpool2_forward(float *y, int32_t *arg, const float *x, int n, int c, int h, int w);
+void cpu_maxpool2_backward(float *dx, const float *dy, const int32_t *arg, int n, int c, int h,
+                           int w);
+
+/* Softmax cross-entropy over logits (n, k): writes prob (n, k); returns the summed loss and
+ * counts correct argmax predictions into *correct. */
+double cpu_softmax_ce_forward(float *prob, int *correct, const float *logits,
+                              const int32_t *labels, int n, int k);
+/* dlogits = (prob - onehot(label)) * scale (scale = loss_scale / (n * accumulate)). */
+void cpu_softmax_ce_backward(float *dlogits, const float *prob, const int32_t *labels, int n,
+                             int k, float scale);
+
+/* Adam (PyTorch's: bias-corrected, eps outside the sqrt), step t counts from 1.
+ * g is multiplied by inv_scale first (loss-scale unscaling; 1 without AMP). */
+void cpu_adam_step(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
+                   float beta2, float eps, long long t, float inv_scale);
+/* SGD with momentum (PyTorch's: buf = mu * buf + g; p -= lr * buf). */
+void cpu_sgd_step(float *p, const float *g, float *buf, size_t n, float lr, float momentum,
+                  float inv_scale);
+/* 1 when any of g[0..n) is inf or nan. */
+int cpu_nonfinite(const float *g, size_t n);
+
+#endif

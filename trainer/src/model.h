@@ -1,0 +1,48 @@
+/* trainer/src/model.h: the two bundled models as a list of layers over NCHW activations, with
+ * every parameter in one flat fp32 array (weights then bias, layer by layer), so the optimizer,
+ * the loss scaler and checkpoints see a single buffer. */
+#ifndef GP_TRAINER_MODEL_H
+#define GP_TRAINER_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MODEL_MAX_LAYERS 12
+
+enum model_kind { MODEL_MLP, MODEL_CNN };
+enum layer_kind { LAYER_LINEAR, LAYER_RELU, LAYER_CONV3, LAYER_POOL2 };
+
+/* One layer. Shapes per sample: input (cin, h, w), output (cout, oh, ow); a linear layer sees
+ * its input flattened (cin = features, h = w = 1). */
+struct layer_spec {
+    enum layer_kind kind;
+    int cin, h, w;
+    int cout, oh, ow;
+    size_t w_off, b_off; /* offsets of weight and bias in the flat parameter array */
+    size_t w_len, b_len;
+};
+
+struct model_spec {
+    enum model_kind kind;
+    const char *name;
+    int n_layers;
+    struct layer_spec l[MODEL_MAX_LAYERS];
+    int in_c, in_h, in_w; /* input image */
+    int classes;
+    size_t n_params;
+};
+
+/* Build the spec of `kind` for rows x cols single-channel images and 10 classes. */
+void model_spec_init(struct model_spec *m, enum model_kind kind, int rows, int cols);
+
+/* Per-sample element count of layer i's input (i = n_layers: of the logits). */
+size_t model_act_size(const struct model_spec *m, int i);
+
+/* Largest per-sample activation of the model. */
+size_t model_max_act(const struct model_spec *m);
+
+/* PyTorch's default initialisation (kaiming_uniform with a = sqrt(5) for weights, and
+ * U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for biases), drawn from `seed`. */
+void model_init_params(const struct model_spec *m, float *params, uint64_t seed);
+
+#endif

@@ -1,0 +1,186 @@
+/* gp_train_run: check the configuration, open the datasets and the backend, run the loop under
+ * the profiler, then save the checkpoint and summary.json. */
+#include "checkpoint.h"
+#include "train_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void gp_train_config_init(gp_train_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->model = "mlp";
+    cfg->optimizer = "adam";
+    cfg->device = "auto";
+    cfg->amp = "off";
+    cfg->out_dir = "runs";
+    cfg->epochs = 1;
+    cfg->batch_size = 64;
+    cfg->lr = 1e-3;
+    cfg->accumulate = 1;
+    cfg->seed = 42;
+    cfg->prefetch = 2;
+    cfg->profile = 1;
+}
+
+double train_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int gp_train_cuda_available(void)
+{
+#ifdef GP_HAVE_CUDA
+    return backend_cuda_present();
+#else
+    return 0;
+#endif
+}
+
+/* Index of `s` in the NULL-terminated `names`, or -1. */
+static int pick(const char *s, const char *const *names)
+{
+    for (int i = 0; s && names[i]; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static gp_status parse_names(struct train_run *r, gp_error *err)
+{
+    static const char *const models[] = {"mlp", "cnn", NULL};
+    static const char *const optims[] = {"adam", "sgd", NULL};
+    static const char *const amps[] = {"off", "fp16", "bf16", NULL};
+    const gp_train_config *c = &r->cfg;
+    int m = pick(c->model, models), o = pick(c->optimizer, optims), a = pick(c->amp, amps);
+    GP_FAIL_IF(m < 0, GP_EINVAL, err, "unknown model '%s' (expected mlp or cnn)", c->model);
+    GP_FAIL_IF(o < 0, GP_EINVAL, err, "unknown optimizer '%s' (expected adam or sgd)",
+               c->optimizer);
+    GP_FAIL_IF(a < 0, GP_EINVAL, err, "unknown --amp mode '%s' (expected off, fp16 or bf16)",
+               c->amp);
+    GP_FAIL_IF(c->epochs < 1 || c->batch_size < 1 || c->accumulate < 1 || c->prefetch < 1 ||
+                       c->workers < 0 || !(c->lr > 0.0),
+               GP_EINVAL, err, "epochs, batch size, accumulate, prefetch and lr must be positive");
+    r->model = m == 0 ? MODEL_MLP : MODEL_CNN;
+    r->optim = o == 0 ? OPTIM_ADAM : OPTIM_SGD;
+    r->amp = (enum amp_mode)a;
+    return GP_OK;
+}
+
+/* --device auto|cuda|cpu against what is built and present. */
+static gp_status pick_device(struct train_run *r, gp_error *err)
+{
+    const char *d = r->cfg.device ? r->cfg.device : "auto";
+    GP_FAIL_IF(strcmp(d, "auto") && strcmp(d, "cuda") && strcmp(d, "cpu"), GP_EINVAL, err,
+               "unknown device '%s' (expected auto, cuda or cpu)", d);
+    int have = gp_train_cuda_available();
+#ifndef GP_HAVE_CUDA
+    GP_FAIL_IF(strcmp(d, "cuda") == 0, GP_EUNSUPPORTED, err,
+               "this gprof-train was built without CUDA (--device cuda)");
+#endif
+    GP_FAIL_IF(strcmp(d, "cuda") == 0 && !have, GP_EUNSUPPORTED, err,
+               "--device cuda: no usable CUDA device on this machine");
+    r->use_cuda = strcmp(d, "cuda") == 0 || (strcmp(d, "auto") == 0 && have);
+    GP_FAIL_IF(!r->use_cuda && r->amp != AMP_OFF, GP_EINVAL, err,
+               "--amp %s needs a CUDA device; training runs on the CPU here (use --amp off)",
+               r->cfg.amp);
+    r->ops = &backend_cpu_ops;
+#ifdef GP_HAVE_CUDA
+    if (r->use_cuda)
+        r->ops = &backend_cuda_ops;
+#endif
+    return GP_OK;
+}
+
+static gp_status open_data(struct train_run *r, gp_error *err)
+{
+    const char *dir = r->cfg.data_dir ? r->cfg.data_dir : GP_TRAIN_DEFAULT_DATA;
+    GP_TRY(dataset_open_dir(&r->train, &r->test, dir, err));
+    GP_FAIL_IF(r->model == MODEL_CNN && (r->train.rows < 4 || r->train.cols < 4), GP_EINVAL, err,
+               "the cnn needs images of at least 4x4, not %dx%d", r->train.cols, r->train.rows);
+    model_spec_init(&r->spec, r->model, r->train.rows, r->train.cols);
+    return GP_OK;
+}
+
+/* Initial weights from the seed, or the --resume checkpoint. */
+static gp_status init_state(struct train_run *r, gp_error *err)
+{
+    size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
+    struct backend_state st = {calloc(np, sizeof(float)), calloc(nopt, sizeof(float)), 0};
+    gp_status rc = st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    int opt_loaded = 0;
+    if (rc == GP_OK && r->cfg.resume)
+        rc = checkpoint_load(r->cfg.resume, &r->spec, r->optim, &st, &opt_loaded, err);
+    else if (rc == GP_OK)
+        model_init_params(&r->spec, st.params, r->cfg.seed);
+    if (rc == GP_OK)
+        rc = r->ops->set_state(r->be, &st, err);
+    free(st.params);
+    free(st.opt);
+    return rc;
+}
+
+static gp_status save_state(struct train_run *r, gp_error *err)
+{
+    size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
+    struct backend_state st = {calloc(np, sizeof(float)), calloc(nopt, sizeof(float)), 0};
+    gp_status rc = st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    if (rc == GP_OK)
+        rc = r->ops->get_state(r->be, &st, err);
+    if (rc == GP_OK)
+        rc = checkpoint_save(r->cfg.checkpoint, &r->spec, r->optim, &st, err);
+    free(st.params);
+    free(st.opt);
+    return rc;
+}
+
+static gp_status open_backend(struct train_run *r, gp_error *err)
+{
+    struct backend_config bc = {&r->spec,          r->cfg.batch_size,   r->optim,
+                                (float)r->cfg.lr,  r->cfg.accumulate,   r->amp,
+                                r->cfg.pin_memory, r->cfg.non_blocking, r->cfg.cudnn_benchmark};
+    GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name), err));
+    return init_state(r, err);
+}
+
+static gp_status run(struct train_run *r, gp_error *err)
+{
+    GP_TRY(parse_names(r, err));
+    GP_TRY(pick_device(r, err));
+    GP_TRY(open_data(r, err));
+    GP_TRY(open_backend(r, err));
+    GP_TRY(train_make_run_dir(r, err));
+    if (r->cfg.profile)
+        train_prof_start(r);
+    gp_status rc = train_loop(r, err);
+    if (r->cfg.profile)
+        train_prof_stop(r);
+    train_close_scalars(r);
+    if (rc == GP_OK && r->cfg.checkpoint)
+        rc = save_state(r, err);
+    r->res->wall_s = train_now() - r->t_start;
+    if (rc == GP_OK)
+        rc = train_write_summary(r, err);
+    return rc;
+}
+
+gp_status gp_train_run(const gp_train_config *cfg, gp_train_result *result, gp_error *err)
+{
+    struct train_run *r = calloc(1, sizeof(*r));
+    if (!r)
+        return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    memset(result, 0, sizeof(*result));
+    r->cfg = *cfg;
+    r->res = result;
+    r->t_start = train_now();
+    gp_status rc = run(r, err);
+    if (r->be)
+        r->ops->close(r->be);
+    dataset_release(&r->train);
+    dataset_release(&r->test);
+    free(r);
+    return rc;
+}

@@ -1,0 +1,253 @@
+/* The training loop: one ProfilerStep per batch with the loader wait, H2D copy, forward,
+ * backward and optimizer ranges inside it; evaluation on the test set after each epoch. */
+#include "gp/prof.h"
+#include "gp/trace_schema.h"
+#include "train_int.h"
+
+#include <string.h>
+
+/* Counters are read back every step on the CPU (free) but only every STATS_EVERY steps on
+ * CUDA, where reading is a host sync. */
+#define STATS_EVERY 50
+
+#ifdef GP_WITH_PROF
+#    define STEP_BEGIN() gp_prof_step_begin()
+#    define STEP_END()   gp_prof_step_end()
+#else
+#    define STEP_BEGIN() ((void)0)
+#    define STEP_END()   ((void)0)
+#endif
+
+struct epoch_acc {
+    double loss_sum, t0;
+    long long correct, samples, steps, nb;
+    long long pulled_at; /* e->steps when the counters were last read */
+};
+
+static gp_status pull_stats(struct train_run *r, struct epoch_acc *e, gp_error *err)
+{
+    struct step_stats s;
+    GP_TRY(r->ops->read_stats(r->be, &s, err));
+    e->loss_sum += s.loss_sum;
+    e->correct += s.correct;
+    e->samples += s.samples;
+    r->last = s;
+    e->pulled_at = e->steps;
+    return GP_OK;
+}
+
+static void report_step(struct train_run *r, const struct epoch_acc *e, int epoch)
+{
+    if (!r->cfg.on_progress)
+        return;
+    gp_train_progress p;
+    memset(&p, 0, sizeof(p));
+    p.event = GP_TRAIN_EV_STEP;
+    p.epoch = epoch + 1;
+    p.epochs = r->cfg.epochs;
+    p.step = e->steps;
+    p.epoch_steps = e->nb;
+    p.global_step = r->res->steps;
+    p.loss = e->samples ? e->loss_sum / (double)e->samples : 0.0;
+    p.elapsed_s = train_now() - e->t0;
+    double done = (double)e->steps / (double)e->nb;
+    long long seen = e->steps * r->cfg.batch_size;
+    p.samples_per_s = p.elapsed_s > 0 ? (double)seen / p.elapsed_s : 0;
+    p.eta_s = done > 0 ? p.elapsed_s * (1.0 - done) / done : 0;
+    r->cfg.on_progress(&p, r->cfg.progress_ud);
+}
+
+static gp_status optimizer_step(struct train_run *r, gp_error *err)
+{
+    GP_PROF_PUSH(GP_NAME_OPTIMIZER);
+    gp_status rc = r->ops->step(r->be, err);
+    GP_PROF_POP();
+    r->micro = 0;
+    r->res->steps++;
+    return rc;
+}
+
+/* Forward, backward and (every `accumulate` batches) the optimizer, for one batch. */
+static gp_status train_batch(struct train_run *r, struct batch *b, gp_error *err)
+{
+    if (r->use_cuda)
+        GP_PROF_PUSH(GP_NAME_H2D);
+    gp_status rc = r->ops->set_input(r->be, b, err);
+    if (r->use_cuda)
+        GP_PROF_POP();
+    GP_TRY(rc);
+    GP_PROF_PUSH(GP_NAME_FORWARD);
+    rc = r->ops->forward(r->be, 1, err);
+    GP_PROF_POP();
+    GP_TRY(rc);
+    GP_PROF_PUSH(GP_NAME_BACKWARD);
+    rc = r->ops->backward(r->be, err);
+    GP_PROF_POP();
+    GP_TRY(rc);
+    GP_TRY(r->ops->input_done(r->be, err));
+    r->res->samples += b->n;
+    if (++r->micro == r->cfg.accumulate)
+        return optimizer_step(r, err);
+    return GP_OK;
+}
+
+/* Wait for the next batch inside the loader range PyTorch's profiler would show. */
+static gp_status next_batch(struct train_run *r, struct loader *l, struct batch **b,
+                            gp_error *err)
+{
+    gp_status rc;
+    if (r->cfg.workers > 0) {
+        GP_PROF_PUSH(GP_NAME_LOADER_NEXT_MP);
+        rc = loader_next(l, b, err);
+    } else {
+        GP_PROF_PUSH(GP_NAME_LOADER_NEXT);
+        rc = loader_next(l, b, err);
+    }
+    GP_PROF_POP();
+    return rc;
+}
+
+/* Train until the epoch's last batch (or the step limit). *stop is set at the limit. */
+static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch,
+                             struct epoch_acc *e, int *stop, gp_error *err)
+{
+    gp_status rc = GP_OK;
+    while (rc == GP_OK && e->steps < e->nb) {
+        double t0 = train_now();
+        STEP_BEGIN();
+        struct batch *b = NULL;
+        rc = next_batch(r, l, &b, err);
+        if (rc == GP_OK && b)
+            rc = train_batch(r, b, err);
+        loader_release(l, b);
+        STEP_END();
+        if (rc != GP_OK || !b)
+            break;
+        e->steps++;
+        if (!r->use_cuda || e->steps % STATS_EVERY == 0 || e->steps == e->nb)
+            rc = pull_stats(r, e, err);
+        r->train_seconds += train_now() - t0;
+        report_step(r, e, epoch);
+        if (r->cfg.max_steps && r->res->steps >= r->cfg.max_steps) {
+            *stop = 1;
+            break;
+        }
+    }
+    if (rc == GP_OK && r->micro > 0) /* a partial accumulation ends with the epoch */
+        rc = optimizer_step(r, err);
+    if (rc == GP_OK && e->pulled_at != e->steps)
+        rc = pull_stats(r, e, err);
+    return rc;
+}
+
+/* Accuracy on the test set (in order, no augmentation), as a fraction. */
+static gp_status evaluate(struct train_run *r, double *acc, gp_error *err)
+{
+    struct loader_config lc = {&r->test,          r->cfg.batch_size, r->cfg.workers,
+                               r->cfg.prefetch,   0,                 0,
+                               r->cfg.seed,       1,                 r->ops->host_alloc,
+                               r->ops->host_free, r->be};
+    struct loader *l = NULL;
+    struct step_stats s;
+    GP_PROF_PUSH("evaluate");
+    gp_status rc = r->ops->read_stats(r->be, &s, err); /* start from zero */
+    if (rc == GP_OK)
+        rc = loader_open(&l, &lc, err);
+    struct batch *b = NULL;
+    while (rc == GP_OK && (rc = loader_next(l, &b, err)) == GP_OK && b) {
+        rc = r->ops->set_input(r->be, b, err);
+        if (rc == GP_OK)
+            rc = r->ops->forward(r->be, 0, err);
+        if (rc == GP_OK)
+            rc = r->ops->input_done(r->be, err);
+        loader_release(l, b);
+    }
+    loader_close(l);
+    if (rc == GP_OK)
+        rc = r->ops->read_stats(r->be, &s, err);
+    GP_PROF_POP();
+    *acc = s.samples ? (double)s.correct / (double)s.samples : 0.0;
+    return rc;
+}
+
+static void report_epoch(struct train_run *r, int epoch, const struct epoch_acc *e,
+                         const struct epoch_log *log)
+{
+    if (!r->cfg.on_progress)
+        return;
+    gp_train_progress p;
+    memset(&p, 0, sizeof(p));
+    p.event = GP_TRAIN_EV_EPOCH;
+    p.epoch = epoch + 1;
+    p.epochs = r->cfg.epochs;
+    p.step = e->steps;
+    p.epoch_steps = e->nb;
+    p.global_step = r->res->steps;
+    p.loss = log->loss;
+    p.train_accuracy = log->train_acc;
+    p.test_accuracy = log->test_acc;
+    p.samples_per_s = log->samples_per_s;
+    p.elapsed_s = log->seconds;
+    r->cfg.on_progress(&p, r->cfg.progress_ud);
+}
+
+/* Close an epoch: evaluate, log, report. */
+static gp_status end_epoch(struct train_run *r, int epoch, const struct epoch_acc *e,
+                           double train_s, gp_error *err)
+{
+    struct epoch_log log;
+    memset(&log, 0, sizeof(log));
+    log.loss = e->samples ? e->loss_sum / (double)e->samples : 0.0;
+    log.train_acc = e->samples ? (double)e->correct / (double)e->samples : 0.0;
+    log.samples_per_s = train_s > 0 ? (double)e->samples / train_s : 0.0;
+    log.seconds = train_s;
+    GP_TRY(evaluate(r, &log.test_acc, err));
+    if (r->n_logged < TRAIN_MAX_EPOCH_LOG)
+        r->epochs[r->n_logged++] = log;
+    r->res->epochs_done = epoch + 1;
+    r->res->final_loss = log.loss;
+    r->res->test_accuracy = log.test_acc;
+    train_log_scalars(r, epoch, &log);
+    report_epoch(r, epoch, e, &log);
+    return GP_OK;
+}
+
+static void report_start(struct train_run *r)
+{
+    if (!r->cfg.on_progress)
+        return;
+    gp_train_progress p;
+    memset(&p, 0, sizeof(p));
+    p.event = GP_TRAIN_EV_START;
+    p.epochs = r->cfg.epochs;
+    p.run_dir = r->res->run_dir;
+    p.device_name = r->res->device_name;
+    r->cfg.on_progress(&p, r->cfg.progress_ud);
+}
+
+gp_status train_loop(struct train_run *r, gp_error *err)
+{
+    struct loader_config lc = {&r->train,         r->cfg.batch_size, r->cfg.workers,
+                               r->cfg.prefetch,   1,                 r->cfg.augment,
+                               r->cfg.seed,       r->cfg.epochs,     r->ops->host_alloc,
+                               r->ops->host_free, r->be};
+    struct loader *l = NULL;
+    GP_TRY(loader_open(&l, &lc, err));
+    report_start(r);
+    gp_status rc = GP_OK;
+    int stop = 0;
+    for (int epoch = 0; rc == GP_OK && epoch < r->cfg.epochs && !stop; epoch++) {
+        struct epoch_acc e;
+        memset(&e, 0, sizeof(e));
+        e.nb = loader_epoch_batches(l);
+        e.t0 = train_now();
+        double before = r->train_seconds;
+        rc = train_epoch(r, l, epoch, &e, &stop, err);
+        if (rc == GP_OK)
+            rc = end_epoch(r, epoch, &e, r->train_seconds - before, err);
+    }
+    loader_close(l);
+    r->res->samples_per_s =
+            r->train_seconds > 0 ? (double)r->res->samples / r->train_seconds : 0.0;
+    return rc;
+}

@@ -1,0 +1,275 @@
+/* What a run leaves behind: the run folder, the trace (libprof, with the configuration in
+ * "gprof"), TensorBoard scalars and summary.json. */
+#include "gp/log.h"
+#include "gp/prof.h"
+#include "gp/trace_schema.h"
+#include "train_int.h"
+#ifdef GP_TRAIN_TFEVENTS
+#    include "tfevents.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+/* mkdir -p */
+static gp_status make_dirs(const char *path, gp_error *err)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return gp_error_set(err, GP_EIO, buf, "cannot create folder: %s", strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return gp_error_set(err, GP_EIO, buf, "cannot create folder: %s", strerror(errno));
+    return GP_OK;
+}
+
+gp_status train_make_run_dir(struct train_run *r, gp_error *err)
+{
+    const char *out = r->cfg.out_dir ? r->cfg.out_dir : "runs";
+    GP_TRY(make_dirs(out, err));
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    char *dir = r->res->run_dir;
+    size_t cap = sizeof(r->res->run_dir);
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(dir, cap, "%s/%s-%s", out, r->spec.name, stamp);
+        else
+            snprintf(dir, cap, "%s/%s-%s-%d", out, r->spec.name, stamp, k);
+        if (mkdir(dir, 0777) == 0)
+            return GP_OK;
+        if (errno != EEXIST)
+            return gp_error_set(err, GP_EIO, dir, "cannot create folder: %s", strerror(errno));
+    }
+    return gp_error_set(err, GP_EIO, dir, "cannot create a new run folder");
+}
+
+/* Physical cores: distinct (package, core) pairs in sysfs; the online CPU count otherwise. */
+int gp_train_physical_cores(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = online > 0 ? (int)online : 1, found = 0;
+    int pairs[1024][2];
+    for (int cpu = 0; cpu < n && cpu < 1024; cpu++) {
+        char path[128];
+        int id[2] = {-1, -1};
+        const char *names[2] = {"physical_package_id", "core_id"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/%s", cpu,
+                     names[k]);
+            FILE *f = fopen(path, "r");
+            if (!f || fscanf(f, "%d", &id[k]) != 1)
+                id[k] = -1;
+            if (f)
+                fclose(f);
+        }
+        if (id[0] < 0 || id[1] < 0)
+            return n;
+        int dup = 0;
+        for (int j = 0; j < found && !dup; j++)
+            dup = pairs[j][0] == id[0] && pairs[j][1] == id[1];
+        if (!dup) {
+            pairs[found][0] = id[0];
+            pairs[found][1] = id[1];
+            found++;
+        }
+    }
+    return found > 0 ? found : n;
+}
+
+#ifdef GP_WITH_PROF
+static void set_prof_config(const struct train_run *r)
+{
+    const gp_train_config *c = &r->cfg;
+    gp_prof_config_str(GP_CFG_PRODUCER, "trainer");
+    gp_prof_config_str(GP_CFG_MODEL, r->spec.name);
+    gp_prof_config_int(GP_CFG_BATCH_SIZE, c->batch_size);
+    gp_prof_config_int(GP_CFG_WORKERS, c->workers);
+    gp_prof_config_int(GP_CFG_PREFETCH, c->prefetch);
+    gp_prof_config_bool(GP_CFG_PIN_MEMORY, c->pin_memory);
+    gp_prof_config_bool(GP_CFG_NON_BLOCKING, c->non_blocking);
+    gp_prof_config_str(GP_CFG_AMP, c->amp);
+    gp_prof_config_bool(GP_CFG_CUDNN_BENCHMARK, c->cudnn_benchmark);
+    gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
+    gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
+    gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
+    gp_prof_config_int(GP_CFG_DEVICE_MEMORY, 0);
+    gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
+    gp_prof_config_int(GP_CFG_PHYSICAL_CORES, gp_train_physical_cores());
+}
+
+void train_prof_start(struct train_run *r)
+{
+    char host[64] = "host", path[1024];
+    gethostname(host, sizeof(host) - 1);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    long long ms = (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    snprintf(path, sizeof(path), "%s/%s_%ld.%lld%s", r->res->run_dir, host, (long)getpid(), ms,
+             GP_TRACE_SUFFIX_GZ);
+    set_prof_config(r);
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.output_path = path;
+    o.gzip = GP_PROF_GZIP_ON;
+    o.producer = "trainer";
+    gp_error err;
+    gp_error_clear(&err);
+    if (gp_prof_init(&o, &err) != GP_OK)
+        GP_LOG(GP_LOG_WARN, "profiler not started, no trace will be written: %s", err.msg);
+    gp_prof_thread_name("training loop");
+}
+
+void train_prof_stop(struct train_run *r)
+{
+    if (!gp_prof_running())
+        return;
+    gp_error err;
+    gp_error_clear(&err);
+    if (gp_prof_shutdown(&err) != GP_OK)
+        GP_LOG(GP_LOG_WARN, "the trace may be incomplete: %s", err.msg);
+    const char *p = gp_prof_trace_path();
+    if (p)
+        snprintf(r->res->trace_path, sizeof(r->res->trace_path), "%s", p);
+}
+#else
+void train_prof_start(struct train_run *r)
+{
+    (void)r;
+    GP_LOG(GP_LOG_INFO, "built without libprof: no trace");
+}
+
+void train_prof_stop(struct train_run *r)
+{
+    (void)r;
+}
+#endif
+
+void train_log_scalars(struct train_run *r, int epoch, const struct epoch_log *e)
+{
+#ifdef GP_TRAIN_TFEVENTS
+    /* The single place training scalars go to TensorBoard: once per epoch. */
+    if (!r->tb) {
+        gp_error err;
+        r->tb = tfevents_open(r->res->run_dir, &err);
+        if (!r->tb) {
+            GP_LOG(GP_LOG_WARN, "no TensorBoard scalars: %s", err.msg);
+            return;
+        }
+    }
+    long long step = epoch + 1;
+    tfevents_add_scalar(r->tb, "train/loss", step, (float)e->loss);
+    tfevents_add_scalar(r->tb, "train/accuracy", step, (float)e->train_acc);
+    tfevents_add_scalar(r->tb, "test/accuracy", step, (float)e->test_acc);
+    tfevents_add_scalar(r->tb, "train/samples_per_s", step, (float)e->samples_per_s);
+    tfevents_flush(r->tb, NULL);
+#else
+    (void)r, (void)epoch, (void)e;
+#endif
+}
+
+void train_close_scalars(struct train_run *r)
+{
+#ifdef GP_TRAIN_TFEVENTS
+    gp_error err;
+    if (r->tb && tfevents_close(r->tb, &err) != GP_OK)
+        GP_LOG(GP_LOG_WARN, "TensorBoard scalars may be incomplete: %s", err.msg);
+#endif
+    r->tb = NULL;
+}
+
+/* JSON string with the few escapes paths and names can need. */
+static void put_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void put_config(FILE *f, const struct train_run *r)
+{
+    const gp_train_config *c = &r->cfg;
+    fputs("  \"config\": {\"model\": ", f);
+    put_str(f, r->spec.name);
+    fputs(", \"optimizer\": ", f);
+    put_str(f, c->optimizer);
+    fprintf(f, ", \"lr\": %g, \"batch_size\": %d, \"epochs\": %d, \"max_steps\": %lld, "
+               "\"accumulate\": %d, \"seed\": %u,\n    \"workers\": %d, \"prefetch\": %d, "
+               "\"pin_memory\": %s, \"non_blocking\": %s, \"cudnn_benchmark\": %s, "
+               "\"augment\": %s, \"amp\": ",
+            c->lr, c->batch_size, c->epochs, c->max_steps, c->accumulate, c->seed, c->workers,
+            c->prefetch, c->pin_memory ? "true" : "false", c->non_blocking ? "true" : "false",
+            c->cudnn_benchmark ? "true" : "false", c->augment ? "true" : "false");
+    put_str(f, c->amp);
+    fputs(",\n    \"data\": ", f);
+    put_str(f, r->train.source);
+    fprintf(f, ", \"dataset_format\": \"%s\", \"train_samples\": %d, \"test_samples\": %d},\n",
+            r->train.kind == DATASET_PNG ? "png" : "idx", r->train.n, r->test.n);
+}
+
+static void put_results(FILE *f, const struct train_run *r)
+{
+    const gp_train_result *s = r->res;
+    fputs("  \"device\": ", f);
+    put_str(f, r->use_cuda ? "cuda" : "cpu");
+    fputs(", \"device_name\": ", f);
+    put_str(f, s->device_name);
+    fprintf(f, ",\n  \"epochs_done\": %d, \"steps\": %lld, \"samples\": %lld, "
+               "\"final_loss\": %.6f, \"test_accuracy\": %.4f,\n  \"samples_per_s\": %.1f, "
+               "\"train_seconds\": %.3f, \"wall_seconds\": %.3f,\n  \"trace\": ",
+            s->epochs_done, s->steps, s->samples, s->final_loss, s->test_accuracy,
+            s->samples_per_s, r->train_seconds, s->wall_s);
+    put_str(f, s->trace_path[0] ? s->trace_path : NULL);
+    fputs(",\n  \"per_epoch\": [", f);
+    for (int i = 0; i < r->n_logged; i++) {
+        const struct epoch_log *e = &r->epochs[i];
+        fprintf(f, "%s\n    {\"epoch\": %d, \"loss\": %.6f, \"train_accuracy\": %.4f, "
+                   "\"test_accuracy\": %.4f, \"samples_per_s\": %.1f, \"seconds\": %.3f}",
+                i ? "," : "", i + 1, e->loss, e->train_acc, e->test_acc, e->samples_per_s,
+                e->seconds);
+    }
+    fputs("\n  ]\n", f);
+}
+
+gp_status train_write_summary(const struct train_run *r, gp_error *err)
+{
+    gp_train_result *res = r->res;
+    snprintf(res->summary_path, sizeof(res->summary_path), "%s/summary.json", res->run_dir);
+    FILE *f = fopen(res->summary_path, "w");
+    if (!f)
+        return gp_error_set(err, GP_EIO, res->summary_path, "cannot create: %s", strerror(errno));
+    fputs("{\n", f);
+    put_config(f, r);
+    put_results(f, r);
+    fputs("}\n", f);
+    if (ferror(f) | fclose(f))
+        return gp_error_set(err, GP_EIO, res->summary_path, "cannot write: %s", strerror(errno));
+    return GP_OK;
+}

@@ -1,0 +1,56 @@
+/* gp/export.h: write what viewers open from an analysed trace: Chrome JSON for Perfetto with the
+ * diagnosis findings as an annotation track, a torch-tb-profiler run directory for TensorBoard,
+ * and a self-contained HTML report with inline SVG charts. Output is deterministic (no wall-clock
+ * times) and written under a temporary name, then renamed, so a failure leaves no partial file. */
+#ifndef GP_EXPORT_EXPORT_H
+#define GP_EXPORT_EXPORT_H
+
+#include "gp/analysis.h"
+#include "gp/rules.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Options shared by the exporters; NULL means defaults (no findings). All borrowed. */
+typedef struct gp_export_opts {
+    const gp_findings *findings; /**< diagnosis of the same trace (fired ones are shown), or NULL */
+    const char *title; /**< report/run title (e.g. the trace's file name); NULL = from the path */
+} gp_export_opts;
+
+/**
+ * Write Chrome-trace JSON for ui.perfetto.dev (gzip when `path` ends in ".gz"): every slice
+ * nested per thread (a partially overlapping one moves to an overflow thread), ac2g launch
+ * flows in the v1 s/f style, process/thread names and sort order, memory as counter tracks,
+ * and each finding's ranges as slices on a "gprof-train findings" track ("GT01 data-loader
+ * starvation"), one thread per finding.
+ * @return GP_OK, GP_EIO (with the path in `err`) or GP_ENOMEM.
+ */
+gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, const char *path,
+                             gp_error *err);
+
+/**
+ * Write a torch-tb-profiler run: `logdir/run/<worker>.<unix ms>.pt.trace.json.gz`, creating the
+ * directories. Steps stay on the CPU thread only, traceEvents is the last key, runtime and driver
+ * calls use the "Runtime" category that 0.4.3 (and later) map to Runtime; 0.4.3 ignores
+ * "cuda_runtime", which would leave every operator with zero device time.
+ * @param run the run's directory name (NULL: "gprof"). @param out_path receives the file's path
+ * (may be NULL). @return GP_OK, GP_EINVAL (bad run name), GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_tensorboard(const gp_analysis *a, const gp_export_opts *opts,
+                                const char *logdir, const char *run, char *out_path, size_t out_cap,
+                                gp_error *err);
+
+/**
+ * Write one self-contained HTML file (no scripts, no network, no external fonts): summary, the
+ * step-time breakdown per step, GPU utilisation and memory over time (inline SVG, findings'
+ * ranges highlighted), the top-20 ops and kernels, and the findings with their evidence.
+ * @return GP_OK, GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_html(const gp_analysis *a, const gp_export_opts *opts, const char *path,
+                         gp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,127 @@
+/* viewer-export/src/export_int.h: private cross-file API of gp_export: the output sink (memory,
+ * file or gzip, written to a temporary name and renamed on success), escaping for JSON and HTML,
+ * and the inline-SVG chart emitters the HTML report uses. */
+#ifndef GP_EXPORT_EXPORT_INT_H
+#define GP_EXPORT_EXPORT_INT_H
+
+#include "gp/status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Output sink. Write calls never fail on their own: the first failure is remembered and
+ * reported by export_out_close(), so emitters stay free of error plumbing. ---- */
+typedef struct export_out {
+    char *buf;
+    size_t len, cap;
+    void *file; /* FILE * or gzFile; NULL in memory mode */
+    int gzip;
+    int err_no; /* errno of the first failure (ENOMEM for allocation), 0 if none */
+    char path[4096];
+    char tmp[4160];
+} export_out;
+
+/** Start an in-memory sink; take the text with export_out_take(). */
+void export_out_init_mem(export_out *o);
+
+/** Open `path` for writing through `path.tmp.<pid>`; gzip when `path` ends in ".gz". */
+gp_status export_out_open(export_out *o, const char *path, gp_error *err);
+
+/** Flush, close and rename onto the final path. Frees the sink. On any earlier or current
+ * failure the temporary file is removed and GP_EIO (or GP_ENOMEM) returned. */
+gp_status export_out_close(export_out *o, gp_error *err);
+
+/** Give up: close and remove the temporary file, free the sink. */
+void export_out_abort(export_out *o);
+
+/** Memory mode: @return the NUL-terminated text (caller frees) and its length; NULL on OOM. */
+char *export_out_take(export_out *o, size_t *len);
+
+void export_out_write(export_out *o, const void *p, size_t n);
+void export_out_puts(export_out *o, const char *s);
+void export_out_printf(export_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** A JSON string literal with its quotes: control characters escaped, invalid UTF-8 bytes
+ * replaced by U+FFFD, so any trace name yields valid JSON. NULL writes "". */
+void export_out_json_str(export_out *o, const char *s);
+
+/** HTML text or attribute value: & < > " ' escaped, control characters dropped, invalid UTF-8
+ * replaced by U+FFFD. NULL writes nothing. */
+void export_out_html(export_out *o, const char *s);
+
+/** A nanosecond time as microseconds with three decimals ("1234.567"), exactly. */
+void export_out_us(export_out *o, int64_t ns);
+
+/** Length of the valid UTF-8 sequence at `s` (1..4), or 0 if it is invalid. */
+size_t export_utf8_len(const unsigned char *s);
+
+/* ---- Chrome-trace events shared by the Perfetto and TensorBoard writers. ---- */
+struct gp_analysis;
+
+enum export_ev_mode {
+    EXPORT_EV_PERFETTO = 0, /* memory as counters, names for every process and thread */
+    EXPORT_EV_TB = 1        /* torch-tb-profiler: [memory] instants, CPU-only steps */
+};
+
+typedef struct export_ev_opts {
+    enum export_ev_mode mode;
+    int old_runtime_cat; /* write runtime/driver calls as cat "Runtime" (tb 0.4.3) */
+    int64_t t0;          /* subtracted from every ts (ns) */
+} export_ev_opts;
+
+/** Write the trace's events, metadata, flows (and counters) as comma-separated JSON objects
+ * into an open traceEvents array. `*first` says whether nothing was written there yet and is
+ * updated. @return GP_OK or GP_ENOMEM. */
+gp_status export_write_events(export_out *o, const struct gp_analysis *a, const export_ev_opts *eo,
+                              int *first, gp_error *err);
+
+/** A fresh numeric pid/tid for synthetic tracks; never one a real process uses (< 2^22). */
+#define EXPORT_SYNTH_ID_BASE 0x7F000000LL
+
+/* ---- Inline SVG charts. ---- */
+
+/** Stacked bars: n_bars bars of n_series parts each, values[bar * n_series + series] >= 0. */
+typedef struct export_bar_chart {
+    const char *title;  /* aria-label and <title> */
+    const char *y_unit; /* "ms" */
+    size_t n_bars, n_series;
+    const char *const *series_names;
+    const char *const *colors;
+    const double *values;
+    const char *const *bar_labels; /* tooltip/axis text per bar */
+} export_bar_chart;
+
+/** One series of a line chart: points (x[i], y[i]) sorted by x. */
+typedef struct export_series {
+    const char *name, *color;
+    const double *x, *y;
+    size_t n;
+    int steps; /* draw as a step function (value holds until the next point) */
+    int fill;  /* fill the area under the line */
+} export_series;
+
+/** A highlighted x range with a short label ("GT01"), drawn behind the series. */
+typedef struct export_band {
+    double x0, x1;
+    const char *label, *tooltip, *color;
+    int row; /* label row (0..3), so overlapping bands' labels do not collide */
+} export_band;
+
+typedef struct export_line_chart {
+    const char *title;
+    const char *x_unit, *y_unit;
+    double x_min, x_max;
+    double y_min, y_max; /* y_max <= y_min: from the data */
+    const export_series *series;
+    size_t n_series;
+    const export_band *bands;
+    size_t n_bands;
+} export_line_chart;
+
+void export_svg_stacked_bars(export_out *o, const export_bar_chart *c);
+void export_svg_line_chart(export_out *o, const export_line_chart *c);
+
+/** A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks over `range`. */
+double export_nice_step(double range, int n);
+
+#endif

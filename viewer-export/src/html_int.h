@@ -1,0 +1,24 @@
+/* viewer-export/src/html_int.h: private API between the HTML report's page (html_report.c) and
+ * its charts (html_charts.c). */
+#ifndef GP_EXPORT_HTML_INT_H
+#define GP_EXPORT_HTML_INT_H
+
+#include "export_int.h"
+#include "gp/analysis.h"
+
+/* The time axis of the time charts: x = (ns - t0) / scale, in `unit`. */
+typedef struct html_time {
+    int64_t t0, span;
+    double scale;
+    const char *unit;
+} html_time;
+
+void html_time_axis(const gp_analysis *a, html_time *tx);
+const char *html_bd_color(gp_bd_cat c);
+void html_chart_steps(export_out *o, const gp_analysis *a);
+void html_chart_util(export_out *o, const gp_analysis *a, const export_band *bands, size_t n_bands);
+void html_chart_memory(export_out *o, const gp_analysis *a, const export_band *bands,
+                       size_t n_bands);
+void html_series_legend(export_out *o, const export_series *s, size_t n);
+
+#endif
