@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 static const char *const usage[] = {
-    "gprof-train diagnose [options] TRACE|DIR...",
-    NULL,
+        "gprof-train diagnose [options] TRACE|DIR...",
+        NULL,
 };
 
 /* ---- trace paths ---- */
@@ -195,9 +195,9 @@ int diag_run(const struct diag_paths *paths, const gp_rules *rules, gp_findings_
         fs[i] = p.jobs[i].out;
     }
     gp_error err;
-    gp_status st = rc == CLI_OK ? gp_findings_write(out, (const gp_findings *const *)fs, p.n,
-                                                    format, &err)
-                                : GP_OK;
+    gp_status st =
+            rc == CLI_OK ? gp_findings_write(out, (const gp_findings *const *)fs, p.n, format, &err)
+                         : GP_OK;
     if (st != GP_OK)
         rc = cli_error_from(&err, st);
     for (size_t i = 0; rc == CLI_OK && fail_on != GP_SEV_OK && i < p.n; i++)
@@ -208,6 +208,19 @@ int diag_run(const struct diag_paths *paths, const gp_rules *rules, gp_findings_
     free(fs);
     free(p.jobs);
     return rc;
+}
+
+int diag_print_default(const char *const *paths, int n)
+{
+    struct diag_paths p = {0};
+    gp_rules *r = NULL;
+    gp_error err;
+    int rc = gp_rules_new(&r, &err) == GP_OK ? diag_paths_expand(&p, paths, n) : CLI_ERROR;
+    if (rc == CLI_OK)
+        rc = diag_run(&p, r, GP_FINDINGS_TEXT, GP_SEV_OK, 0, stdout);
+    diag_paths_release(&p);
+    gp_rules_free(r);
+    return rc == CLI_OK ? 0 : n;
 }
 
 /* ---- options ---- */
@@ -255,26 +268,31 @@ int cmd_diagnose(int argc, const char **argv)
     int list = 0;
     long jobs = 0;
     const struct opt opts[] = {
-        OPT_GROUP("options:"),
-        OPT_STR('f', "format", &format, "FMT", "text (default) or json"),
-        OPT_STR(0, "fail-on", &fail_on, "SEV", "exit 1 when a finding is at least SEV: warn or crit"),
-        OPT_LIST('r', "rule", &rules, "ID", "run only this rule (repeatable), e.g. GT01"),
-        OPT_LIST(0, "set", &sets, "RULE.PARAM=VALUE", "override a threshold, e.g. GT01.warn_pct=10"),
-        OPT_BOOL(0, "list-rules", &list, "list the rules with their thresholds and exit"),
-        OPT_INT('j', "jobs", &jobs, "N", "diagnose N traces at once (default: one per core)", 0,
-                1024),
-        OPT_END(),
+            OPT_GROUP("options:"),
+            OPT_STR('f', "format", &format, "FMT", "text (default) or json"),
+            OPT_STR(0, "fail-on", &fail_on, "SEV",
+                    "exit 1 when a finding is at least SEV: warn or crit"),
+            OPT_LIST('r', "rule", &rules, "ID", "run only this rule (repeatable), e.g. GT01"),
+            OPT_LIST(0, "set", &sets, "RULE.PARAM=VALUE",
+                     "override a threshold, e.g. GT01.warn_pct=10"),
+            OPT_BOOL(0, "list-rules", &list, "list the rules with their thresholds and exit"),
+            OPT_INT('j', "jobs", &jobs, "N", "diagnose N traces at once (default: one per core)", 0,
+                    1024),
+            OPT_END(),
     };
     const struct opt_help help = {
-        "diagnose", usage,
-        "Diagnose data-loader starvation, low GPU utilisation, launch-bound steps, pageable and\n"
-        "blocking copies, excessive synchronisation, memory pressure and more. Each finding shows\n"
-        "the measured metric against its threshold, evidence, the exact knob to turn and the time\n"
-        "a fix would save. Exit status: 0, or 1 when a finding reaches --fail-on, 2 on error.",
-        "examples:\n"
-        "    gprof-train diagnose runs/mlp-20261121-120000/\n"
-        "    gprof-train diagnose trace.json.gz --format json --fail-on crit\n"
-        "    gprof-train diagnose trace.json --rule GT01 --set GT01.warn_pct=10\n"};
+            "diagnose", usage,
+            "Diagnose data-loader starvation, low GPU utilisation, launch-bound steps, pageable "
+            "and\n"
+            "blocking copies, excessive synchronisation, memory pressure and more. Each finding "
+            "shows\n"
+            "the measured metric against its threshold, evidence, the exact knob to turn and the "
+            "time\n"
+            "a fix would save. Exit status: 0, or 1 when a finding reaches --fail-on, 2 on error.",
+            "examples:\n"
+            "    gprof-train diagnose runs/mlp-20261121-120000/\n"
+            "    gprof-train diagnose trace.json.gz --format json --fail-on crit\n"
+            "    gprof-train diagnose trace.json --rule GT01 --set GT01.warn_pct=10\n"};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

@@ -24,4 +24,8 @@ void diag_paths_release(struct diag_paths *p);
 int diag_run(const struct diag_paths *paths, const gp_rules *rules, gp_findings_format format,
              gp_severity fail_on, long jobs, FILE *out);
 
+/* The diagnosis `gprof-train run` ends with: default rules, text, to stdout. @return the number
+ * of traces that could not be diagnosed (0 or n; errors printed as by diag_run). */
+int diag_print_default(const char *const *paths, int n);
+
 #endif

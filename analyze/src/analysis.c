@@ -353,36 +353,66 @@ static void sweep_step(gp_step *s, ival *const role[], const size_t nrole[], iva
     s->bd[GP_BD_OTHER] = ival_total(buf[cur], ns);
 }
 
+/* Room the sweep of one step needs: the step plus every role interval it can cut. */
+static size_t sweep_room(const gp_step *s, ival *const role[], const size_t nrole[])
+{
+    size_t need = 2;
+    for (int r = 0; r < GP_BD_OTHER; r++) {
+        size_t nw;
+        role_window(role[r], nrole[r], s->ts, s->end, &nw);
+        need += nw;
+    }
+    return need;
+}
+
+/* The merged intervals of role r, shrunk to fit; built one role at a time so that only one
+ * unmerged list (not one per event of every role) is alive at once. */
+static ival *role_intervals(const gp_analysis *a, const int8_t *roles, int r, size_t count,
+                            size_t *n)
+{
+    ival *v = malloc((count + 1) * sizeof(ival));
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (uint32_t i = 0; i < a->n && k < count; i++)
+        if (roles[i] == r)
+            v[k++] = (ival){a->ev[i].ts, a->ev[i].ts + a->ev[i].dur};
+    *n = ival_merge(v, k);
+    ival *fit = realloc(v, (*n + 1) * sizeof(ival));
+    return fit ? fit : v;
+}
+
 static int breakdown(gp_analysis *a)
 {
     ival *role[GP_BD_OTHER] = {0};
-    size_t nrole[GP_BD_OTHER] = {0}, total = 0;
+    size_t nrole[GP_BD_OTHER] = {0}, room = 2;
+    int8_t *roles = malloc(a->n + 1); /* 1 byte per event, -1 = no role */
+    int rc = -1;
+    if (!roles)
+        return -1;
     for (uint32_t i = 0; i < a->n; i++) {
-        int r = role_of(a, i);
-        if (r >= 0 && a->ev[i].dur > 0)
+        int r = a->ev[i].dur > 0 ? role_of(a, i) : -1;
+        roles[i] = (int8_t)r;
+        if (r >= 0)
             nrole[r]++;
     }
-    int rc = -1;
-    for (int r = 0; r < GP_BD_OTHER; r++) {
-        total += nrole[r];
-        if (!(role[r] = malloc((nrole[r] + 1) * sizeof(ival))))
-            goto out;
-        nrole[r] = 0;
-    }
-    for (uint32_t i = 0; i < a->n; i++) {
-        int r = role_of(a, i);
-        if (r >= 0 && a->ev[i].dur > 0)
-            role[r][nrole[r]++] = (ival){a->ev[i].ts, a->ev[i].ts + a->ev[i].dur};
-    }
     for (int r = 0; r < GP_BD_OTHER; r++)
-        nrole[r] = ival_merge(role[r], nrole[r]);
-    ival *buf[2] = {malloc((total + 2) * sizeof(ival)), malloc((total + 2) * sizeof(ival))};
+        if (!(role[r] = role_intervals(a, roles, r, nrole[r], &nrole[r])))
+            goto out;
+    free(roles);
+    roles = NULL;
+    for (size_t k = 0; k < a->steps.n; k++) {
+        size_t need = sweep_room(TRACE_VEC_AT(&a->steps, gp_step, k), role, nrole);
+        room = need > room ? need : room;
+    }
+    ival *buf[2] = {malloc(room * sizeof(ival)), malloc(room * sizeof(ival))};
     for (size_t k = 0; k < a->steps.n && buf[0] && buf[1]; k++)
         sweep_step(TRACE_VEC_AT(&a->steps, gp_step, k), role, nrole, buf);
     rc = buf[0] && buf[1] ? 0 : -1;
     free(buf[0]);
     free(buf[1]);
 out:
+    free(roles);
     for (int r = 0; r < GP_BD_OTHER; r++)
         free(role[r]);
     return rc;
@@ -460,6 +490,7 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
     if (!a)
         return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     init_vecs(a);
+    pthread_mutex_init(&a->gaps_mu, NULL);
     a->t = t;
     a->ev = gp_trace_events(t, &a->n);
     a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
@@ -494,6 +525,7 @@ void gp_analysis_free(gp_analysis *a)
     free(a->op_of);
     free(a->parent_of);
     free(a->step_of);
+    pthread_mutex_destroy(&a->gaps_mu);
     trace_vec *vecs[] = {&a->steps,       &a->devices,    &a->dev_gaps,   &a->streams,
                          &a->stream_gaps, &a->mem_series, &a->mem_points, &a->kernels,
                          &a->memcpys,     &a->syncs,      &a->launches};

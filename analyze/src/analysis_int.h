@@ -7,6 +7,8 @@
 #include "gp/analysis.h"
 #include "trace_int.h"
 
+#include <pthread.h>
+
 /* A half-open time interval [a, b). */
 typedef struct ival {
     int64_t a, b;
@@ -35,7 +37,7 @@ struct gp_analysis {
     trace_vec steps; /* gp_step */
     gp_step_stats stats;
     trace_vec devices;  /* gp_device_stats */
-    trace_vec dev_gaps; /* gp_idle_gap */
+    trace_vec dev_gaps; /* gp_idle_gap, built on first use (gpu_timeline.c) */
     trace_vec streams;  /* gp_stream_stats */
     trace_vec stream_gaps;
     trace_vec mem_series; /* gp_mem_series */
@@ -44,6 +46,9 @@ struct gp_analysis {
     trace_vec memcpys;    /* gp_memcpy */
     trace_vec syncs;      /* gp_sync */
     trace_vec launches;   /* gp_launch */
+    uint32_t n_gaps_counted; /* gaps counted so far by analysis_gpu */
+    int gaps_built;          /* dev_gaps and stream_gaps are filled */
+    pthread_mutex_t gaps_mu; /* guards the lazy fill of the gap lists */
 };
 
 /* Sort and merge intervals in place. @return the new count. */

@@ -99,7 +99,8 @@ static void write_gain(FILE *out, const gp_finding *f)
     fprintf(out, "    gain: %s", f->gain_text ? f->gain_text : "");
     if (f->gain_ns >= 0)
         fprintf(out, "%s(%s per step, %s in all)", f->gain_text ? " " : "",
-                rules_fmt_ns(a, sizeof(a), f->gain_step_ns), rules_fmt_ns(b, sizeof(b), f->gain_ns));
+                rules_fmt_ns(a, sizeof(a), f->gain_step_ns),
+                rules_fmt_ns(b, sizeof(b), f->gain_ns));
     fputc('\n', out);
 }
 
@@ -113,8 +114,9 @@ static void write_text_finding(FILE *out, const gp_finding *f)
     }
     fprintf(out, "[%s] %s %s: %s", gp_severity_name(f->severity), r->id, r->title, f->summary);
     if (f->metric_name && !isnan(f->metric) && f->severity >= GP_SEV_WARN)
-        fprintf(out, " (%s %s %s %s)", f->metric_name, fmt_value(v, sizeof(v), f->metric,
-                f->metric_unit), f->cmp, fmt_value(t, sizeof(t), f->threshold, f->metric_unit));
+        fprintf(out, " (%s %s %s %s)", f->metric_name,
+                fmt_value(v, sizeof(v), f->metric, f->metric_unit), f->cmp,
+                fmt_value(t, sizeof(t), f->threshold, f->metric_unit));
     fputc('\n', out);
     if (f->recommendation)
         fprintf(out, "    fix:  %s\n", f->recommendation);

@@ -3,6 +3,7 @@
  * inputs; per stream HTA's idle-time breakdown (host wait / kernel wait / other). */
 #include "analysis_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 typedef struct gpu_ref {
@@ -78,28 +79,36 @@ static int64_t union_of(const gp_analysis *a, const gpu_ref *r, size_t n, int wa
     return lo < hi ? ival_clip_total(buf, k, lo, hi) : ival_total(buf, k);
 }
 
-/* Gaps between consecutive activities (running max of ends) of r[0..n), sorted by ts. */
+/* Gaps between consecutive activities (running max of ends) of r[0..n), sorted by ts: their
+ * idle time by kind and their count; stored in `gaps` unless it is NULL. The gap lists are as
+ * large as the GPU activity itself (~40 bytes per kernel), so gp_analysis_run only counts them
+ * and gp_analysis_*_gaps() builds them on first use (build_gaps below). */
 static int add_gaps(gp_analysis *a, const gpu_ref *r, size_t n, trace_vec *gaps, int64_t stream,
                     int64_t idle[GP_IDLE_COUNT], uint32_t *first, uint32_t *count)
 {
-    *first = (uint32_t)gaps->n;
+    uint32_t k = 0;
     int64_t prev_end = ev_end(a, r[0].ev);
     uint32_t prev = r[0].ev;
     for (size_t i = 1; i < n; i++) {
         if (r[i].ts > prev_end) {
-            gp_idle_gap *g = trace_vec_push(gaps);
-            if (!g)
+            int kind = idle_kind(a, r[i].ev, prev_end, r[i].ts - prev_end);
+            idle[kind] += r[i].ts - prev_end;
+            k++;
+            gp_idle_gap *g = gaps ? trace_vec_push(gaps) : NULL;
+            if (gaps && !g)
                 return -1;
-            *g = (gp_idle_gap){r[i].device, stream, prev_end, r[i].ts, 0, prev, r[i].ev};
-            g->kind = (uint8_t)idle_kind(a, r[i].ev, prev_end, r[i].ts - prev_end);
-            idle[g->kind] += r[i].ts - prev_end;
+            if (g)
+                *g = (gp_idle_gap){r[i].device, stream, prev_end, r[i].ts, (uint8_t)kind, prev,
+                                   r[i].ev};
         }
         if (ev_end(a, r[i].ev) > prev_end) {
             prev_end = ev_end(a, r[i].ev);
             prev = r[i].ev;
         }
     }
-    *count = (uint32_t)(gaps->n - *first);
+    *first = a->n_gaps_counted;
+    *count = k;
+    a->n_gaps_counted += k;
     return 0;
 }
 
@@ -128,7 +137,7 @@ static int device_pass(gp_analysis *a, const gpu_ref *r, size_t n, ival *buf)
         d->steps_ns = hi - lo;
         d->step_kernel_busy_ns = lo < hi ? union_of(a, r, n, WANT_KERNEL, buf, lo, hi) : 0;
     }
-    return add_gaps(a, r, n, &a->dev_gaps, -1, d->idle_ns, &d->first_gap, &d->n_gaps);
+    return add_gaps(a, r, n, NULL, -1, d->idle_ns, &d->first_gap, &d->n_gaps);
 }
 
 static int stream_pass(gp_analysis *a, const gpu_ref *r, size_t n, ival *buf)
@@ -140,7 +149,7 @@ static int stream_pass(gp_analysis *a, const gpu_ref *r, size_t n, ival *buf)
     s->stream = r[0].stream;
     s->n_events = n;
     s->busy_ns = union_of(a, r, n, WANT_ALL, buf, 0, 0);
-    return add_gaps(a, r, n, &a->stream_gaps, r[0].stream, s->idle_ns, &s->first_gap, &s->n_gaps);
+    return add_gaps(a, r, n, NULL, r[0].stream, s->idle_ns, &s->first_gap, &s->n_gaps);
 }
 
 static size_t collect(const gp_analysis *a, gpu_ref *r)
@@ -155,19 +164,32 @@ static size_t collect(const gp_analysis *a, gpu_ref *r)
     return n;
 }
 
-int analysis_gpu(gp_analysis *a)
+/* The GPU activities in stream order (cmp_ref) or device order (cmp_ref_dev). */
+static gpu_ref *sorted_refs(const gp_analysis *a, int (*cmp)(const void *, const void *),
+                            size_t *n)
 {
     gpu_ref *r = malloc((a->n + 1) * sizeof(*r));
-    ival *buf = malloc((a->n + 1) * sizeof(*buf));
+    *n = r ? collect(a, r) : 0;
+    if (r)
+        qsort(r, *n, sizeof(*r), cmp);
+    return r;
+}
+
+int analysis_gpu(gp_analysis *a)
+{
+    size_t n;
+    gpu_ref *r = sorted_refs(a, cmp_ref, &n);
+    ival *buf = malloc((n + 1) * sizeof(*buf));
     int rc = r && buf ? 0 : -1;
-    size_t n = rc == 0 ? collect(a, r) : 0;
-    qsort(r, n, sizeof(*r), cmp_ref);
+    a->n_gaps_counted = 0;
     for (size_t i = 0, j; rc == 0 && i < n; i = j) {
         for (j = i; j < n && r[j].device == r[i].device && r[j].stream == r[i].stream; j++)
             ;
         rc = stream_pass(a, r + i, j - i, buf);
     }
-    qsort(r, n, sizeof(*r), cmp_ref_dev);
+    if (r)
+        qsort(r, n, sizeof(*r), cmp_ref_dev);
+    a->n_gaps_counted = 0;
     for (size_t i = 0, j; rc == 0 && i < n; i = j) {
         for (j = i; j < n && r[j].device == r[i].device; j++)
             ;
@@ -178,6 +200,43 @@ int analysis_gpu(gp_analysis *a)
     return rc;
 }
 
+/* Store the gaps of every stream (stream_dev = 0) or device (1), in the order analysis_gpu
+ * counted them, so first_gap/n_gaps index the stored list. */
+static int store_gaps(gp_analysis *a, int stream_dev)
+{
+    size_t n;
+    gpu_ref *r = sorted_refs(a, stream_dev ? cmp_ref_dev : cmp_ref, &n);
+    if (!r)
+        return -1;
+    int64_t idle[GP_IDLE_COUNT] = {0};
+    uint32_t first, count;
+    int rc = 0;
+    a->n_gaps_counted = 0;
+    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+        for (j = i; j < n && r[j].device == r[i].device &&
+                    (stream_dev || r[j].stream == r[i].stream);
+             j++)
+            ;
+        rc = add_gaps(a, r + i, j - i, stream_dev ? &a->dev_gaps : &a->stream_gaps,
+                      stream_dev ? -1 : r[i].stream, idle, &first, &count);
+    }
+    free(r);
+    return rc;
+}
+
+static void build_gaps(const gp_analysis *ca)
+{
+    gp_analysis *a = (gp_analysis *)(uintptr_t)ca; /* a lazily filled cache, under gaps_mu */
+    pthread_mutex_lock(&a->gaps_mu);
+    if (!a->gaps_built) {
+        a->dev_gaps.n = a->stream_gaps.n = 0;
+        if (store_gaps(a, 0) != 0 || store_gaps(a, 1) != 0)
+            a->dev_gaps.n = a->stream_gaps.n = 0; /* out of memory: no gaps */
+        a->gaps_built = 1;
+    }
+    pthread_mutex_unlock(&a->gaps_mu);
+}
+
 const gp_device_stats *gp_analysis_devices(const gp_analysis *a, size_t *n)
 {
     *n = a->devices.n;
@@ -186,6 +245,7 @@ const gp_device_stats *gp_analysis_devices(const gp_analysis *a, size_t *n)
 
 const gp_idle_gap *gp_analysis_device_gaps(const gp_analysis *a, size_t *n)
 {
+    build_gaps(a);
     *n = a->dev_gaps.n;
     return (const gp_idle_gap *)a->dev_gaps.data;
 }
@@ -198,6 +258,7 @@ const gp_stream_stats *gp_analysis_streams(const gp_analysis *a, size_t *n)
 
 const gp_idle_gap *gp_analysis_stream_gaps(const gp_analysis *a, size_t *n)
 {
+    build_gaps(a);
     *n = a->stream_gaps.n;
     return (const gp_idle_gap *)a->stream_gaps.data;
 }

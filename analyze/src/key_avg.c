@@ -51,24 +51,23 @@ static uint32_t fparent(const gp_analysis *a, uint32_t i)
     return p;
 }
 
+/* Per event: device time of its subtree and its children's CPU time (self device time goes
+ * straight into the rows, see fill_rows, saving a third per-event array). */
 typedef struct ka_acc {
-    int64_t *self_dev, *dev_total, *child_cpu;
+    int64_t *dev_total, *child_cpu;
 } ka_acc;
 
 static int accumulate(const gp_analysis *a, ka_acc *acc)
 {
     size_t n = a->n + 1;
-    acc->self_dev = calloc(n, sizeof(int64_t));
     acc->dev_total = calloc(n, sizeof(int64_t));
     acc->child_cpu = calloc(n, sizeof(int64_t));
-    if (!acc->self_dev || !acc->dev_total || !acc->child_cpu)
+    if (!acc->dev_total || !acc->child_cpu)
         return -1;
     for (uint32_t i = 0; i < a->n; i++) {
         uint32_t op = a->op_of[i];
-        if (analysis_is_gpu_work(a->ev[i].kind) && op != GP_NONE) {
-            acc->self_dev[op] += a->ev[i].dur;
+        if (analysis_is_gpu_work(a->ev[i].kind) && op != GP_NONE)
             acc->dev_total[op] += a->ev[i].dur;
-        }
     }
     /* a parent precedes its children on a track, so a reverse pass sees children first */
     for (uint32_t i = (uint32_t)a->n; i-- > 0;) {
@@ -178,12 +177,17 @@ static int fill_rows(const gp_analysis *a, const ka_acc *acc, ka_build *kb, gp_g
             r->device_total += e->dur;
             out->self_device_total += e->dur;
             out->has_device = 1;
+            uint32_t op = a->op_of[i];
+            gp_keyavg_row *opr = op == GP_NONE ? NULL : row_for(a, kb, &a->ev[op], 0, group);
+            if (op != GP_NONE && !opr)
+                return -1;
+            if (opr)
+                opr->self_device += e->dur; /* the op's self device time */
             continue;
         }
         int64_t self = e->dur - acc->child_cpu[i];
         r->cpu_total += e->dur;
         r->self_cpu += self;
-        r->self_device += acc->self_dev[i];
         r->device_total += acc->dev_total[i];
         out->self_cpu_total += self;
     }
@@ -202,7 +206,6 @@ gp_status gp_keyavg_compute(const gp_analysis *a, gp_group_by group, gp_sort_key
         rc = accumulate(a, &acc);
     if (rc == 0)
         rc = fill_rows(a, &acc, &kb, group, out);
-    free(acc.self_dev);
     free(acc.dev_total);
     free(acc.child_cpu);
     id_map_release(&kb.rows_by_key);

@@ -10,26 +10,29 @@
 #include <string.h>
 #include <strings.h>
 
-#define RULE(name, phase) {&rules_##name##_info, rules_##name, phase}
+#define RULE(name, phase)                                                                          \
+    {                                                                                              \
+        &rules_##name##_info, rules_##name, phase                                                  \
+    }
 
 /* The catalogue, in id order. GT02 runs in phase 1: it names the rule explaining the idle time. */
 static const struct rules_def table[] = {
-    RULE(trace_quality, 0),       /* GT00 */
-    RULE(dataloader_starvation, 0), /* GT01 */
-    RULE(gpu_low_util, 1),        /* GT02 */
-    RULE(gpu_idle_gaps, 0),       /* GT03 */
-    RULE(host_launch_bound, 0),   /* GT04 */
-    RULE(small_kernels, 0),       /* GT05 */
-    RULE(pageable_memcpy, 0),     /* GT06 */
-    RULE(sync_copy_or_memset, 0), /* GT07 */
-    RULE(excessive_sync, 0),      /* GT08 */
-    RULE(exposed_transfer, 0),    /* GT09 */
-    RULE(near_oom, 0),            /* GT10 */
-    RULE(allocator_churn, 0),     /* GT11 */
-    RULE(memory_growth, 0),       /* GT12 */
-    RULE(no_tensor_cores, 0),     /* GT13 */
-    RULE(step_outliers, 0),       /* GT14 */
-    RULE(comm_exposed, 0),        /* GT15 */
+        RULE(trace_quality, 0),         /* GT00 */
+        RULE(dataloader_starvation, 0), /* GT01 */
+        RULE(gpu_low_util, 1),          /* GT02 */
+        RULE(gpu_idle_gaps, 0),         /* GT03 */
+        RULE(host_launch_bound, 0),     /* GT04 */
+        RULE(small_kernels, 0),         /* GT05 */
+        RULE(pageable_memcpy, 0),       /* GT06 */
+        RULE(sync_copy_or_memset, 0),   /* GT07 */
+        RULE(excessive_sync, 0),        /* GT08 */
+        RULE(exposed_transfer, 0),      /* GT09 */
+        RULE(near_oom, 0),              /* GT10 */
+        RULE(allocator_churn, 0),       /* GT11 */
+        RULE(memory_growth, 0),         /* GT12 */
+        RULE(no_tensor_cores, 0),       /* GT13 */
+        RULE(step_outliers, 0),         /* GT14 */
+        RULE(comm_exposed, 0),          /* GT15 */
 };
 #define N_RULES    (sizeof(table) / sizeof(table[0]))
 #define MAX_PARAMS 12

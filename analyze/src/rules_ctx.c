@@ -277,9 +277,9 @@ static int has(const char *s, const char *sub)
 
 static int is_alloc_api(const char *s)
 {
-    static const char *const apis[] = {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree",
-                                       "cuMemCreate", "cuMemRelease", "cudaMallocAsync",
-                                       "cudaFreeAsync", "cuMemMap", "cuMemUnmap"};
+    static const char *const apis[] = {
+            "cudaMalloc",   "cudaFree",        "cuMemAlloc",    "cuMemFree", "cuMemCreate",
+            "cuMemRelease", "cudaMallocAsync", "cudaFreeAsync", "cuMemMap",  "cuMemUnmap"};
     for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
         if (strncmp(s, apis[i], strlen(apis[i])) == 0)
             return strncmp(s, "cudaMallocHost", 14) != 0 && strncmp(s, "cudaFreeHost", 12) != 0;
@@ -290,10 +290,25 @@ static int is_alloc_api(const char *s)
  * spellings named in rules_anchors.md §8 GT13. SIMT CUTLASS kernels are not Tensor Core ones. */
 static int is_tc_kernel(const char *s)
 {
-    static const char *const tc[] = {
-            "h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "c1688",
-            "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1",
-            "direct_group", "xmma", "wgmma", "tensorop", "_bf16", "_f16", "tensor16x8"};
+    static const char *const tc[] = {"h884",
+                                     "s884",
+                                     "h1688",
+                                     "s1688",
+                                     "hmma",
+                                     "i8816",
+                                     "16816",
+                                     "c1688",
+                                     "dgrad_1x1_stride_2x2",
+                                     "first_layer_wgrad_kernel",
+                                     "conv1x1",
+                                     "conv2d_c1_k1",
+                                     "direct_group",
+                                     "xmma",
+                                     "wgmma",
+                                     "tensorop",
+                                     "_bf16",
+                                     "_f16",
+                                     "tensor16x8"};
     if (has(s, "simt"))
         return 0;
     for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++)

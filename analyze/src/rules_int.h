@@ -15,13 +15,13 @@
 
 /* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. */
 struct rules_cfg {
-    int trainer;       /* the "gprof" object is present: knobs are `gprof-train run` flags */
-    long workers;      /* -1 unknown */
-    long cpu_count;    /* -1 unknown */
-    long batch_size;   /* -1 unknown */
-    int pin_memory;    /* -1 unknown */
-    int non_blocking;  /* -1 unknown */
-    const char *amp;   /* "off", "fp16", "bf16" or NULL */
+    int trainer;        /* the "gprof" object is present: knobs are `gprof-train run` flags */
+    long workers;       /* -1 unknown */
+    long cpu_count;     /* -1 unknown */
+    long batch_size;    /* -1 unknown */
+    int pin_memory;     /* -1 unknown */
+    int non_blocking;   /* -1 unknown */
+    const char *amp;    /* "off", "fp16", "bf16" or NULL */
     const char *device; /* "cuda", "cpu" or NULL */
     int64_t device_mem; /* bytes, 0 unknown */
 };
@@ -40,12 +40,12 @@ struct rules_ctx {
     size_t n_ev;
     const gp_step *steps; /* the analysed steps: all steps minus warm-up */
     size_t n_steps, n_all_steps, n_warmup;
-    int64_t step_ns;      /* sum of analysed step times (end - ts) */
+    int64_t step_ns;         /* sum of analysed step times (end - ts) */
     int64_t win_ts, win_end; /* first analysed step start .. last analysed step end */
     int64_t bd[GP_BD_COUNT]; /* breakdown summed over analysed steps */
     int has_gpu;
     struct rules_cfg cfg;
-    const gp_findings *done; /* findings of the rules already run (for later phases) */
+    const gp_findings *done;   /* findings of the rules already run (for later phases) */
     struct rules_ivs step_ivs; /* the analysed steps as intervals */
     int64_t trace_ts;          /* earliest event start: "at" times are relative to it */
     /* lazily built caches (rules_ctx.c) */
@@ -185,6 +185,10 @@ void rules_cols(struct rules_out *o, size_t n, const gp_evidence_col *cols);
  * dropped, so add them most costly first. */
 gp_status rules_row(struct rules_out *o, const gp_cell *cells);
 gp_status rules_range(struct rules_out *o, int64_t ts, int64_t end, const char *label);
+/* The evidence table of copy rules (GT06, GT07) from rows keyed (copy name, API name, CPU op)
+ * with ns = GPU time, ns2 = host time blocked; `gpu_time` 0 leaves the GPU time column out. */
+gp_status rules_copy_evidence(const struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg,
+                              int gpu_time);
 /* printf into the findings' arena; NULL on ENOMEM. */
 const char *rules_strf(struct rules_out *o, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));

@@ -159,3 +159,38 @@ const char *rules_fmt_bytes(char *buf, size_t cap, double bytes)
     snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
     return buf;
 }
+
+/* Columns of the copy evidence tables; GT07 leaves out "GPU time". */
+static const gp_evidence_col copy_cols[] = {{"copy", GP_UNIT_TEXT},
+                                            {"API", GP_UNIT_TEXT},
+                                            {"CPU op", GP_UNIT_TEXT},
+                                            {"per step", GP_UNIT_COUNT},
+                                            {"bytes per call", GP_UNIT_BYTES},
+                                            {"GPU time", GP_UNIT_US},
+                                            {"host blocked", GP_UNIT_US}};
+
+gp_status rules_copy_evidence(const struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg,
+                              int gpu_time)
+{
+    gp_evidence_col cols[7];
+    size_t nc = 0;
+    for (size_t i = 0; i < 7; i++)
+        if (gpu_time || i != 5)
+            cols[nc++] = copy_cols[i];
+    rules_agg_finish(agg);
+    rules_cols(o, nc, cols);
+    for (size_t i = 0; i < agg->n && i < 5; i++) {
+        const struct rules_agg_row *r = &agg->rows[i];
+        gp_cell row[7] = {{0, gp_trace_str(c->t, r->k[0])},
+                          {0, gp_trace_str(c->t, r->k[1])},
+                          {0, r->k[2] == GP_STR_NONE ? "-" : gp_trace_str(c->t, r->k[2])},
+                          {rules_per_step(c, (double)r->count), NULL},
+                          {(double)r->bytes / (double)r->count, NULL},
+                          {(double)r->ns / 1e3, NULL},
+                          {(double)r->ns2 / 1e3, NULL}};
+        if (!gpu_time)
+            row[5] = row[6];
+        GP_TRY(rules_row(o, row));
+    }
+    return GP_OK;
+}

@@ -83,7 +83,8 @@ int64_t prof_ticks_to_ns(int64_t ticks)
     if (!prof_tsc)
         return ticks;
     if (fast_ok && ticks >= fast_t0)
-        return fast_ns0 + (int64_t)(((unsigned __int128)(uint64_t)(ticks - fast_t0) * fast_scale) >> 32);
+        return fast_ns0 +
+               (int64_t)(((unsigned __int128)(uint64_t)(ticks - fast_t0) * fast_scale) >> 32);
     if (n_samples < 2)
         return n_samples ? s_ns[0] + (ticks - s_ticks[0]) : ticks;
     int kept = n_samples < N_SAMPLES ? n_samples : N_SAMPLES;

@@ -44,8 +44,8 @@ static void key_str(prof_out *o, const char *key, const char *v)
 }
 
 /* Begin an event: separator, ph, cat, name (already JSON-safe if `safe`), pid, tid, ts. */
-static void begin(prof_out *o, char ph, const char *cat, const char *name, int64_t pid,
-                  int64_t tid, int64_t t_ns)
+static void begin(prof_out *o, char ph, const char *cat, const char *name, int64_t pid, int64_t tid,
+                  int64_t t_ns)
 {
     prof_event_sep(o);
     prof_out_str(o, "{\"ph\":\"");
@@ -194,8 +194,6 @@ static void conv_kernel(cupti_conv *c, prof_out *o, const CUpti_ActivityKernel10
     }
     prof_out_str(o, ",\"" GP_ARG_GRID "\":[");
     prof_out_i64(o, k->gridX);
-    key_i64(o, "", 0); /* placeholder removed below */
-    o->len -= 5;       /* drop `,"":0` */
     prof_out_raw(o, ",", 1);
     prof_out_i64(o, k->gridY);
     prof_out_raw(o, ",", 1);
@@ -222,9 +220,9 @@ static const char *copy_kind(unsigned k)
 /** Kineto's memory-kind words: "Pageable", "Pinned", "Device", ... */
 static const char *mem_kind(unsigned k)
 {
-    static const char *const names[] = {"Unknown", GP_MEMKIND_PAGEABLE, GP_MEMKIND_PINNED,
-                                        GP_MEMKIND_DEVICE, "Array", GP_MEMKIND_MANAGED,
-                                        "Device Static", "Managed Static"};
+    static const char *const names[] = {
+            "Unknown", GP_MEMKIND_PAGEABLE, GP_MEMKIND_PINNED, GP_MEMKIND_DEVICE,
+            "Array",   GP_MEMKIND_MANAGED,  "Device Static",   "Managed Static"};
     return k < sizeof(names) / sizeof(names[0]) ? names[k] : "Unknown";
 }
 
@@ -284,9 +282,9 @@ static uint32_t api_name(cupti_conv *c, int driver, uint32_t cbid)
 /* API calls that put work on a GPU stream start an ac2g flow. */
 static int launches_work(const char *name)
 {
-    static const char *const prefixes[] = {"cudaLaunch", "cudaMemcpy", "cudaMemset",
-                                           "cudaGraphLaunch", "cuLaunch", "cuMemcpy",
-                                           "cuMemset", "cuGraphLaunch"};
+    static const char *const prefixes[] = {"cudaLaunch",      "cudaMemcpy",   "cudaMemset",
+                                           "cudaGraphLaunch", "cuLaunch",     "cuMemcpy",
+                                           "cuMemset",        "cuGraphLaunch"};
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return 1;
@@ -348,7 +346,8 @@ static void conv_sync(cupti_conv *c, prof_out *o, const CUpti_ActivitySynchroniz
     prof_out_json_str(o, kind, strlen(kind));
     key_u64(o, GP_ARG_DEVICE, dev);
     key_u64(o, GP_ARG_CONTEXT, y->contextId);
-    key_i64(o, GP_ARG_STREAM, y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int64_t)y->streamId);
+    key_i64(o, GP_ARG_STREAM,
+            y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int64_t)y->streamId);
     key_u64(o, GP_ARG_CORRELATION, y->correlationId);
     size_t s = (size_t)(y->cudaEventSyncId & 255);
     if (y->cudaEventSyncId && c->evsync_id[s] == y->cudaEventSyncId)
@@ -358,38 +357,50 @@ static void conv_sync(cupti_conv *c, prof_out *o, const CUpti_ActivitySynchroniz
 
 /* ---- memory ---- */
 
-static uint64_t *addr_slot(cupti_conv *c, uint64_t addr, int create)
+/* Slot of a live allocation at `addr` (linear probing; freed slots keep a tombstone address
+ * of 1 so probes continue). @return the index or -1. */
+static int addr_slot(cupti_conv *c, uint64_t addr, int create)
 {
     uint32_t h = (uint32_t)((addr >> 8) * 2654435761u) & (CUPTI_ADDR_SLOTS - 1);
     for (uint32_t i = 0; i < 64; i++) {
         uint32_t j = (h + i) & (CUPTI_ADDR_SLOTS - 1);
-        if (c->addr[j] == addr || (create && c->addr[j] == 0)) {
+        if (c->addr[j] == addr)
+            return (int)j;
+        if (create && (c->addr[j] == 0 || c->addr[j] == 1)) {
             c->addr[j] = addr;
-            return &c->addr_bytes[j];
+            return (int)j;
         }
+        if (c->addr[j] == 0)
+            return -1;
     }
-    return NULL;
+    return -1;
 }
 
 static void conv_memory(cupti_conv *c, prof_out *o, const CUpti_ActivityMemory4 *m)
 {
     int device_mem = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ||
                      m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
-    int slot = device_mem && m->deviceId < CUPTI_MAX_DEVICES ? (int)m->deviceId : CUPTI_MAX_DEVICES;
+    int slot = CUPTI_MAX_DEVICES; /* host (pinned) memory */
+    if (device_mem && m->deviceId < CUPTI_MAX_DEVICES)
+        slot = (int)m->deviceId;
     int alloc = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
-    uint64_t *live = addr_slot(c, m->address, alloc);
+    int live = addr_slot(c, m->address, alloc);
     int64_t bytes = (int64_t)m->bytes;
-    if (!alloc && bytes == 0 && live)
-        bytes = (int64_t)*live; /* a release may not carry its size */
-    if (alloc && live)
-        *live = m->bytes;
-    else if (!alloc && live)
-        *live = 0, *(live - (c->addr_bytes - (uint64_t *)c->addr_bytes)) = 0;
+    if (!alloc && bytes == 0 && live >= 0)
+        bytes = (int64_t)c->addr_bytes[live]; /* a release may not carry its size */
+    if (alloc && live >= 0) {
+        c->addr_bytes[live] = m->bytes;
+    } else if (!alloc && live >= 0) {
+        c->addr[live] = 1;
+        c->addr_bytes[live] = 0;
+    }
     c->allocated[slot] += alloc ? bytes : -bytes;
     if (c->allocated[slot] > c->peak[slot])
         c->peak[slot] = c->allocated[slot];
     uint32_t cs = m->correlationId & (CUPTI_CORR_SLOTS - 1);
-    int64_t tid = c->corr_id[cs] == m->correlationId ? c->corr_tid[cs] : c->pid;
+    int64_t tid = c->pid;
+    if (c->corr_id[cs] == m->correlationId)
+        tid = c->corr_tid[cs];
     begin(o, 'i', GP_CAT_CPU_INSTANT, GP_NAME_MEMORY, c->pid, tid, (int64_t)m->timestamp);
     prof_out_str(o, ",\"s\":\"t\",\"args\":{\"" GP_ARG_MEM_DEVICE_TYPE "\":");
     prof_out_i64(o, device_mem ? GP_MEM_DEVICE_TYPE_CUDA : GP_MEM_DEVICE_TYPE_CPU);
@@ -409,12 +420,23 @@ static void conv_overhead(cupti_conv *c, prof_out *o, const CUpti_ActivityOverhe
 {
     const char *name = "CUPTI overhead";
     switch (v->overheadKind) {
-    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: name = "Driver compiler"; break;
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: name = "CUPTI buffer flush"; break;
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: name = "CUPTI instrumentation"; break;
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: name = "CUPTI resource"; break;
-    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: name = "Lazy function loading"; break;
-    default: break;
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+        name = "Driver compiler";
+        break;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+        name = "CUPTI buffer flush";
+        break;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+        name = "CUPTI instrumentation";
+        break;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+        name = "CUPTI resource";
+        break;
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING:
+        name = "Lazy function loading";
+        break;
+    default:
+        break;
     }
     c->overhead_seen = 1;
     begin(o, 'X', GP_CAT_OVERHEAD, name, c->pid, CUPTI_OVERHEAD_TID, (int64_t)v->start);
@@ -554,7 +576,7 @@ void cupti_conv_config(const cupti_conv *c, prof_out *o)
             key_u64(o, GP_CFG_DEVICE_MEMORY, c->dev[id].total_mem);
         break; /* the first device names the run */
     }
-    prof_out_str(o, ",\"peak_device_memory_allocated\":");
+    prof_out_str(o, ",\"" GP_CFG_PEAK_DEVICE_MEMORY "\":");
     prof_out_i64(o, c->peak[0]);
 }
 

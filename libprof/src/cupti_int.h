@@ -35,6 +35,15 @@ const cupti_api *cupti_load(char *why, size_t why_len);
 /** @return CUPTI's message for `rc` (never NULL). */
 const char *cupti_error(const cupti_api *api, CUptiResult rc);
 
+/* ---- buffers (cupti_activity.c) ---- */
+
+/** CUPTI's buffer request callback: a fresh 8 MiB aligned buffer, or NULL (counted as dropped)
+ * once 256 MiB are waiting for the writer. */
+void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records);
+/** CUPTI's completion callback: queue the buffer for the writer thread; nothing else. */
+void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+                                     size_t valid);
+
 /* ---- converter ---- */
 
 #define CUPTI_MAX_DEVICES 16

@@ -20,7 +20,7 @@ void prof_gpu_stop(void)
 void prof_gpu_drain(prof_out *o, int final)
 {
     (void)o;
-    (void)final;
+    (void) final;
 }
 
 int prof_gpu_device_props(prof_out *o)
@@ -41,4 +41,13 @@ void prof_gpu_after_fork(void)
 uint64_t prof_gpu_dropped(void)
 {
     return 0;
+}
+
+void prof_gpu_config(prof_out *o)
+{
+    (void)o;
+}
+
+void prof_gpu_ensure_started(void)
+{
 }

@@ -28,7 +28,8 @@ gp_status prof_out_open(prof_out *o, const char *path, int gzip, gp_error *err)
         o->z = z;
         o->zbuf = malloc(ZOUT_BUF);
         /* level 1: the writer must keep up with millions of events a second */
-        if (!z || !o->zbuf || deflateInit2(z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        if (!z || !o->zbuf ||
+            deflateInit2(z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
             goto nomem;
     }
     if (!o->buf)
@@ -182,7 +183,10 @@ static size_t escape(char *dst, const char *src, size_t n)
             dst[j++] = (char)c;
             i++;
         } else if (c < 0x20) {
-            const char *short_esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
+            const char *short_esc = c == '\n'   ? "\\n"
+                                    : c == '\t' ? "\\t"
+                                    : c == '\r' ? "\\r"
+                                                : NULL;
             if (short_esc) {
                 memcpy(dst + j, short_esc, 2);
                 j += 2;
@@ -272,8 +276,8 @@ void prof_out_double(prof_out *o, double v)
  * the run (dropped counts, warnings, devices). Plain files pad it with spaces; gzip files hold
  * it in a first gzip member made of one stored (uncompressed) deflate block of fixed size, so it
  * can be rewritten too; the events follow as a second member (multi-member gzip is standard). */
-#define GZ_HDR 10
-#define GZ_STORED 5
+#define GZ_HDR     10
+#define GZ_STORED  5
 #define GZ_TRAILER 8
 
 size_t prof_out_header_size(const prof_out *o)

@@ -304,7 +304,7 @@ InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
     /* Injected by a tool or a user: start recording. Loaded because a program links us: that
      * program starts its own session with gp_prof_init. */
     if (!getenv("GP_PROF_NVTX_LINKED"))
-        prof_inject_start("NVTX injection");
+        prof_inject_start("NVTX injection", 0);
     return 1;
 }
 

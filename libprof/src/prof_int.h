@@ -54,13 +54,13 @@ void prof_clock_anchor(int64_t *realtime_ns, int64_t *monotonic_ns);
 /* ---- records (32 bytes, written by the owning thread, read by the writer) ---- */
 
 enum prof_rec_kind {
-    PROF_REC_RANGE = 1,  /* t0..t1, name, depth = nesting level */
-    PROF_REC_STEP,       /* ProfilerStep#aux, t0..t1 */
-    PROF_REC_MARK,       /* instant at t0 */
-    PROF_REC_COUNTER,    /* counter at t0, value = bits of a double in aux */
-    PROF_REC_BAD_POP,    /* pop with no open range at t0 */
-    PROF_REC_ASYNC,      /* NVTX start/end range t0..t1, aux = tid that started it */
-    PROF_REC_DEEP        /* push past PROF_MAX_DEPTH at t0 */
+    PROF_REC_RANGE = 1, /* t0..t1, name, depth = nesting level */
+    PROF_REC_STEP,      /* ProfilerStep#aux, t0..t1 */
+    PROF_REC_MARK,      /* instant at t0 */
+    PROF_REC_COUNTER,   /* counter at t0, value = bits of a double in aux */
+    PROF_REC_BAD_POP,   /* pop with no open range at t0 */
+    PROF_REC_ASYNC,     /* NVTX start/end range t0..t1, aux = tid that started it */
+    PROF_REC_DEEP       /* push past PROF_MAX_DEPTH at t0 */
 };
 
 typedef struct prof_rec {
@@ -92,9 +92,9 @@ typedef struct prof_thread {
     _Atomic uint64_t tail; /* next slot the writer reads */
     char pad1[56];
     prof_rec *ring;
-    uint64_t cap;           /* power of two */
-    _Atomic uint32_t gen;   /* session the ring belongs to (0 = none) */
-    _Atomic int state;      /* enum prof_thread_state */
+    uint64_t cap;         /* power of two */
+    _Atomic uint32_t gen; /* session the ring belongs to (0 = none) */
+    _Atomic int state;    /* enum prof_thread_state */
     int tid;
     int depth;
     _Atomic uint64_t dropped; /* records lost to a full ring */
@@ -121,8 +121,7 @@ extern prof_session prof_g;
 /** @return 1 if the window is recording and `flag` is asked for. Hot path. */
 static inline int prof_recording(unsigned flag)
 {
-    return atomic_load_explicit(&prof_g.recording, memory_order_relaxed) &&
-           (prof_g.record & flag);
+    return atomic_load_explicit(&prof_g.recording, memory_order_relaxed) && (prof_g.record & flag);
 }
 
 /** Record the window's active intervals (writer reads them to filter GPU records). */
@@ -306,18 +305,21 @@ void prof_writer_wake(void);
 int prof_writer_finish(int timeout_ms, int from_signal);
 /** Forget the writer in a forked child (no thread there; the parent owns the file). */
 void prof_writer_forget(void);
-/** Start a session for an injected library unless one runs (`via` names the entry point).
+/** Start a session for an injected library unless one runs (`via` names the entry point;
+ * `gpu`: start CUPTI now, else only when CUDA's injection calls us).
  * @return 0 if a session runs afterwards, -1 (logged once) if not. */
-int prof_inject_start(const char *via);
+int prof_inject_start(const char *via, int gpu);
 /** Add a warning string to "gprof"."warnings" (copied; thread-safe, not hot path). */
 void prof_warn(const char *fmt, ...)
 #if defined(__GNUC__)
         __attribute__((format(printf, 1, 2)))
 #endif
         ;
+/** Start a new event in "traceEvents" (writes the separator, counts the event). */
+void prof_event_sep(prof_out *o);
 /** Write one complete ("X") event; GPU conversion uses it too. */
-void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid,
-                  int64_t t0, int64_t t1);
+void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid, int64_t t0,
+                  int64_t t1);
 /** CPU time the last session's writer thread used, formatting (user) and in write(2) and
  * the file system (sys); valid after shutdown. */
 void prof_writer_cpu_ns(int64_t *user_ns, int64_t *sys_ns);
@@ -340,6 +342,10 @@ void prof_gpu_drain(prof_out *o, int final);
 int prof_gpu_device_props(prof_out *o);
 /** Writer side: GPU process/stream metadata events, each preceded by a comma. */
 void prof_gpu_metadata(prof_out *o);
+/** Writer side: "gprof" members about the GPU, each preceded by a comma. */
+void prof_gpu_config(prof_out *o);
+/** CUDA injection: start GPU recording in the running session if it is not on yet. */
+void prof_gpu_ensure_started(void);
 /** In a forked child: never call CUPTI again. */
 void prof_gpu_after_fork(void);
 /** @return records CUPTI dropped so far. */

@@ -22,6 +22,7 @@ static int hooks_installed;
 static int signals_installed;
 static struct sigaction old_int, old_term;
 static _Atomic int signal_finishing;
+static int defer_gpu; /* injected through NVTX only: wait for InitializeInjection */
 
 /* Steps and the profiling window (guarded by `lock`). */
 static gp_prof_schedule sched;
@@ -206,8 +207,7 @@ int prof_window_contains(int64_t t)
 static gp_status check_options(const gp_prof_options *o, gp_error *err)
 {
     const gp_prof_schedule *s = &o->schedule;
-    GP_FAIL_IF(s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 ||
-                       s->repeat < 0,
+    GP_FAIL_IF(s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 || s->repeat < 0,
                GP_EINVAL, err, "profiling schedule values must not be negative");
     GP_FAIL_IF(o->gzip < -1 || o->gzip > 1, GP_EINVAL, err, "gzip must be -1, 0 or 1");
     GP_FAIL_IF(o->flush_interval_ms < 0, GP_EINVAL, err, "flush_interval_ms must be >= 0");
@@ -234,6 +234,11 @@ static void start_gpu(unsigned record)
         prof_set_gpu_status("not requested");
         return;
     }
+    if (defer_gpu) {
+        prof_set_gpu_status("no GPU activity could be recorded: the program did not initialise "
+                            "CUDA (or CUDA_INJECTION64_PATH was not set)");
+        return;
+    }
     char why[256];
     if (prof_gpu_start(record, why, sizeof(why)) == 0)
         prof_set_gpu_status("recorded");
@@ -243,7 +248,8 @@ static void start_gpu(unsigned record)
 
 static gp_status init_locked(const gp_prof_options *o, gp_error *err)
 {
-    GP_FAIL_IF(atomic_load(&prof_g.running), GP_EINVAL, err, "a profiling session is already running");
+    GP_FAIL_IF(atomic_load(&prof_g.running), GP_EINVAL, err,
+               "a profiling session is already running");
     GP_TRY(check_options(o, err));
     int gzip;
     GP_TRY(choose_output(o, &gzip, err));
@@ -285,6 +291,7 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     if (o->handle_signals && !signals_installed)
         install_signals();
     start_gpu(o->record);
+    defer_gpu = 0;
     return GP_OK;
 }
 
@@ -411,10 +418,11 @@ static void record_command(void)
     gp_prof_config_strv(GP_CFG_COMMAND, argv, argc);
 }
 
-int prof_inject_start(const char *via)
+int prof_inject_start(const char *via, int gpu)
 {
     if (atomic_load(&prof_g.running))
         return 0;
+    defer_gpu = !gpu; /* NVTX alone: CUPTI only if the program initialises CUDA */
     gp_prof_options o;
     gp_prof_options_init(&o);
     o.producer = "inject";

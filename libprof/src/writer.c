@@ -108,6 +108,11 @@ static void comma(prof_out *o)
     W.n_events++;
 }
 
+void prof_event_sep(prof_out *o)
+{
+    comma(o);
+}
+
 /* Pre-escaped JSON string contents of name `id`. */
 static const char *esc_name(uint32_t id, uint32_t *len)
 {
@@ -162,8 +167,8 @@ static void put_pid_tid_ts(prof_out *o, int64_t pid, int64_t tid, int64_t t_ns)
     prof_out_us(o, t_ns - prof_base_ns);
 }
 
-void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid,
-                  int64_t t0, int64_t t1)
+void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid, int64_t t0,
+                  int64_t t1)
 {
     comma(o);
     prof_out_str(o, "{\"ph\":\"X\",\"cat\":\"");
@@ -195,8 +200,9 @@ static void write_range(prof_out *o, uint32_t name_id, int64_t t0, int64_t t1)
     const char *name = esc_name(name_id, &nlen);
     size_t need = sizeof(pre_ua) + nlen + thread_tail_len + 64;
     if (need > o->cap / 2) { /* a huge name: the general path */
-        prof_write_x(o, prof_name_cat(name_id) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
-                                                                     : GP_CAT_USER_ANNOTATION,
+        prof_write_x(o,
+                     prof_name_cat(name_id) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
+                                                                  : GP_CAT_USER_ANNOTATION,
                      name_id, prof_g.pid, W.cur_tid, t0, t1);
         return;
     }
@@ -238,7 +244,8 @@ static tid_info *tid_slot(int tid)
 static void write_step(prof_out *o, const prof_rec *r, int pid, int tid)
 {
     comma(o);
-    prof_out_str(o, "{\"ph\":\"X\",\"cat\":\"" GP_CAT_USER_ANNOTATION "\",\"name\":\"" GP_NAME_STEP_PREFIX);
+    prof_out_str(o, "{\"ph\":\"X\",\"cat\":\"" GP_CAT_USER_ANNOTATION
+                    "\",\"name\":\"" GP_NAME_STEP_PREFIX);
     prof_out_u64(o, r->aux);
     prof_out_raw(o, "\"", 1);
     put_pid_tid_ts(o, pid, tid, r->t0);
@@ -486,12 +493,13 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     pthread_mutex_unlock(&warn_lock);
     prof_out_str(h, ",\"" GP_CFG_DROPPED_RECORDS "\":");
     prof_out_u64(h, dropped_cpu + prof_gpu_dropped());
-    prof_out_str(h, ",\"dropped_cpu_records\":");
+    prof_out_str(h, ",\"" GP_CFG_DROPPED_CPU "\":");
     prof_out_u64(h, dropped_cpu);
-    prof_out_str(h, ",\"dropped_gpu_records\":");
+    prof_out_str(h, ",\"" GP_CFG_DROPPED_GPU "\":");
     prof_out_u64(h, prof_gpu_dropped());
-    prof_out_str(h, ",\"complete\":");
+    prof_out_str(h, ",\"" GP_CFG_COMPLETE "\":");
     prof_out_str(h, final ? "true" : "false");
+    prof_gpu_config(h);
     prof_config_write(h, 1);
     prof_out_str(h, ",\"" GP_CFG_WARNINGS "\":[");
     pthread_mutex_lock(&warn_lock);

@@ -16,6 +16,23 @@ if(TARGET gp_prof)
     target_link_libraries(nvtx_app_linked PRIVATE gp_prof Threads::Threads ${CMAKE_DL_LIBS})
     list(APPEND gp_prof_cases nvtx nvtx_linked)
   endif()
+  if(TARGET gprof-train AND GP_NVTX3_INCLUDE)
+    add_test(NAME prof_run_exec
+             COMMAND python3 ${gp_prof_dir}/test_prof_trace.py run_exec $<TARGET_FILE_DIR:prof_app>
+                     ${CMAKE_BINARY_DIR}/lib $<TARGET_FILE:gprof-train>)
+    set_tests_properties(prof_run_exec PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endif()
+  if(GP_HAVE_CUDA AND GP_NVTX3_INCLUDE)
+    # Known GPU work; the test skips (77) without a GPU. [unverified here: no GPU]
+    add_executable(cuda_app ${gp_prof_dir}/cuda_app.cu)
+    target_include_directories(cuda_app PRIVATE ${GP_NVTX3_INCLUDE})
+    target_link_libraries(cuda_app PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
+    set_target_properties(cuda_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    add_test(NAME prof_cuda_app
+             COMMAND python3 ${gp_prof_dir}/test_prof_trace.py cuda $<TARGET_FILE_DIR:prof_app>
+                     ${CMAKE_BINARY_DIR}/lib)
+    set_tests_properties(prof_cuda_app PROPERTIES LABELS cuda SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endif()
   foreach(case ${gp_prof_cases})
     add_test(NAME prof_trace_${case}
              COMMAND python3 ${gp_prof_dir}/test_prof_trace.py ${case}
@@ -33,3 +50,11 @@ foreach(src ${gp_prof_units})
     set_property(TARGET ${name} PROPERTY LINK_LIBRARIES gp_common m gp_prof_static Threads::Threads)
   endif()
 endforeach()
+
+# The CUPTI conversion test includes cupti.h: it needs the toolkit's headers (skips otherwise).
+if(TARGET test_prof_cupti AND GP_HAVE_CUPTI)
+  get_target_property(gp_cupti_inc gp::cupti INTERFACE_INCLUDE_DIRECTORIES)
+  target_include_directories(test_prof_cupti PRIVATE ${gp_cupti_inc} ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(test_prof_cupti PRIVATE GP_HAVE_CUPTI)
+  target_link_libraries(test_prof_cupti PRIVATE ZLIB::ZLIB)
+endif()

@@ -16,6 +16,7 @@ def main():
     exe, work = sys.argv[1], sys.argv[2]
     run = os.path.join(work, "scalars_run")
     shutil.rmtree(run, ignore_errors=True)
+    os.makedirs(work, exist_ok=True)
     path = subprocess.run([exe, run, str(N)], check=True, capture_output=True,
                           text=True).stdout.strip()
     assert os.path.basename(path).startswith("events.out.tfevents."), path

@@ -57,8 +57,23 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(void)
+/* "spin": NVTX ranges until a signal ends the process (gprof-train run forwards it). */
+static int spin(void)
 {
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) {
+        nvtxRangePushA("spin");
+        sleep_us(200);
+        nvtxRangePop();
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "spin") == 0)
+        return spin();
 #ifdef NVTX_APP_LINKED
     gp_prof_options o;
     gp_prof_options_init(&o);

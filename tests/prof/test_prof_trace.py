@@ -194,9 +194,85 @@ def case_nvtx(bindir, libdir, tmp, linked):
     check(t["gprof"].get("producer") == ("api" if linked else "inject"), "producer")
 
 
+def case_run_exec(bindir, tmp, gprof):
+    """gprof-train run -- CMD: injection, one trace per process, exit status, signals."""
+    r = run([gprof, "run", "--no-report", "-o", tmp, "--", os.path.join(bindir, "nvtx_app")])
+    check(r.returncode == 0, "run exits with CMD's status 0: %s" % r.stderr)
+    dirs = [d for d in os.listdir(tmp) if d.startswith("nvtx_app-")]
+    check(len(dirs) == 1, "one run folder: %s" % dirs)
+    traces = os.listdir(os.path.join(tmp, dirs[0])) if dirs else []
+    check(len(traces) == 1 and traces[0].endswith(".pt.trace.json.gz"), "one trace: %s" % traces)
+    if traces:
+        t = load(os.path.join(tmp, dirs[0], traces[0]))
+        check(len(x_events(t, "outer")) == 1 and t["gprof"].get("producer") == "inject", "NVTX captured")
+        check(t["gprof"].get("command", [""])[0].endswith("nvtx_app"), "command recorded")
+        if not os.path.exists("/dev/nvidia0"):
+            check("no GPU activity could be recorded" in r.stderr, "says no GPU: %r" % r.stderr)
+            check(t["gprof"]["gpu_status"].startswith("no GPU activity could be recorded"), "gpu_status")
+    r = run([gprof, "run", "-o", tmp, "--", "sh", "-c", "exit 3"])
+    check(r.returncode == 3, "exit status passed through (%d)" % r.returncode)
+    r = run([gprof, "run", "-o", tmp, "--", "/nonexistent/prog"])
+    check(r.returncode == 127 and "cannot run '/nonexistent/prog'" in r.stderr, "missing CMD: %r" % r.stderr)
+    r = run([gprof, "run", "-o", tmp, "--"])
+    check(r.returncode == 2 and "no command to run" in r.stderr, "nothing after '--': %r" % r.stderr)
+    sdir = os.path.join(tmp, "sig")
+    p = subprocess.Popen([gprof, "run", "--no-report", "-o", sdir, "--", os.path.join(bindir, "nvtx_app"), "spin"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.stdout.readline().strip() == "ready", "spinning child started")
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=60)
+    check(p.returncode == 128 + signal.SIGINT, "128+SIGINT after forwarding (%s)" % p.returncode)
+    runs = os.listdir(sdir)
+    files = os.listdir(os.path.join(sdir, runs[0])) if runs else []
+    check(len(files) == 1 and files[0].endswith(".gz"), "trace left by the interrupted child: %s" % files)
+    if files:
+        t = load(os.path.join(sdir, runs[0], files[0]))
+        check(len(x_events(t, "spin")) > 10 and t["gprof"]["complete"] is True, "interrupted trace complete")
+
+
+def case_cuda(bindir, libdir, tmp):
+    """A CUDA program with known work must yield exactly those events (needs a GPU)."""
+    app = os.path.join(bindir, "cuda_app")
+    if not os.path.exists("/dev/nvidia0") or not os.path.exists(app):
+        print("no GPU (or no CUDA build): skipped")
+        return 77
+    env = dict(os.environ, GP_PROF_OUT=tmp, CUDA_INJECTION64_PATH=os.path.join(libdir, "libgp_prof.so"),
+               NVTX_INJECTION64_PATH=os.path.join(libdir, "libgp_prof.so"))
+    r = run([app], env=env)
+    if r.returncode == 77:
+        print("cudaGetDeviceCount failed: skipped")
+        return 77
+    check(r.returncode == 0, "cuda_app exit 0: %s" % r.stderr)
+    want = json.loads(r.stdout.strip().splitlines()[-1])
+    traces = [f for f in os.listdir(tmp) if f.endswith(".gz")]
+    check(len(traces) == 1, "one trace")
+    if not traces:
+        return 0
+    t = load(os.path.join(tmp, traces[0]))
+    ev = t["traceEvents"]
+    kernels = [e for e in ev if e.get("cat") == "kernel"]
+    check(len(kernels) == want["kernels"] and all("scale_kernel" in e["name"] for e in kernels),
+          "kernels %d want %d" % (len(kernels), want["kernels"]))
+    copies = sorted(e["name"] for e in ev if e.get("cat") == "gpu_memcpy")
+    check(copies == sorted(want["copies"]), "copies %s want %s" % (copies, want["copies"]))
+    mem = [e for e in ev if e.get("name") == "[memory]" and e["args"]["Device Type"] == 1]
+    check([e["args"]["Bytes"] for e in mem] == [want["alloc"], -want["alloc"]], "cudaMalloc/cudaFree %s" % mem)
+    corr = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime"}
+    check(all(e["args"]["correlation"] in corr for e in kernels), "every kernel links to its launch")
+    starts = {e["id"] for e in ev if e["ph"] == "s"}
+    check(all(e["args"]["correlation"] in starts for e in kernels), "ac2g flow for every kernel")
+    check(t["gprof"]["gpu_status"] == "recorded" and t["deviceProperties"], "gpu recorded, devices")
+    return 0
+
+
 def main():
     case, bindir, libdir = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
+        if case == "run_exec":
+            case_run_exec(bindir, tmp, sys.argv[4])
+        if case == "cuda" and case_cuda(bindir, libdir, tmp) == 77:
+            return 77
         if case in ("threads", "atexit"):
             case_threads(bindir, tmp, case)
         elif case == "gzip":
@@ -213,7 +289,7 @@ def main():
             case_schedule(bindir, tmp)
         elif case in ("nvtx", "nvtx_linked"):
             case_nvtx(bindir, libdir, tmp, case == "nvtx_linked")
-        else:
+        elif case not in ("run_exec", "cuda"):
             print("unknown case", case)
             return 2
     print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))

@@ -19,7 +19,7 @@ status=0
 # run_and_diagnose NAME WORKERS: train 40 steps, then diagnose GT01 only, failing on warn
 run_and_diagnose() {
     rm -rf "$work/$1"
-    "$bin" run --device cpu --workers "$2" --data "$work/png" --steps 40 --out "$work/$1" \
+    "$bin" run --device cpu --workers $2 --data "$work/png" --steps 40 --out "$work/$1" \
         --no-report > "$work/$1.log" 2>&1 || { cat "$work/$1.log"; exit 2; }
     "$bin" diagnose --rule GT01 --fail-on warn "$work/$1"/*/ > "$work/$1.diag"
 }
@@ -30,7 +30,7 @@ if [ $rc -ne 1 ] || ! grep -q 'knob: --workers [1-9]' "$work/starved.diag"; then
     echo "FAIL: --workers 0 on PNG files was not diagnosed as starved (exit $rc)"
     status=1
 fi
-run_and_diagnose fed 4
+run_and_diagnose fed "4 --prefetch 4"
 rc=$?
 cat "$work/fed.diag"
 if [ $rc -ne 0 ]; then

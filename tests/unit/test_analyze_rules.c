@@ -255,7 +255,7 @@ static void test_json_output(void)
     GP_ASSERT_CONTAINS(buf, "{\"schema\":\"gprof-train.diagnose/1\",\"max_severity\":\"crit\"");
     GP_ASSERT_CONTAINS(buf, "\"id\":\"GT06\",\"name\":\"pageable_memcpy\"");
     GP_ASSERT_CONTAINS(buf, "\"knob\":\"--pin-memory\"");
-    GP_ASSERT_CONTAINS(buf, "{\"name\":\"bytes per copy\",\"unit\":\"bytes\"}");
+    GP_ASSERT_CONTAINS(buf, "{\"name\":\"bytes per call\",\"unit\":\"bytes\"}");
     free(buf);
 }
 

@@ -104,7 +104,7 @@ static void test_line_chart(void)
 {
     double x[3] = {0, 5, 10}, y[3] = {10, 80, 40};
     export_series ser = {"GPU 0 busy %", "#3b75af", x, y, 3, 1, 1};
-    export_band band = {2, 4, "GT01", "data-loader starvation", NULL};
+    export_band band = {2, 4, "GT01", "data-loader starvation", NULL, 0};
     export_line_chart c = {"util", "ms", "busy %", 0, 10, 0, 100, &ser, 1, &band, 1};
     export_out o;
     size_t n;

@@ -1,7 +1,8 @@
 /* Unit tests for gp_export_tensorboard(): the run directory and file name torch-tb-profiler
  * discovers, traceEvents as the last key, runtime calls as 0.4.3's "Runtime", steps only on the
- * CPU thread (a GPU-side ProfilerStep# is dropped), non-integer step suffixes renamed, and bad
- * run names refused. The plugin itself loads the export in tests/export/test_tb_plugin.py. */
+ * CPU thread (a GPU-side ProfilerStep# is dropped), non-integer step suffixes renamed, string
+ * tids numbered, and bad run names refused. torch-tb-profiler itself loads the export in
+ * tests/export/test_tb_plugin.py. */
 #include "export_test_util.h"
 #include "gp_test.h"
 
@@ -53,7 +54,9 @@ static void test_gpu_steps_dropped(void)
             "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#x\",\"pid\":5,"
             "\"tid\":5,\"ts\":60,\"dur\":10},"
             "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":0,"
-            "\"tid\":7,\"ts\":1,\"dur\":48,\"args\":{\"device\":0,\"stream\":7}}]}";
+            "\"tid\":7,\"ts\":1,\"dur\":48,\"args\":{\"device\":0,\"stream\":7}},"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":5,\"tid\":\"main\","
+            "\"ts\":2,\"dur\":3}]}";
     char path[4600];
     gp_status rc;
     char *s = export_tb(json, "gpu_steps", path, sizeof path, &rc);
@@ -62,6 +65,8 @@ static void test_gpu_steps_dropped(void)
     GP_CHECK(strstr(s, "\"cat\":\"gpu_user_annotation\"") == NULL);
     GP_ASSERT_CONTAINS(s, "\"name\":\"ProfilerStep_x\"");
     GP_CHECK(strstr(s, "ProfilerStep#x") == NULL);
+    GP_CHECK(strstr(s, "\"tid\":\"main\"") == NULL); /* tb needs int(tid) for operators */
+    GP_ASSERT_CONTAINS(s, "\"name\":\"op\",\"pid\":5,\"tid\":");
     free(s);
     unlink(path);
 }

@@ -27,8 +27,9 @@ static void test_escape_invalid_utf8(void)
      * an overlong encoding and a UTF-16 surrogate become U+FFFD */
     const char in[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x80|\xe2\x82|\xc0\xaf|\xed\xa0\x80";
     char *e = esc(in, sizeof(in) - 1);
-    GP_ASSERT_STR_EQ(e, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd|"
-                        "\\ufffd\\ufffd\\ufffd");
+    GP_ASSERT_STR_EQ(e,
+                     "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd|"
+                     "\\ufffd\\ufffd\\ufffd");
     free(e);
 }
 

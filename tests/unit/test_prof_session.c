@@ -98,7 +98,7 @@ static void test_full_ring_counts_drops(void)
     gp_prof_options o;
     gp_prof_options_init(&o);
     o.output_path = "/tmp/gp_prof_drops.json";
-    o.buffer_bytes = 64 << 10; /* 2048 records */
+    o.buffer_bytes = 64 << 10;    /* 2048 records */
     o.flush_interval_ms = 100000; /* the writer drains only at shutdown */
     GP_ASSERT_OK(gp_prof_init(&o, NULL));
     gp_prof_name n = gp_prof_intern("r");

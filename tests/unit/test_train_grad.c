@@ -1,7 +1,7 @@
 /* Finite-difference gradient checks of every CPU layer (linear, conv3x3, ReLU, max-pool,
  * softmax cross-entropy) and the optimizers' update rules. Loss = sum(y * r) for a fixed
  * random r, so dL/dy = r; central differences in double around float kernels. */
-#include "cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "gp_test.h"
 #include "rng.h"
 

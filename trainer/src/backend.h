@@ -46,8 +46,9 @@ struct backend;
 
 struct backend_ops {
     const char *name;
+    /* Open; names the device and gives its memory in bytes (0 for the CPU). */
     gp_status (*open)(struct backend **out, const struct backend_config *cfg, char *device_name,
-                      size_t name_cap, gp_error *err);
+                      size_t name_cap, long long *device_memory, gp_error *err);
     /* Loader slot memory (pinned with --pin-memory on CUDA); `ud` is the backend. */
     loader_alloc_fn host_alloc;
     loader_free_fn host_free;

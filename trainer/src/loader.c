@@ -15,7 +15,8 @@ enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_IN_USE };
 struct slot {
     struct batch b;
     enum slot_state state;
-    void *mem; /* x, y (one allocation from cfg.alloc) */
+    long long turn; /* the only batch number that may fill this slot next */
+    void *mem;      /* x, y (one allocation from cfg.alloc) */
 };
 
 struct loader {
@@ -83,7 +84,8 @@ static struct slot *claim(struct loader *l)
         return NULL;
     long long seq = l->next_claim++;
     struct slot *s = &l->slots[seq % l->n_slots];
-    while (s->state != SLOT_FREE && !l->stop && !l->failed)
+    /* FREE is not enough: with several workers, batch seq + n_slots may already wait here */
+    while ((s->state != SLOT_FREE || s->turn != seq) && !l->stop && !l->failed)
         pthread_cond_wait(&l->cv, &l->mu);
     if (l->stop || l->failed)
         return NULL;
@@ -203,6 +205,7 @@ static gp_status alloc_slots(struct loader *l, gp_error *err)
         if (!s->mem || !s->b.index)
             return gp_error_set(err, GP_ENOMEM, NULL,
                                 "loader: cannot allocate %d slots of %zu bytes", l->n_slots, bytes);
+        s->turn = i;
         s->b.x = s->mem;
         s->b.y = (int32_t *)((char *)s->mem + xbytes);
         s->b.bytes = bytes;
@@ -304,7 +307,9 @@ void loader_release(struct loader *l, struct batch *b)
     if (!b)
         return;
     pthread_mutex_lock(&l->mu);
-    l->slots[b->seq % l->n_slots].state = SLOT_FREE;
+    struct slot *s = &l->slots[b->seq % l->n_slots];
+    s->state = SLOT_FREE;
+    s->turn = b->seq + l->n_slots;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
 }

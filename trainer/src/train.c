@@ -142,7 +142,8 @@ static gp_status open_backend(struct train_run *r, gp_error *err)
     struct backend_config bc = {&r->spec,          r->cfg.batch_size,   r->optim,
                                 (float)r->cfg.lr,  r->cfg.accumulate,   r->amp,
                                 r->cfg.pin_memory, r->cfg.non_blocking, r->cfg.cudnn_benchmark};
-    GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name), err));
+    GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name),
+                        &r->res->device_memory, err));
     return init_state(r, err);
 }
 

@@ -96,7 +96,6 @@ int gp_train_physical_cores(void)
 static void set_prof_config(const struct train_run *r)
 {
     const gp_train_config *c = &r->cfg;
-    gp_prof_config_str(GP_CFG_PRODUCER, "trainer");
     gp_prof_config_str(GP_CFG_MODEL, r->spec.name);
     gp_prof_config_int(GP_CFG_BATCH_SIZE, c->batch_size);
     gp_prof_config_int(GP_CFG_WORKERS, c->workers);
@@ -108,7 +107,7 @@ static void set_prof_config(const struct train_run *r)
     gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
     gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
-    gp_prof_config_int(GP_CFG_DEVICE_MEMORY, 0);
+    gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
     gp_prof_config_int(GP_CFG_PHYSICAL_CORES, gp_train_physical_cores());
 }

@@ -30,6 +30,7 @@ typedef struct ev_state {
     uint32_t *ev_lane;  /* per event: lane index within its track */
     int64_t **lane_tid; /* per track: the tid of each lane (lane 0 = track_tid) */
     uint32_t *n_lanes;
+    size_t n_devices; /* deviceProperties entries */
 } ev_state;
 
 static void sep(ev_state *s)
@@ -50,7 +51,7 @@ static void put_pid(ev_state *s, const gp_track *tr, uint32_t ti)
 static void put_tid(ev_state *s, const gp_track *tr, uint32_t ti, uint32_t ln)
 {
     export_out_puts(s->o, ",\"tid\":");
-    if (ln == 0 && tr->tid_str != GP_STR_NONE)
+    if (ln == 0 && tr->tid_str != GP_STR_NONE && s->eo->mode == EXPORT_EV_PERFETTO)
         export_out_json_str(s->o, gp_trace_str(s->t, tr->tid_str));
     else
         export_out_printf(s->o, "%lld", (long long)s->lane_tid[ti][ln]);
@@ -68,7 +69,8 @@ static void map_track_ids(ev_state *s, const gp_track *tr, size_t nt)
     for (size_t i = 0; i < nt; i++) {
         s->track_pid[i] = id_ok(tr[i].pid) ? tr[i].pid : s->next_id++;
         int bad_tid = !id_ok(tr[i].tid) || (tr[i].tid == 0 && s->track_pid[i] != 0);
-        s->track_tid[i] = bad_tid && tr[i].tid_str == GP_STR_NONE ? s->next_id++ : tr[i].tid;
+        /* string tids get a number too: tb needs int() of every operator's tid */
+        s->track_tid[i] = bad_tid || tr[i].tid_str != GP_STR_NONE ? s->next_id++ : tr[i].tid;
     }
 }
 
@@ -183,6 +185,7 @@ static void thread_meta(ev_state *s, const gp_track *tr, uint32_t ti)
     else
         snprintf(base, sizeof base, "thread %lld", (long long)tr->tid);
     int64_t sort = tr->is_gpu && tr->stream >= 0 ? tr->stream : id_ok(tr->tid) ? tr->tid : 0;
+    sort = sort < (1 << 24) ? sort : (1 << 24); /* sort * 64 + lane stays an int32 */
     for (uint32_t k = 0; k < s->n_lanes[ti]; k++) {
         if (k)
             snprintf(buf, sizeof buf, "%s (overlap %u)", base, k);
@@ -337,7 +340,12 @@ static int skip_event(const ev_state *s, const gp_event *e)
     if (s->eo->mode == EXPORT_EV_PERFETTO)
         return e->kind == GP_EV_MEMORY; /* written as counters */
     /* tb counts a ProfilerStep# on a GPU stream as one more step */
-    return e->kind == GP_EV_GPU_USER_ANNOTATION && is_step_name(gp_trace_str(s->t, e->name));
+    if (e->kind == GP_EV_GPU_USER_ANNOTATION)
+        return is_step_name(gp_trace_str(s->t, e->name));
+    /* and indexes deviceProperties by a sample's Device Id (IndexError past its end) */
+    const gp_mem_sample *m = e->kind == GP_EV_MEMORY ? gp_trace_mem_sample(s->t, e) : NULL;
+    return m && s->n_devices && m->device_type == GP_MEM_DEVICE_TYPE_CUDA &&
+           (m->device_id < 0 || (size_t)m->device_id >= s->n_devices);
 }
 
 static void one_event(ev_state *s, const gp_track *tr, uint32_t ti, uint32_t i, const gp_event *e)
@@ -442,7 +450,8 @@ gp_status export_write_events(export_out *o, const gp_analysis *a, const export_
     size_t nt, ne;
     const gp_track *tr = gp_trace_tracks(t, &nt);
     const gp_event *ev = gp_trace_events(t, &ne);
-    ev_state s = {o, t, a, eo, first, EXPORT_SYNTH_ID_BASE + 16, NULL, NULL, NULL, NULL, NULL};
+    ev_state s = {o, t, a, eo, first, EXPORT_SYNTH_ID_BASE + 16, NULL, NULL, NULL, NULL, NULL, 0};
+    gp_trace_devices(t, &s.n_devices);
     s.track_pid = calloc(nt + 1, sizeof *s.track_pid);
     s.track_tid = calloc(nt + 1, sizeof *s.track_tid);
     s.ev_lane = calloc(ne + 1, sizeof *s.ev_lane);

@@ -34,8 +34,8 @@ typedef enum gp_unit {
     GP_UNIT_US,       /**< microseconds */
     GP_UNIT_PCT,      /**< percent, 0..100 */
     GP_UNIT_BYTES,
-    GP_UNIT_COUNT,    /**< a count or a rate such as calls per step */
-    GP_UNIT_GBPS      /**< GB/s */
+    GP_UNIT_COUNT, /**< a count or a rate such as calls per step */
+    GP_UNIT_GBPS   /**< GB/s */
 } gp_unit;
 
 /** @return "", "us", "%", "bytes", "count", "GB/s" (as the JSON output spells units). */
@@ -50,9 +50,9 @@ typedef struct gp_rule_param {
 
 /** A rule of the catalogue. */
 typedef struct gp_rule_info {
-    const char *id;      /**< "GT01" */
-    const char *name;    /**< "dataloader_starvation" */
-    const char *title;   /**< "data-loader starvation" */
+    const char *id;    /**< "GT01" */
+    const char *name;  /**< "dataloader_starvation" */
+    const char *title; /**< "data-loader starvation" */
     const gp_rule_param *params;
     size_t n_params;
 } gp_rule_info;
@@ -109,8 +109,8 @@ typedef struct gp_time_range {
 /** One rule's result on one trace. Strings and arrays are borrowed from the gp_findings. */
 typedef struct gp_finding {
     const gp_rule_info *rule;
-    gp_severity severity;       /**< GP_SEV_OK when the rule did not fire */
-    const char *metric_name;    /**< "loader_share" */
+    gp_severity severity;    /**< GP_SEV_OK when the rule did not fire */
+    const char *metric_name; /**< "loader_share" */
     gp_unit metric_unit;
     double metric;              /**< the measured value (NAN when not applicable) */
     double threshold;           /**< the tier reached, or the lowest firing tier when OK */
@@ -136,8 +136,7 @@ typedef struct gp_findings gp_findings;
  * @param out receives the findings (free with gp_findings_free); they borrow nothing from `a`
  * or its trace, so those may be freed first.
  * @return GP_OK or GP_ENOMEM. Thread-safe for distinct outputs. */
-gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out,
-                       gp_error *err);
+gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out, gp_error *err);
 
 /** @return the findings, fired ones first, most costly (largest gain, then severity) first, then
  * the rules that did not fire in id order; and their count. */
@@ -154,10 +153,7 @@ gp_severity gp_findings_max_severity(const gp_findings *f);
 void gp_findings_free(gp_findings *f);
 
 /** Output formats of gp_findings_write(). */
-typedef enum gp_findings_format {
-    GP_FINDINGS_TEXT = 0,
-    GP_FINDINGS_JSON
-} gp_findings_format;
+typedef enum gp_findings_format { GP_FINDINGS_TEXT = 0, GP_FINDINGS_JSON } gp_findings_format;
 
 /** Parse "text" or "json". @return GP_OK or GP_EINVAL. */
 gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_error *err);

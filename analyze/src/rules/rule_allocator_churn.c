@@ -83,8 +83,9 @@ gp_status rules_allocator_churn(struct rules_ctx *c, const double *p, struct rul
         rules_measure(o, "reserved_change_steps", GP_UNIT_PCT, ch, ">=", p[RESERVED_STEPS_PCT],
                       1e300);
     if (rc == GP_OK)
-        rc = rules_summary(o, "%zu allocation calls in analysed steps (%.1f%% of step time); "
-                              "reserved memory dropped in %zu of %zu steps",
+        rc = rules_summary(o,
+                           "%zu allocation calls in analysed steps (%.1f%% of step time); "
+                           "reserved memory dropped in %zu of %zu steps",
                            calls, share, changed, c->n_steps);
     rules_cols(o, 5, cols);
     for (size_t i = 0; i < agg.n && i < 5 && rc == GP_OK && o->f.severity; i++)

@@ -21,8 +21,10 @@ static int64_t exposed_in_steps(const struct rules_ctx *c)
     int64_t sum = 0;
     for (size_t i = 0; i < c->comm.n; i++) {
         for (size_t s = 0; s < c->step_ivs.n; s++) {
-            int64_t a = c->comm.iv[i][0] > c->step_ivs.iv[s][0] ? c->comm.iv[i][0] : c->step_ivs.iv[s][0];
-            int64_t b = c->comm.iv[i][1] < c->step_ivs.iv[s][1] ? c->comm.iv[i][1] : c->step_ivs.iv[s][1];
+            int64_t a = c->comm.iv[i][0] > c->step_ivs.iv[s][0] ? c->comm.iv[i][0]
+                                                                : c->step_ivs.iv[s][0];
+            int64_t b = c->comm.iv[i][1] < c->step_ivs.iv[s][1] ? c->comm.iv[i][1]
+                                                                : c->step_ivs.iv[s][1];
             if (b > a)
                 sum += (b - a) - rules_ivs_overlap(&c->kernels, a, b);
         }
@@ -65,8 +67,9 @@ gp_status rules_comm_exposed(struct rules_ctx *c, const double *p, struct rules_
     }
     double e = rules_pct_of_steps(c, exposed);
     rules_measure(o, "exposed_comm_share", GP_UNIT_PCT, e, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    GP_TRY(rules_summary(o, "communication not overlapped with compute %.1f%% of step time; "
-                            "%.1f%% of communication overlaps compute",
+    GP_TRY(rules_summary(o,
+                         "communication not overlapped with compute %.1f%% of step time; "
+                         "%.1f%% of communication overlaps compute",
                          e, comm ? 100.0 * (double)overlap / (double)comm : 0));
     if (o->f.severity == GP_SEV_OK)
         return GP_OK;
@@ -82,9 +85,10 @@ gp_status rules_comm_exposed(struct rules_ctx *c, const double *p, struct rules_
     GP_TRY(rules_gain(o, exposed, (int64_t)rules_per_step(c, (double)exposed),
                       "if communication were fully overlapped with compute"));
     GP_TRY(rules_knob(o, "DDP(bucket_cap_mb=...) / no_sync() with gradient accumulation"));
-    return rules_reco(o, "%.1f%% of step time is spent in communication that compute does not "
-                         "hide. Overlap it: check DDP bucket order and size (bucket_cap_mb), "
-                         "find_unused_parameters=False; accumulate gradients with no_sync(), "
-                         "compress gradients, or use a larger batch (it changes the global batch).",
+    return rules_reco(o,
+                      "%.1f%% of step time is spent in communication that compute does not "
+                      "hide. Overlap it: check DDP bucket order and size (bucket_cap_mb), "
+                      "find_unused_parameters=False; accumulate gradients with no_sync(), "
+                      "compress gradients, or use a larger batch (it changes the global batch).",
                       e);
 }

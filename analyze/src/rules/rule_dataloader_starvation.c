@@ -94,11 +94,11 @@ static gp_status knob_trainer(const struct rules_ctx *c, const double *p, struct
     if (need <= w)
         need = w + 1;
     GP_TRY(rules_knob(o, "--workers %ld", need));
-    return rules_reco(o, "--workers %ld: you ran --workers %ld%s; a batch takes %s to load per "
-                         "loader thread and %s to train on, so --workers %ld keeps the %s fed.%s%s",
-                      need, w, g->cpu_count > 0 ? rules_strf(o, " on a %ld-core machine",
-                                                             g->cpu_count)
-                                                : "",
+    return rules_reco(o,
+                      "--workers %ld: you ran --workers %ld%s; a batch takes %s to load per "
+                      "loader thread and %s to train on, so --workers %ld keeps the %s fed.%s%s",
+                      need, w,
+                      g->cpu_count > 0 ? rules_strf(o, " on a %ld-core machine", g->cpu_count) : "",
                       rules_fmt_ns(a, sizeof(a), (int64_t)load),
                       rules_fmt_ns(b, sizeof(b), (int64_t)(step - wait)), need,
                       g->device && strcmp(g->device, "cpu") == 0 ? "model" : "GPU",
@@ -114,14 +114,16 @@ static gp_status knob_pytorch(const struct rules_ctx *c, const double *p, struct
 {
     if (single_process(c)) {
         long need = workers_needed(wait, step - wait, p[HEADROOM]);
-        GP_TRY(rules_knob(o, "DataLoader(num_workers=%ld, pin_memory=True, "
-                             "persistent_workers=True)",
+        GP_TRY(rules_knob(o,
+                          "DataLoader(num_workers=%ld, pin_memory=True, "
+                          "persistent_workers=True)",
                           need < 2 ? 2 : need));
-        return rules_reco(o, "The batches are loaded in the training process "
-                             "(_SingleProcessDataLoaderIter: num_workers=0). Set num_workers to "
-                             "%ld or more on the DataLoader, with pin_memory=True and "
-                             "persistent_workers=True; move decoding/augmentation to the GPU or "
-                             "offline if the workers cannot keep up.",
+        return rules_reco(o,
+                          "The batches are loaded in the training process "
+                          "(_SingleProcessDataLoaderIter: num_workers=0). Set num_workers to "
+                          "%ld or more on the DataLoader, with pin_memory=True and "
+                          "persistent_workers=True; move decoding/augmentation to the GPU or "
+                          "offline if the workers cannot keep up.",
                           need < 2 ? 2 : need);
     }
     GP_TRY(rules_knob(o, "DataLoader(num_workers=..., prefetch_factor=...)"));

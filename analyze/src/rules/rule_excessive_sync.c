@@ -14,8 +14,10 @@ static const gp_rule_param params[] = {
 };
 RULES_INFO(excessive_sync, "GT08", "excessive synchronisation");
 
-static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},          {"CPU op", GP_UNIT_TEXT},
-                                       {"calls per step", GP_UNIT_COUNT}, {"total", GP_UNIT_US},
+static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},
+                                       {"CPU op", GP_UNIT_TEXT},
+                                       {"calls per step", GP_UNIT_COUNT},
+                                       {"total", GP_UNIT_US},
                                        {"longest", GP_UNIT_US}};
 
 static int host_blocking(const gp_sync *s)
@@ -38,8 +40,7 @@ static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, int64_
             continue;
         *total += s[i].dur;
         *n_dev += s[i].kind == GP_SYNC_DEVICE;
-        GP_TRY(rules_agg_add(agg, c->ev[s[i].event].name,
-                             rules_op_key(c, s[i].op), 0, s[i].dur, 0,
+        GP_TRY(rules_agg_add(agg, c->ev[s[i].event].name, rules_op_key(c, s[i].op), 0, s[i].dur, 0,
                              0));
     }
     return GP_OK;
@@ -51,11 +52,12 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, struct
     rules_cols(o, 5, cols);
     for (size_t i = 0; i < agg->n && i < 5; i++) {
         const struct rules_agg_row *r = &agg->rows[i];
-        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->k[0])},
-                                        {0, r->k[1] == GP_STR_NONE ? "-" : gp_trace_str(c->t, r->k[1])},
-                                        {rules_per_step(c, (double)r->count), NULL},
-                                        {(double)r->ns / 1e3, NULL},
-                                        {(double)r->ns_max / 1e3, NULL}}));
+        GP_TRY(rules_row(
+                o, (gp_cell[]){{0, gp_trace_str(c->t, r->k[0])},
+                               {0, r->k[1] == GP_STR_NONE ? "-" : gp_trace_str(c->t, r->k[1])},
+                               {rules_per_step(c, (double)r->count), NULL},
+                               {(double)r->ns / 1e3, NULL},
+                               {(double)r->ns_max / 1e3, NULL}}));
     }
     return GP_OK;
 }
@@ -74,11 +76,12 @@ gp_status rules_excessive_sync(struct rules_ctx *c, const double *p, struct rule
     double y = rules_pct_of_steps(c, total), dev = rules_per_step(c, (double)n_dev);
     rules_measure(o, "sync_share", GP_UNIT_PCT, y, ">=", p[WARN_PCT], p[CRIT_PCT]);
     if (o->f.severity == GP_SEV_OK && dev >= p[DEVICE_SYNCS_PER_STEP] && y >= p[MIN_PCT])
-        rules_measure(o, "device_syncs_per_step", GP_UNIT_COUNT, dev, ">=",
-                      p[DEVICE_SYNCS_PER_STEP], INFINITY);
+        rules_measure(o, "device_syncs_per_step", GP_UNIT_COUNT, dev,
+                      ">=", p[DEVICE_SYNCS_PER_STEP], INFINITY);
     if (rc == GP_OK)
-        rc = rules_summary(o, "%.1f host syncs per step (%.1f device-wide, %.1f stream waits), "
-                              "%.1f%% of step time blocked",
+        rc = rules_summary(o,
+                           "%.1f host syncs per step (%.1f device-wide, %.1f stream waits), "
+                           "%.1f%% of step time blocked",
                            rules_per_step(c, (double)n_in), dev, rules_per_step(c, (double)n_wait),
                            y);
     if (rc == GP_OK && o->f.severity) {

@@ -13,9 +13,10 @@ static const gp_rule_param params[] = {
 };
 RULES_INFO(exposed_transfer, "GT09", "exposed (non-overlapped) transfers");
 
-static const gp_evidence_col cols[] = {{"direction", GP_UNIT_TEXT}, {"exposed", GP_UNIT_US},
-                                       {"share of step", GP_UNIT_PCT}, {"bytes per step", GP_UNIT_BYTES},
-                                       {"achieved", GP_UNIT_GBPS},  {"streams", GP_UNIT_TEXT}};
+static const gp_evidence_col cols[] = {
+        {"direction", GP_UNIT_TEXT},    {"exposed", GP_UNIT_US},
+        {"share of step", GP_UNIT_PCT}, {"bytes per step", GP_UNIT_BYTES},
+        {"achieved", GP_UNIT_GBPS},     {"streams", GP_UNIT_TEXT}};
 
 /* Does the GPU track (device, stream) run kernels too? */
 static int stream_has_kernels(const struct rules_ctx *c, int device, int64_t stream)
@@ -76,17 +77,21 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double e
         if (nb || pin)
             GP_TRY(rules_knob(o, "%s%s%s", nb ? "--non-blocking" : "", nb && pin ? " " : "",
                               pin ? "--pin-memory" : ""));
-        return rules_reco(o, "%.1f%% of step time is spent in copies not overlapped with compute."
-                             "%s --non-blocking copies the next batch on a copy stream while the "
-                             "current one trains; --pin-memory makes that copy asynchronous%s.",
-                          e, why, nb || pin ? "" : " (both were on: the copy may be issued too "
-                                                   "late or be too large for the compute it "
-                                                   "hides behind)");
+        return rules_reco(o,
+                          "%.1f%% of step time is spent in copies not overlapped with compute."
+                          "%s --non-blocking copies the next batch on a copy stream while the "
+                          "current one trains; --pin-memory makes that copy asynchronous%s.",
+                          e, why,
+                          nb || pin ? ""
+                                    : " (both were on: the copy may be issued too "
+                                      "late or be too large for the compute it "
+                                      "hides behind)");
     }
     GP_TRY(rules_knob(o, "pin_memory=True + .to(device, non_blocking=True) on a side stream"));
-    return rules_reco(o, "%.1f%% of step time is spent in copies not overlapped with compute.%s "
-                         "Prefetch the next batch on a side stream with non_blocking=True and "
-                         "pinned memory; keep data resident on the GPU where possible.",
+    return rules_reco(o,
+                      "%.1f%% of step time is spent in copies not overlapped with compute.%s "
+                      "Prefetch the next batch on a side stream with non_blocking=True and "
+                      "pinned memory; keep data resident on the GPU where possible.",
                       e, why);
 }
 
@@ -100,10 +105,11 @@ gp_status rules_exposed_transfer(struct rules_ctx *c, const double *p, struct ru
                                            : "no GPU activity in the trace: not applicable");
     double e = rules_pct_of_steps(c, c->bd[GP_BD_MEMCPY]);
     rules_measure(o, "exposed_copy_share", GP_UNIT_PCT, e, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    gp_status rc = rules_summary(o, "copies not overlapped with compute take %.1f%% of step time "
-                                    "(%s per step)",
-                                 e, rules_fmt_ns(a, sizeof(a),
-                                                 (int64_t)rules_per_step(c, (double)c->bd[GP_BD_MEMCPY])));
+    gp_status rc = rules_summary(
+            o,
+            "copies not overlapped with compute take %.1f%% of step time "
+            "(%s per step)",
+            e, rules_fmt_ns(a, sizeof(a), (int64_t)rules_per_step(c, (double)c->bd[GP_BD_MEMCPY])));
     if (rc != GP_OK || o->f.severity == GP_SEV_OK)
         return rc;
     rc = gather(c, &agg);

@@ -1,7 +1,7 @@
 /* GT03 gpu_idle_gaps: long device idle gaps between the first and last GPU activity, each
  * attributed to the CPU range that overlaps it with the highest priority: sync API > memcpy API >
- * other runtime call > DataLoader > named user range > other CPU work. Anchor: nsys gpu_gaps (500 ms); the per-gap
- * attribution is ours. */
+ * other runtime call > DataLoader > named user range > other CPU work. Anchor: nsys gpu_gaps (500
+ * ms); the per-gap attribution is ours. */
 #include "rules_int.h"
 
 #include <math.h>
@@ -62,7 +62,8 @@ static void attribute(const struct rules_ctx *c, struct gap *g, size_t n, uint32
         if (b <= a)
             continue;
         int qual = 2 * (b - a) >= g[k].end - g[k].ts;
-        int64_t score = ((int64_t)qual << 60) + ((int64_t)(qual ? priority(c, e) : 0) << 56) + (b - a);
+        int64_t score =
+                ((int64_t)qual << 60) + ((int64_t)(qual ? priority(c, e) : 0) << 56) + (b - a);
         if (score > g[k].score)
             g[k].score = score, g[k].who = i;
     }
@@ -117,8 +118,7 @@ static gp_status collect(const struct rules_ctx *c, const double *p, struct gap 
     return GP_OK;
 }
 
-static gp_status rows(const struct rules_ctx *c, struct rules_out *o, const struct gap *g,
-                      size_t n)
+static gp_status rows(const struct rules_ctx *c, struct rules_out *o, const struct gap *g, size_t n)
 {
     size_t nt;
     const gp_track *tr = gp_trace_tracks(c->t, &nt);
@@ -149,10 +149,11 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, const st
 {
     char a[32];
     const char *who = g->who == GP_NONE ? NULL : rules_ev_name(c, g->who);
-    return rules_reco(o, "The GPU idles for more than %s at a time. The longest gap (%s) "
-                         "overlaps %s%s%s on the host: run it less often, asynchronously, or "
-                         "outside the training loop. Otherwise add ranges (record_function / "
-                         "NVTX) to see what the CPU does then.",
+    return rules_reco(o,
+                      "The GPU idles for more than %s at a time. The longest gap (%s) "
+                      "overlaps %s%s%s on the host: run it less often, asynchronously, or "
+                      "outside the training loop. Otherwise add ranges (record_function / "
+                      "NVTX) to see what the CPU does then.",
                       rules_fmt_ns(a, sizeof(a), (int64_t)(o->f.threshold * 1e3)),
                       rules_fmt_ns((char[32]){0}, 32, g->end - g->ts), who ? "'" : "",
                       who ? who : "no recorded CPU range", who ? "'" : "");
@@ -172,8 +173,10 @@ gp_status rules_gpu_idle_gaps(struct rules_ctx *c, const double *p, struct rules
         if ((double)(g[i].end - g[i].ts) > longest)
             longest = (double)(g[i].end - g[i].ts);
     rules_measure(o, "longest_gap", GP_UNIT_US, longest / 1e3, ">=", p[GAP_MIN_MS] * 1e3, INFINITY);
-    gp_status rc = rules_summary(o, "%zu device gap%s of %s or more, %s in all (%.1f%% of the "
-                                    "GPU span)", n, n == 1 ? "" : "s",
+    gp_status rc = rules_summary(o,
+                                 "%zu device gap%s of %s or more, %s in all (%.1f%% of the "
+                                 "GPU span)",
+                                 n, n == 1 ? "" : "s",
                                  rules_fmt_ns(a, sizeof(a), (int64_t)(p[GAP_MIN_MS] * 1e6)),
                                  rules_fmt_ns((char[32]){0}, 32, total),
                                  span ? 100.0 * (double)total / (double)span : 0.0);

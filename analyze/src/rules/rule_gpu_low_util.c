@@ -83,17 +83,19 @@ static gp_status advise(struct rules_ctx *c, struct rules_out *o, double u)
     char a[32];
     const gp_finding *best = best_explanation(c);
     if (best)
-        return rules_reco(o, "The GPU is busy only %.1f%% of step time. Most of the idle time is "
-                             "explained by %s (%s): fixing it would save about %s per step.",
+        return rules_reco(o,
+                          "The GPU is busy only %.1f%% of step time. Most of the idle time is "
+                          "explained by %s (%s): fixing it would save about %s per step.",
                           u, best->rule->id, best->rule->title,
                           rules_fmt_ns(a, sizeof(a), best->gain_step_ns));
     if (c->cfg.trainer && c->cfg.batch_size > 0)
         GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
     else if (!c->cfg.trainer)
         GP_TRY(rules_knob(o, "a larger batch size"));
-    return rules_reco(o, "The GPU is busy only %.1f%% of step time and no other rule explains "
-                         "the idle time: the batch may be too small to fill the GPU. Try a "
-                         "larger batch (it may change convergence).",
+    return rules_reco(o,
+                      "The GPU is busy only %.1f%% of step time and no other rule explains "
+                      "the idle time: the batch may be too small to fill the GPU. Try a "
+                      "larger batch (it may change convergence).",
                       u);
 }
 
@@ -118,8 +120,9 @@ gp_status rules_gpu_low_util(struct rules_ctx *c, const double *p, struct rules_
         return GP_OK;
     }
     if (o->f.severity == GP_SEV_INFO)
-        return rules_reco(o, "Overall the GPU is busy %.1f%% of step time, but %d windows fall "
-                             "below %.0f%%: see what the host does in those time ranges.",
+        return rules_reco(o,
+                          "Overall the GPU is busy %.1f%% of step time, but %d windows fall "
+                          "below %.0f%%: see what the host does in those time ranges.",
                           u, n_low, p[WINDOW_LOW_PCT]);
     return advise(c, o, u);
 }

@@ -13,28 +13,32 @@ static const gp_rule_param params[] = {
 };
 RULES_INFO(host_launch_bound, "GT04", "host launch-bound");
 
-static const gp_evidence_col cols[] = {
-        {"CPU work while the GPU waits", GP_UNIT_TEXT}, {"gaps", GP_UNIT_COUNT},
-        {"idle before launch", GP_UNIT_US}, {"share of step", GP_UNIT_PCT}};
+static const gp_evidence_col cols[] = {{"CPU work while the GPU waits", GP_UNIT_TEXT},
+                                       {"gaps", GP_UNIT_COUNT},
+                                       {"idle before launch", GP_UNIT_US},
+                                       {"share of step", GP_UNIT_PCT}};
 
-#define SCAN_BACK 256 /* CPU events looked at before each launch that ends a gap */
+#define SCAN_BACK 64 /* CPU events looked at before each launch that ends a gap */
+#define SCAN_MISS 8  /* ...stopping after this many in a row miss the gap, once one covers it */
 
 /* The CPU event that best explains a host-wait gap: among events on the launching thread that
  * cover at least half of it, the innermost (latest start); else the one covering most. Also the
  * part of the gap the data loader covers (that is starvation, GT01's, not launch overhead). */
 static uint32_t explain(const struct rules_ctx *c, const gp_idle_gap *g, int64_t *loader)
 {
-    uint32_t rt = g->next == GP_NONE ? GP_NONE : gp_analysis_runtime_of(c->a, g->next), best = GP_NONE;
+    uint32_t rt = g->next == GP_NONE ? GP_NONE : gp_analysis_runtime_of(c->a, g->next),
+             best = GP_NONE;
     int64_t best_ov = 0, len = g->end - g->ts;
-    int best_qual = 0;
+    int best_qual = 0, miss = 0;
     *loader = 0;
     if (rt == GP_NONE)
         return GP_NONE;
     const gp_track *tr = &gp_trace_tracks(c->t, &(size_t){0})[c->ev[rt].track];
-    for (uint32_t i = rt + 1, k = 0; i-- > tr->first && k < SCAN_BACK; k++) {
+    for (uint32_t i = rt + 1, k = 0; i-- > tr->first && k < SCAN_BACK && miss < SCAN_MISS; k++) {
         const gp_event *e = &c->ev[i];
         int64_t a = e->ts > g->ts ? e->ts : g->ts, end = e->ts + e->dur;
         int64_t ov = (end < g->end ? end : g->end) - a;
+        miss = ov <= 0 && best_qual ? miss + 1 : 0;
         if (ov <= 0 || (e->flags & GP_EVF_STEP))
             continue;
         if (e->flags & GP_EVF_DATALOADER) {
@@ -67,8 +71,8 @@ static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT], st
         in = in > loader ? in - loader : 0;
         idle[GP_IDLE_HOST_WAIT] += in;
         if (in > 0)
-            GP_TRY(rules_agg_add(agg, who == GP_NONE ? GP_STR_NONE : c->ev[who].name, 0, 0, in,
-                                 0, 0));
+            GP_TRY(rules_agg_add(agg, who == GP_NONE ? GP_STR_NONE : c->ev[who].name, 0, 0, in, 0,
+                                 0));
     }
     return GP_OK;
 }
@@ -114,16 +118,18 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h
 {
     if (c->cfg.trainer && c->cfg.batch_size > 0) {
         GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
-        return rules_reco(o, "The GPU idles %.1f%% of step time because the host launches work "
-                             "too slowly. --batch-size %ld (you ran %ld) gives each kernel more "
-                             "work per launch; fewer, fused ops would too.",
+        return rules_reco(o,
+                          "The GPU idles %.1f%% of step time because the host launches work "
+                          "too slowly. --batch-size %ld (you ran %ld) gives each kernel more "
+                          "work per launch; fewer, fused ops would too.",
                           h, c->cfg.batch_size * 2, c->cfg.batch_size);
     }
     GP_TRY(rules_knob(o, "torch.compile(model) / CUDA Graphs"));
-    return rules_reco(o, "The GPU idles %.1f%% of step time because the CPU launches work too "
-                         "slowly. Reduce per-step Python and op overhead: torch.compile or CUDA "
-                         "Graphs, fuse small ops, use a larger batch, remove .item()/print() "
-                         "from the loop.",
+    return rules_reco(o,
+                      "The GPU idles %.1f%% of step time because the CPU launches work too "
+                      "slowly. Reduce per-step Python and op overhead: torch.compile or CUDA "
+                      "Graphs, fuse small ops, use a larger batch, remove .item()/print() "
+                      "from the loop.",
                       h);
 }
 
@@ -142,9 +148,11 @@ gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct r
     launch_stats(c, &med, &queued, &n_launch);
     rules_measure(o, "host_wait_share", GP_UNIT_PCT, h, ">=", p[WARN_PCT], p[CRIT_PCT]);
     if (rc == GP_OK)
-        rc = rules_summary(o, "GPU idle waiting for the host %.1f%% of step time, loader wait excluded (kernel wait "
-                              "%.1f%%, other %.1f%%); %.0f launches per step, median launch call "
-                              "%s, %.0f%% of launches queued",
+        rc = rules_summary(o,
+                           "GPU idle waiting for the host %.1f%% of step time, loader wait "
+                           "excluded (kernel wait "
+                           "%.1f%%, other %.1f%%); %.0f launches per step, median launch call "
+                           "%s, %.0f%% of launches queued",
                            h, rules_pct_of_steps(c, idle[GP_IDLE_KERNEL_WAIT]),
                            rules_pct_of_steps(c, idle[GP_IDLE_OTHER]),
                            rules_per_step(c, (double)n_launch), rules_fmt_ns(a, sizeof(a), med),

@@ -54,9 +54,9 @@ gp_status rules_memory_growth(struct rules_ctx *c, const double *p, struct rules
     const gp_mem_series *s = device_series(c);
     int64_t cap = s ? rules_device_mem(c, s->device_id) : 0;
     if (!s || cap <= 0 || c->n_steps < 3)
-        return rules_summary(o, !s ? "no device memory samples ([memory] events)"
-                                   : cap <= 0 ? "device capacity unknown: not applicable"
-                                              : "fewer than 3 steps: not applicable");
+        return rules_summary(o, !s         ? "no device memory samples ([memory] events)"
+                                : cap <= 0 ? "device capacity unknown: not applicable"
+                                           : "fewer than 3 steps: not applicable");
     double *y = malloc(c->n_steps * sizeof(*y));
     if (!y)
         return GP_ENOMEM;
@@ -70,15 +70,17 @@ gp_status rules_memory_growth(struct rules_ctx *c, const double *p, struct rules
     rules_measure(o, "growth_share", GP_UNIT_PCT, growth, ">=", p[WARN_PCT], p[CRIT_PCT]);
     if (mono < p[MONOTONE_PCT])
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
-    gp_status rc = rules_summary(o, "allocated memory changes by %s per step (%.1f%% of capacity "
-                                    "over %zu steps), rising in %.0f%% of steps",
+    gp_status rc = rules_summary(o,
+                                 "allocated memory changes by %s per step (%.1f%% of capacity "
+                                 "over %zu steps), rising in %.0f%% of steps",
                                  rules_fmt_bytes(a, sizeof(a), k), growth, c->n_steps, mono);
     if (rc == GP_OK && o->f.severity) {
         rc = evidence(c, o, y);
         if (rc == GP_OK)
-            rc = rules_reco(o, "Allocated memory grows by %s per step. Look for tensors kept "
-                               "across steps: losses appended without .detach()/.item(), caches "
-                               "that grow, record_shapes while profiling a long run.",
+            rc = rules_reco(o,
+                            "Allocated memory grows by %s per step. Look for tensors kept "
+                            "across steps: losses appended without .detach()/.item(), caches "
+                            "that grow, record_shapes while profiling a long run.",
                             rules_fmt_bytes(a, sizeof(a), k));
     }
     free(y);

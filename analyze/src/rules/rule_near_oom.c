@@ -12,9 +12,12 @@ static const gp_rule_param params[] = {
 };
 RULES_INFO(near_oom, "GT10", "near out of memory");
 
-static const gp_evidence_col cols[] = {
-        {"device", GP_UNIT_COUNT},    {"peak reserved", GP_UNIT_BYTES}, {"peak allocated", GP_UNIT_BYTES},
-        {"capacity", GP_UNIT_BYTES},  {"at", GP_UNIT_US},               {"share", GP_UNIT_PCT}};
+static const gp_evidence_col cols[] = {{"device", GP_UNIT_COUNT},
+                                       {"peak reserved", GP_UNIT_BYTES},
+                                       {"peak allocated", GP_UNIT_BYTES},
+                                       {"capacity", GP_UNIT_BYTES},
+                                       {"at", GP_UNIT_US},
+                                       {"share", GP_UNIT_PCT}};
 
 /* The device series with the highest peak share, or NULL. */
 static const gp_mem_series *worst(const struct rules_ctx *c, double *share)
@@ -55,9 +58,10 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, const gp
                           alloc);
     }
     GP_TRY(rules_knob(o, "activation checkpointing / torch.autocast / smaller micro-batch"));
-    return rules_reco(o, "Device memory is at the limit of its capacity. Use activation "
-                         "checkpointing, AMP (torch.autocast bf16/fp16), or a smaller micro-batch "
-                         "with gradient accumulation.%s",
+    return rules_reco(o,
+                      "Device memory is at the limit of its capacity. Use activation "
+                      "checkpointing, AMP (torch.autocast bf16/fp16), or a smaller micro-batch "
+                      "with gradient accumulation.%s",
                       alloc);
 }
 

@@ -66,16 +66,18 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, int majo
     const char *dtype = major >= 8 ? "bf16" : "fp16";
     if (c->cfg.trainer) {
         GP_TRY(rules_knob(o, "--amp %s", dtype));
-        return rules_reco(o, "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU "
-                             "time. --amp %s runs them on Tensor Cores (you ran --amp %s).",
+        return rules_reco(o,
+                          "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU "
+                          "time. --amp %s runs them on Tensor Cores (you ran --amp %s).",
                           share, dtype, c->cfg.amp ? c->cfg.amp : "off");
     }
     GP_TRY(rules_knob(o, "torch.autocast('cuda', dtype=torch.%s)",
                       major >= 8 ? "bfloat16" : "float16"));
-    return rules_reco(o, "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU time. "
-                         "Enable AMP (torch.autocast, bf16 or fp16 with GradScaler) or TF32 "
-                         "(torch.backends.cuda.matmul.allow_tf32 = True); use channels_last for "
-                         "convolutions and sizes that are multiples of 8.",
+    return rules_reco(o,
+                      "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU time. "
+                      "Enable AMP (torch.autocast, bf16 or fp16 with GradScaler) or TF32 "
+                      "(torch.backends.cuda.matmul.allow_tf32 = True); use channels_last for "
+                      "convolutions and sizes that are multiples of 8.",
                       share);
 }
 
@@ -86,9 +88,10 @@ gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rul
     if (!c->has_gpu)
         return rules_summary(o, "no GPU activity in the trace: not applicable");
     if (major < 7)
-        return rules_summary(o, major ? "compute capability %d has no Tensor Cores: not applicable"
-                                      : "compute capability unknown (no deviceProperties): not "
-                                        "applicable",
+        return rules_summary(o,
+                             major ? "compute capability %d has no Tensor Cores: not applicable"
+                                   : "compute capability unknown (no deviceProperties): not "
+                                     "applicable",
                              major);
     classify(c, &all, &tc, &fp);
     double share = all ? 100.0 * (double)fp / (double)all : 0;

@@ -13,11 +13,6 @@ static const gp_rule_param params[] = {
 };
 RULES_INFO(pageable_memcpy, "GT06", "pageable async memcpy");
 
-static const gp_evidence_col cols[] = {{"copy", GP_UNIT_TEXT},       {"API", GP_UNIT_TEXT},
-                                       {"CPU op", GP_UNIT_TEXT},     {"per step", GP_UNIT_COUNT},
-                                       {"bytes per copy", GP_UNIT_BYTES}, {"GPU time", GP_UNIT_US},
-                                       {"host blocked", GP_UNIT_US}};
-
 static int pageable_async(const struct rules_ctx *c, const gp_memcpy *m)
 {
     return !m->is_memset && m->runtime != GP_NONE &&
@@ -40,25 +35,7 @@ static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, size_t
         int64_t api = c->ev[m[i].runtime].dur;
         *gpu += m[i].dur, *host += api;
         GP_TRY(rules_agg_add(agg, c->ev[m[i].event].name, c->ev[m[i].runtime].name,
-                             rules_op_key(c, m[i].op), m[i].dur, api,
-                             m[i].bytes));
-    }
-    return GP_OK;
-}
-
-static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg)
-{
-    rules_agg_finish(agg);
-    rules_cols(o, 7, cols);
-    for (size_t i = 0; i < agg->n && i < 5; i++) {
-        const struct rules_agg_row *r = &agg->rows[i];
-        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->k[0])},
-                                        {0, gp_trace_str(c->t, r->k[1])},
-                                        {0, r->k[2] == GP_STR_NONE ? "-" : gp_trace_str(c->t, r->k[2])},
-                                        {rules_per_step(c, (double)r->count), NULL},
-                                        {(double)r->bytes / (double)r->count, NULL},
-                                        {(double)r->ns / 1e3, NULL},
-                                        {(double)r->ns2 / 1e3, NULL}}));
+                             rules_op_key(c, m[i].op), m[i].dur, api, m[i].bytes));
     }
     return GP_OK;
 }
@@ -74,9 +51,10 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o)
                           c->cfg.pin_memory == 0 ? " (you ran without it)" : "");
     }
     GP_TRY(rules_knob(o, "DataLoader(pin_memory=True) + tensor.to(device, non_blocking=True)"));
-    return rules_reco(o, "%s Use PINNED memory: DataLoader(pin_memory=True) and "
-                         ".to(device, non_blocking=True); avoid per-tensor .pin_memory() inside "
-                         "the loop (it can be ~2x slower).",
+    return rules_reco(o,
+                      "%s Use PINNED memory: DataLoader(pin_memory=True) and "
+                      ".to(device, non_blocking=True); avoid per-tensor .pin_memory() inside "
+                      "the loop (it can be ~2x slower).",
                       nsys);
 }
 
@@ -98,11 +76,12 @@ gp_status rules_pageable_memcpy(struct rules_ctx *c, const double *p, struct rul
     if (o->f.severity && share >= p[CRIT_PCT])
         rules_fire(o, GP_SEV_CRIT, p[MIN_PER_STEP]);
     if (rc == GP_OK)
-        rc = rules_summary(o, "%zu pageable async copies (%zu in analysed steps, %.1f per step, "
-                              "%.1f%% of step time on the GPU)",
+        rc = rules_summary(o,
+                           "%zu pageable async copies (%zu in analysed steps, %.1f per step, "
+                           "%.1f%% of step time on the GPU)",
                            n_all, n_in, per_step, share);
     if (rc == GP_OK && o->f.severity) {
-        rc = evidence(c, o, &agg);
+        rc = rules_copy_evidence(c, o, &agg, 1);
         if (rc == GP_OK)
             rc = rules_gain(o, host, (int64_t)rules_per_step(c, (double)host),
                             "the host would not block for %s per step in these calls",

@@ -82,15 +82,18 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 {
     if (c->cfg.trainer && c->cfg.batch_size > 0) {
         GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
-        return rules_reco(o, "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
-                             "kernels per step). A larger batch (--batch-size %ld, you ran %ld) "
-                             "makes each kernel longer for the same launch cost.",
+        return rules_reco(o,
+                          "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
+                          "kernels per step). A larger batch (--batch-size %ld, you ran %ld) "
+                          "makes each kernel longer for the same launch cost.",
                           s, kps, c->cfg.batch_size * 2, c->cfg.batch_size);
     }
-    GP_TRY(rules_knob(o, "torch.compile(model) / CUDA Graphs / optimizer(foreach=True, fused=True)"));
-    return rules_reco(o, "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
-                         "kernels per step). Fuse ops (torch.compile), capture the step in CUDA "
-                         "Graphs, and use fused optimizers (foreach=True / fused=True).",
+    GP_TRY(rules_knob(o,
+                      "torch.compile(model) / CUDA Graphs / optimizer(foreach=True, fused=True)"));
+    return rules_reco(o,
+                      "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
+                      "kernels per step). Fuse ops (torch.compile), capture the step in CUDA "
+                      "Graphs, and use fused optimizers (foreach=True / fused=True).",
                       s, kps);
 }
 
@@ -108,8 +111,9 @@ gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules
     if (o->f.severity == GP_SEV_OK && s >= p[SHORT_PCT] && kps >= p[MIN_KERNELS_PER_STEP]) {
         rules_measure(o, "short_kernel_share", GP_UNIT_PCT, s, ">=", p[SHORT_PCT], INFINITY);
     }
-    GP_TRY(rules_summary(o, "%.0f kernels per step, %.1f%% shorter than their launch call; "
-                            "kernel-wait idle %.1f%% of step time",
+    GP_TRY(rules_summary(o,
+                         "%.0f kernels per step, %.1f%% shorter than their launch call; "
+                         "kernel-wait idle %.1f%% of step time",
                          kps, s, kwp));
     if (o->f.severity == GP_SEV_OK)
         return GP_OK;

@@ -81,8 +81,9 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
     }
     double share = rules_pct_of_steps(c, excess);
     rules_measure(o, "outlier_excess_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    GP_TRY(rules_summary(o, "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
-                            "of step time",
+    GP_TRY(rules_summary(o,
+                         "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
+                         "of step time",
                          n_out, c->n_steps, med[0] ? thr / (double)med[0] : 0, share));
     if (o->f.severity == GP_SEV_OK) {
         o->f.n_rows = o->f.n_ranges = 0;
@@ -90,8 +91,9 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
     }
     GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
                       "if the outlier steps took the median time"));
-    return rules_reco(o, "%zu steps take well over the median step and cost %.1f%% of the run. "
-                         "Their extra time is mostly in the category shown; look for periodic "
-                         "checkpointing, evaluation or logging, Python GC, or recompilation.",
+    return rules_reco(o,
+                      "%zu steps take well over the median step and cost %.1f%% of the run. "
+                      "Their extra time is mostly in the category shown; look for periodic "
+                      "checkpointing, evaluation or logging, Python GC, or recompilation.",
                       n_out, share);
 }

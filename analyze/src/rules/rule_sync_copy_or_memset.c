@@ -11,10 +11,6 @@ static const gp_rule_param params[] = {
 };
 RULES_INFO(sync_copy_or_memset, "GT07", "blocking copies and memsets");
 
-static const gp_evidence_col cols[] = {{"copy", GP_UNIT_TEXT},      {"API", GP_UNIT_TEXT},
-                                       {"CPU op", GP_UNIT_TEXT},    {"per step", GP_UNIT_COUNT},
-                                       {"bytes per call", GP_UNIT_BYTES}, {"host blocked", GP_UNIT_US}};
-
 static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, int64_t *host,
                         size_t *n_d2h, size_t *n_h2d)
 {
@@ -29,43 +25,27 @@ static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, int64_
         *n_d2h += m[i].copy_kind == GP_COPY_DTOH;
         *n_h2d += m[i].copy_kind == GP_COPY_HTOD;
         GP_TRY(rules_agg_add(agg, c->ev[m[i].event].name, c->ev[m[i].runtime].name,
-                             rules_op_key(c, m[i].op), api, 0,
-                             m[i].bytes));
+                             rules_op_key(c, m[i].op), api, 0, m[i].bytes));
     }
     return GP_OK;
 }
 
-static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg)
-{
-    rules_agg_finish(agg);
-    rules_cols(o, 6, cols);
-    for (size_t i = 0; i < agg->n && i < 5; i++) {
-        const struct rules_agg_row *r = &agg->rows[i];
-        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->k[0])},
-                                        {0, gp_trace_str(c->t, r->k[1])},
-                                        {0, r->k[2] == GP_STR_NONE ? "-" : gp_trace_str(c->t, r->k[2])},
-                                        {rules_per_step(c, (double)r->count), NULL},
-                                        {(double)r->bytes / (double)r->count, NULL},
-                                        {(double)r->ns / 1e3, NULL}}));
-    }
-    return GP_OK;
-}
-
-static gp_status advise(const struct rules_ctx *c, struct rules_out *o, size_t n_d2h,
-                        size_t n_h2d)
+static gp_status advise(const struct rules_ctx *c, struct rules_out *o, size_t n_d2h, size_t n_h2d)
 {
     static const char base[] = "Each blocking copy or memset waits for all queued GPU work.";
     if (c->cfg.trainer && n_h2d > 0 && c->cfg.non_blocking == 0) {
         GP_TRY(rules_knob(o, "--non-blocking"));
-        return rules_reco(o, "%s --non-blocking copies batches with cudaMemcpyAsync on a copy "
-                             "stream instead (you ran without it).",
+        return rules_reco(o,
+                          "%s --non-blocking copies batches with cudaMemcpyAsync on a copy "
+                          "stream instead (you ran without it).",
                           base);
     }
     if (!c->cfg.trainer)
         GP_TRY(rules_knob(o, "tensor.to(device, non_blocking=True); no .item()/.cpu() per step"));
-    return rules_reco(o, "%s Use cudaMemcpy*Async / non_blocking=True; avoid .item(), .cpu() and "
-                         "print(tensor) inside the loop (%.1f device-to-host reads per step): "
-                         "log metrics every k steps.",
+    return rules_reco(o,
+                      "%s Use cudaMemcpy*Async / non_blocking=True; avoid .item(), .cpu() and "
+                      "print(tensor) inside the loop (%.1f device-to-host reads per step): "
+                      "log metrics every k steps.",
                       base, rules_per_step(c, (double)n_d2h));
 }
 
@@ -85,11 +65,12 @@ gp_status rules_sync_copy_or_memset(struct rules_ctx *c, const double *p, struct
     if (per_step < p[MIN_PER_STEP])
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
     if (rc == GP_OK)
-        rc = rules_summary(o, "%.1f blocking copies/memsets per step (%.1f device-to-host), host "
-                              "blocked %.1f%% of step time",
+        rc = rules_summary(o,
+                           "%.1f blocking copies/memsets per step (%.1f device-to-host), host "
+                           "blocked %.1f%% of step time",
                            per_step, rules_per_step(c, (double)n_d2h), b);
     if (rc == GP_OK && o->f.severity) {
-        rc = evidence(c, o, &agg);
+        rc = rules_copy_evidence(c, o, &agg, 0);
         if (rc == GP_OK)
             rc = rules_gain(o, host, (int64_t)rules_per_step(c, (double)host),
                             "up to the host time blocked in these calls");

@@ -63,9 +63,10 @@ gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules
     if (c->n_all_steps == 1 && c->steps[0].synthetic)
         GP_TRY(problem(o, &n, "no ProfilerStep#N markers", "the whole trace is one step"));
     else if ((double)c->n_steps < p[MIN_STEPS])
-        GP_TRY(problem(o, &n, rules_strf(o, "only %zu steps analysed (first dropped as warm-up)",
-                                         c->n_steps),
-                       "step statistics and outliers are approximate"));
+        GP_TRY(problem(
+                o, &n,
+                rules_strf(o, "only %zu steps analysed (first dropped as warm-up)", c->n_steps),
+                "step statistics and outliers are approximate"));
     if (unc > p[MAX_UNCORRELATED_PCT])
         GP_TRY(problem(o, &n, rules_strf(o, "%.1f%% of GPU activities have no launch call", unc),
                        "launch, copy and sync rules miss them"));
@@ -73,18 +74,21 @@ gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules
         GP_TRY(problem(o, &n, "the trace file is truncated", "the last steps may be incomplete"));
     GP_TRY(dropped(c, o, &n));
     if (n == 0)
-        return rules_summary(o, "%zu steps analysed of %zu, %llu GPU activities, %.1f%% without "
-                                "a launch call",
+        return rules_summary(o,
+                             "%zu steps analysed of %zu, %llu GPU activities, %.1f%% without "
+                             "a launch call",
                              c->n_steps, c->n_all_steps, (unsigned long long)n_gpu, unc);
     rules_fire(o, GP_SEV_INFO, p[MIN_STEPS]);
     GP_TRY(rules_summary(o, "the analysis is limited by %d problem%s with this trace", n,
                          n > 1 ? "s" : ""));
     if (c->cfg.trainer)
-        return rules_reco(o, "Profile at least %.0f steady-state steps: gprof-train run --steps "
-                             "%.0f or more.",
+        return rules_reco(o,
+                          "Profile at least %.0f steady-state steps: gprof-train run --steps "
+                          "%.0f or more.",
                           p[MIN_STEPS], p[MIN_STEPS] + 2);
-    return rules_reco(o, "Profile at least %.0f steady-state steps with "
-                         "torch.profiler.schedule(wait=1, warmup=1, active=%.0f) and call "
-                         "prof.step() every iteration, so ProfilerStep#N ranges are recorded.",
+    return rules_reco(o,
+                      "Profile at least %.0f steady-state steps with "
+                      "torch.profiler.schedule(wait=1, warmup=1, active=%.0f) and call "
+                      "prof.step() every iteration, so ProfilerStep#N ranges are recorded.",
                       p[MIN_STEPS], p[MIN_STEPS]);
 }

@@ -27,10 +27,7 @@ typedef uint32_t gp_prof_name;
 
 /** Category a CPU range is written with: "user_annotation" (default, like
  * torch.profiler.record_function) or "cpu_op" (an operator, like aten::linear). */
-typedef enum gp_prof_cat {
-    GP_PROF_CAT_USER_ANNOTATION = 0,
-    GP_PROF_CAT_CPU_OP = 1
-} gp_prof_cat;
+typedef enum gp_prof_cat { GP_PROF_CAT_USER_ANNOTATION = 0, GP_PROF_CAT_CPU_OP = 1 } gp_prof_cat;
 
 /** What to record (gp_prof_options.record); OR them together. */
 enum gp_prof_record_flags {
@@ -230,25 +227,25 @@ static inline void gp_prof_scope_end(int *unused)
 #    define GP_PROF_MARK(lit)                                                                      \
         do {                                                                                       \
             static gp_prof_name gp_prof_nm_cache;                                                  \
-            gp_prof_mark(gp_prof_intern_cached(&gp_prof_nm_cache, (lit),                           \
-                                               GP_PROF_CAT_USER_ANNOTATION));                      \
+            gp_prof_mark(                                                                          \
+                    gp_prof_intern_cached(&gp_prof_nm_cache, (lit), GP_PROF_CAT_USER_ANNOTATION)); \
         } while (0)
 /** Counter `lit` = `value`. */
 #    define GP_PROF_COUNTER(lit, value)                                                            \
         do {                                                                                       \
             static gp_prof_name gp_prof_nm_cache;                                                  \
-            gp_prof_counter(gp_prof_intern_cached(&gp_prof_nm_cache, (lit),                        \
-                                                  GP_PROF_CAT_USER_ANNOTATION),                    \
-                            (value));                                                              \
+            gp_prof_counter(                                                                       \
+                    gp_prof_intern_cached(&gp_prof_nm_cache, (lit), GP_PROF_CAT_USER_ANNOTATION),  \
+                    (value));                                                                      \
         } while (0)
 #    if defined(__GNUC__)
 /** A range named `lit` from here to the end of the enclosing block (GCC/Clang cleanup). */
-#        define GP_PROF_RANGE(lit)     GP_PROF_RANGE_CAT(lit, GP_PROF_CAT_USER_ANNOTATION)
+#        define GP_PROF_RANGE(lit) GP_PROF_RANGE_CAT(lit, GP_PROF_CAT_USER_ANNOTATION)
 /** GP_PROF_RANGE with category `cat`. */
 #        define GP_PROF_RANGE_CAT(lit, cat)                                                        \
             GP_PROF_PUSH_CAT(lit, cat);                                                            \
-            int GP_PROF_CAT(gp_prof_scope_, __LINE__) __attribute__((cleanup(gp_prof_scope_end), \
-                                                                     unused)) = 0
+            int GP_PROF_CAT(gp_prof_scope_, __LINE__)                                              \
+                    __attribute__((cleanup(gp_prof_scope_end), unused)) = 0
 #    endif
 #else
 #    define GP_PROF_PUSH(lit)           ((void)0)

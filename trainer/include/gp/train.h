@@ -73,6 +73,7 @@ typedef struct gp_train_result {
     char trace_path[1024];   /**< empty when no trace was written */
     char summary_path[1024];
     char device_name[128];
+    long long device_memory; /**< bytes of device memory (0 on the CPU) */
     int epochs_done;
     long long steps;         /**< optimizer steps taken */
     long long samples;       /**< training samples seen */

@@ -77,9 +77,11 @@ static int alloc_buffers(struct backend *b)
 }
 
 static gp_status cpu_open(struct backend **out, const struct backend_config *cfg,
-                          char *device_name, size_t name_cap, gp_error *err)
+                          char *device_name, size_t name_cap, long long *device_memory,
+                          gp_error *err)
 {
     *out = NULL;
+    *device_memory = 0;
     if (cfg->amp != AMP_OFF)
         return gp_error_set(err, GP_EINVAL, NULL,
                             "mixed precision (--amp) needs the CUDA backend, not the CPU");

@@ -1,0 +1,87 @@
+/* cupti_loader.c: libcupti is opened at run time (dlopen), never linked, so libgp_prof.so loads
+ * and records CPU ranges on machines without CUPTI; it is never closed (CUDA 13.0-13.1 crash at
+ * exit when CUPTI is unloaded without cuptiFinalize). */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "cupti_int.h"
+
+static cupti_api api;
+static int state; /* 0 not tried, 1 loaded, -1 failed */
+static char fail_why[256];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define SYM(field, name)                                                                           \
+    do {                                                                                           \
+        *(void **)&api.field = dlsym(h, name);                                                     \
+        if (!api.field) {                                                                          \
+            snprintf(fail_why, sizeof(fail_why), "libcupti lacks %s", name);                       \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static int load_symbols(void *h)
+{
+    SYM(GetVersion, "cuptiGetVersion");
+    SYM(GetResultString, "cuptiGetResultString");
+    SYM(Subscribe, "cuptiSubscribe");
+    SYM(Unsubscribe, "cuptiUnsubscribe");
+    SYM(EnableCallback, "cuptiEnableCallback");
+    SYM(GetCallbackName, "cuptiGetCallbackName");
+    SYM(SetThreadIdType, "cuptiSetThreadIdType");
+    SYM(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks");
+    SYM(ActivityEnable, "cuptiActivityEnable");
+    SYM(ActivityDisable, "cuptiActivityDisable");
+    SYM(ActivityGetNextRecord, "cuptiActivityGetNextRecord");
+    SYM(ActivityFlushAll, "cuptiActivityFlushAll");
+    SYM(ActivityFlushPeriod, "cuptiActivityFlushPeriod");
+    SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+    return 0;
+}
+
+static int load_once(void)
+{
+    /* the build's CUPTI first, then the loader's search path (LD_LIBRARY_PATH, pip wheels) */
+    const char *const names[] = {
+#ifdef GP_CUPTI_LIBDIR
+            GP_CUPTI_LIBDIR "/libcupti.so.13", GP_CUPTI_LIBDIR "/libcupti.so",
+#endif
+            "libcupti.so.13", "libcupti.so"};
+    void *h = NULL;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(fail_why, sizeof(fail_why), "CUPTI not found (libcupti.so.13): %s", dlerror());
+        return -1;
+    }
+    if (load_symbols(h) != 0)
+        return -1;
+    uint32_t v = 0;
+    if (api.GetVersion(&v) != CUPTI_SUCCESS || v < 130000) {
+        snprintf(fail_why, sizeof(fail_why),
+                 "CUPTI %u is too old: gprof-train reads CUDA 13 records (CUPTI >= 130000)", v);
+        return -1;
+    }
+    return 0;
+}
+
+const cupti_api *cupti_load(char *why, size_t why_len)
+{
+    pthread_mutex_lock(&lock);
+    if (state == 0)
+        state = load_once() == 0 ? 1 : -1;
+    pthread_mutex_unlock(&lock);
+    if (state < 0) {
+        snprintf(why, why_len, "no GPU activity could be recorded: %s", fail_why);
+        return NULL;
+    }
+    return &api;
+}
+
+const char *cupti_error(const cupti_api *a, CUptiResult rc)
+{
+    const char *s = NULL;
+    if (!a || a->GetResultString(rc, &s) != CUPTI_SUCCESS || !s)
+        return "unknown CUPTI error";
+    return s;
+}

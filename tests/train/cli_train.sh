@@ -1,0 +1,61 @@
+#!/bin/sh
+# CLI checks of `gprof-train run` (trainer) and `gprof-train prepare` on the small IDX fixture:
+# exit codes, the messages of bad input, the run folder, the trace and the PNG pipeline.
+# Usage: cli_train.sh BIN FIXTURE_DIR
+bin=$1
+fixture=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check NAME COND...
+    name=$1
+    shift
+    if ! "$@"; then
+        echo "FAIL: $name"
+        fail=1
+    fi
+}
+
+"$bin" run --data "$fixture" --batch-size 16 --steps 3 --no-report --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
+check "run exits 0" test $? -eq 0
+check "epoch line" grep -q "^epoch 1/1: loss" "$tmp/out"
+check "run folder" grep -q "^run: $tmp/runs/mlp-" "$tmp/out"
+run_dir=$(sed -n 's/^run: //p' "$tmp/out")
+check "summary.json" grep -q '"steps": 3' "$run_dir/summary.json"
+if grep -q "^trace: " "$tmp/out"; then
+    trace=$(sed -n 's/^trace: //p' "$tmp/out")
+    check "trace name" sh -c "echo '$trace' | grep -q '/[^/]*_[0-9]*\.[0-9]*\.pt\.trace\.json\.gz$'"
+    check "trace gzip" gzip -t "$trace"
+    check "trace steps" sh -c "gzip -dc '$trace' | grep -q 'ProfilerStep#2'"
+    check "trace loader" sh -c "gzip -dc '$trace' | grep -q '_SingleProcessDataLoaderIter.__next__'"
+    check "trace config" sh -c "gzip -dc '$trace' | grep -q '\"batch_size\": *16'"
+fi
+
+"$bin" run --device cpu --amp fp16 --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
+check "amp on cpu exits 2" test $? -eq 2
+check "amp on cpu message" grep -q "error: --amp fp16 needs a CUDA device" "$tmp/err"
+check "amp on cpu hint" grep -q "^hint: " "$tmp/err"
+
+"$bin" run --data "$tmp/nowhere" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
+check "bad data exits 2" test $? -eq 2
+check "bad data names it" grep -q "'$tmp/nowhere'" "$tmp/err"
+
+"$bin" run --workers many --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
+check "bad workers exits 2" test $? -eq 2
+
+"$bin" prepare --data "$fixture" "$tmp/png" >"$tmp/out" 2>"$tmp/err"
+check "prepare exits 0" test $? -eq 0
+check "prepare count" grep -q "^wrote 136 PNG files" "$tmp/out"
+"$bin" run --data "$tmp/png" --steps 2 --workers auto --no-report --out "$tmp/runs" \
+    >"$tmp/out" 2>"$tmp/err"
+check "png run exits 0" test $? -eq 0
+run_dir=$(sed -n 's/^run: //p' "$tmp/out")
+check "png format" grep -q '"dataset_format": "png"' "$run_dir/summary.json"
+
+"$bin" prepare --format png >"$tmp/out" 2>"$tmp/err"
+check "prepare without OUT exits 2" test $? -eq 2
+"$bin" prepare --format jpeg "$tmp/x" >"$tmp/out" 2>"$tmp/err"
+check "prepare bad format exits 2" test $? -eq 2
+
+[ $fail -eq 0 ] && echo "cli_train: all checks passed"
+exit $fail

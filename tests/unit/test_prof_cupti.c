@@ -1,0 +1,333 @@
+/* CUPTI record conversion with synthetic CUDA 13 records (no GPU needed): runtime -> kernel
+ * correlation and ac2g flows, pageable vs pinned copies, memory accounting, sync/event links,
+ * external ids, device properties, exact timestamps, and dropped-buffer reporting. */
+#ifndef GP_HAVE_CUPTI
+#    include <stdio.h>
+#    define GP_TEST_SKIP 77
+int main(void)
+{
+    printf("built without CUPTI: skipped\n");
+    return GP_TEST_SKIP;
+}
+#else
+#    include "gp_test.h"
+#    include <stdlib.h>
+#    include <string.h>
+#    include <unistd.h>
+#    include <zlib.h>
+
+#    include "cupti_int.h"
+#    include "gp/trace_schema.h"
+
+#    define BASE 1700000000000000000LL
+
+static cupti_conv conv;
+static prof_out out;
+
+static const char *fake_names(int driver, uint32_t cbid)
+{
+    if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+        return "cudaLaunchKernel_v7000";
+    if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020)
+        return "cudaMemcpy_v3020";
+    return "cudaGetDevice_v3020";
+}
+
+static const char *convert(const void *rec)
+{
+    cupti_conv_record(&conv, &out, rec);
+    out.buf[out.len] = '\0';
+    return out.buf;
+}
+
+static void reset(void)
+{
+    static int opened;
+    if (!opened)
+        prof_out_mem_init(&out, 1 << 20);
+    opened = 1;
+    out.len = 0;
+    prof_base_ns = BASE;
+    cupti_conv_init(&conv, 4242, fake_names);
+}
+
+static CUpti_ActivityAPI api_rec(uint32_t cbid, uint32_t corr, uint64_t t0, uint64_t t1)
+{
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof(a));
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = cbid;
+    a.start = BASE + t0;
+    a.end = BASE + t1;
+    a.processId = 4242;
+    a.threadId = 4300;
+    a.correlationId = corr;
+    return a;
+}
+
+static void test_launch_kernel_flow(void)
+{
+    reset();
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 7, 1000, 3500);
+    const char *s = convert(&a);
+    GP_ASSERT_CONTAINS(s, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":4242,"
+                          "\"tid\":4300,\"ts\":1.000,\"dur\":2.500,\"args\":{\"cbid\":211,"
+                          "\"correlation\":7}}");
+    GP_ASSERT_CONTAINS(s, "{\"ph\":\"s\",\"id\":7,\"pid\":4242,\"tid\":4300,\"ts\":1.000,"
+                          "\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+    out.len = 0;
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = BASE + 1234567;
+    k.end = BASE + 1240567;
+    k.deviceId = 0;
+    k.contextId = 1;
+    k.streamId = 7;
+    k.correlationId = 7;
+    k.gridX = 66, k.gridY = 1, k.gridZ = 1;
+    k.blockX = 128, k.blockY = 1, k.blockZ = 1;
+    k.registersPerThread = 64;
+    k.staticSharedMemory = 4096;
+    k.dynamicSharedMemory = 4096;
+    k.name = "gemm_kernel";
+    s = convert(&k);
+    GP_ASSERT_CONTAINS(s, "\"cat\":\"kernel\",\"name\":\"gemm_kernel\",\"pid\":0,\"tid\":7,"
+                          "\"ts\":1234.567,\"dur\":6.000");
+    GP_ASSERT_CONTAINS(s, "\"correlation\":7");
+    GP_ASSERT_CONTAINS(s, "\"registers per thread\":64,\"shared memory\":8192");
+    GP_ASSERT_CONTAINS(s, "\"grid\":[66,1,1],\"block\":[128,1,1]");
+    GP_ASSERT_CONTAINS(s, "{\"ph\":\"f\",\"id\":7,\"pid\":0,\"tid\":7,\"ts\":1234.567,"
+                          "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+}
+
+static void test_non_launch_api_has_no_flow(void)
+{
+    reset();
+    CUpti_ActivityAPI a = api_rec(17, 8, 0, 10);
+    const char *s = convert(&a);
+    GP_ASSERT_CONTAINS(s, "\"name\":\"cudaGetDevice\"");
+    GP_CHECK(strstr(s, "\"ph\":\"s\"") == NULL);
+}
+
+static CUpti_ActivityMemcpy6 copy_rec(unsigned src, unsigned dst, unsigned kind)
+{
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = (uint8_t)kind;
+    m.srcKind = (uint8_t)src;
+    m.dstKind = (uint8_t)dst;
+    m.bytes = 1 << 20;
+    m.start = BASE + 5000;
+    m.end = BASE + 5000 + 100000; /* 1 MiB in 100 us = 10.48576 GB/s */
+    m.streamId = 13;
+    m.correlationId = 9;
+    return m;
+}
+
+static void test_memcpy_names_pageable_and_pinned(void)
+{
+    reset();
+    CUpti_ActivityMemcpy6 m =
+            copy_rec(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                     CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    const char *s = convert(&m);
+    GP_ASSERT_CONTAINS(s, "\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\","
+                          "\"pid\":0,\"tid\":13");
+    GP_ASSERT_CONTAINS(s, "\"bytes\":1048576,\"memory bandwidth (GB/s)\":10.48576");
+    out.len = 0;
+    m = copy_rec(CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                 CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    GP_ASSERT_CONTAINS(convert(&m), "\"name\":\"Memcpy HtoD (Pinned -> Device)\"");
+    out.len = 0;
+    m = copy_rec(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+                 CUPTI_ACTIVITY_MEMCPY_KIND_DTOH);
+    GP_ASSERT_CONTAINS(convert(&m), "\"name\":\"Memcpy DtoH (Device -> Pageable)\"");
+}
+
+static void test_memset_name(void)
+{
+    reset();
+    CUpti_ActivityMemset4 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.start = BASE + 1;
+    m.end = BASE + 2;
+    m.bytes = 64;
+    GP_ASSERT_CONTAINS(convert(&m), "\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\"");
+}
+
+static CUpti_ActivityMemory4 mem_rec(int alloc, uint64_t addr, uint64_t bytes, uint32_t corr)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                                  : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.address = addr;
+    m.bytes = bytes;
+    m.timestamp = BASE + 2000;
+    m.correlationId = corr;
+    return m;
+}
+
+static void test_memory_accounting(void)
+{
+    reset();
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 21, 0, 1);
+    convert(&a); /* the thread that allocates: 4300 */
+    out.len = 0;
+    CUpti_ActivityMemory4 m = mem_rec(1, 0x7f0000000000ULL, 1000, 21);
+    const char *s = convert(&m);
+    GP_ASSERT_CONTAINS(s, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\","
+                          "\"pid\":4242,\"tid\":4300,\"ts\":2.000,\"s\":\"t\"");
+    GP_ASSERT_CONTAINS(s, "\"Device Type\":1,\"Device Id\":0,\"Addr\":139637976727552,"
+                          "\"Bytes\":1000,\"Total Allocated\":1000,\"Total Reserved\":1000");
+    out.len = 0;
+    m = mem_rec(1, 0x7f0000100000ULL, 500, 22);
+    GP_ASSERT_CONTAINS(convert(&m), "\"Bytes\":500,\"Total Allocated\":1500");
+    out.len = 0;
+    m = mem_rec(0, 0x7f0000000000ULL, 0, 23); /* a free without its size */
+    GP_ASSERT_CONTAINS(convert(&m), "\"Bytes\":-1000,\"Total Allocated\":500");
+    GP_ASSERT_EQ_INT(conv.peak[0], 1500);
+}
+
+static void test_sync_waits_on_event_stream(void)
+{
+    reset();
+    CUpti_ActivityCudaEvent2 e;
+    memset(&e, 0, sizeof(e));
+    e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    e.streamId = 9;
+    e.contextId = 1;
+    e.deviceId = 0;
+    e.cudaEventSyncId = 77;
+    convert(&e);
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof(y));
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+    y.start = BASE + 10;
+    y.end = BASE + 20;
+    y.contextId = 1;
+    y.streamId = 7;
+    y.cudaEventSyncId = 77;
+    const char *s = convert(&y);
+    GP_ASSERT_CONTAINS(s, "\"cat\":\"cuda_sync\",\"name\":\"Stream Wait Event\",\"pid\":0,"
+                          "\"tid\":536870919");
+    GP_ASSERT_CONTAINS(s, "\"cuda_sync_kind\":\"Stream Wait Event\"");
+    GP_ASSERT_CONTAINS(s, "\"wait_on_stream\":9");
+}
+
+static void test_external_id_and_no_timestamp(void)
+{
+    reset();
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof(x));
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalId = 555;
+    x.correlationId = 31;
+    convert(&x);
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 31, 0, 1);
+    GP_ASSERT_CONTAINS(convert(&a), "\"External id\":555");
+    out.len = 0;
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.correlationId = 31;
+    k.start = BASE + 5;
+    k.end = BASE + 6;
+    k.name = "k";
+    GP_ASSERT_CONTAINS(convert(&k), "\"args\":{\"External id\":555,\"device\":0");
+    out.len = 0;
+    k.start = k.end = 0; /* CUPTI could not time it */
+    GP_ASSERT_STR_EQ(convert(&k), "");
+    GP_ASSERT_EQ_INT(conv.no_timestamp, 1);
+}
+
+static void test_device_properties(void)
+{
+    reset();
+    CUpti_ActivityDevice5 d;
+    memset(&d, 0, sizeof(d));
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.id = 0;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.globalMemorySize = 85018279936ULL;
+    d.computeCapabilityMajor = 9;
+    d.numMultiprocessors = 132;
+    d.numThreadsPerWarp = 32;
+    d.maxWarpsPerMultiprocessor = 64;
+    d.maxThreadsPerBlock = 1024;
+    convert(&d);
+    out.len = 0;
+    GP_ASSERT_EQ_INT(cupti_conv_device_props(&conv, &out), 1);
+    out.buf[out.len] = '\0';
+    GP_ASSERT_CONTAINS(out.buf, "{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+                                "\"totalGlobalMem\":85018279936,\"computeMajor\":9,"
+                                "\"computeMinor\":0,\"maxThreadsPerBlock\":1024,"
+                                "\"maxThreadsPerMultiprocessor\":2048");
+    GP_ASSERT_CONTAINS(out.buf, "\"numSms\":132");
+    out.len = 0;
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = BASE + 5;
+    k.end = BASE + 6;
+    k.name = "k2";
+    k.gridX = 264, k.gridY = 1, k.gridZ = 1, k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+    GP_ASSERT_CONTAINS(convert(&k), "\"blocks per SM\":2,\"warps per SM\":16");
+    out.len = 0;
+    cupti_conv_config(&conv, &out);
+    out.buf[out.len] = '\0';
+    GP_ASSERT_CONTAINS(out.buf, ",\"device_name\":\"NVIDIA H100 80GB HBM3\","
+                                "\"total_device_memory\":85018279936");
+}
+
+static void test_refused_buffers_are_reported(void)
+{
+    uint8_t *bufs[40];
+    size_t size, maxn;
+    int got = 0;
+    for (int i = 0; i < 40; i++) {
+        cupti_buffer_requested(&bufs[i], &size, &maxn);
+        got += bufs[i] != NULL;
+    }
+    GP_ASSERT_EQ_INT(got, 32); /* 256 MiB cap / 8 MiB buffers */
+    GP_ASSERT_EQ_INT(prof_gpu_dropped(), 8);
+    for (int i = 0; i < 40; i++)
+        if (bufs[i])
+            cupti_buffer_completed(NULL, 0, bufs[i], size, 0);
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.output_path = "/tmp/gp_prof_cupti_drops.json";
+    o.record = GP_PROF_RECORD_CPU;
+    GP_ASSERT_OK(gp_prof_init(&o, NULL));
+    GP_ASSERT_OK(gp_prof_shutdown(NULL));
+    static char text[1 << 16];
+    gzFile f = gzopen(o.output_path, "rb");
+    int n = gzread(f, text, sizeof(text) - 1);
+    gzclose(f);
+    text[n > 0 ? n : 0] = '\0';
+    unlink(o.output_path);
+    GP_ASSERT_CONTAINS(text, "\"dropped_records\":8,");
+    GP_ASSERT_CONTAINS(text, "\"dropped_gpu_records\":8,");
+}
+
+int main(void)
+{
+    GP_RUN(test_launch_kernel_flow);
+    GP_RUN(test_non_launch_api_has_no_flow);
+    GP_RUN(test_memcpy_names_pageable_and_pinned);
+    GP_RUN(test_memset_name);
+    GP_RUN(test_memory_accounting);
+    GP_RUN(test_sync_waits_on_event_stream);
+    GP_RUN(test_external_id_and_no_timestamp);
+    GP_RUN(test_device_properties);
+    GP_RUN(test_refused_buffers_are_reported);
+    return gp_test_summary();
+}
+#endif

@@ -1,0 +1,245 @@
+/* The CUDA backend: one device arena, a compute and a copy stream, pinned or pageable loader
+ * slots, blocking (copy + stream sync, PyTorch's .to(device)) or non-blocking (copy stream +
+ * events) input copies, and state transfer for checkpoints. */
+#include "cuda_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int backend_cuda_present(void)
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+static void *host_alloc(size_t bytes, void *ud)
+{
+    struct backend *b = ud;
+    void *p = NULL;
+    if (!b->cfg.pin_memory)
+        return malloc(bytes);
+    return cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess ? p : NULL;
+}
+
+static void host_free(void *p, void *ud)
+{
+    struct backend *b = ud;
+    if (b->cfg.pin_memory)
+        cudaFreeHost(p);
+    else
+        free(p);
+}
+
+/* Bump allocation from the arena; with base NULL only the size is counted. */
+static void *take(char *base, size_t *used, size_t bytes)
+{
+    void *p = base ? base + *used : NULL;
+    *used += (bytes + 255) & ~(size_t)255;
+    return p;
+}
+
+static size_t input_bytes(const struct backend *b)
+{
+    return (size_t)b->cfg.max_batch * (model_act_size(&b->spec, 0) * sizeof(float) + 4);
+}
+
+/* Lay out every device buffer in `base` (NULL: just count). @return the bytes needed. */
+static size_t layout(struct backend *b, char *base)
+{
+    const struct model_spec *m = &b->spec;
+    size_t used = 0, nb = (size_t)b->cfg.max_batch, np = m->n_params, filt = 0;
+    b->params = take(base, &used, np * 4);
+    b->grads = take(base, &used, np * 4);
+    b->opt = take(base, &used, np * 4 * (size_t)backend_opt_slots(b->cfg.optimizer));
+    b->wlp = b->dt == CUK_F32 ? b->params : take(base, &used, np * b->es);
+    for (int i = 0; i <= m->n_layers; i++)
+        b->act[i] = take(base, &used, nb * model_act_size(m, i) * b->es);
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->l[i].kind == LAYER_POOL2)
+            b->arg[i] = take(base, &used, nb * model_act_size(m, i + 1) * 4);
+        if (m->l[i].kind == LAYER_CONV3 && m->l[i].w_len > filt)
+            filt = m->l[i].w_len;
+    }
+    b->dbuf[0] = take(base, &used, nb * model_max_act(m) * b->es);
+    b->dbuf[1] = take(base, &used, nb * model_max_act(m) * b->es);
+    b->dw_tmp = take(base, &used, filt * 4);
+    b->prob = take(base, &used, nb * (size_t)m->classes * 4);
+    b->stats = take(base, &used, sizeof(struct cuk_stats));
+    b->amp = take(base, &used, sizeof(struct cuk_amp));
+    b->in[0].buf = take(base, &used, input_bytes(b));
+    b->in[1].buf = take(base, &used, input_bytes(b));
+    b->workspace = b->spec.kind == MODEL_CNN ? take(base, &used, CUDA_WORKSPACE_BYTES) : NULL;
+    return used;
+}
+
+static gp_status open_device(struct backend *b, gp_error *err)
+{
+    size_t bytes = layout(b, NULL);
+    CU_TRY(cudaMalloc((void **)&b->arena, bytes), err);
+    layout(b, b->arena);
+    CU_TRY(cudaMemset(b->arena, 0, bytes), err);
+    CU_TRY(cudaStreamCreateWithFlags(&b->compute, cudaStreamNonBlocking), err);
+    CU_TRY(cudaStreamCreateWithFlags(&b->copy, cudaStreamNonBlocking), err);
+    for (int i = 0; i < 2; i++) {
+        CU_TRY(cudaEventCreateWithFlags(&b->in[i].h2d_done, cudaEventDisableTiming), err);
+        CU_TRY(cudaEventCreateWithFlags(&b->in[i].consumed, cudaEventDisableTiming), err);
+    }
+    CUBLAS_TRY(cublasCreate(&b->blas), err);
+    CUBLAS_TRY(cublasSetStream(b->blas, b->compute), err);
+    struct cuk_amp a = {b->cfg.amp == AMP_FP16 ? AMP_INIT_SCALE : 1.0f, 0, 0,
+                        b->cfg.amp == AMP_FP16, 0, 0};
+    CU_TRY(cudaMemcpy(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice), err);
+    if (b->spec.kind == MODEL_CNN)
+        GP_TRY(cuda_conv_open(b, err));
+    return GP_OK;
+}
+
+static void cuda_close(struct backend *b)
+{
+    if (!b)
+        return;
+    if (b->compute)
+        cudaStreamSynchronize(b->compute);
+    cuda_conv_close(b);
+    if (b->blas)
+        cublasDestroy(b->blas);
+    for (int i = 0; i < 2; i++) {
+        if (b->in[i].h2d_done)
+            cudaEventDestroy(b->in[i].h2d_done);
+        if (b->in[i].consumed)
+            cudaEventDestroy(b->in[i].consumed);
+    }
+    if (b->copy)
+        cudaStreamDestroy(b->copy);
+    if (b->compute)
+        cudaStreamDestroy(b->compute);
+    cudaFree(b->arena);
+    free(b);
+}
+
+static gp_status cuda_open(struct backend **out, const struct backend_config *cfg,
+                           char *device_name, size_t name_cap, long long *device_memory,
+                           gp_error *err)
+{
+    struct cudaDeviceProp prop;
+    *out = NULL;
+    CU_TRY(cudaSetDevice(0), err);
+    CU_TRY(cudaGetDeviceProperties(&prop, 0), err);
+    snprintf(device_name, name_cap, "%s", prop.name);
+    *device_memory = (long long)prop.totalGlobalMem;
+    struct backend *b = calloc(1, sizeof(*b));
+    if (!b)
+        return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    b->cfg = *cfg;
+    b->spec = *cfg->spec;
+    b->cfg.spec = &b->spec;
+    b->dt = cfg->amp == AMP_FP16 ? CUK_F16 : cfg->amp == AMP_BF16 ? CUK_BF16 : CUK_F32;
+    b->es = cuk_dtype_size(b->dt);
+    gp_status rc = open_device(b, err);
+    if (rc != GP_OK) {
+        cuda_close(b);
+        return rc;
+    }
+    *out = b;
+    return GP_OK;
+}
+
+static gp_status cuda_set_input(struct backend *b, const struct batch *batch, gp_error *err)
+{
+    GP_FAIL_IF(batch->n > b->cfg.max_batch, GP_EINVAL, err, "batch of %d exceeds %d", batch->n,
+               b->cfg.max_batch);
+    struct dev_input *in = &b->in[b->n_inputs++ % 2];
+    if (b->cfg.non_blocking) {
+        CU_TRY(cudaStreamWaitEvent(b->copy, in->consumed, 0), err);
+        CU_TRY(cudaMemcpyAsync(in->buf, batch->x, batch->bytes, cudaMemcpyHostToDevice, b->copy),
+               err);
+        CU_TRY(cudaEventRecord(in->h2d_done, b->copy), err);
+        CU_TRY(cudaStreamWaitEvent(b->compute, in->h2d_done, 0), err);
+    } else { /* PyTorch's blocking .to(device): copy on the compute stream, then wait for it */
+        CU_TRY(cudaMemcpyAsync(in->buf, batch->x, batch->bytes, cudaMemcpyHostToDevice,
+                               b->compute),
+               err);
+        CU_TRY(cudaStreamSynchronize(b->compute), err);
+    }
+    size_t area = model_act_size(&b->spec, 0);
+    b->n = batch->n;
+    b->labels = (int32_t *)(in->buf + (size_t)b->cfg.max_batch * area * sizeof(float));
+    b->x_in = in->buf;
+    if (b->dt != CUK_F32) {
+        cuk_cast_from_f32(b->dt, b->act[0], (const float *)in->buf, (size_t)b->n * area,
+                          b->compute);
+        b->x_in = b->act[0];
+    }
+    return GP_OK;
+}
+
+static gp_status cuda_input_done(struct backend *b, gp_error *err)
+{
+    if (!b->cfg.non_blocking)
+        return GP_OK;
+    struct dev_input *in = &b->in[(b->n_inputs - 1) % 2];
+    CU_TRY(cudaEventRecord(in->consumed, b->compute), err);
+    CU_TRY(cudaEventSynchronize(in->h2d_done), err);
+    return GP_OK;
+}
+
+static gp_status cuda_read_stats(struct backend *b, struct step_stats *out, gp_error *err)
+{
+    struct cuk_stats st;
+    struct cuk_amp a;
+    CU_TRY(cudaMemcpyAsync(&st, b->stats, sizeof(st), cudaMemcpyDeviceToHost, b->compute), err);
+    CU_TRY(cudaMemcpyAsync(&a, b->amp, sizeof(a), cudaMemcpyDeviceToHost, b->compute), err);
+    CU_TRY(cudaMemsetAsync(b->stats, 0, sizeof(st), b->compute), err);
+    CU_TRY(cudaStreamSynchronize(b->compute), err);
+    out->loss_sum = st.loss_sum;
+    out->correct = (long long)st.correct;
+    out->samples = (long long)st.samples;
+    out->skipped = a.skipped;
+    out->scale = a.scale;
+    return GP_OK;
+}
+
+static gp_status cuda_get_state(struct backend *b, struct backend_state *st, gp_error *err)
+{
+    size_t np = b->spec.n_params, nopt = np * (size_t)backend_opt_slots(b->cfg.optimizer);
+    struct cuk_amp a;
+    CU_TRY(cudaStreamSynchronize(b->compute), err);
+    CU_TRY(cudaMemcpy(st->params, b->params, np * 4, cudaMemcpyDeviceToHost), err);
+    CU_TRY(cudaMemcpy(st->opt, b->opt, nopt * 4, cudaMemcpyDeviceToHost), err);
+    CU_TRY(cudaMemcpy(&a, b->amp, sizeof(a), cudaMemcpyDeviceToHost), err);
+    st->t = a.t;
+    return GP_OK;
+}
+
+static gp_status cuda_set_state(struct backend *b, const struct backend_state *st, gp_error *err)
+{
+    size_t np = b->spec.n_params, nopt = np * (size_t)backend_opt_slots(b->cfg.optimizer);
+    struct cuk_amp a;
+    CU_TRY(cudaStreamSynchronize(b->compute), err);
+    CU_TRY(cudaMemcpy(b->params, st->params, np * 4, cudaMemcpyHostToDevice), err);
+    CU_TRY(cudaMemcpy(b->opt, st->opt, nopt * 4, cudaMemcpyHostToDevice), err);
+    CU_TRY(cudaMemcpy(&a, b->amp, sizeof(a), cudaMemcpyDeviceToHost), err);
+    a.t = st->t;
+    CU_TRY(cudaMemcpy(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice), err);
+    if (b->dt != CUK_F32)
+        cuk_cast_from_f32(b->dt, b->wlp, b->params, np, b->compute);
+    CU_TRY(cudaStreamSynchronize(b->compute), err);
+    return GP_OK;
+}
+
+const struct backend_ops backend_cuda_ops = {
+        .name = "cuda",
+        .open = cuda_open,
+        .host_alloc = host_alloc,
+        .host_free = host_free,
+        .set_input = cuda_set_input,
+        .input_done = cuda_input_done,
+        .forward = cuda_forward,
+        .backward = cuda_backward,
+        .step = cuda_step,
+        .read_stats = cuda_read_stats,
+        .get_state = cuda_get_state,
+        .set_state = cuda_set_state,
+        .close = cuda_close,
+};

@@ -1,0 +1,256 @@
+/* 3x3 convolutions on cuDNN's legacy API (NCHW, fp32 compute, tensor-op math for fp16/bf16).
+ * Descriptors and algorithms are cached per (layer, batch size); --cudnn-benchmark times the
+ * candidates once per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's
+ * heuristics pick. The workspace is a fixed slice of the arena: no allocation in a step. */
+#include "cuda_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef GP_HAVE_CUDNN
+#    include "gp/prof.h"
+
+#    include <cudnn.h>
+
+#    define CUDNN_TRY(call, err)                                                                   \
+        do {                                                                                       \
+            cudnnStatus_t dn_rc = (call);                                                          \
+            if (dn_rc != CUDNN_STATUS_SUCCESS)                                                     \
+                return gp_error_set((err), GP_ECUDA, NULL, "%s: %s", #call,                        \
+                                    cudnnGetErrorString(dn_rc));                                   \
+        } while (0)
+
+#    define ALGO_CANDIDATES 8
+
+struct conv_shape {
+    int n; /* batch size these descriptors are for; 0 = unused */
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnConvolutionFwdAlgoPerf_t fwd;
+    cudnnConvolutionBwdDataAlgoPerf_t bwd_data;
+    cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter;
+    int have_fwd;
+    int have_bwd; /* 1: filter algorithm chosen, 2: data algorithm too */
+};
+
+struct conv_state {
+    cudnnHandle_t h;
+    struct conv_shape s[MODEL_MAX_LAYERS][CUDA_CONV_CACHE];
+    int next_evict[MODEL_MAX_LAYERS];
+};
+
+static cudnnDataType_t dn_type(enum cuk_dtype dt)
+{
+    return dt == CUK_F16 ? CUDNN_DATA_HALF : dt == CUK_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+gp_status cuda_conv_open(struct backend *b, gp_error *err)
+{
+    b->conv = calloc(1, sizeof(*b->conv));
+    if (!b->conv)
+        return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    CUDNN_TRY(cudnnCreate(&b->conv->h), err);
+    CUDNN_TRY(cudnnSetStream(b->conv->h, b->compute), err);
+    return GP_OK;
+}
+
+static void destroy_shape(struct conv_shape *s)
+{
+    if (s->x)
+        cudnnDestroyTensorDescriptor(s->x);
+    if (s->y)
+        cudnnDestroyTensorDescriptor(s->y);
+    if (s->w)
+        cudnnDestroyFilterDescriptor(s->w);
+    if (s->conv)
+        cudnnDestroyConvolutionDescriptor(s->conv);
+    memset(s, 0, sizeof(*s));
+}
+
+void cuda_conv_close(struct backend *b)
+{
+    if (!b->conv)
+        return;
+    for (int i = 0; i < MODEL_MAX_LAYERS; i++)
+        for (int k = 0; k < CUDA_CONV_CACHE; k++)
+            destroy_shape(&b->conv->s[i][k]);
+    if (b->conv->h)
+        cudnnDestroy(b->conv->h);
+    free(b->conv);
+    b->conv = NULL;
+}
+
+static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
+                                 struct conv_shape *s, int n, gp_error *err)
+{
+    cudnnDataType_t t = dn_type(b->dt);
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&s->x), err);
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&s->y), err);
+    CUDNN_TRY(cudnnCreateFilterDescriptor(&s->w), err);
+    CUDNN_TRY(cudnnCreateConvolutionDescriptor(&s->conv), err);
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->x, CUDNN_TENSOR_NCHW, t, n, l->cin, l->h, l->w), err);
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->y, CUDNN_TENSOR_NCHW, t, n, l->cout, l->h, l->w),
+              err);
+    CUDNN_TRY(cudnnSetFilter4dDescriptor(s->w, t, CUDNN_TENSOR_NCHW, l->cout, l->cin, 3, 3), err);
+    CUDNN_TRY(cudnnSetConvolution2dDescriptor(s->conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT),
+              err);
+    CUDNN_TRY(cudnnSetConvolutionMathType(
+                      s->conv, b->dt == CUK_F32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
+              err);
+    s->n = n;
+    return GP_OK;
+}
+
+/* First candidate that succeeded and fits the workspace. */
+#    define PICK(perf, count, out)                                                                 \
+        do {                                                                                       \
+            int found_ = 0;                                                                        \
+            for (int k_ = 0; k_ < (count) && !found_; k_++)                                        \
+                if ((perf)[k_].status == CUDNN_STATUS_SUCCESS &&                                   \
+                    (perf)[k_].memory <= CUDA_WORKSPACE_BYTES) {                                   \
+                    (out) = (perf)[k_];                                                            \
+                    found_ = 1;                                                                    \
+                }                                                                                  \
+            if (!found_)                                                                           \
+                return gp_error_set(err, GP_ECUDA, NULL, "cuDNN found no usable algorithm");      \
+        } while (0)
+
+static gp_status choose_fwd(struct backend *b, struct conv_shape *s, void *y, const void *x,
+                            const void *w, gp_error *err)
+{
+    cudnnConvolutionFwdAlgoPerf_t perf[ALGO_CANDIDATES];
+    int got = 0;
+    if (b->cfg.cudnn_benchmark) {
+        GP_PROF_PUSH("cudnn_find");
+        cudnnStatus_t rc = cudnnFindConvolutionForwardAlgorithmEx(
+                b->conv->h, s->x, x, s->w, w, s->conv, s->y, y, ALGO_CANDIDATES, &got, perf,
+                b->workspace, CUDA_WORKSPACE_BYTES);
+        GP_PROF_POP();
+        CUDNN_TRY(rc, err);
+    } else {
+        CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(b->conv->h, s->x, s->w, s->conv, s->y,
+                                                         ALGO_CANDIDATES, &got, perf),
+                  err);
+    }
+    PICK(perf, got, s->fwd);
+    s->have_fwd = 1;
+    return GP_OK;
+}
+
+static gp_status choose_bwd(struct backend *b, struct conv_shape *s, void *dx, void *dw,
+                            const void *dy, const void *x, const void *w, gp_error *err)
+{
+    cudnnConvolutionBwdDataAlgoPerf_t pd[ALGO_CANDIDATES];
+    cudnnConvolutionBwdFilterAlgoPerf_t pf[ALGO_CANDIDATES];
+    int gd = 0, gf = 0;
+    cudnnHandle_t h = b->conv->h;
+    if (b->cfg.cudnn_benchmark) {
+        GP_PROF_PUSH("cudnn_find");
+        cudnnStatus_t rc = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                h, s->x, x, s->y, dy, s->conv, s->w, dw, ALGO_CANDIDATES, &gf, pf, b->workspace,
+                CUDA_WORKSPACE_BYTES);
+        if (rc == CUDNN_STATUS_SUCCESS && dx)
+            rc = cudnnFindConvolutionBackwardDataAlgorithmEx(h, s->w, w, s->y, dy, s->conv, s->x,
+                                                             dx, ALGO_CANDIDATES, &gd, pd,
+                                                             b->workspace, CUDA_WORKSPACE_BYTES);
+        GP_PROF_POP();
+        CUDNN_TRY(rc, err);
+    } else {
+        CUDNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, s->x, s->y, s->conv, s->w,
+                                                                ALGO_CANDIDATES, &gf, pf),
+                  err);
+        CUDNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s->w, s->y, s->conv, s->x,
+                                                              ALGO_CANDIDATES, &gd, pd),
+                  err);
+    }
+    PICK(pf, gf, s->bwd_filter);
+    if (gd > 0)
+        PICK(pd, gd, s->bwd_data);
+    s->have_bwd = 1 + (dx != NULL);
+    return GP_OK;
+}
+
+/* The cached shape for (layer, current batch size), created on first use. */
+static gp_status shape_for(struct backend *b, int layer, struct conv_shape **out, gp_error *err)
+{
+    struct conv_shape *row = b->conv->s[layer];
+    for (int k = 0; k < CUDA_CONV_CACHE; k++)
+        if (row[k].n == b->n) {
+            *out = &row[k];
+            return GP_OK;
+        }
+    struct conv_shape *s = &row[b->conv->next_evict[layer]++ % CUDA_CONV_CACHE];
+    destroy_shape(s);
+    GP_TRY(set_descriptors(b, &b->spec.l[layer], s, b->n, err));
+    *out = s;
+    return GP_OK;
+}
+
+gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
+                        gp_error *err)
+{
+    struct conv_shape *s;
+    GP_TRY(shape_for(b, layer, &s, err));
+    if (!s->have_fwd)
+        GP_TRY(choose_fwd(b, s, y, x, w, err));
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->fwd.mathType), err);
+    CUDNN_TRY(cudnnConvolutionForward(b->conv->h, &one, s->x, x, s->w, w, s->conv, s->fwd.algo,
+                                      b->workspace, CUDA_WORKSPACE_BYTES, &zero, s->y, y),
+              err);
+    return GP_OK;
+}
+
+gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const void *dy,
+                        const void *x, const void *w, gp_error *err)
+{
+    struct conv_shape *s;
+    GP_TRY(shape_for(b, layer, &s, err));
+    if (s->have_bwd < 1 + (dx != NULL))
+        GP_TRY(choose_bwd(b, s, dx, dw, dy, x, w, err));
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->bwd_filter.mathType), err);
+    CUDNN_TRY(cudnnConvolutionBackwardFilter(b->conv->h, &one, s->x, x, s->y, dy, s->conv,
+                                             s->bwd_filter.algo, b->workspace,
+                                             CUDA_WORKSPACE_BYTES, &zero, s->w, dw),
+              err);
+    if (!dx)
+        return GP_OK;
+    CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->bwd_data.mathType), err);
+    CUDNN_TRY(cudnnConvolutionBackwardData(b->conv->h, &one, s->w, w, s->y, dy, s->conv,
+                                           s->bwd_data.algo, b->workspace, CUDA_WORKSPACE_BYTES,
+                                           &zero, s->x, dx),
+              err);
+    return GP_OK;
+}
+
+#else /* no cuDNN: the mlp trains on CUDA, the cnn does not */
+
+gp_status cuda_conv_open(struct backend *b, gp_error *err)
+{
+    (void)b;
+    return gp_error_set(err, GP_EUNSUPPORTED, NULL,
+                        "the cnn on CUDA needs cuDNN, which this build did not find (CUDNN_ROOT)");
+}
+
+void cuda_conv_close(struct backend *b)
+{
+    (void)b;
+}
+
+gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
+                        gp_error *err)
+{
+    (void)b, (void)layer, (void)y, (void)x, (void)w;
+    return gp_error_set(err, GP_EUNSUPPORTED, NULL, "built without cuDNN");
+}
+
+gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const void *dy,
+                        const void *x, const void *w, gp_error *err)
+{
+    (void)b, (void)layer, (void)dx, (void)dw, (void)dy, (void)x, (void)w;
+    return gp_error_set(err, GP_EUNSUPPORTED, NULL, "built without cuDNN");
+}
+#endif

@@ -1,0 +1,84 @@
+/* trainer/src/cuda/cuda_int.h: the CUDA backend's state, shared by backend_cuda.c (memory,
+ * streams, input copies, state), cuda_layers.c (forward/backward/step), cuda_gemm.c (cuBLAS) and
+ * cuda_conv.c (cuDNN). Every device buffer comes from one arena allocated at open, so
+ * steady-state steps never call cudaMalloc. */
+#ifndef GP_TRAINER_CUDA_INT_H
+#define GP_TRAINER_CUDA_INT_H
+
+#include "backend.h"
+#include "cuda_kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#define CUDA_WORKSPACE_BYTES (64u << 20) /* cuDNN workspace cap */
+#define CUDA_CONV_CACHE      4           /* conv descriptor sets per layer (batch sizes) */
+
+#define CU_TRY(call, err)                                                                          \
+    do {                                                                                           \
+        cudaError_t cu_rc = (call);                                                                \
+        if (cu_rc != cudaSuccess)                                                                  \
+            return gp_error_set((err), GP_ECUDA, NULL, "%s: %s", #call,                            \
+                                cudaGetErrorString(cu_rc));                                        \
+    } while (0)
+
+#define CUBLAS_TRY(call, err)                                                                      \
+    do {                                                                                           \
+        cublasStatus_t cb_rc = (call);                                                             \
+        if (cb_rc != CUBLAS_STATUS_SUCCESS)                                                        \
+            return gp_error_set((err), GP_ECUDA, NULL, "%s: cuBLAS status %d", #call, (int)cb_rc); \
+    } while (0)
+
+struct conv_state; /* cuda_conv.c */
+
+struct dev_input {
+    char *buf;                     /* x (max_batch, area) fp32 then y (max_batch) int32 */
+    cudaEvent_t h2d_done, consumed; /* copy finished; compute finished reading */
+};
+
+struct backend {
+    struct backend_config cfg;
+    struct model_spec spec;
+    enum cuk_dtype dt;
+    size_t es; /* activation element size */
+    cudaStream_t compute, copy;
+    cublasHandle_t blas;
+    struct conv_state *conv;
+    char *arena;
+    float *params, *grads, *opt; /* fp32 master weights, gradients, optimizer moments */
+    void *wlp;                   /* low-precision weights (== params for fp32) */
+    void *act[MODEL_MAX_LAYERS + 1];
+    int32_t *arg[MODEL_MAX_LAYERS];
+    void *dbuf[2], *dw_tmp, *workspace;
+    float *prob;
+    struct cuk_stats *stats;
+    struct cuk_amp *amp;
+    struct dev_input in[2];
+    long long n_inputs;
+    void *x_in;         /* the current batch's input activations (act[0] or the fp32 input) */
+    int32_t *labels;
+    int n;
+};
+
+/* cuda_layers.c */
+gp_status cuda_forward(struct backend *b, int train, gp_error *err);
+gp_status cuda_backward(struct backend *b, gp_error *err);
+gp_status cuda_step(struct backend *b, gp_error *err);
+
+/* cuda_gemm.c: row-major linear layer on cuBLAS (A/B in b->dt, fp32 compute). */
+gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n,
+                          int cin, int cout, gp_error *err);
+/* dw (fp32) += dy^T x; dx = dy w when dx is not NULL. */
+gp_status cuda_linear_bwd(struct backend *b, void *dx, float *dw, const void *dy, const void *x,
+                          const void *w, int n, int cin, int cout, gp_error *err);
+
+/* cuda_conv.c: 3x3 convolutions on cuDNN (GP_EUNSUPPORTED when built without it). */
+gp_status cuda_conv_open(struct backend *b, gp_error *err);
+void cuda_conv_close(struct backend *b);
+gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
+                        gp_error *err);
+/* dw (layer's dtype, overwritten) and dx (NULL for the first layer). */
+gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const void *dy,
+                        const void *x, const void *w, gp_error *err);
+
+#endif

@@ -1,0 +1,114 @@
+/* The CUDA backend's forward, backward and optimizer step: cuBLAS GEMMs and cuDNN convolutions
+ * plus our kernels, all enqueued on the compute stream with no host sync. */
+#include "cuda_int.h"
+
+static void *lw(const struct backend *b, const struct layer_spec *l)
+{
+    return (char *)b->wlp + l->w_off * b->es;
+}
+
+static void *layer_in(const struct backend *b, int i)
+{
+    return i == 0 ? b->x_in : b->act[i];
+}
+
+static gp_status layer_forward(struct backend *b, int i, gp_error *err)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    void *x = layer_in(b, i), *y = b->act[i + 1];
+    float *bias = b->params + l->b_off;
+    switch (l->kind) {
+    case LAYER_LINEAR:
+        GP_TRY(cuda_linear_fwd(b, y, x, lw(b, l), b->n, l->cin, l->cout, err));
+        cuk_bias_add(b->dt, y, bias, b->n, l->cout, 1, b->compute);
+        break;
+    case LAYER_CONV3:
+        GP_TRY(cuda_conv_fwd(b, i, y, x, lw(b, l), err));
+        cuk_bias_add(b->dt, y, bias, b->n, l->cout, l->h * l->w, b->compute);
+        break;
+    case LAYER_RELU:
+        cuk_relu_fwd(b->dt, y, x, (size_t)b->n * model_act_size(&b->spec, i), b->compute);
+        break;
+    case LAYER_POOL2:
+        cuk_maxpool2_fwd(b->dt, y, b->arg[i], x, b->n, l->cin, l->h, l->w, b->compute);
+        break;
+    }
+    return GP_OK;
+}
+
+gp_status cuda_forward(struct backend *b, int train, gp_error *err)
+{
+    (void)train;
+    for (int i = 0; i < b->spec.n_layers; i++)
+        GP_TRY(layer_forward(b, i, err));
+    cuk_softmax_ce_fwd(b->dt, b->prob, b->act[b->spec.n_layers], b->labels, b->n,
+                       b->spec.classes, b->stats, b->compute);
+    CU_TRY(cudaGetLastError(), err);
+    return GP_OK;
+}
+
+static gp_status conv_backward(struct backend *b, int i, const void *dy, void *dx, gp_error *err)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    float *dw = b->grads + l->w_off;
+    GP_TRY(cuda_conv_bwd(b, i, dx, b->dw_tmp, dy, layer_in(b, i), lw(b, l), err));
+    cuk_accum_f32(b->dt, dw, b->dw_tmp, l->w_len, b->compute);
+    cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, l->h * l->w, b->compute);
+    return GP_OK;
+}
+
+static gp_status layer_backward(struct backend *b, int i, const void *dy, void *dx, gp_error *err)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    size_t n_in = (size_t)b->n * model_act_size(&b->spec, i);
+    switch (l->kind) {
+    case LAYER_LINEAR:
+        GP_TRY(cuda_linear_bwd(b, dx, b->grads + l->w_off, dy, layer_in(b, i), lw(b, l), b->n,
+                               l->cin, l->cout, err));
+        cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, 1, b->compute);
+        break;
+    case LAYER_CONV3: GP_TRY(conv_backward(b, i, dy, dx, err)); break;
+    case LAYER_RELU:
+        if (dx)
+            cuk_relu_bwd(b->dt, dx, dy, b->act[i + 1], n_in, b->compute);
+        break;
+    case LAYER_POOL2:
+        if (dx)
+            cuk_maxpool2_bwd(b->dt, dx, dy, b->arg[i], b->n, l->cin, l->h, l->w, b->compute);
+        break;
+    }
+    return GP_OK;
+}
+
+gp_status cuda_backward(struct backend *b, gp_error *err)
+{
+    int cur = 0;
+    float inv = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
+    cuk_softmax_ce_bwd(b->dt, b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, inv, b->amp,
+                       b->compute);
+    for (int i = b->spec.n_layers - 1; i >= 0; i--) {
+        GP_TRY(layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL, err));
+        cur = 1 - cur;
+    }
+    CU_TRY(cudaGetLastError(), err);
+    return GP_OK;
+}
+
+gp_status cuda_step(struct backend *b, gp_error *err)
+{
+    size_t np = b->spec.n_params;
+    void *lp = b->dt == CUK_F32 ? NULL : b->wlp;
+    if (b->cfg.amp == AMP_FP16)
+        cuk_unscale_check(b->grads, np, b->amp, b->compute);
+    cuk_amp_update(b->amp, b->compute);
+    if (b->cfg.optimizer == OPTIM_ADAM)
+        cuk_adam(b->params, lp, b->dt, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
+                 OPTIM_BETA2, OPTIM_EPS, b->amp, b->compute);
+    else
+        cuk_sgd(b->params, lp, b->dt, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, b->amp,
+                b->compute);
+    CU_TRY(cudaMemsetAsync(&b->amp->found_inf, 0, sizeof(int), b->compute), err);
+    CU_TRY(cudaMemsetAsync(b->grads, 0, np * sizeof(float), b->compute), err);
+    CU_TRY(cudaGetLastError(), err);
+    return GP_OK;
+}
