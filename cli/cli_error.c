@@ -41,12 +41,13 @@ int cli_error_from(const gp_error *err, gp_status rc)
     const char *msg = err && err->msg[0] ? err->msg : gp_strerror(rc);
     if (!err || !err->path[0])
         return cli_error("%s", msg);
-    if (err->line > 0 && err->col > 0)
-        return cli_error("'%s' line %ld, column %ld: %s", err->path, err->line, err->col, msg);
+    if (err->line > 0 && err->offset >= 0)
+        return cli_error("cannot read '%s' at line %ld, column %ld (byte %lld): %s", err->path,
+                         err->line, err->col, err->offset, msg);
     if (err->line > 0)
-        return cli_error("'%s' line %ld: %s", err->path, err->line, msg);
+        return cli_error("cannot read '%s' at line %ld: %s", err->path, err->line, msg);
     if (err->offset >= 0)
-        return cli_error("'%s' at byte %lld: %s", err->path, err->offset, msg);
+        return cli_error("cannot read '%s' at byte %lld: %s", err->path, err->offset, msg);
     return cli_error("'%s': %s", err->path, msg);
 }
 

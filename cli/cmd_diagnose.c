@@ -7,117 +7,15 @@
 #include "opt.h"
 
 #include "gp/rules.h"
-#include "gp/trace_schema.h"
 
-#include <dirent.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char *const usage[] = {
         "gprof-train diagnose [options] TRACE|DIR...",
         NULL,
 };
-
-/* ---- trace paths ---- */
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n > k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* pass 0: PyTorch's trace names (*.pt.trace.json[.gz]); pass 1: any *.json[.gz] */
-static int is_trace_name(const char *s, int pass)
-{
-    if (pass == 0)
-        return ends_with(s, GP_TRACE_SUFFIX) || ends_with(s, GP_TRACE_SUFFIX_GZ);
-    return ends_with(s, ".json") || ends_with(s, ".json.gz");
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int push_path(struct diag_paths *p, char *s)
-{
-    if (!s)
-        return -1;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        char **v = realloc(p->v, cap * sizeof(*v));
-        if (!v) {
-            free(s);
-            return -1;
-        }
-        p->v = v, p->cap = cap;
-    }
-    p->v[p->n++] = s;
-    return 0;
-}
-
-static int add_matching(struct diag_paths *p, const char *dir, int pass)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/')
-        len--;
-    if (!d)
-        return cli_error("cannot open directory '%s'", dir);
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !is_trace_name(e->d_name, pass))
-            continue;
-        size_t n = len + strlen(e->d_name) + 2;
-        char *s = malloc(n);
-        if (s)
-            snprintf(s, n, "%.*s/%s", (int)len, dir, e->d_name);
-        if (push_path(p, s) != 0)
-            break;
-    }
-    closedir(d);
-    return CLI_OK;
-}
-
-/* The trace files directly in `dir`, sorted by name: PyTorch-named ones (a run directory also
- * holds summary.json), else every *.json / *.json.gz. */
-static int add_dir(struct diag_paths *p, const char *dir)
-{
-    size_t first = p->n;
-    for (int pass = 0; pass < 2 && p->n == first; pass++)
-        if (add_matching(p, dir, pass) != CLI_OK)
-            return CLI_ERROR;
-    qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
-    if (p->n == first)
-        return cli_error("no trace files (*.json, *.json.gz) in '%s'", dir);
-    return CLI_OK;
-}
-
-int diag_paths_expand(struct diag_paths *p, const char *const *args, int n)
-{
-    struct stat st;
-    for (int i = 0; i < n; i++) {
-        if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            if (add_dir(p, args[i]) != CLI_OK)
-                return CLI_ERROR;
-        } else if (push_path(p, strdup(args[i])) != 0) {
-            return cli_error("out of memory");
-        }
-    }
-    return CLI_OK;
-}
-
-void diag_paths_release(struct diag_paths *p)
-{
-    for (size_t i = 0; i < p->n; i++)
-        free(p->v[i]);
-    free(p->v);
-    memset(p, 0, sizeof(*p));
-}
 
 /* ---- diagnosing, one thread per trace at a time ---- */
 
@@ -127,98 +25,70 @@ struct job {
     gp_findings *out;
     gp_status rc;
     gp_error err;
+    struct trace_warnings warnings;
 };
 
-struct pool {
-    struct job *jobs;
-    size_t n, next;
-    pthread_mutex_t lock;
-};
-
-static void diagnose_one(struct job *j)
+static void diagnose_one(size_t i, void *ud)
 {
+    struct job *j = &((struct job *)ud)[i];
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
     gp_error_clear(&j->err);
     j->rc = gp_trace_open(j->path, NULL, &t, &j->err);
-    if (j->rc == GP_OK)
+    if (j->rc == GP_OK) {
+        trace_warnings_keep(&j->warnings, t);
         j->rc = gp_analysis_run(t, NULL, &a, &j->err);
+    }
     if (j->rc == GP_OK)
         j->rc = gp_rules_run(j->rules, a, &j->out, &j->err);
     gp_analysis_free(a);
     gp_trace_free(t);
 }
 
-static void *worker(void *arg)
-{
-    struct pool *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        size_t i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i >= p->n)
-            return NULL;
-        diagnose_one(&p->jobs[i]);
-    }
-}
-
-static void run_pool(struct pool *p, long jobs)
-{
-    pthread_t th[64];
-    long n = jobs > 0 ? jobs : sysconf(_SC_NPROCESSORS_ONLN);
-    n = n < 1 ? 1 : n > 64 ? 64 : n;
-    if ((size_t)n > p->n)
-        n = (long)p->n;
-    pthread_mutex_init(&p->lock, NULL);
-    long started = 0;
-    for (long i = 1; i < n; i++)
-        started += pthread_create(&th[started], NULL, worker, p) == 0;
-    worker(p);
-    for (long i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&p->lock);
-}
-
-int diag_run(const struct diag_paths *paths, const gp_rules *rules, gp_findings_format format,
+int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings_format format,
              gp_severity fail_on, long jobs, FILE *out)
 {
-    struct pool p = {.jobs = calloc(paths->n ? paths->n : 1, sizeof(struct job)), .n = paths->n};
-    gp_findings **fs = calloc(paths->n ? paths->n : 1, sizeof(*fs));
-    int rc = (!p.jobs || !fs) ? cli_error("out of memory") : CLI_OK;
-    for (size_t i = 0; rc == CLI_OK && i < p.n; i++)
-        p.jobs[i] = (struct job){.path = paths->v[i], .rules = rules};
+    size_t n = paths->n;
+    struct job *js = calloc(n ? n : 1, sizeof(struct job));
+    gp_findings **fs = calloc(n ? n : 1, sizeof(*fs));
+    int rc = (!js || !fs) ? cli_error("out of memory") : CLI_OK;
+    for (size_t i = 0; rc == CLI_OK && i < n; i++)
+        js[i] = (struct job){.path = paths->v[i], .rules = rules};
     if (rc == CLI_OK)
-        run_pool(&p, jobs);
-    for (size_t i = 0; rc == CLI_OK && i < p.n; i++) {
-        if (p.jobs[i].rc != GP_OK)
-            rc = cli_error_from(&p.jobs[i].err, p.jobs[i].rc);
-        fs[i] = p.jobs[i].out;
+        trace_jobs_run(n, jobs, diagnose_one, js);
+    for (size_t i = 0; rc == CLI_OK && i < n; i++) {
+        trace_warnings_print(&js[i].warnings, js[i].path);
+        if (js[i].rc != GP_OK)
+            rc = cli_error_from(&js[i].err, js[i].rc);
+        fs[i] = js[i].out;
     }
     gp_error err;
-    gp_status st =
-            rc == CLI_OK ? gp_findings_write(out, (const gp_findings *const *)fs, p.n, format, &err)
-                         : GP_OK;
+    gp_status st = rc == CLI_OK
+                           ? gp_findings_write(out, (const gp_findings *const *)fs, n, format, &err)
+                           : GP_OK;
     if (st != GP_OK)
         rc = cli_error_from(&err, st);
-    for (size_t i = 0; rc == CLI_OK && fail_on != GP_SEV_OK && i < p.n; i++)
+    for (size_t i = 0; rc == CLI_OK && fail_on != GP_SEV_OK && i < n; i++)
         if (gp_findings_max_severity(fs[i]) >= fail_on)
             rc = CLI_FINDINGS;
-    for (size_t i = 0; p.jobs && i < p.n; i++)
-        gp_findings_free(p.jobs[i].out);
+    for (size_t i = 0; js && i < n; i++) {
+        gp_findings_free(js[i].out);
+        trace_warnings_release(&js[i].warnings);
+    }
     free(fs);
-    free(p.jobs);
+    free(js);
     return rc;
 }
 
 int diag_print_default(const char *const *paths, int n)
 {
-    struct diag_paths p = {0};
+    struct trace_paths p = {0};
     gp_rules *r = NULL;
     gp_error err;
-    int rc = gp_rules_new(&r, &err) == GP_OK ? diag_paths_expand(&p, paths, n) : CLI_ERROR;
+    int rc = gp_rules_new(&r, &err) == GP_OK ? trace_paths_expand(&p, paths, n) : CLI_ERROR;
     if (rc == CLI_OK)
         rc = diag_run(&p, r, GP_FINDINGS_TEXT, GP_SEV_OK, 0, stdout);
-    diag_paths_release(&p);
+    trace_paths_release(&p);
     gp_rules_free(r);
     return rc == CLI_OK ? 0 : n;
 }
@@ -299,7 +169,7 @@ int cmd_diagnose(int argc, const char **argv)
     gp_rules *r = NULL;
     gp_findings_format fmt;
     gp_severity sev;
-    struct diag_paths paths = {0};
+    struct trace_paths paths = {0};
     int rc = parse_modes(format, fail_on, &fmt, &sev);
     if (rc == CLI_OK)
         rc = configure(&r, &rules, &sets);
@@ -307,9 +177,9 @@ int cmd_diagnose(int argc, const char **argv)
         rc = list_rules(r);
     else if (rc == CLI_OK && n == 0)
         rc = cli_error("no trace given"), cli_hint("gprof-train diagnose TRACE|DIR...");
-    else if (rc == CLI_OK && (rc = diag_paths_expand(&paths, argv, n)) == CLI_OK)
+    else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
         rc = diag_run(&paths, r, fmt, sev, jobs, stdout);
-    diag_paths_release(&paths);
+    trace_paths_release(&paths);
     gp_rules_free(r);
     return rc;
 }

@@ -4,24 +4,14 @@
 #define GP_CLI_DIAGNOSE_H
 
 #include "gp/rules.h"
+#include "trace_jobs.h"
 
 #include <stdio.h>
-
-/* Trace paths to diagnose (owned strings). */
-struct diag_paths {
-    char **v;
-    size_t n, cap;
-};
-
-/* Append each of args[0..n): a file as given, a directory as its *.json / *.json.gz files,
- * sorted. @return CLI_OK or CLI_ERROR (message printed). */
-int diag_paths_expand(struct diag_paths *p, const char *const *args, int n);
-void diag_paths_release(struct diag_paths *p);
 
 /* Read, analyse and diagnose every path with `rules` (up to `jobs` at once, 0 = one per core)
  * and write the findings to `out`. @return CLI_OK, CLI_FINDINGS when a finding reaches `fail_on`
  * (GP_SEV_OK = never), or CLI_ERROR when a trace cannot be read (message printed). */
-int diag_run(const struct diag_paths *paths, const gp_rules *rules, gp_findings_format format,
+int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings_format format,
              gp_severity fail_on, long jobs, FILE *out);
 
 /* The diagnosis `gprof-train run` ends with: default rules, text, to stdout. @return the number

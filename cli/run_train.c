@@ -12,16 +12,14 @@
 #include <unistd.h>
 
 static const char *const usage[] = {
-    "gprof-train run [options]",
-    "gprof-train run [profiler options] -- CMD [ARGS...]",
-    NULL,
+        "gprof-train run [options]",
+        "gprof-train run [profiler options] -- CMD [ARGS...]",
+        NULL,
 };
-
 
 struct progress {
     int tty;
-    double last_draw;  /* elapsed_s of the last redraw (tty) */
-    long long last_line; /* step of the last plain line */
+    double last_draw; /* elapsed_s of the last redraw (tty) */
 };
 
 static void fmt_rate(char *buf, size_t cap, double r)
@@ -62,7 +60,9 @@ static void on_progress(const gp_train_progress *p, void *ud)
     case GP_TRAIN_EV_START:
         fprintf(stderr, "training on %s, writing %s/\n", p->device_name, p->run_dir);
         break;
-    case GP_TRAIN_EV_STEP: show_step(p, pr); break;
+    case GP_TRAIN_EV_STEP:
+        show_step(p, pr);
+        break;
     case GP_TRAIN_EV_EPOCH:
         if (pr->tty)
             fputs("\r\033[K", stderr);
@@ -93,7 +93,7 @@ static int parse_workers(const char *s, int *out)
 
 static int train_and_report(gp_train_config *cfg, int no_report)
 {
-    struct progress pr = {isatty(2), -1.0, 0};
+    struct progress pr = {isatty(2), -1.0};
     gp_train_result res;
     gp_error err;
     gp_error_clear(&err);
@@ -130,44 +130,52 @@ int cmd_run_train(int argc, const char **argv)
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0;
     const struct opt opts[] = {
-        OPT_GROUP("model and training:"),
-        OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
-        OPT_INT('e', "epochs", &epochs, "N", "epochs to train (default 1)", 1, 100000),
-        OPT_INT(0, "steps", &steps, "N", "stop after N optimizer steps (default: all)", 0, 1L << 40),
-        OPT_INT('b', "batch-size", &batch, "N", "samples per batch (default 64)", 1, 1 << 20),
-        OPT_DOUBLE(0, "lr", &lr, "RATE", "learning rate (default 0.001)"),
-        OPT_STR(0, "optimizer", &optimizer, "NAME", "adam (default) or sgd (momentum 0.9)"),
-        OPT_INT(0, "accumulate", &accumulate, "N", "accumulate gradients over N batches", 1, 4096),
-        OPT_INT(0, "seed", &seed, "N", "seed for initialisation and shuffling (default 42)", 0,
-                2147483647),
-        OPT_STR(0, "device", &device, "DEV", "auto (default: cuda if present), cuda or cpu"),
-        OPT_STR(0, "amp", &amp, "MODE", "off (default), fp16 (with loss scaling) or bf16"),
-        OPT_BOOL(0, "cudnn-benchmark", &cudnn_bench, "search conv algorithms once per shape"),
-        OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
-        OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),
-        OPT_STR('w', "workers", &workers, "N", "loader threads; 0 = in the training thread (default),\n"
-                "                              auto = physical cores"),
-        OPT_INT(0, "prefetch", &prefetch, "K", "batches each worker loads ahead (default 2)", 1, 64),
-        OPT_BOOL(0, "pin-memory", &pin, "load into pinned host memory"),
-        OPT_BOOL(0, "non-blocking", &nonblock, "copy on a separate stream, overlapped with compute"),
-        OPT_BOOL(0, "augment", &augment, "random crop (padding 2) and horizontal flip"),
-        OPT_GROUP("output:"),
-        OPT_STR('o', "out", &out, "DIR", "write runs/<model>-<date-time>/ under DIR (default runs)"),
-        OPT_STR(0, "checkpoint", &checkpoint, "PATH", "save the weights to PATH at the end"),
-        OPT_STR(0, "resume", &resume, "PATH", "start from weights saved with --checkpoint"),
-        OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
-        OPT_END(),
+            OPT_GROUP("model and training:"),
+            OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
+            OPT_INT('e', "epochs", &epochs, "N", "epochs to train (default 1)", 1, 100000),
+            OPT_INT(0, "steps", &steps, "N", "stop after N optimizer steps (default: all)", 0,
+                    1L << 40),
+            OPT_INT('b', "batch-size", &batch, "N", "samples per batch (default 64)", 1, 1 << 20),
+            OPT_DOUBLE(0, "lr", &lr, "RATE", "learning rate (default 0.001)"),
+            OPT_STR(0, "optimizer", &optimizer, "NAME", "adam (default) or sgd (momentum 0.9)"),
+            OPT_INT(0, "accumulate", &accumulate, "N", "accumulate gradients over N batches", 1,
+                    4096),
+            OPT_INT(0, "seed", &seed, "N", "seed for initialisation and shuffling (default 42)", 0,
+                    2147483647),
+            OPT_STR(0, "device", &device, "DEV", "auto (default: cuda if present), cuda or cpu"),
+            OPT_STR(0, "amp", &amp, "MODE", "off (default), fp16 (with loss scaling) or bf16"),
+            OPT_BOOL(0, "cudnn-benchmark", &cudnn_bench, "search conv algorithms once per shape"),
+            OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
+            OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),
+            OPT_STR('w', "workers", &workers, "N",
+                    "loader threads; 0 = in the training thread (default),\n"
+                    "                              auto = physical cores"),
+            OPT_INT(0, "prefetch", &prefetch, "K", "batches each worker loads ahead (default 2)", 1,
+                    64),
+            OPT_BOOL(0, "pin-memory", &pin, "load into pinned host memory"),
+            OPT_BOOL(0, "non-blocking", &nonblock,
+                     "copy on a separate stream, overlapped with compute"),
+            OPT_BOOL(0, "augment", &augment, "random crop (padding 2) and horizontal flip"),
+            OPT_GROUP("output:"),
+            OPT_STR('o', "out", &out, "DIR",
+                    "write runs/<model>-<date-time>/ under DIR (default runs)"),
+            OPT_STR(0, "checkpoint", &checkpoint, "PATH", "save the weights to PATH at the end"),
+            OPT_STR(0, "resume", &resume, "PATH", "start from weights saved with --checkpoint"),
+            OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
+            OPT_END(),
     };
     const struct opt_help help = {
-        "run", usage,
-        "Train the bundled model on Fashion-MNIST under the profiler, then print the key-averages\n"
-        "table and the diagnosis. The defaults are the naive baseline (no workers, pageable memory,\n"
-        "blocking copies), so the first run shows a problem worth fixing.\n"
-        "With -- CMD, run any program under the profiler instead (see below).",
-        "examples:\n"
-        "    gprof-train run\n"
-        "    gprof-train run --model cnn --workers 4 --pin-memory --non-blocking --amp fp16\n"
-        "    gprof-train run -- python3 train.py --epochs 1\n"};
+            "run", usage,
+            "Train the bundled model on Fashion-MNIST under the profiler, then print the "
+            "key-averages\n"
+            "table and the diagnosis. The defaults are the naive baseline (no workers, pageable "
+            "memory,\n"
+            "blocking copies), so the first run shows a problem worth fixing.\n"
+            "With -- CMD, run any program under the profiler instead (see below).",
+            "examples:\n"
+            "    gprof-train run\n"
+            "    gprof-train run --model cnn --workers 4 --pin-memory --non-blocking --amp fp16\n"
+            "    gprof-train run -- python3 train.py --epochs 1\n"};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

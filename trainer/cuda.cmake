@@ -1,13 +1,14 @@
 # The CUDA backend of gp_train (included when GP_HAVE_CUDA): host code in C against the CUDA
-# runtime, cuBLAS and cuDNN; our kernels in a few small .cu files (one layer each).
+# runtime, cuBLAS/cuBLASLt and cuDNN; our kernels in a few small .cu files (one layer each).
 enable_language(CUDA)
 set(gp_train_cuda_kernels src/cuda/k_elementwise.cu src/cuda/k_pool.cu src/cuda/k_loss.cu
     src/cuda/k_optim.cu)
 target_sources(gp_train PRIVATE src/cuda/backend_cuda.c src/cuda/cuda_layers.c
-               src/cuda/cuda_gemm.c src/cuda/cuda_conv.c ${gp_train_cuda_kernels})
+               src/cuda/cuda_gemm.c src/cuda/cuda_lt.c src/cuda/cuda_conv.c
+               ${gp_train_cuda_kernels})
 target_include_directories(gp_train PRIVATE src/cuda)
 target_compile_definitions(gp_train PUBLIC GP_HAVE_CUDA)
-target_link_libraries(gp_train PRIVATE CUDA::cudart CUDA::cublas)
+target_link_libraries(gp_train PRIVATE CUDA::cudart CUDA::cublas CUDA::cublasLt)
 set_source_files_properties(${gp_train_cuda_kernels} PROPERTIES COMPILE_OPTIONS
                             "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall;--expt-relaxed-constexpr>")
 if(GP_HAVE_CUDNN)

@@ -98,8 +98,8 @@ static int add_gaps(gp_analysis *a, const gpu_ref *r, size_t n, trace_vec *gaps,
             if (gaps && !g)
                 return -1;
             if (g)
-                *g = (gp_idle_gap){r[i].device, stream, prev_end, r[i].ts, (uint8_t)kind, prev,
-                                   r[i].ev};
+                *g = (gp_idle_gap){r[i].device,   stream, prev_end, r[i].ts,
+                                   (uint8_t)kind, prev,   r[i].ev};
         }
         if (ev_end(a, r[i].ev) > prev_end) {
             prev_end = ev_end(a, r[i].ev);
@@ -165,8 +165,7 @@ static size_t collect(const gp_analysis *a, gpu_ref *r)
 }
 
 /* The GPU activities in stream order (cmp_ref) or device order (cmp_ref_dev). */
-static gpu_ref *sorted_refs(const gp_analysis *a, int (*cmp)(const void *, const void *),
-                            size_t *n)
+static gpu_ref *sorted_refs(const gp_analysis *a, int (*cmp)(const void *, const void *), size_t *n)
 {
     gpu_ref *r = malloc((a->n + 1) * sizeof(*r));
     *n = r ? collect(a, r) : 0;
@@ -213,9 +212,8 @@ static int store_gaps(gp_analysis *a, int stream_dev)
     int rc = 0;
     a->n_gaps_counted = 0;
     for (size_t i = 0, j; rc == 0 && i < n; i = j) {
-        for (j = i; j < n && r[j].device == r[i].device &&
-                    (stream_dev || r[j].stream == r[i].stream);
-             j++)
+        for (j = i;
+             j < n && r[j].device == r[i].device && (stream_dev || r[j].stream == r[i].stream); j++)
             ;
         rc = add_gaps(a, r + i, j - i, stream_dev ? &a->dev_gaps : &a->stream_gaps,
                       stream_dev ? -1 : r[i].stream, idle, &first, &count);

@@ -170,7 +170,8 @@ static int compare_backends(enum model_kind kind, enum amp_mode amp, double tol)
     backend_cpu_ops.set_state(cb, &st, NULL);
     size_t xbytes = (size_t)nb * 784 * 4;
     char *slot = backend_cuda_ops.host_alloc(xbytes + nb * 4, gb);
-    struct batch b = {(float *)slot, (int32_t *)(slot + xbytes), NULL, nb, 0, 0, 0, xbytes + nb * 4};
+    struct batch b = {(float *)slot,  (int32_t *)(slot + xbytes), NULL, nb, 0, 0, 0,
+                      xbytes + nb * 4};
     for (int i = 0; i < nb * 784; i++)
         b.x[i] = rng_uniform(&rs, -1, 1);
     for (int i = 0; i < nb; i++)
@@ -194,7 +195,9 @@ static int compare_backends(enum model_kind kind, enum amp_mode amp, double tol)
     backend_cuda_ops.close(gb);
     backend_cpu_ops.close(cb);
     free(params), free(opt), free(pg), free(og);
-    return d <= tol && dl <= 50 * tol && s[0].samples == nb && s[0].correct == s[1].correct;
+    /* near-tied logits may rank differently in fp16/bf16: compare correct counts in fp32 only */
+    int same_correct = amp != AMP_OFF || s[0].correct == s[1].correct;
+    return d <= tol && dl <= 50 * tol && s[0].samples == nb && same_correct;
 }
 
 static void test_backends_fp32(void)

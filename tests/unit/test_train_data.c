@@ -60,7 +60,8 @@ static void test_corrupt_idx(void)
     GP_ASSERT_EQ_INT(expect_fail(img, bad_lab, GP_EPARSE, "label 12 of sample 7", bad_lab), 0);
     GP_ASSERT_EQ_INT(expect_fail(img, trailing, GP_EPARSE, "unexpected data", trailing), 0);
     GP_ASSERT_EQ_INT(expect_fail(lab, lab, GP_EPARSE, "bad magic number", lab), 0);
-    GP_ASSERT_EQ_INT(expect_fail("/nonexistent/x.gz", lab, GP_EIO, "cannot open", "/nonexistent/x.gz"), 0);
+    GP_ASSERT_EQ_INT(
+            expect_fail("/nonexistent/x.gz", lab, GP_EIO, "cannot open", "/nonexistent/x.gz"), 0);
 }
 
 static void test_plain_truncated_header(void)

@@ -110,7 +110,8 @@ static void test_conv3(void)
                 for (int kx = 0; kx < 3; kx++) {
                     int sy = oy + ky - 1, sx = ox + kx - 1;
                     if (sy >= 0 && sy < 5 && sx >= 0 && sx < 4)
-                        s += wt[(o * 2 + ci) * 9 + ky * 3 + kx] * x[((i * 2 + ci) * 5 + sy) * 4 + sx];
+                        s += wt[(o * 2 + ci) * 9 + ky * 3 + kx] *
+                             x[((i * 2 + ci) * 5 + sy) * 4 + sx];
                 }
         GP_ASSERT_NEAR(y[((i * 3 + o) * 5 + oy) * 4 + ox], s, 1e-4);
     }

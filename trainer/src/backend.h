@@ -28,18 +28,18 @@ struct backend_config {
 
 /* Counters since the last read_stats. */
 struct step_stats {
-    double loss_sum;      /* summed per-sample loss */
-    long long correct;    /* correct argmax predictions */
+    double loss_sum;   /* summed per-sample loss */
+    long long correct; /* correct argmax predictions */
     long long samples;
-    long long skipped;    /* optimizer steps skipped by the loss scaler (total) */
-    float scale;          /* current loss scale (1 without fp16) */
+    long long skipped; /* optimizer steps skipped by the loss scaler (total) */
+    float scale;       /* current loss scale (1 without fp16) */
 };
 
 /* Optimizer state for checkpoints: params and n_state floats of optimizer moments. */
 struct backend_state {
-    float *params;     /* n_params */
-    float *opt;        /* n_params * backend_opt_slots(optimizer) */
-    long long t;       /* optimizer steps taken */
+    float *params; /* n_params */
+    float *opt;    /* n_params * backend_opt_slots(optimizer) */
+    long long t;   /* optimizer steps taken */
 };
 
 struct backend;

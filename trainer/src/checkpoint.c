@@ -62,8 +62,7 @@ gp_status checkpoint_save(const char *path, const struct model_spec *m, enum opt
     if (fclose(f) != 0 && rc == GP_OK)
         rc = gp_error_set(err, GP_EIO, tmp, "cannot write: %s", strerror(errno));
     if (rc == GP_OK && rename(tmp, path) != 0)
-        rc = gp_error_set(err, GP_EIO, path, "cannot rename '%s' to it: %s", tmp,
-                          strerror(errno));
+        rc = gp_error_set(err, GP_EIO, path, "cannot rename '%s' to it: %s", tmp, strerror(errno));
     if (rc != GP_OK)
         unlink(tmp);
     return rc;

@@ -8,18 +8,18 @@
 
 #include <stdint.h>
 
-#define DATASET_CLASSES 10
+#define DATASET_CLASSES  10
 #define DATASET_MAX_SIDE 1024
 
 enum dataset_kind { DATASET_IDX, DATASET_PNG };
 
 struct dataset {
     enum dataset_kind kind;
-    int n;           /* samples */
-    int rows, cols;  /* image size */
-    uint8_t *images; /* IDX: n * rows * cols pixels, row-major */
-    uint8_t *labels; /* n labels in [0, DATASET_CLASSES) */
-    char **paths;    /* PNG: n file paths (sorted by label, then name) */
+    int n;            /* samples */
+    int rows, cols;   /* image size */
+    uint8_t *images;  /* IDX: n * rows * cols pixels, row-major */
+    uint8_t *labels;  /* n labels in [0, DATASET_CLASSES) */
+    char **paths;     /* PNG: n file paths (sorted by label, then name) */
     char source[512]; /* images file or folder, for messages */
 };
 
@@ -39,8 +39,7 @@ gp_status dataset_open_dir(struct dataset *train, struct dataset *test, const ch
 
 /* Copy sample `i`'s pixels (rows * cols bytes) into `pixels` and its label into `*label`.
  * Thread-safe. A PNG that fails to decode or has the wrong size gives GP_EPARSE naming it. */
-gp_status dataset_get(const struct dataset *ds, int i, uint8_t *pixels, int *label,
-                      gp_error *err);
+gp_status dataset_get(const struct dataset *ds, int i, uint8_t *pixels, int *label, gp_error *err);
 
 /* Free what dataset_open_* allocated; safe on a zeroed or released dataset. */
 void dataset_release(struct dataset *ds);

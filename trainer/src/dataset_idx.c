@@ -24,8 +24,7 @@ static gp_status read_exact(gzFile f, const char *path, void *buf, size_t len, l
         if (n < 0) {
             int zerr;
             const char *msg = gzerror(f, &zerr);
-            gp_error_set(err, GP_EPARSE, path, "corrupt gzip data while reading %s: %s", what,
-                         msg);
+            gp_error_set(err, GP_EPARSE, path, "corrupt gzip data while reading %s: %s", what, msg);
             gp_error_at(err, off + (long long)got, 0, 0);
             return GP_EPARSE;
         }
@@ -78,8 +77,7 @@ static gp_status read_header(gzFile f, const char *path, int want_dims, uint32_t
     return GP_OK;
 }
 
-gp_status idx_read(const char *path, int want_dims, uint8_t **data, uint32_t dims[3],
-                   gp_error *err)
+gp_status idx_read(const char *path, int want_dims, uint8_t **data, uint32_t dims[3], gp_error *err)
 {
     *data = NULL;
     errno = 0;
@@ -135,8 +133,8 @@ gp_status dataset_open_idx(struct dataset *ds, const char *images_path, const ch
     GP_TRY(idx_read(images_path, 3, &ds->images, idims, err));
     gp_status rc = idx_read(labels_path, 1, &ds->labels, ldims, err);
     if (rc == GP_OK && ldims[0] != idims[0]) {
-        rc = gp_error_set(err, GP_EPARSE, labels_path,
-                          "%u labels but '%s' holds %u images", ldims[0], images_path, idims[0]);
+        rc = gp_error_set(err, GP_EPARSE, labels_path, "%u labels but '%s' holds %u images",
+                          ldims[0], images_path, idims[0]);
         gp_error_at(err, 4, 0, 0);
     }
     if (rc == GP_OK)
@@ -195,7 +193,8 @@ gp_status dataset_open_dir(struct dataset *train, struct dataset *test, const ch
                             errno ? strerror(errno) : "not a directory");
     snprintf(sub, sizeof(sub), "%s/train", data_dir);
     int png = stat(sub, &st) == 0 && S_ISDIR(st.st_mode);
-    gp_status rc = png ? dataset_open_png(train, sub, err) : open_idx_pair(train, data_dir, "train", err);
+    gp_status rc =
+            png ? dataset_open_png(train, sub, err) : open_idx_pair(train, data_dir, "train", err);
     if (rc != GP_OK)
         return rc;
     snprintf(sub, sizeof(sub), "%s/test", data_dir);
@@ -210,8 +209,7 @@ gp_status dataset_open_dir(struct dataset *train, struct dataset *test, const ch
     return rc;
 }
 
-gp_status dataset_get(const struct dataset *ds, int i, uint8_t *pixels, int *label,
-                      gp_error *err)
+gp_status dataset_get(const struct dataset *ds, int i, uint8_t *pixels, int *label, gp_error *err)
 {
     size_t px = (size_t)ds->rows * (size_t)ds->cols;
     *label = ds->labels[i];

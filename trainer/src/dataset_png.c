@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-gp_status png_write_gray(const char *path, const uint8_t *pixels, int rows, int cols,
-                         gp_error *err)
+gp_status png_write_gray(const char *path, const uint8_t *pixels, int rows, int cols, gp_error *err)
 {
     png_image img;
     memset(&img, 0, sizeof(img));
@@ -62,8 +61,7 @@ static int is_png_name(const struct dirent *e)
 }
 
 /* Append dir/<label>/ *.png (sorted by name) to ds->paths and ds->labels. */
-static gp_status list_label(struct dataset *ds, int *cap, const char *dir, int label,
-                            gp_error *err)
+static gp_status list_label(struct dataset *ds, int *cap, const char *dir, int label, gp_error *err)
 {
     char sub[PATH_MAX];
     snprintf(sub, sizeof(sub), "%s/%d", dir, label);

@@ -23,10 +23,10 @@ struct loader {
     struct loader_config cfg;
     int n_slots;
     struct slot *slots;
-    int32_t *perm;     /* permutation of the epoch `perm_epoch` */
+    int32_t *perm; /* permutation of the epoch `perm_epoch` */
     int perm_epoch;
-    long long nb;      /* batches per epoch */
-    long long total;   /* batches in the run */
+    long long nb;    /* batches per epoch */
+    long long total; /* batches in the run */
     long long next_claim, next_take;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -38,8 +38,8 @@ struct loader {
     uint8_t *inline_px; /* pixel scratch for workers == 0 */
 };
 
-void loader_transform(float *out, const uint8_t *px, int rows, int cols, int augment,
-                      uint64_t seed, int epoch, int index)
+void loader_transform(float *out, const uint8_t *px, int rows, int cols, int augment, uint64_t seed,
+                      int epoch, int index)
 {
     int dx = 0, dy = 0, flip = 0;
     if (augment) {

@@ -1,6 +1,7 @@
 /* trainer/src/loader.h: the batch loader. A ring of workers * prefetch slots filled by worker
  * threads (or inline in the training thread when workers == 0), delivered in sequence order.
- * The epoch's permutation comes from the seed alone, so every worker count yields the same batches. */
+ * The epoch's permutation comes from the seed alone, so every worker count yields the same batches.
+ */
 #ifndef GP_TRAINER_LOADER_H
 #define GP_TRAINER_LOADER_H
 
@@ -16,13 +17,13 @@ typedef void (*loader_free_fn)(void *p, void *ud);
 
 struct loader_config {
     const struct dataset *ds;
-    int batch;          /* samples per batch; the last batch of an epoch may be smaller */
-    int workers;        /* 0 = fill in the caller's thread inside loader_next */
-    int prefetch;       /* slots per worker (>= 1) */
-    int shuffle;        /* permute each epoch from (seed, epoch) */
-    int augment;        /* random crop (padding 2) and horizontal flip */
+    int batch;    /* samples per batch; the last batch of an epoch may be smaller */
+    int workers;  /* 0 = fill in the caller's thread inside loader_next */
+    int prefetch; /* slots per worker (>= 1) */
+    int shuffle;  /* permute each epoch from (seed, epoch) */
+    int augment;  /* random crop (padding 2) and horizontal flip */
     uint64_t seed;
-    int epochs;         /* epochs to deliver */
+    int epochs; /* epochs to deliver */
     loader_alloc_fn alloc;
     loader_free_fn free;
     void *alloc_ud;
@@ -31,14 +32,14 @@ struct loader_config {
 /* A delivered batch; valid until loader_release. x and y are contiguous in one slot allocation
  * (x first), so a single copy moves both. */
 struct batch {
-    float *x;          /* (n, rows, cols) normalised pixels: (p / 255 - 0.5) / 0.5 */
-    int32_t *y;        /* (n) labels */
-    int32_t *index;    /* (n) dataset indices (tests check coverage with them) */
+    float *x;       /* (n, rows, cols) normalised pixels: (p / 255 - 0.5) / 0.5 */
+    int32_t *y;     /* (n) labels */
+    int32_t *index; /* (n) dataset indices (tests check coverage with them) */
     int n;
-    int epoch;         /* 0-based */
-    long long step;    /* 0-based batch within the epoch */
-    long long seq;     /* 0-based batch over the whole run */
-    size_t bytes;      /* bytes from x to the end of y */
+    int epoch;      /* 0-based */
+    long long step; /* 0-based batch within the epoch */
+    long long seq;  /* 0-based batch over the whole run */
+    size_t bytes;   /* bytes from x to the end of y */
 };
 
 struct loader;
@@ -62,7 +63,7 @@ void loader_close(struct loader *l);
 
 /* Normalise one image into `out`, applying the crop/flip drawn for (seed, epoch, index) when
  * `augment` is set. Exposed for tests. */
-void loader_transform(float *out, const uint8_t *px, int rows, int cols, int augment,
-                      uint64_t seed, int epoch, int index);
+void loader_transform(float *out, const uint8_t *px, int rows, int cols, int augment, uint64_t seed,
+                      int epoch, int index);
 
 #endif

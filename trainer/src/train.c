@@ -110,7 +110,8 @@ static gp_status init_state(struct train_run *r, gp_error *err)
 {
     size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
     struct backend_state st = {calloc(np, sizeof(float)), calloc(nopt, sizeof(float)), 0};
-    gp_status rc = st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    gp_status rc =
+            st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     int opt_loaded = 0;
     if (rc == GP_OK && r->cfg.resume)
         rc = checkpoint_load(r->cfg.resume, &r->spec, r->optim, &st, &opt_loaded, err);
@@ -127,7 +128,8 @@ static gp_status save_state(struct train_run *r, gp_error *err)
 {
     size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
     struct backend_state st = {calloc(np, sizeof(float)), calloc(nopt, sizeof(float)), 0};
-    gp_status rc = st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    gp_status rc =
+            st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     if (rc == GP_OK)
         rc = r->ops->get_state(r->be, &st, err);
     if (rc == GP_OK)

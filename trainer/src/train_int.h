@@ -26,10 +26,10 @@ struct train_run {
     const struct backend_ops *ops;
     struct backend *be;
     struct tfevents_writer *tb;
-    long long micro;         /* micro-batches since the last optimizer step */
-    double train_seconds;    /* time in training steps (evaluation excluded) */
+    long long micro;      /* micro-batches since the last optimizer step */
+    double train_seconds; /* time in training steps (evaluation excluded) */
     double t_start;
-    struct step_stats last;  /* latest counters read back */
+    struct step_stats last; /* latest counters read back */
     int n_logged;
     struct epoch_log epochs[TRAIN_MAX_EPOCH_LOG];
 };

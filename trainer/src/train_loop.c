@@ -92,8 +92,7 @@ static gp_status train_batch(struct train_run *r, struct batch *b, gp_error *err
 }
 
 /* Wait for the next batch inside the loader range PyTorch's profiler would show. */
-static gp_status next_batch(struct train_run *r, struct loader *l, struct batch **b,
-                            gp_error *err)
+static gp_status next_batch(struct train_run *r, struct loader *l, struct batch **b, gp_error *err)
 {
     gp_status rc;
     if (r->cfg.workers > 0) {
@@ -108,8 +107,8 @@ static gp_status next_batch(struct train_run *r, struct loader *l, struct batch 
 }
 
 /* Train until the epoch's last batch (or the step limit). *stop is set at the limit. */
-static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch,
-                             struct epoch_acc *e, int *stop, gp_error *err)
+static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, struct epoch_acc *e,
+                             int *stop, gp_error *err)
 {
     gp_status rc = GP_OK;
     while (rc == GP_OK && e->steps < e->nb) {
@@ -143,10 +142,17 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch,
 /* Accuracy on the test set (in order, no augmentation), as a fraction. */
 static gp_status evaluate(struct train_run *r, double *acc, gp_error *err)
 {
-    struct loader_config lc = {&r->test,          r->cfg.batch_size, r->cfg.workers,
-                               r->cfg.prefetch,   0,                 0,
-                               r->cfg.seed,       1,                 r->ops->host_alloc,
-                               r->ops->host_free, r->be};
+    struct loader_config lc = {&r->test,
+                               r->cfg.batch_size,
+                               r->cfg.workers,
+                               r->cfg.prefetch,
+                               0,
+                               0,
+                               r->cfg.seed,
+                               1,
+                               r->ops->host_alloc,
+                               r->ops->host_free,
+                               r->be};
     struct loader *l = NULL;
     struct step_stats s;
     GP_PROF_PUSH("evaluate");
@@ -227,10 +233,17 @@ static void report_start(struct train_run *r)
 
 gp_status train_loop(struct train_run *r, gp_error *err)
 {
-    struct loader_config lc = {&r->train,         r->cfg.batch_size, r->cfg.workers,
-                               r->cfg.prefetch,   1,                 r->cfg.augment,
-                               r->cfg.seed,       r->cfg.epochs,     r->ops->host_alloc,
-                               r->ops->host_free, r->be};
+    struct loader_config lc = {&r->train,
+                               r->cfg.batch_size,
+                               r->cfg.workers,
+                               r->cfg.prefetch,
+                               1,
+                               r->cfg.augment,
+                               r->cfg.seed,
+                               r->cfg.epochs,
+                               r->ops->host_alloc,
+                               r->ops->host_free,
+                               r->be};
     struct loader *l = NULL;
     GP_TRY(loader_open(&l, &lc, err));
     report_start(r);
@@ -247,7 +260,6 @@ gp_status train_loop(struct train_run *r, gp_error *err)
             rc = end_epoch(r, epoch, &e, r->train_seconds - before, err);
     }
     loader_close(l);
-    r->res->samples_per_s =
-            r->train_seconds > 0 ? (double)r->res->samples / r->train_seconds : 0.0;
+    r->res->samples_per_s = r->train_seconds > 0 ? (double)r->res->samples / r->train_seconds : 0.0;
     return rc;
 }

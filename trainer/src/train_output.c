@@ -219,10 +219,11 @@ static void put_config(FILE *f, const struct train_run *r)
     put_str(f, r->spec.name);
     fputs(", \"optimizer\": ", f);
     put_str(f, c->optimizer);
-    fprintf(f, ", \"lr\": %g, \"batch_size\": %d, \"epochs\": %d, \"max_steps\": %lld, "
-               "\"accumulate\": %d, \"seed\": %u,\n    \"workers\": %d, \"prefetch\": %d, "
-               "\"pin_memory\": %s, \"non_blocking\": %s, \"cudnn_benchmark\": %s, "
-               "\"augment\": %s, \"amp\": ",
+    fprintf(f,
+            ", \"lr\": %g, \"batch_size\": %d, \"epochs\": %d, \"max_steps\": %lld, "
+            "\"accumulate\": %d, \"seed\": %u,\n    \"workers\": %d, \"prefetch\": %d, "
+            "\"pin_memory\": %s, \"non_blocking\": %s, \"cudnn_benchmark\": %s, "
+            "\"augment\": %s, \"amp\": ",
             c->lr, c->batch_size, c->epochs, c->max_steps, c->accumulate, c->seed, c->workers,
             c->prefetch, c->pin_memory ? "true" : "false", c->non_blocking ? "true" : "false",
             c->cudnn_benchmark ? "true" : "false", c->augment ? "true" : "false");
@@ -240,17 +241,19 @@ static void put_results(FILE *f, const struct train_run *r)
     put_str(f, r->use_cuda ? "cuda" : "cpu");
     fputs(", \"device_name\": ", f);
     put_str(f, s->device_name);
-    fprintf(f, ",\n  \"epochs_done\": %d, \"steps\": %lld, \"samples\": %lld, "
-               "\"final_loss\": %.6f, \"test_accuracy\": %.4f,\n  \"samples_per_s\": %.1f, "
-               "\"train_seconds\": %.3f, \"wall_seconds\": %.3f,\n  \"trace\": ",
-            s->epochs_done, s->steps, s->samples, s->final_loss, s->test_accuracy,
-            s->samples_per_s, r->train_seconds, s->wall_s);
+    fprintf(f,
+            ",\n  \"epochs_done\": %d, \"steps\": %lld, \"samples\": %lld, "
+            "\"final_loss\": %.6f, \"test_accuracy\": %.4f,\n  \"samples_per_s\": %.1f, "
+            "\"train_seconds\": %.3f, \"wall_seconds\": %.3f,\n  \"trace\": ",
+            s->epochs_done, s->steps, s->samples, s->final_loss, s->test_accuracy, s->samples_per_s,
+            r->train_seconds, s->wall_s);
     put_str(f, s->trace_path[0] ? s->trace_path : NULL);
     fputs(",\n  \"per_epoch\": [", f);
     for (int i = 0; i < r->n_logged; i++) {
         const struct epoch_log *e = &r->epochs[i];
-        fprintf(f, "%s\n    {\"epoch\": %d, \"loss\": %.6f, \"train_accuracy\": %.4f, "
-                   "\"test_accuracy\": %.4f, \"samples_per_s\": %.1f, \"seconds\": %.3f}",
+        fprintf(f,
+                "%s\n    {\"epoch\": %d, \"loss\": %.6f, \"train_accuracy\": %.4f, "
+                "\"test_accuracy\": %.4f, \"samples_per_s\": %.1f, \"seconds\": %.3f}",
                 i ? "," : "", i + 1, e->loss, e->train_acc, e->test_acc, e->samples_per_s,
                 e->seconds);
     }

@@ -23,16 +23,16 @@ typedef enum gp_train_event {
 /** A progress report. Times in seconds; fields a report does not fill are 0. */
 typedef struct gp_train_progress {
     gp_train_event event;
-    int epoch, epochs;          /**< 1-based epoch and the number planned */
+    int epoch, epochs;           /**< 1-based epoch and the number planned */
     long long step, epoch_steps; /**< 1-based batch within the epoch and batches in it */
-    long long global_step;      /**< optimizer steps taken so far */
-    double loss;                /**< mean training loss of the latest batches read back */
-    double train_accuracy;      /**< EPOCH: accuracy on the training batches of the epoch */
-    double test_accuracy;       /**< EPOCH: accuracy on the test set */
-    double samples_per_s;       /**< training throughput of the epoch so far */
-    double elapsed_s, eta_s;    /**< since the epoch began, and the estimate to its end */
-    const char *run_dir;        /**< START: the run directory */
-    const char *device_name;    /**< START: "cpu (OpenBLAS)" or the GPU's name */
+    long long global_step;       /**< optimizer steps taken so far */
+    double loss;                 /**< mean training loss of the latest batches read back */
+    double train_accuracy;       /**< EPOCH: accuracy on the training batches of the epoch */
+    double test_accuracy;        /**< EPOCH: accuracy on the test set */
+    double samples_per_s;        /**< training throughput of the epoch so far */
+    double elapsed_s, eta_s;     /**< since the epoch began, and the estimate to its end */
+    const char *run_dir;         /**< START: the run directory */
+    const char *device_name;     /**< START: "cpu (OpenBLAS)" or the GPU's name */
 } gp_train_progress;
 
 /** Progress callback; runs on the training thread. */
@@ -41,28 +41,28 @@ typedef void (*gp_train_progress_fn)(const gp_train_progress *p, void *ud);
 /** Everything `gprof-train run` can set. Strings are borrowed for the duration of the call.
  * Zero-initialise and call gp_train_config_init for the defaults (the seeds' naive baseline). */
 typedef struct gp_train_config {
-    const char *model;     /**< "mlp" (784-128-64-10) or "cnn" */
-    const char *optimizer; /**< "adam" or "sgd" (momentum 0.9) */
-    const char *device;    /**< "auto", "cuda" or "cpu" */
-    const char *amp;       /**< "off", "fp16" or "bf16" (CUDA only) */
-    const char *data_dir;  /**< IDX folder or PNG image folder; NULL = GP_TRAIN_DEFAULT_DATA */
-    const char *out_dir;   /**< parent of the run directory <model>-<date-time>/ ("runs") */
+    const char *model;      /**< "mlp" (784-128-64-10) or "cnn" */
+    const char *optimizer;  /**< "adam" or "sgd" (momentum 0.9) */
+    const char *device;     /**< "auto", "cuda" or "cpu" */
+    const char *amp;        /**< "off", "fp16" or "bf16" (CUDA only) */
+    const char *data_dir;   /**< IDX folder or PNG image folder; NULL = GP_TRAIN_DEFAULT_DATA */
+    const char *out_dir;    /**< parent of the run directory <model>-<date-time>/ ("runs") */
     const char *checkpoint; /**< save weights and optimizer state here at the end, or NULL */
     const char *resume;     /**< load them from here before training, or NULL */
     int epochs;
     long long max_steps; /**< stop after this many optimizer steps; 0 = no limit */
     int batch_size;
     double lr;
-    int accumulate;   /**< micro-batches per optimizer step */
+    int accumulate; /**< micro-batches per optimizer step */
     unsigned seed;
     int workers;      /**< loader threads; 0 = load in the training thread */
     int prefetch;     /**< batches each worker loads ahead */
     int pin_memory;   /**< pinned host slots (CUDA) */
     int non_blocking; /**< copies on a copy stream with an event the compute stream waits on */
     int cudnn_benchmark;
-    int augment;       /**< random crop with padding 2 and horizontal flip */
-    int profile;       /**< write the trace with libprof (when built with it) */
-    const char *command; /**< the command line, recorded in the trace; may be NULL */
+    int augment;                      /**< random crop with padding 2 and horizontal flip */
+    int profile;                      /**< write the trace with libprof (when built with it) */
+    const char *command;              /**< the command line, recorded in the trace; may be NULL */
     gp_train_progress_fn on_progress; /**< may be NULL */
     void *progress_ud;
 } gp_train_config;
@@ -70,16 +70,16 @@ typedef struct gp_train_config {
 /** What a finished run produced. */
 typedef struct gp_train_result {
     char run_dir[512];
-    char trace_path[1024];   /**< empty when no trace was written */
+    char trace_path[1024]; /**< empty when no trace was written */
     char summary_path[1024];
     char device_name[128];
     long long device_memory; /**< bytes of device memory (0 on the CPU) */
     int epochs_done;
-    long long steps;         /**< optimizer steps taken */
-    long long samples;       /**< training samples seen */
-    double final_loss;       /**< mean training loss of the last epoch */
-    double test_accuracy;    /**< after the last epoch */
-    double samples_per_s;    /**< training samples over training time (evaluation excluded) */
+    long long steps;      /**< optimizer steps taken */
+    long long samples;    /**< training samples seen */
+    double final_loss;    /**< mean training loss of the last epoch */
+    double test_accuracy; /**< after the last epoch */
+    double samples_per_s; /**< training samples over training time (evaluation excluded) */
     double wall_s;
 } gp_train_result;
 

@@ -76,9 +76,8 @@ static int alloc_buffers(struct backend *b)
     return ok && (!col || b->col);
 }
 
-static gp_status cpu_open(struct backend **out, const struct backend_config *cfg,
-                          char *device_name, size_t name_cap, long long *device_memory,
-                          gp_error *err)
+static gp_status cpu_open(struct backend **out, const struct backend_config *cfg, char *device_name,
+                          size_t name_cap, long long *device_memory, gp_error *err)
 {
     *out = NULL;
     *device_memory = 0;
@@ -123,12 +122,18 @@ static void layer_forward(struct backend *b, int i)
     const float *x = b->act[i], *w = b->params + l->w_off, *bias = b->params + l->b_off;
     float *y = b->act[i + 1];
     switch (l->kind) {
-    case LAYER_LINEAR: cpu_linear_forward(y, x, w, bias, b->n, l->cin, l->cout); break;
+    case LAYER_LINEAR:
+        cpu_linear_forward(y, x, w, bias, b->n, l->cin, l->cout);
+        break;
     case LAYER_CONV3:
         cpu_conv3_forward(y, x, w, bias, b->col, b->n, l->cin, l->cout, l->h, l->w);
         break;
-    case LAYER_RELU: cpu_relu_forward(y, x, (size_t)b->n * model_act_size(&b->spec, i)); break;
-    case LAYER_POOL2: cpu_maxpool2_forward(y, b->arg[i], x, b->n, l->cin, l->h, l->w); break;
+    case LAYER_RELU:
+        cpu_relu_forward(y, x, (size_t)b->n * model_act_size(&b->spec, i));
+        break;
+    case LAYER_POOL2:
+        cpu_maxpool2_forward(y, b->arg[i], x, b->n, l->cin, l->h, l->w);
+        break;
     }
 }
 
@@ -152,7 +157,9 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
     const float *x = b->act[i], *w = b->params + l->w_off;
     float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
     switch (l->kind) {
-    case LAYER_LINEAR: cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout); break;
+    case LAYER_LINEAR:
+        cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout);
+        break;
     case LAYER_CONV3:
         cpu_conv3_backward(dx, dw, db, dy, x, w, b->col, b->n, l->cin, l->cout, l->h, l->w);
         break;

@@ -55,8 +55,8 @@ static void col2im(float *dx, const float *col, int cin, int h, int w)
             }
 }
 
-void cpu_conv3_forward(float *y, const float *x, const float *wt, const float *b, float *col,
-                       int n, int cin, int cout, int h, int w)
+void cpu_conv3_forward(float *y, const float *x, const float *wt, const float *b, float *col, int n,
+                       int cin, int cout, int h, int w)
 {
     int hw = h * w, k = cin * 9;
     for (int i = 0; i < n; i++) {

@@ -18,12 +18,12 @@ void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const
                          const float *w, int n, int cin, int cout)
 {
     /* dw (cout, cin) += dy^T (cout, n) . x (n, cin) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cout, cin, n, 1.0f, dy, cout, x, cin,
-                1.0f, dw, cin);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cout, cin, n, 1.0f, dy, cout, x, cin, 1.0f,
+                dw, cin);
     for (int i = 0; i < n; i++)
         for (int o = 0; o < cout; o++)
             db[o] += dy[(size_t)i * cout + o];
     if (dx) /* dx (n, cin) = dy (n, cout) . w (cout, cin) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cin, cout, 1.0f, dy, cout, w,
-                    cin, 0.0f, dx, cin);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cin, cout, 1.0f, dy, cout, w, cin,
+                    0.0f, dx, cin);
 }

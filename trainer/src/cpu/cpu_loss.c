@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-double cpu_softmax_ce_forward(float *prob, int *correct, const float *logits,
-                              const int32_t *labels, int n, int k)
+double cpu_softmax_ce_forward(float *prob, int *correct, const float *logits, const int32_t *labels,
+                              int n, int k)
 {
     double loss = 0.0;
     int ok = 0;
@@ -27,8 +27,8 @@ double cpu_softmax_ce_forward(float *prob, int *correct, const float *logits,
     return loss;
 }
 
-void cpu_softmax_ce_backward(float *dlogits, const float *prob, const int32_t *labels, int n,
-                             int k, float scale)
+void cpu_softmax_ce_backward(float *dlogits, const float *prob, const int32_t *labels, int n, int k,
+                             float scale)
 {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < k; j++) {

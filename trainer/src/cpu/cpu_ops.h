@@ -18,8 +18,8 @@ void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const
 /* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w).
  * col is scratch of cpu_conv3_col_size(cin, h, w) floats. */
 size_t cpu_conv3_col_size(int cin, int h, int w);
-void cpu_conv3_forward(float *y, const float *x, const float *wt, const float *b, float *col,
-                       int n, int cin, int cout, int h, int w);
+void cpu_conv3_forward(float *y, const float *x, const float *wt, const float *b, float *col, int n,
+                       int cin, int cout, int h, int w);
 /* dx may be NULL (first layer). */
 void cpu_conv3_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
                         const float *wt, float *col, int n, int cin, int cout, int h, int w);
@@ -36,11 +36,11 @@ void cpu_maxpool2_backward(float *dx, const float *dy, const int32_t *arg, int n
 
 /* Softmax cross-entropy over logits (n, k): writes prob (n, k); returns the summed loss and
  * counts correct argmax predictions into *correct. */
-double cpu_softmax_ce_forward(float *prob, int *correct, const float *logits,
-                              const int32_t *labels, int n, int k);
+double cpu_softmax_ce_forward(float *prob, int *correct, const float *logits, const int32_t *labels,
+                              int n, int k);
 /* dlogits = (prob - onehot(label)) * scale (scale = loss_scale / (n * accumulate)). */
-void cpu_softmax_ce_backward(float *dlogits, const float *prob, const int32_t *labels, int n,
-                             int k, float scale);
+void cpu_softmax_ce_backward(float *dlogits, const float *prob, const int32_t *labels, int n, int k,
+                             float scale);
 
 /* Adam (PyTorch's: bias-corrected, eps outside the sqrt), step t counts from 1.
  * g is multiplied by inv_scale first (loss-scale unscaling; 1 without AMP). */

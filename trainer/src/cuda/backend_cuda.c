@@ -70,6 +70,7 @@ static size_t layout(struct backend *b, char *base)
     b->in[0].buf = take(base, &used, input_bytes(b));
     b->in[1].buf = take(base, &used, input_bytes(b));
     b->workspace = b->spec.kind == MODEL_CNN ? take(base, &used, CUDA_WORKSPACE_BYTES) : NULL;
+    b->lt_workspace = take(base, &used, CUDA_LT_WORKSPACE_BYTES);
     return used;
 }
 
@@ -87,8 +88,9 @@ static gp_status open_device(struct backend *b, gp_error *err)
     }
     CUBLAS_TRY(cublasCreate(&b->blas), err);
     CUBLAS_TRY(cublasSetStream(b->blas, b->compute), err);
-    struct cuk_amp a = {b->cfg.amp == AMP_FP16 ? AMP_INIT_SCALE : 1.0f, 0, 0,
-                        b->cfg.amp == AMP_FP16, 0, 0};
+    GP_TRY(cuda_lt_open(b, err));
+    struct cuk_amp a = {
+            b->cfg.amp == AMP_FP16 ? AMP_INIT_SCALE : 1.0f, 0, 0, b->cfg.amp == AMP_FP16, 0, 0};
     CU_TRY(cudaMemcpy(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice), err);
     if (b->spec.kind == MODEL_CNN)
         GP_TRY(cuda_conv_open(b, err));
@@ -102,6 +104,7 @@ static void cuda_close(struct backend *b)
     if (b->compute)
         cudaStreamSynchronize(b->compute);
     cuda_conv_close(b);
+    cuda_lt_close(b);
     if (b->blas)
         cublasDestroy(b->blas);
     for (int i = 0; i < 2; i++) {
@@ -157,8 +160,7 @@ static gp_status cuda_set_input(struct backend *b, const struct batch *batch, gp
         CU_TRY(cudaEventRecord(in->h2d_done, b->copy), err);
         CU_TRY(cudaStreamWaitEvent(b->compute, in->h2d_done, 0), err);
     } else { /* PyTorch's blocking .to(device): copy on the compute stream, then wait for it */
-        CU_TRY(cudaMemcpyAsync(in->buf, batch->x, batch->bytes, cudaMemcpyHostToDevice,
-                               b->compute),
+        CU_TRY(cudaMemcpyAsync(in->buf, batch->x, batch->bytes, cudaMemcpyHostToDevice, b->compute),
                err);
         CU_TRY(cudaStreamSynchronize(b->compute), err);
     }

@@ -42,7 +42,9 @@ struct conv_state {
 
 static cudnnDataType_t dn_type(enum cuk_dtype dt)
 {
-    return dt == CUK_F16 ? CUDNN_DATA_HALF : dt == CUK_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    return dt == CUK_F16    ? CUDNN_DATA_HALF
+           : dt == CUK_BF16 ? CUDNN_DATA_BFLOAT16
+                            : CUDNN_DATA_FLOAT;
 }
 
 gp_status cuda_conv_open(struct backend *b, gp_error *err)
@@ -90,14 +92,13 @@ static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
     CUDNN_TRY(cudnnCreateFilterDescriptor(&s->w), err);
     CUDNN_TRY(cudnnCreateConvolutionDescriptor(&s->conv), err);
     CUDNN_TRY(cudnnSetTensor4dDescriptor(s->x, CUDNN_TENSOR_NCHW, t, n, l->cin, l->h, l->w), err);
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->y, CUDNN_TENSOR_NCHW, t, n, l->cout, l->h, l->w),
-              err);
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->y, CUDNN_TENSOR_NCHW, t, n, l->cout, l->h, l->w), err);
     CUDNN_TRY(cudnnSetFilter4dDescriptor(s->w, t, CUDNN_TENSOR_NCHW, l->cout, l->cin, 3, 3), err);
     CUDNN_TRY(cudnnSetConvolution2dDescriptor(s->conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),
               err);
-    CUDNN_TRY(cudnnSetConvolutionMathType(
-                      s->conv, b->dt == CUK_F32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
+    CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, b->dt == CUK_F32 ? CUDNN_DEFAULT_MATH
+                                                                    : CUDNN_TENSOR_OP_MATH),
               err);
     s->n = n;
     return GP_OK;
@@ -114,7 +115,7 @@ static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
                     found_ = 1;                                                                    \
                 }                                                                                  \
             if (!found_)                                                                           \
-                return gp_error_set(err, GP_ECUDA, NULL, "cuDNN found no usable algorithm");      \
+                return gp_error_set(err, GP_ECUDA, NULL, "cuDNN found no usable algorithm");       \
         } while (0)
 
 static gp_status choose_fwd(struct backend *b, struct conv_shape *s, void *y, const void *x,
@@ -213,8 +214,8 @@ gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const 
     const float one = 1.0f, zero = 0.0f;
     CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->bwd_filter.mathType), err);
     CUDNN_TRY(cudnnConvolutionBackwardFilter(b->conv->h, &one, s->x, x, s->y, dy, s->conv,
-                                             s->bwd_filter.algo, b->workspace,
-                                             CUDA_WORKSPACE_BYTES, &zero, s->w, dw),
+                                             s->bwd_filter.algo, b->workspace, CUDA_WORKSPACE_BYTES,
+                                             &zero, s->w, dw),
               err);
     if (!dx)
         return GP_OK;

@@ -14,14 +14,14 @@ static gp_status gemm(struct backend *b, cublasOperation_t ta, cublasOperation_t
 {
     const float alpha = 1.0f;
     cudaDataType_t t = cuda_type(b->dt);
-    CUBLAS_TRY(cublasGemmEx(b->blas, ta, tb, m, n, k, &alpha, A, t, lda, B, t, ldb, &beta, C,
-                            ctype, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    CUBLAS_TRY(cublasGemmEx(b->blas, ta, tb, m, n, k, &alpha, A, t, lda, B, t, ldb, &beta, C, ctype,
+                            ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                err);
     return GP_OK;
 }
 
-gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n,
-                          int cin, int cout, gp_error *err)
+gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n, int cin,
+                          int cout, gp_error *err)
 {
     /* y^T (cout, n) = W (cout, cin) . x^T (cin, n): W is stored (cin, cout) column-major */
     return gemm(b, CUBLAS_OP_T, CUBLAS_OP_N, cout, n, cin, w, cin, x, cin, 0.0f, y,
@@ -32,8 +32,8 @@ gp_status cuda_linear_bwd(struct backend *b, void *dx, float *dw, const void *dy
                           const void *w, int n, int cin, int cout, gp_error *err)
 {
     /* dW^T (cin, cout) += x^T (cin, n) . dy (n, cout) */
-    GP_TRY(gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, cin, cout, n, x, cin, dy, cout, 1.0f, dw,
-                CUDA_R_32F, cin, err));
+    GP_TRY(gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, cin, cout, n, x, cin, dy, cout, 1.0f, dw, CUDA_R_32F,
+                cin, err));
     if (!dx)
         return GP_OK;
     /* dx^T (cin, n) = W^T (cin, cout) . dy^T (cout, n) */

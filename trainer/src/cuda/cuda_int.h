@@ -11,8 +11,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#define CUDA_WORKSPACE_BYTES (64u << 20) /* cuDNN workspace cap */
-#define CUDA_CONV_CACHE      4           /* conv descriptor sets per layer (batch sizes) */
+#define CUDA_WORKSPACE_BYTES    (64u << 20) /* cuDNN workspace cap */
+#define CUDA_LT_WORKSPACE_BYTES (4u << 20)  /* cuBLASLt workspace */
+#define CUDA_CONV_CACHE         4           /* descriptor sets per layer (batch sizes) */
 
 #define CU_TRY(call, err)                                                                          \
     do {                                                                                           \
@@ -30,9 +31,10 @@
     } while (0)
 
 struct conv_state; /* cuda_conv.c */
+struct lt_state;   /* cuda_lt.c */
 
 struct dev_input {
-    char *buf;                     /* x (max_batch, area) fp32 then y (max_batch) int32 */
+    char *buf;                      /* x (max_batch, area) fp32 then y (max_batch) int32 */
     cudaEvent_t h2d_done, consumed; /* copy finished; compute finished reading */
 };
 
@@ -44,18 +46,19 @@ struct backend {
     cudaStream_t compute, copy;
     cublasHandle_t blas;
     struct conv_state *conv;
+    struct lt_state *lt;
     char *arena;
     float *params, *grads, *opt; /* fp32 master weights, gradients, optimizer moments */
     void *wlp;                   /* low-precision weights (== params for fp32) */
     void *act[MODEL_MAX_LAYERS + 1];
     int32_t *arg[MODEL_MAX_LAYERS];
-    void *dbuf[2], *dw_tmp, *workspace;
+    void *dbuf[2], *dw_tmp, *workspace, *lt_workspace;
     float *prob;
     struct cuk_stats *stats;
     struct cuk_amp *amp;
     struct dev_input in[2];
     long long n_inputs;
-    void *x_in;         /* the current batch's input activations (act[0] or the fp32 input) */
+    void *x_in; /* the current batch's input activations (act[0] or the fp32 input) */
     int32_t *labels;
     int n;
 };
@@ -66,11 +69,18 @@ gp_status cuda_backward(struct backend *b, gp_error *err);
 gp_status cuda_step(struct backend *b, gp_error *err);
 
 /* cuda_gemm.c: row-major linear layer on cuBLAS (A/B in b->dt, fp32 compute). */
-gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n,
-                          int cin, int cout, gp_error *err);
+gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n, int cin,
+                          int cout, gp_error *err);
 /* dw (fp32) += dy^T x; dx = dy w when dx is not NULL. */
 gp_status cuda_linear_bwd(struct backend *b, void *dx, float *dw, const void *dy, const void *x,
                           const void *w, int n, int cin, int cout, gp_error *err);
+
+/* cuda_lt.c: the linear forward with the bias in cuBLASLt's epilogue, for `layer` at the current
+ * batch size; *done = 0 when cuBLASLt offers no algorithm (the caller falls back). */
+gp_status cuda_lt_open(struct backend *b, gp_error *err);
+void cuda_lt_close(struct backend *b);
+gp_status cuda_lt_linear_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
+                             const float *bias, int *done, gp_error *err);
 
 /* cuda_conv.c: 3x3 convolutions on cuDNN (GP_EUNSUPPORTED when built without it). */
 gp_status cuda_conv_open(struct backend *b, gp_error *err);

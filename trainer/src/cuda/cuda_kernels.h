@@ -39,8 +39,7 @@ void cuk_relu_fwd(enum cuk_dtype dt, void *y, const void *x, size_t n, cudaStrea
 void cuk_relu_bwd(enum cuk_dtype dt, void *dx, const void *dy, const void *y, size_t n,
                   cudaStream_t s);
 /* y (n, c, hw) += b (c) */
-void cuk_bias_add(enum cuk_dtype dt, void *y, const float *b, int n, int c, int hw,
-                  cudaStream_t s);
+void cuk_bias_add(enum cuk_dtype dt, void *y, const float *b, int n, int c, int hw, cudaStream_t s);
 /* db (c) += sum over n and hw of dy (n, c, hw) */
 void cuk_bias_grad(enum cuk_dtype dt, float *db, const void *dy, int n, int c, int hw,
                    cudaStream_t s);
@@ -48,19 +47,17 @@ void cuk_bias_grad(enum cuk_dtype dt, float *db, const void *dy, int n, int c, i
 void cuk_accum_f32(enum cuk_dtype dt, float *dst, const void *src, size_t n, cudaStream_t s);
 
 /* ---- k_pool.cu: 2x2 max pooling, stride 2, x (n, c, h, w) ---- */
-void cuk_maxpool2_fwd(enum cuk_dtype dt, void *y, int32_t *arg, const void *x, int n, int c,
+void cuk_maxpool2_fwd(enum cuk_dtype dt, void *y, int32_t *arg, const void *x, int n, int c, int h,
+                      int w, cudaStream_t s);
+void cuk_maxpool2_bwd(enum cuk_dtype dt, void *dx, const void *dy, const int32_t *arg, int n, int c,
                       int h, int w, cudaStream_t s);
-void cuk_maxpool2_bwd(enum cuk_dtype dt, void *dx, const void *dy, const int32_t *arg, int n,
-                      int c, int h, int w, cudaStream_t s);
 
 /* ---- k_loss.cu: softmax cross-entropy over logits (n, k) ---- */
-void cuk_softmax_ce_fwd(enum cuk_dtype dt, float *prob, const void *logits,
-                        const int32_t *labels, int n, int k, struct cuk_stats *st,
-                        cudaStream_t s);
+void cuk_softmax_ce_fwd(enum cuk_dtype dt, float *prob, const void *logits, const int32_t *labels,
+                        int n, int k, struct cuk_stats *st, cudaStream_t s);
 /* dlogits = (prob - onehot) * inv_nacc * amp->scale */
-void cuk_softmax_ce_bwd(enum cuk_dtype dt, void *dlogits, const float *prob,
-                        const int32_t *labels, int n, int k, float inv_nacc,
-                        const struct cuk_amp *amp, cudaStream_t s);
+void cuk_softmax_ce_bwd(enum cuk_dtype dt, void *dlogits, const float *prob, const int32_t *labels,
+                        int n, int k, float inv_nacc, const struct cuk_amp *amp, cudaStream_t s);
 
 /* ---- k_optim.cu ---- */
 /* g /= amp->scale; amp->found_inf = 1 when any g is inf/nan. */
@@ -72,8 +69,8 @@ void cuk_amp_update(struct cuk_amp *amp, cudaStream_t s);
 void cuk_adam(float *p, void *lp, enum cuk_dtype dt, const float *g, float *m, float *v, size_t n,
               float lr, float beta1, float beta2, float eps, const struct cuk_amp *amp,
               cudaStream_t s);
-void cuk_sgd(float *p, void *lp, enum cuk_dtype dt, const float *g, float *buf, size_t n,
-             float lr, float momentum, const struct cuk_amp *amp, cudaStream_t s);
+void cuk_sgd(float *p, void *lp, enum cuk_dtype dt, const float *g, float *buf, size_t n, float lr,
+             float momentum, const struct cuk_amp *amp, cudaStream_t s);
 
 #ifdef __cplusplus
 }

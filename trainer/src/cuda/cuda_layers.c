@@ -17,8 +17,12 @@ static gp_status layer_forward(struct backend *b, int i, gp_error *err)
     const struct layer_spec *l = &b->spec.l[i];
     void *x = layer_in(b, i), *y = b->act[i + 1];
     float *bias = b->params + l->b_off;
+    int fused = 0;
     switch (l->kind) {
     case LAYER_LINEAR:
+        GP_TRY(cuda_lt_linear_fwd(b, i, y, x, lw(b, l), bias, &fused, err));
+        if (fused)
+            break;
         GP_TRY(cuda_linear_fwd(b, y, x, lw(b, l), b->n, l->cin, l->cout, err));
         cuk_bias_add(b->dt, y, bias, b->n, l->cout, 1, b->compute);
         break;
@@ -41,8 +45,8 @@ gp_status cuda_forward(struct backend *b, int train, gp_error *err)
     (void)train;
     for (int i = 0; i < b->spec.n_layers; i++)
         GP_TRY(layer_forward(b, i, err));
-    cuk_softmax_ce_fwd(b->dt, b->prob, b->act[b->spec.n_layers], b->labels, b->n,
-                       b->spec.classes, b->stats, b->compute);
+    cuk_softmax_ce_fwd(b->dt, b->prob, b->act[b->spec.n_layers], b->labels, b->n, b->spec.classes,
+                       b->stats, b->compute);
     CU_TRY(cudaGetLastError(), err);
     return GP_OK;
 }
@@ -67,7 +71,9 @@ static gp_status layer_backward(struct backend *b, int i, const void *dy, void *
                                l->cin, l->cout, err));
         cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, 1, b->compute);
         break;
-    case LAYER_CONV3: GP_TRY(conv_backward(b, i, dy, dx, err)); break;
+    case LAYER_CONV3:
+        GP_TRY(conv_backward(b, i, dy, dx, err));
+        break;
     case LAYER_RELU:
         if (dx)
             cuk_relu_bwd(b->dt, dx, dy, b->act[i + 1], n_in, b->compute);

@@ -48,8 +48,8 @@ template <typename T> __global__ void relu_bwd_kernel(T *dx, const T *dy, const 
 template <typename T>
 static void relu_bwd_launch(void *dx, const void *dy, const void *y, size_t n, cudaStream_t s)
 {
-    relu_bwd_kernel<T><<<cuk_blocks(n), CUK_THREADS, 0, s>>>((T *)dx, (const T *)dy,
-                                                             (const T *)y, n);
+    relu_bwd_kernel<T>
+            <<<cuk_blocks(n), CUK_THREADS, 0, s>>>((T *)dx, (const T *)dy, (const T *)y, n);
 }
 
 extern "C" void cuk_relu_bwd(enum cuk_dtype dt, void *dx, const void *dy, const void *y, size_t n,

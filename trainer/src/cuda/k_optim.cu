@@ -69,8 +69,8 @@ template <typename T>
 static void adam_launch(float *p, void *lp, const float *g, float *m, float *v, size_t n, float lr,
                         float b1, float b2, float eps, const struct cuk_amp *amp, cudaStream_t s)
 {
-    adam_kernel<T><<<cuk_blocks(n), CUK_THREADS, 0, s>>>(p, (T *)lp, g, m, v, n, lr, b1, b2, eps,
-                                                         amp);
+    adam_kernel<T>
+            <<<cuk_blocks(n), CUK_THREADS, 0, s>>>(p, (T *)lp, g, m, v, n, lr, b1, b2, eps, amp);
 }
 
 extern "C" void cuk_adam(float *p, void *lp, enum cuk_dtype dt, const float *g, float *m, float *v,

@@ -27,8 +27,8 @@ static void pool_fwd_launch(void *y, int32_t *arg, const void *x, int n, int c, 
                             cudaStream_t s)
 {
     size_t total = (size_t)n * c * (h / 2) * (w / 2);
-    pool_fwd_kernel<T><<<cuk_blocks(total), CUK_THREADS, 0, s>>>((T *)y, arg, (const T *)x, h, w,
-                                                                 total);
+    pool_fwd_kernel<T>
+            <<<cuk_blocks(total), CUK_THREADS, 0, s>>>((T *)y, arg, (const T *)x, h, w, total);
 }
 
 extern "C" void cuk_maxpool2_fwd(enum cuk_dtype dt, void *y, int32_t *arg, const void *x, int n,
@@ -61,8 +61,8 @@ static void pool_bwd_launch(void *dx, const void *dy, const int32_t *arg, int n,
                             int w, cudaStream_t s)
 {
     size_t total = (size_t)n * c * h * w;
-    pool_bwd_kernel<T><<<cuk_blocks(total), CUK_THREADS, 0, s>>>((T *)dx, (const T *)dy, arg, h,
-                                                                 w, total);
+    pool_bwd_kernel<T>
+            <<<cuk_blocks(total), CUK_THREADS, 0, s>>>((T *)dx, (const T *)dy, arg, h, w, total);
 }
 
 extern "C" void cuk_maxpool2_bwd(enum cuk_dtype dt, void *dx, const void *dy, const int32_t *arg,

@@ -1,0 +1,173 @@
+/* Trace-path expansion, a small parallel-for, and deferred read warnings for report and
+ * diagnose. */
+#include "trace_jobs.h"
+#include "cli.h"
+
+#include "gp/trace_schema.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* pass 0: PyTorch's trace names (*.pt.trace.json[.gz]); pass 1: any *.json[.gz] */
+static int is_trace_name(const char *s, int pass)
+{
+    if (pass == 0)
+        return ends_with(s, GP_TRACE_SUFFIX) || ends_with(s, GP_TRACE_SUFFIX_GZ);
+    return ends_with(s, ".json") || ends_with(s, ".json.gz");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int push_path(struct trace_paths *p, char *s)
+{
+    if (!s)
+        return -1;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        char **v = realloc(p->v, cap * sizeof(*v));
+        if (!v) {
+            free(s);
+            return -1;
+        }
+        p->v = v, p->cap = cap;
+    }
+    p->v[p->n++] = s;
+    return 0;
+}
+
+static int add_matching(struct trace_paths *p, const char *dir, int pass)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    if (!d)
+        return cli_error("cannot open directory '%s'", dir);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !is_trace_name(e->d_name, pass))
+            continue;
+        size_t n = len + strlen(e->d_name) + 2;
+        char *s = malloc(n);
+        if (s)
+            snprintf(s, n, "%.*s/%s", (int)len, dir, e->d_name);
+        if (push_path(p, s) != 0) {
+            closedir(d);
+            return cli_error("out of memory");
+        }
+    }
+    closedir(d);
+    return CLI_OK;
+}
+
+static int add_dir(struct trace_paths *p, const char *dir)
+{
+    size_t first = p->n;
+    for (int pass = 0; pass < 2 && p->n == first; pass++)
+        if (add_matching(p, dir, pass) != CLI_OK)
+            return CLI_ERROR;
+    qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
+    if (p->n == first)
+        return cli_error("no trace files (*.json, *.json.gz) in '%s'", dir);
+    return CLI_OK;
+}
+
+int trace_paths_expand(struct trace_paths *p, const char *const *args, int n)
+{
+    struct stat st;
+    for (int i = 0; i < n; i++) {
+        if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (add_dir(p, args[i]) != CLI_OK)
+                return CLI_ERROR;
+        } else if (push_path(p, strdup(args[i])) != 0) {
+            return cli_error("out of memory");
+        }
+    }
+    return CLI_OK;
+}
+
+void trace_paths_release(struct trace_paths *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->v[i]);
+    free(p->v);
+    memset(p, 0, sizeof(*p));
+}
+
+struct pool {
+    size_t n, next;
+    void (*fn)(size_t i, void *ud);
+    void *ud;
+    pthread_mutex_t lock;
+};
+
+static void *worker(void *arg)
+{
+    struct pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            return NULL;
+        p->fn(i, p->ud);
+    }
+}
+
+void trace_jobs_run(size_t n, long threads, void (*fn)(size_t i, void *ud), void *ud)
+{
+    enum { MAX_THREADS = 64 };
+    pthread_t th[MAX_THREADS];
+    struct pool p = {n, 0, fn, ud, PTHREAD_MUTEX_INITIALIZER};
+    long want = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    want = want < 1 ? 1 : want > MAX_THREADS ? MAX_THREADS : want;
+    if ((size_t)want > n)
+        want = (long)n;
+    long started = 0;
+    for (long i = 1; i < want; i++)
+        started += pthread_create(&th[started], NULL, worker, &p) == 0;
+    worker(&p); /* the calling thread works too, so a failed pthread_create only slows us */
+    for (long i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p.lock);
+}
+
+void trace_warnings_keep(struct trace_warnings *w, const gp_trace *t)
+{
+    size_t n;
+    const char *const *src = gp_trace_warnings(t, &n);
+    w->n = 0;
+    w->v = calloc(n ? n : 1, sizeof(char *));
+    for (size_t i = 0; w->v && i < n; i++)
+        if ((w->v[w->n] = strdup(src[i])) != NULL)
+            w->n++;
+}
+
+void trace_warnings_print(const struct trace_warnings *w, const char *path)
+{
+    for (size_t i = 0; i < w->n; i++)
+        cli_warn("'%s': %s", path, w->v[i]);
+}
+
+void trace_warnings_release(struct trace_warnings *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->v[i]);
+    free(w->v);
+    w->v = NULL;
+    w->n = 0;
+}

@@ -1,0 +1,36 @@
+/* cli/trace_jobs.h: what report and diagnose share: turning TRACE|DIR arguments into trace
+ * paths, running one job per trace on a few threads, and keeping a trace's read warnings so
+ * they print in argument order. */
+#ifndef GP_CLI_TRACE_JOBS_H
+#define GP_CLI_TRACE_JOBS_H
+
+#include "gp/trace.h"
+
+#include <stddef.h>
+
+/* Trace paths (owned strings). */
+struct trace_paths {
+    char **v;
+    size_t n, cap;
+};
+
+/* Append each of args[0..n): a file as given; a directory as its *.pt.trace.json[.gz] files
+ * (else every *.json[.gz]: a run directory also holds summary.json), sorted by name.
+ * @return CLI_OK or CLI_ERROR (message printed). */
+int trace_paths_expand(struct trace_paths *p, const char *const *args, int n);
+void trace_paths_release(struct trace_paths *p);
+
+/* Call fn(i, ud) for every i in [0, n) on up to `threads` threads (0 = one per core); returns
+ * when all calls have returned. fn must be safe to run concurrently for different i. */
+void trace_jobs_run(size_t n, long threads, void (*fn)(size_t i, void *ud), void *ud);
+
+/* Copies of a trace's read warnings (e.g. a truncated tail), printed later in order. */
+struct trace_warnings {
+    char **v;
+    size_t n;
+};
+void trace_warnings_keep(struct trace_warnings *w, const gp_trace *t);
+void trace_warnings_print(const struct trace_warnings *w, const char *path);
+void trace_warnings_release(struct trace_warnings *w);
+
+#endif
