@@ -83,7 +83,11 @@ size_t ival_merge(ival *v, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof(*v), cmp_ival);
+    size_t s = 1;
+    while (s < n && v[s - 1].a <= v[s].a)
+        s++;
+    if (s < n) /* usually already in order: collected from tracks sorted by start */
+        qsort(v, n, sizeof(*v), cmp_ival);
     size_t k = 0;
     for (size_t i = 1; i < n; i++) {
         if (v[i].a <= v[k].b) {

@@ -81,8 +81,7 @@ static int same_track(const build_track *bt, const raw_ev *r)
            bt->tid_str == r->tid_str;
 }
 
-/* @return the track of (pid, tid), created when new; GP_NONE when out of memory. */
-static uint32_t track_get(trace_builder *b, const raw_ev *r)
+uint32_t trace_builder_track(trace_builder *b, const raw_ev *r)
 {
     if (b->last_track != GP_NONE &&
         same_track(TRACE_VEC_AT(&b->tracks, build_track, b->last_track), r))
@@ -110,7 +109,7 @@ static uint32_t track_get(trace_builder *b, const raw_ev *r)
     return b->last_track = k;
 }
 
-static gp_event *append(trace_builder *b)
+gp_event *trace_builder_append(trace_builder *b)
 {
     size_t c = b->n_events / BUILD_CHUNK_EVENTS, k = b->n_events % BUILD_CHUNK_EVENTS;
     if (c == b->n_chunks) {
@@ -131,27 +130,46 @@ static gp_event *append(trace_builder *b)
     return &b->chunks[c][k];
 }
 
-/* The kind of a category, counting unknown ones. -1 = unknown. */
+/* The cached facts of category `cat`, its kind computed (unknown ones registered) on first use. */
+static trace_str_info *cat_info(trace_builder *b, gp_str cat)
+{
+    trace_str_info *si = trace_builder_str_info(b, cat);
+    if (!si || si->cat_kind != -2)
+        return si;
+    const char *s = gp_trace_str(b->t, cat);
+    si->cat_kind = (int8_t)trace_cat_kind(s, strlen(s));
+    if (s[0] >= 'A' && s[0] <= 'Z' && si->cat_kind > 0 && si->cat_kind != GP_EV_TRACE_SPAN)
+        b->t->info.old_schema = 1; /* Operator, Runtime, Kernel, Memcpy, Memset */
+    if (si->cat_kind == -1) {
+        gp_cat_count *cc = trace_vec_push(&b->t->unknown_cats);
+        if (!cc)
+            return NULL;
+        cc->cat = s;
+        si->unknown_idx = (uint32_t)b->t->unknown_cats.n;
+    }
+    return si;
+}
+
+int trace_builder_count_cat(trace_builder *b, gp_str cat, uint64_t n)
+{
+    trace_str_info *si = cat_info(b, cat);
+    if (!si)
+        return -1;
+    if (si->cat_kind == -1) {
+        TRACE_VEC_AT(&b->t->unknown_cats, gp_cat_count, si->unknown_idx - 1)->count += n;
+        b->t->info.n_unknown_cat += n;
+    }
+    return 0;
+}
+
+/* The kind of a category, counting unknown ones. -1 = unknown, -3 = out of memory. */
 static int cat_kind(trace_builder *b, gp_str cat)
 {
     if (cat == GP_STR_NONE)
         return GP_EV_OTHER;
-    trace_str_info *si = trace_builder_str_info(b, cat);
+    trace_str_info *si = cat_info(b, cat);
     if (!si)
         return -3;
-    if (si->cat_kind == -2) {
-        const char *s = gp_trace_str(b->t, cat);
-        si->cat_kind = (int8_t)trace_cat_kind(s, strlen(s));
-        if (s[0] >= 'A' && s[0] <= 'Z' && si->cat_kind > 0 && si->cat_kind != GP_EV_TRACE_SPAN)
-            b->t->info.old_schema = 1; /* Operator, Runtime, Kernel, Memcpy, Memset */
-        if (si->cat_kind == -1) {
-            gp_cat_count *cc = trace_vec_push(&b->t->unknown_cats);
-            if (!cc)
-                return -3;
-            cc->cat = s;
-            si->unknown_idx = (uint32_t)b->t->unknown_cats.n;
-        }
-    }
     if (si->cat_kind == -1) {
         TRACE_VEC_AT(&b->t->unknown_cats, gp_cat_count, si->unknown_idx - 1)->count++;
         b->t->info.n_unknown_cat++;
@@ -268,7 +286,7 @@ static int apply_meta(trace_builder *b, const raw_ev *r)
     if (r->meta_name == GP_STR_NONE)
         return 0;
     if (strcmp(name, GP_NAME_THREAD_NAME) == 0) {
-        uint32_t k = track_get(b, r);
+        uint32_t k = trace_builder_track(b, r);
         if (k == GP_NONE)
             return -1;
         TRACE_VEC_AT(&b->tracks, build_track, k)->name = r->meta_name;
@@ -286,13 +304,16 @@ static int apply_meta(trace_builder *b, const raw_ev *r)
 static int store_end(trace_builder *b, build_track *bt, const raw_ev *r)
 {
     if (bt->open_b.n == 0) {
-        b->t->info.n_skipped++;
+        if (b->part)
+            b->orphan_e++; /* its B may be in an earlier part: the split is abandoned */
+        else
+            b->t->info.n_skipped++;
         return 0;
     }
     gp_event ev = *TRACE_VEC_AT(&bt->open_b, gp_event, bt->open_b.n - 1);
     bt->open_b.n--;
     ev.dur = r->ts > ev.ts ? r->ts - ev.ts : 0;
-    gp_event *e = append(b);
+    gp_event *e = trace_builder_append(b);
     if (!e)
         return -1;
     *e = ev;
@@ -319,7 +340,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
             info->n_skipped++;
         return 0;
     }
-    uint32_t k = track_get(b, r);
+    uint32_t k = trace_builder_track(b, r);
     if (k == GP_NONE)
         return -1;
     build_track *bt = TRACE_VEC_AT(&b->tracks, build_track, k);
@@ -347,7 +368,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         *open = ev;
         return 0;
     }
-    gp_event *e = append(b);
+    gp_event *e = trace_builder_append(b);
     if (!e)
         return -1;
     *e = ev;

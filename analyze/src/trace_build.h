@@ -60,6 +60,8 @@ typedef struct trace_builder {
     char *shape_buf;    /* Input Dims text being built */
     size_t shape_len, shape_cap;
     gp_str memory_name; /* "[memory]" */
+    int part;           /* parses a later part of a split file (trace_split.c) */
+    uint64_t orphan_e;  /* in a part: E events with no open B on their track */
 } trace_builder;
 
 int trace_builder_init(trace_builder *b, gp_trace *t);
@@ -77,7 +79,41 @@ int trace_store_event(trace_builder *b, const raw_ev *r);
  * @return 0 or -1 when out of memory. */
 int trace_builder_finish(trace_builder *b);
 
+/* @return the track of (pid, tid, pid_str, tid_str), created when new; GP_NONE when out of memory.
+ */
+uint32_t trace_builder_track(trace_builder *b, const raw_ev *r);
+
+/* @return room for one more event (chunked storage), or NULL when out of memory. */
+gp_event *trace_builder_append(trace_builder *b);
+
+/* Count `n` events of category `cat` (registering it as unknown when it is). @return 0 or -1. */
+int trace_builder_count_cat(trace_builder *b, gp_str cat, uint64_t n);
+
 /* @return the cached facts of string `id`, or NULL when out of memory. */
 trace_str_info *trace_builder_str_info(trace_builder *b, gp_str id);
+
+/* ---- trace_split.c: one mapped file parsed on several threads. ---- */
+
+struct trace_source;
+typedef struct trace_split trace_split;
+
+/* A new, empty trace (also the scratch trace of a split part). @return NULL when out of memory. */
+gp_trace *trace_new_empty(const char *path);
+
+/* Plan parts of the events in [start, end) of a mapped source and start one thread per later
+ * part; the caller parses the first part itself and stops at *split_at. @return NULL (and
+ * *split_at = NULL) when the input is small, threads are 1 or no event boundary was found. */
+trace_split *trace_split_start(const struct trace_source *src, const char *start, const char *end,
+                               const char **split_at);
+
+/* The caller reached *split_at at an event boundary: wait for the parts and merge them into `b`
+ * in file order. *resume is where to go on: after traceEvents' ']' (*closed = 1), or, when a
+ * part could not be used (an error, an E whose B came earlier, a false boundary), after the last
+ * merged event (*closed = 0; left unchanged when none was: the caller's position before its
+ * ','), to parse on from there in order. Frees `sp`. @return 0, or -1 when out of memory. */
+int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int *closed);
+
+/* Wait for the parts and drop them (the caller did not stop at the split point). NULL: no-op. */
+void trace_split_free(trace_split *sp);
 
 #endif

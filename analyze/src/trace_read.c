@@ -12,12 +12,17 @@
 
 enum read_state { ST_TOP, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_EV_FIRST, ST_EV_NEXT, ST_DONE };
 
+#define LEX_SPLIT 2 /* step() reached the split point at an event boundary */
+
 typedef struct reader {
     trace_builder b;
     trace_source src;
     enum read_state state;
     int seen_events;
     unsigned flags;
+    const char *dropped; /* mapped input: pages before this were given back */
+    trace_split *split;  /* later parts being parsed on other threads, or NULL */
+    const char *split_at;
 } reader;
 
 static void end_events(reader *r)
@@ -55,6 +60,7 @@ static int top_kv(reader *r)
     l->p++;
     r->seen_events = 1;
     r->state = ST_EV_FIRST;
+    r->split = trace_split_start(&r->src, l->p, l->end, &r->split_at);
     return LEX_OK;
 }
 
@@ -81,6 +87,7 @@ static int step_top(reader *r)
         r->b.t->info.array_form = 1;
         r->seen_events = 1;
         r->state = ST_EV_FIRST;
+        r->split = trace_split_start(&r->src, l->p, l->end, &r->split_at);
     } else {
         return json_lex_error(l, l->p - 1, "a trace must start with '{' or '['");
     }
@@ -119,6 +126,8 @@ static int step(reader *r)
             return rc;
         if (more && (ch = json_lex_ws(l)) == ']')
             l->p++; /* trailing comma, accepted as Perfetto does */
+        else if (more && l->p == r->split_at)
+            return LEX_SPLIT;
         else if (more)
             return ch < 0 ? LEX_MORE : event_unit(r);
         end_events(r);
@@ -165,15 +174,50 @@ static gp_status at_eof(reader *r, const char *at, gp_error *err)
     return GP_OK;
 }
 
+static void abandon_split(reader *r)
+{
+    trace_split_free(r->split);
+    r->split = NULL;
+    r->split_at = NULL;
+}
+
+/* Merge the later parts and go on after them (or from the first part that was not usable). */
+static gp_status join_split(reader *r, const char *unit, gp_error *err)
+{
+    json_lex *l = &r->b.lex;
+    const char *resume = unit;
+    int closed;
+    int rc = trace_split_join(r->split, &r->b, &resume, &closed);
+    r->split = NULL;
+    r->split_at = NULL;
+    if (rc != 0)
+        return gp_error_set(err, GP_ENOMEM, r->b.t->info.path, "out of memory");
+    l->p = r->dropped = resume;
+    if (closed)
+        end_events(r);
+    else
+        r->state = ST_EV_NEXT; /* after an event, before its ',': parse on in order */
+    return GP_OK;
+}
+
 static gp_status read_all(reader *r, gp_error *err)
 {
     json_lex *l = &r->b.lex;
     GP_TRY(trace_source_first(&r->src, &l->p, &l->end, &l->eof, err));
+    r->dropped = l->p;
     for (;;) {
         const char *unit = l->p;
         int rc = step(r);
-        if (rc == LEX_OK)
+        if (rc == LEX_OK) {
+            r->dropped = trace_source_drop(&r->src, r->dropped, l->p);
+            if (r->split && l->p > r->split_at)
+                abandon_split(r); /* the split point was not an event boundary */
             continue;
+        }
+        if (rc == LEX_SPLIT) {
+            GP_TRY(join_split(r, unit, err));
+            continue;
+        }
         if (rc == LEX_ERR)
             return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
         if (l->eof) {
@@ -191,7 +235,7 @@ static int cmp_cat(const void *a, const void *b)
     return strcmp(((const gp_cat_count *)a)->cat, ((const gp_cat_count *)b)->cat);
 }
 
-static gp_trace *trace_new(const char *path)
+gp_trace *trace_new_empty(const char *path)
 {
     gp_trace *t = calloc(1, sizeof(*t));
     if (!t)
@@ -230,6 +274,7 @@ static gp_status open_common(reader *r, const gp_trace_opts *opts, gp_trace **ou
 {
     gp_trace *t = r->b.t;
     gp_status s = read_all(r, err);
+    abandon_split(r);
     if (s == GP_OK)
         s = finish(r, err);
     trace_builder_release(&r->b);
@@ -247,7 +292,7 @@ static gp_status reader_init(reader *r, const char *path, const gp_trace_opts *o
     memset(r, 0, sizeof(*r));
     gp_error_clear(err);
     r->flags = opts ? opts->flags : 0;
-    gp_trace *t = trace_new(path ? path : "(trace)");
+    gp_trace *t = trace_new_empty(path ? path : "(trace)");
     if (!t || trace_builder_init(&r->b, t) != 0) {
         trace_builder_release(&r->b);
         gp_trace_free(t);

@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#define BLOCK_SIZE (4u << 20)
+#define BLOCK_SIZE  (4u << 20)
+#define DROP_STRIDE ((size_t)8 << 20) /* madvise(DONTNEED) granularity behind the cursor */
 
 static uint64_t count_nl(const char *p, const char *end)
 {
@@ -114,6 +117,37 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
     return GP_OK;
 }
 
+/* Map a plain regular file as the whole window (the read path copies every byte once more and
+ * was ~20% of a report's time). @return 1 when mapped, 0 to stream instead. */
+static int map_file(trace_source *s)
+{
+    struct stat st;
+    if (s->gzip || (getenv("GP_TRACE_NO_MMAP") && *getenv("GP_TRACE_NO_MMAP")) ||
+        fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > SIZE_MAX)
+        return 0;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+    if (m == MAP_FAILED)
+        return 0;
+    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    s->map = m;
+    s->map_len = (size_t)st.st_size;
+    s->win = m;
+    s->win_end = (const char *)m + s->map_len;
+    return 1;
+}
+
+const char *trace_source_drop(const trace_source *s, const char *from, const char *to)
+{
+    if (!s->map || to - from < (ptrdiff_t)DROP_STRIDE)
+        return from;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)from + page - 1) & ~(page - 1), b = (uintptr_t)to & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+    return (const char *)b;
+}
+
 gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, gp_error *err)
 {
     memset(s, 0, sizeof(*s));
@@ -122,6 +156,8 @@ gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_u
     s->block_size = BLOCK_SIZE;
     s->prefix = max_unit + 64;
     GP_TRY(open_fd(s, path, err));
+    if (map_file(s))
+        return GP_OK;
     GP_TRY(alloc_blocks(s, err));
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
@@ -281,6 +317,8 @@ void trace_source_close(trace_source *s)
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
     }
+    if (s->map)
+        munmap(s->map, s->map_len);
     if (s->gz)
         gzclose((gzFile)s->gz);
     if (s->fd >= 0)

@@ -45,10 +45,14 @@ typedef struct trace_source {
     uint64_t win_off; /* stream offset of win */
     /* memory mode */
     char *owned; /* decompressed copy of a gzip buffer */
+    void *map;   /* a plain file mapped read-only (MAP_PRIVATE), or NULL */
+    size_t map_len;
 } trace_source;
 
-/* Open `path` (gzip detected by magic bytes) and start the producer thread.
- * `max_unit` bounds how much unfinished tail can be carried into the next block. */
+/* Open `path` (gzip detected by magic bytes). A plain regular file is mapped and parsed as one
+ * window (no read copies); gzip, pipes and files that cannot be mapped stream through the
+ * producer thread. `max_unit` bounds how much unfinished tail can be carried into the next block.
+ */
 gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, gp_error *err);
 
 /* A buffer as the whole input (gzip inflated into an owned copy). */
@@ -63,6 +67,11 @@ gp_status trace_source_first(trace_source *s, const char **p, const char **end, 
  * On GP_OK, *p points to the copy of `keep`. */
 gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
                               int *eof, gp_error *err);
+
+/* A mapped file: let the kernel drop the pages of [from, to) (already parsed), so resident memory
+ * stays flat while parsing; they fault back in from the page cache if read again (an error's
+ * line number). @return the new `from` (page-aligned progress), unchanged when below the stride. */
+const char *trace_source_drop(const trace_source *s, const char *from, const char *to);
 
 /* @return the stream offset of a position in the current window. */
 uint64_t trace_source_offset(const trace_source *s, const char *pos);

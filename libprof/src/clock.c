@@ -99,6 +99,14 @@ int64_t prof_ticks_to_ns(int64_t ticks)
     return s_ns[newest];
 }
 
+void prof_clock_map(prof_tick_map *m)
+{
+    m->t0 = fast_t0;
+    m->ns0 = fast_ns0;
+    m->scale = fast_scale;
+    m->mode = !prof_tsc ? PROF_MAP_IDENTITY : fast_ok ? PROF_MAP_LINEAR : PROF_MAP_CALL;
+}
+
 void prof_clock_reset(void)
 {
     n_samples = 0;

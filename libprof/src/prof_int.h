@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "gp/prof.h"
@@ -47,6 +48,18 @@ void prof_clock_sample(void);
 void prof_clock_reset(void);
 /** Writer: ticks -> CLOCK_REALTIME ns. */
 int64_t prof_ticks_to_ns(int64_t ticks);
+
+/** The newest sample segment as fixed point (ns per tick * 2^32), so the writer's hot loop can
+ * convert in line; `mode` says how: ticks are ns already, linear from `t0` on, or call
+ * prof_ticks_to_ns. Valid until the next prof_clock_sample. */
+enum prof_map_mode { PROF_MAP_IDENTITY, PROF_MAP_LINEAR, PROF_MAP_CALL };
+typedef struct prof_tick_map {
+    int64_t t0;
+    int64_t ns0;
+    uint64_t scale;
+    enum prof_map_mode mode;
+} prof_tick_map;
+void prof_clock_map(prof_tick_map *m);
 
 /** Read a (REALTIME, MONOTONIC) pair: MONOTONIC between two REALTIME reads, midpoint kept. */
 void prof_clock_anchor(int64_t *realtime_ns, int64_t *monotonic_ns);
@@ -223,53 +236,104 @@ void prof_out_double(prof_out *o, double v);
 /** Escape `s` (n bytes) as JSON string contents (no quotes) into malloc'd memory. */
 char *prof_json_escape(const char *s, size_t n, size_t *out_len);
 
-/** Format `v` at p (needs 20 bytes); @return the end. Two digits a step: a hot loop. */
+/* Two ASCII digits for each of 0..99: the formatters below emit two digits a step. */
+#define PROF_DIGIT_PAIRS                                                                           \
+    "00010203040506070809101112131415161718192021222324252627282930313233"                         \
+    "343536373839404142434445464748495051525354555657585960616263646566"                           \
+    "676869707172737475767778798081828384858687888990919293949596979899"
+
+/** @return the number of decimal digits of `v` (1..20): log2 via clz, then one compare. */
+static inline int prof_u64_digits(uint64_t v)
+{
+    static const uint64_t p10[20] = {1ULL,
+                                     10ULL,
+                                     100ULL,
+                                     1000ULL,
+                                     10000ULL,
+                                     100000ULL,
+                                     1000000ULL,
+                                     10000000ULL,
+                                     100000000ULL,
+                                     1000000000ULL,
+                                     10000000000ULL,
+                                     100000000000ULL,
+                                     1000000000000ULL,
+                                     10000000000000ULL,
+                                     100000000000000ULL,
+                                     1000000000000000ULL,
+                                     10000000000000000ULL,
+                                     100000000000000000ULL,
+                                     1000000000000000000ULL,
+                                     10000000000000000000ULL};
+    uint64_t x = v | 1;
+    int t = ((64 - __builtin_clzll(x)) * 1233) >> 12; /* floor(log10(x)) or one more */
+    return t - (x < p10[t]) + 1;
+}
+
+/** Write exactly 8 digits of `v` (< 10^8, zero-padded) at d. */
+static inline void prof_put_8(char *d, uint32_t v)
+{
+    static const char pairs[] = PROF_DIGIT_PAIRS;
+    uint32_t hi = v / 10000, lo = v % 10000;
+    memcpy(d, pairs + 2 * (hi / 100), 2);
+    memcpy(d + 2, pairs + 2 * (hi % 100), 2);
+    memcpy(d + 4, pairs + 2 * (lo / 100), 2);
+    memcpy(d + 6, pairs + 2 * (lo % 100), 2);
+}
+
+/** Format `v` at p (needs 20 bytes); @return the end. Right to left, two digits a step in
+ * 32-bit arithmetic: the writer's hot loop formats two numbers an event (bench_prof.sh). */
 static inline char *prof_put_u64(char *p, uint64_t v)
 {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
-                                "31323334353637383940414243444546474849505152535455565758596061"
-                                "62636465666768697071727374757677787980818283848586878889909192"
-                                "93949596979899";
-    char tmp[20];
-    char *t = tmp + sizeof(tmp);
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100);
-        v /= 100;
-        t -= 2;
-        t[0] = pairs[2 * d];
-        t[1] = pairs[2 * d + 1];
+    static const char pairs[] = PROF_DIGIT_PAIRS;
+    int n = prof_u64_digits(v);
+    char *t = p + n;
+    while (v >= 100000000ULL) {
+        uint64_t q = v / 100000000ULL;
+        t -= 8;
+        prof_put_8(t, (uint32_t)(v - q * 100000000ULL));
+        v = q;
     }
-    if (v >= 10) {
+    uint32_t w = (uint32_t)v;
+    while (w >= 100) {
+        uint32_t q = w / 100;
         t -= 2;
-        t[0] = pairs[2 * v];
-        t[1] = pairs[2 * v + 1];
-    } else {
-        *--t = (char)('0' + v);
+        memcpy(t, pairs + 2 * (w - q * 100), 2);
+        w = q;
     }
-    size_t n = (size_t)(tmp + sizeof(tmp) - t);
-    for (size_t i = 0; i < n; i++)
-        p[i] = t[i];
+    if (w >= 10)
+        memcpy(t - 2, pairs + 2 * w, 2);
+    else
+        t[-1] = (char)('0' + w);
     return p + n;
 }
 
 /** Format ns as microseconds with three decimals at p (needs 25 bytes); @return the end. */
 static inline char *prof_put_us(char *p, int64_t ns)
 {
+    static const char pairs[] = PROF_DIGIT_PAIRS;
     if (ns < 0)
         ns = 0;
-    p = prof_put_u64(p, (uint64_t)ns / 1000);
-    unsigned frac = (unsigned)((uint64_t)ns % 1000);
+    uint64_t us = (uint64_t)ns / 1000;
+    unsigned frac = (unsigned)((uint64_t)ns - us * 1000);
+    p = prof_put_u64(p, us);
     p[0] = '.';
     p[1] = (char)('0' + frac / 100);
-    p[2] = (char)('0' + frac / 10 % 10);
-    p[3] = (char)('0' + frac % 10);
+    memcpy(p + 2, pairs + 2 * (frac % 100), 2);
     return p + 4;
 }
 
+/** Make room for `n` more bytes at o->buf + o->len (n <= the buffer size; for a memory buffer
+ * n <= 64: what does not fit goes to its slack and the buffer is marked failed). */
 static inline void prof_out_reserve(prof_out *o, size_t n)
 {
-    if (o->len + n > o->cap)
+    if (o->len + n > o->cap) {
         prof_out_flush(o, 0);
+        if (o->fd < 0) {
+            o->failed = 1;
+            o->len = o->cap;
+        }
+    }
 }
 
 static inline void prof_out_str(prof_out *o, const char *s)

@@ -48,13 +48,14 @@ static struct {
     char **esc; /* escaped name per id, lazily built */
     uint32_t *esc_len;
     unsigned char *esc_op; /* 1: category cpu_op */
+    char **head;           /* per name: the start of its range events (write_range) */
+    uint32_t *head_len;
     uint32_t esc_cap;
     tid_info tids[MAX_TIDS];
     int n_tids;
     async_range *async;
     size_t n_async, cap_async;
     int64_t last_sync_ns;
-    int cur_tid;
     int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
 } W;
 
@@ -113,25 +114,38 @@ void prof_event_sep(prof_out *o)
     comma(o);
 }
 
-/* Pre-escaped JSON string contents of name `id`. */
+/* Grow the per-name tables to `ncap` ids. @return 0, or -1 out of memory (tables unchanged
+ * in size, though some may have moved). */
+static int grow_names(uint32_t ncap)
+{
+    char **e = realloc(W.esc, ncap * sizeof(*e));
+    if (e)
+        W.esc = e;
+    uint32_t *l = e ? realloc(W.esc_len, ncap * sizeof(*l)) : NULL;
+    if (l)
+        W.esc_len = l;
+    unsigned char *op = l ? realloc(W.esc_op, ncap) : NULL;
+    if (op)
+        W.esc_op = op;
+    char **h = op ? realloc(W.head, ncap * sizeof(*h)) : NULL;
+    if (h)
+        W.head = h;
+    uint32_t *hl = h ? realloc(W.head_len, ncap * sizeof(*hl)) : NULL;
+    if (!hl)
+        return -1;
+    W.head_len = hl;
+    memset(W.esc + W.esc_cap, 0, (ncap - W.esc_cap) * sizeof(*e));
+    memset(W.head + W.esc_cap, 0, (ncap - W.esc_cap) * sizeof(*h));
+    W.esc_cap = ncap;
+    return 0;
+}
+
+/* Pre-escaped JSON string contents of name `id` (escaped once, then reused). */
 static const char *esc_name(uint32_t id, uint32_t *len)
 {
-    if (id >= W.esc_cap) {
-        uint32_t ncap = prof_name_count() + 1024;
-        char **e = realloc(W.esc, ncap * sizeof(*e));
-        uint32_t *l = e ? realloc(W.esc_len, ncap * sizeof(*l)) : NULL;
-        unsigned char *op = l ? realloc(W.esc_op, ncap) : NULL;
-        if (e)
-            W.esc = e;
-        if (l)
-            W.esc_len = l;
-        if (!op) {
-            *len = 0;
-            return "";
-        }
-        W.esc_op = op;
-        memset(W.esc + W.esc_cap, 0, (ncap - W.esc_cap) * sizeof(*e));
-        W.esc_cap = ncap;
+    if (id >= W.esc_cap && grow_names(prof_name_count() + 1024) != 0) {
+        *len = 0;
+        return "";
     }
     if (!W.esc[id]) {
         const char *s = prof_name_str(id);
@@ -181,50 +195,94 @@ void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int6
     prof_out_raw(o, "}", 1);
 }
 
-/* The per-thread tail of every CPU event: ,"pid":P,"tid":T,"ts": */
+/* ---- the hot loop: CPU ranges ---- */
+
+/* A range event is three copies and two numbers: the name's cached head (",\n{...,"name":"N"",
+ * category and escaped name included), the thread's tail (,"pid":P,"tid":T,"ts":), then ts and
+ * dur. Heads are padded so they are copied in whole 16-byte blocks (no memcpy call for a
+ * variable length); names whose head exceeds HEAD_MAX take the general path. */
+#define HEAD_MAX  512
+#define TAIL_COPY 48 /* >= the longest thread tail (42 bytes) */
+#define FAST_MAX  (HEAD_MAX + TAIL_COPY + 2 * 25 + 8 + 1)
+
 static char thread_tail[64];
 static size_t thread_tail_len;
 
 static void set_thread_tail(int pid, int tid)
 {
+    memset(thread_tail, 0, sizeof(thread_tail));
     thread_tail_len = (size_t)snprintf(thread_tail, sizeof(thread_tail),
                                        ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
 }
 
-/* A CPU range in one pass over the buffer (the writer's hot loop). */
-static void write_range(prof_out *o, uint32_t name_id, int64_t t0, int64_t t1)
+/* Build (once per name) the head of name `id`. @return it, or NULL for the general path. */
+static const char *build_head(uint32_t id, uint32_t *len)
 {
-    static const char pre_ua[] = "{\"ph\":\"X\",\"cat\":\"" GP_CAT_USER_ANNOTATION "\",\"name\":\"";
-    static const char pre_op[] = "{\"ph\":\"X\",\"cat\":\"" GP_CAT_CPU_OP "\",\"name\":\"";
+    static const char pre_ua[] =
+            ",\n{\"ph\":\"X\",\"cat\":\"" GP_CAT_USER_ANNOTATION "\",\"name\":\"";
+    static const char pre_op[] = ",\n{\"ph\":\"X\",\"cat\":\"" GP_CAT_CPU_OP "\",\"name\":\"";
     uint32_t nlen;
-    const char *name = esc_name(name_id, &nlen);
-    size_t need = sizeof(pre_ua) + nlen + thread_tail_len + 64;
-    if (need > o->cap / 2) { /* a huge name: the general path */
+    const char *name = esc_name(id, &nlen); /* grows the tables to cover id */
+    if (id >= W.esc_cap || sizeof(pre_ua) + nlen + 1 > HEAD_MAX)
+        return NULL;
+    const char *pre = W.esc_op[id] ? pre_op : pre_ua;
+    size_t plen = W.esc_op[id] ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
+    size_t n = plen + nlen + 1;
+    char *h = calloc(1, (n + 15) / 16 * 16);
+    if (!h)
+        return NULL;
+    memcpy(h, pre, plen);
+    memcpy(h + plen, name, nlen);
+    h[n - 1] = '"';
+    W.head[id] = h;
+    W.head_len[id] = (uint32_t)n;
+    *len = (uint32_t)n;
+    return h;
+}
+
+static inline const char *range_head(uint32_t id, uint32_t *len)
+{
+    if (__builtin_expect(id < W.esc_cap && W.head[id] != NULL, 1)) {
+        *len = W.head_len[id];
+        return W.head[id];
+    }
+    return build_head(id, len);
+}
+
+static inline int64_t map_ns(const prof_tick_map *m, int64_t ticks)
+{
+    if (__builtin_expect(m->mode == PROF_MAP_LINEAR && ticks >= m->t0, 1))
+        return m->ns0 + (int64_t)(((unsigned __int128)(uint64_t)(ticks - m->t0) * m->scale) >> 32);
+    return m->mode == PROF_MAP_IDENTITY ? ticks : prof_ticks_to_ns(ticks);
+}
+
+/* One CPU range record (the writer's hot loop: measured in bench_prof.sh). */
+static void write_range(prof_out *o, const prof_rec *r, const prof_tick_map *m, int tid)
+{
+    int64_t t0 = map_ns(m, r->t0), t1 = map_ns(m, r->t1);
+    uint32_t hlen;
+    const char *head = range_head(r->name, &hlen);
+    if (__builtin_expect(head == NULL, 0)) { /* a huge name or no memory: the general path */
         prof_write_x(o,
-                     prof_name_cat(name_id) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
+                     prof_name_cat(r->name) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
                                                                   : GP_CAT_USER_ANNOTATION,
-                     name_id, prof_g.pid, W.cur_tid, t0, t1);
+                     r->name, prof_g.pid, tid, t0, t1);
         return;
     }
-    prof_out_reserve(o, need);
+    prof_out_reserve(o, FAST_MAX);
     char *p = o->buf + o->len;
-    if (W.need_comma) {
-        p[0] = ',';
-        p[1] = '\n';
-        p += 2;
-    }
+    size_t skip = W.need_comma ? 0 : 2; /* the first event has no ",\n" before it */
+    for (size_t i = 0; i < hlen; i += 16)
+        memcpy(p + i, head + i, 16);
+    if (skip)
+        memmove(p, p + 2, hlen - 2);
+    p += hlen - skip;
     W.need_comma = 1;
     W.n_events++;
-    int op = W.esc_op[name_id];
-    memcpy(p, op ? pre_op : pre_ua, op ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1);
-    p += op ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
-    memcpy(p, name, nlen);
-    p += nlen;
-    *p++ = '"';
-    memcpy(p, thread_tail, thread_tail_len);
+    memcpy(p, thread_tail, TAIL_COPY);
     p += thread_tail_len;
     p = prof_put_us(p, t0 - prof_base_ns);
-    memcpy(p, ",\"dur\":", 7);
+    memcpy(p, ",\"dur\":", 8);
     p = prof_put_us(p + 7, t1 > t0 ? t1 - t0 : 0);
     *p++ = '}';
     o->len = (size_t)(p - o->buf);
@@ -294,16 +352,13 @@ static void keep_async(const prof_rec *r)
     W.async[W.n_async++] = (async_range){r->t0, r->t1, r->name, (int)r->aux};
 }
 
-static void write_rec(prof_out *o, const prof_rec *raw, int pid, int tid)
+/* Any record but a range (rare: steps, marks, counters, warnings, NVTX start/end). */
+static void write_rec(prof_out *o, const prof_rec *raw, const prof_tick_map *m, int pid, int tid)
 {
-    if (__builtin_expect(raw->kind == PROF_REC_RANGE, 1)) {
-        write_range(o, raw->name, prof_ticks_to_ns(raw->t0), prof_ticks_to_ns(raw->t1));
-        return;
-    }
     prof_rec conv = *raw;
     const prof_rec *r = &conv;
-    conv.t0 = prof_ticks_to_ns(raw->t0);
-    conv.t1 = raw->t1 == raw->t0 ? conv.t0 : prof_ticks_to_ns(raw->t1);
+    conv.t0 = map_ns(m, raw->t0);
+    conv.t1 = raw->t1 == raw->t0 ? conv.t0 : map_ns(m, raw->t1);
     tid_info *ti;
     switch (r->kind) {
     case PROF_REC_STEP:
@@ -335,18 +390,23 @@ static void write_rec(prof_out *o, const prof_rec *raw, int pid, int tid)
 static size_t drain_threads(prof_out *o)
 {
     size_t total = 0;
-    prof_clock_sample(); /* every record drained below was made before this sample */
+    prof_tick_map map;
+    prof_clock_sample(); /* records drained below were made before it or soon after */
+    prof_clock_map(&map);
     for (prof_thread *t = prof_threads_head(); t; t = t->next) {
         if (atomic_load_explicit(&t->gen, memory_order_acquire) != W.cfg.gen)
             continue;
         tid_slot(t->tid);
-        W.cur_tid = t->tid;
         set_thread_tail(prof_g.pid, t->tid);
         const prof_rec *span;
         size_t n;
         while ((n = prof_ring_peek(t, &span)) > 0) {
-            for (size_t i = 0; i < n; i++)
-                write_rec(o, &span[i], prof_g.pid, t->tid);
+            for (size_t i = 0; i < n; i++) {
+                if (__builtin_expect(span[i].kind == PROF_REC_RANGE, 1))
+                    write_range(o, &span[i], &map, t->tid);
+                else
+                    write_rec(o, &span[i], &map, prof_g.pid, t->tid);
+            }
             prof_ring_release(t, n);
             total += n;
         }

@@ -8,6 +8,15 @@ if(TARGET gp_analyze)
                      $<TARGET_FILE:gprof-train> ${GP_SHARED_TRACES_DIR})
     set_tests_properties(analyze_kernel_totals PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
   endif()
+  if(GP_BUILD_BENCH AND TARGET gprof-train) # gen_kineto_trace is defined in bench/, later
+    add_test(NAME analyze_split_same
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/analyze/split_same.sh $<TARGET_FILE:gprof-train>
+                     $<TARGET_FILE:gen_kineto_trace> ${GP_TEST_DATA_DIR}/traces/y_nested.json
+                     ${GP_TEST_DATA_DIR}/traces/y_old_schema.json
+                     ${GP_TEST_DATA_DIR}/traces/y_truncated.json
+                     ${CMAKE_CURRENT_SOURCE_DIR}/analyze/split_tricky.json)
+    set_tests_properties(analyze_split_same PROPERTIES LABELS cli TIMEOUT 300)
+  endif()
   gp_add_fuzz(fuzz_trace_read ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_read.c
               ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_read gp_analyze)
 endif()

@@ -105,13 +105,27 @@ static gp_status open_data(struct train_run *r, gp_error *err)
     return GP_OK;
 }
 
+/* Host buffers for the weights and optimizer moments (free with state_free). */
+static gp_status state_alloc(const struct train_run *r, struct backend_state *st, gp_error *err)
+{
+    size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
+    st->params = calloc(np, sizeof(float));
+    st->opt = calloc(nopt, sizeof(float));
+    st->t = 0;
+    return st->params && st->opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+}
+
+static void state_free(struct backend_state *st)
+{
+    free(st->params);
+    free(st->opt);
+}
+
 /* Initial weights from the seed, or the --resume checkpoint. */
 static gp_status init_state(struct train_run *r, gp_error *err)
 {
-    size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
-    struct backend_state st = {calloc(np, sizeof(float)), calloc(nopt, sizeof(float)), 0};
-    gp_status rc =
-            st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    struct backend_state st;
+    gp_status rc = state_alloc(r, &st, err);
     int opt_loaded = 0;
     if (rc == GP_OK && r->cfg.resume)
         rc = checkpoint_load(r->cfg.resume, &r->spec, r->optim, &st, &opt_loaded, err);
@@ -119,23 +133,19 @@ static gp_status init_state(struct train_run *r, gp_error *err)
         model_init_params(&r->spec, st.params, r->cfg.seed);
     if (rc == GP_OK)
         rc = r->ops->set_state(r->be, &st, err);
-    free(st.params);
-    free(st.opt);
+    state_free(&st);
     return rc;
 }
 
 static gp_status save_state(struct train_run *r, gp_error *err)
 {
-    size_t np = r->spec.n_params, nopt = np * (size_t)backend_opt_slots(r->optim);
-    struct backend_state st = {calloc(np, sizeof(float)), calloc(nopt, sizeof(float)), 0};
-    gp_status rc =
-            st.params && st.opt ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    struct backend_state st;
+    gp_status rc = state_alloc(r, &st, err);
     if (rc == GP_OK)
         rc = r->ops->get_state(r->be, &st, err);
     if (rc == GP_OK)
         rc = checkpoint_save(r->cfg.checkpoint, &r->spec, r->optim, &st, err);
-    free(st.params);
-    free(st.opt);
+    state_free(&st);
     return rc;
 }
 

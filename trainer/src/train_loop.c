@@ -36,18 +36,25 @@ static gp_status pull_stats(struct train_run *r, struct epoch_acc *e, gp_error *
     return GP_OK;
 }
 
+/* A progress report of `event` for the epoch so far. */
+static void progress_init(gp_train_progress *p, gp_train_event event, const struct train_run *r,
+                          const struct epoch_acc *e, int epoch)
+{
+    memset(p, 0, sizeof(*p));
+    p->event = event;
+    p->epoch = epoch + 1;
+    p->epochs = r->cfg.epochs;
+    p->step = e->steps;
+    p->epoch_steps = e->nb;
+    p->global_step = r->res->steps;
+}
+
 static void report_step(struct train_run *r, const struct epoch_acc *e, int epoch)
 {
     if (!r->cfg.on_progress)
         return;
     gp_train_progress p;
-    memset(&p, 0, sizeof(p));
-    p.event = GP_TRAIN_EV_STEP;
-    p.epoch = epoch + 1;
-    p.epochs = r->cfg.epochs;
-    p.step = e->steps;
-    p.epoch_steps = e->nb;
-    p.global_step = r->res->steps;
+    progress_init(&p, GP_TRAIN_EV_STEP, r, e, epoch);
     p.loss = e->samples ? e->loss_sum / (double)e->samples : 0.0;
     p.elapsed_s = train_now() - e->t0;
     double done = (double)e->steps / (double)e->nb;
@@ -182,13 +189,7 @@ static void report_epoch(struct train_run *r, int epoch, const struct epoch_acc 
     if (!r->cfg.on_progress)
         return;
     gp_train_progress p;
-    memset(&p, 0, sizeof(p));
-    p.event = GP_TRAIN_EV_EPOCH;
-    p.epoch = epoch + 1;
-    p.epochs = r->cfg.epochs;
-    p.step = e->steps;
-    p.epoch_steps = e->nb;
-    p.global_step = r->res->steps;
+    progress_init(&p, GP_TRAIN_EV_EPOCH, r, e, epoch);
     p.loss = log->loss;
     p.train_accuracy = log->train_acc;
     p.test_accuracy = log->test_acc;

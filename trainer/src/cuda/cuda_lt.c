@@ -64,43 +64,42 @@ static cudaDataType_t lt_type(enum cuk_dtype dt)
     return dt == CUK_F16 ? CUDA_R_16F : dt == CUK_BF16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
-/* Describe y^T (cout, n) = op_T(W (cin, cout)) . x^T (cin, n) + bias, and ask for an algorithm. */
-static gp_status plan_make(struct backend *b, struct lt_plan *p, const struct layer_spec *l,
-                           const float *bias, gp_error *err)
+/* Describe y^T (cout, n) = op_T(W (cin, cout)) . x^T (cin, n) + bias and ask for an algorithm.
+ * Any refusal (e.g. an fp32 bias with fp16 output on an older cuBLASLt) leaves the plan unusable,
+ * which is not an error: the caller falls back to cublasGemmEx. */
+static void plan_make(struct backend *b, struct lt_plan *p, const struct layer_spec *l,
+                      const float *bias)
 {
     cudaDataType_t t = lt_type(b->dt), bt = CUDA_R_32F;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
     size_t ws = CUDA_LT_WORKSPACE_BYTES;
-    LT_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), err);
-    LT_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)),
-           err);
-    LT_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)),
-           err);
-    LT_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)),
-           err);
-    LT_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                          sizeof(bias)),
-           err);
-    LT_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
-                                          sizeof(bt)),
-           err);
-    LT_TRY(cublasLtMatrixLayoutCreate(&p->a, t, (uint64_t)l->cin, (uint64_t)l->cout, l->cin), err);
-    LT_TRY(cublasLtMatrixLayoutCreate(&p->x, t, (uint64_t)l->cin, (uint64_t)p->n, l->cin), err);
-    LT_TRY(cublasLtMatrixLayoutCreate(&p->y, t, (uint64_t)l->cout, (uint64_t)p->n, l->cout), err);
-    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulDescAttributes_t keys[5] = {
+            CUBLASLT_MATMUL_DESC_TRANSA, CUBLASLT_MATMUL_DESC_TRANSB, CUBLASLT_MATMUL_DESC_EPILOGUE,
+            CUBLASLT_MATMUL_DESC_BIAS_POINTER, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE};
+    const void *vals[5] = {&ta, &tb, &epi, &bias, &bt};
+    size_t sizes[5] = {sizeof(ta), sizeof(tb), sizeof(epi), sizeof(bias), sizeof(bt)};
+    int ok = cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == 0;
+    for (int k = 0; k < 5 && ok; k++)
+        ok = cublasLtMatmulDescSetAttribute(p->op, keys[k], vals[k], sizes[k]) == 0;
+    ok = ok &&
+         cublasLtMatrixLayoutCreate(&p->a, t, (uint64_t)l->cin, (uint64_t)l->cout, l->cin) == 0;
+    ok = ok && cublasLtMatrixLayoutCreate(&p->x, t, (uint64_t)l->cin, (uint64_t)p->n, l->cin) == 0;
+    ok = ok &&
+         cublasLtMatrixLayoutCreate(&p->y, t, (uint64_t)l->cout, (uint64_t)p->n, l->cout) == 0;
+    cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t res;
     int got = 0;
-    LT_TRY(cublasLtMatmulPreferenceCreate(&pref), err);
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                         sizeof(ws));
-    cublasStatus_t rc = cublasLtMatmulAlgoGetHeuristic(b->lt->h, p->op, p->a, p->x, p->y, p->y,
-                                                       pref, 1, &res, &got);
-    cublasLtMatmulPreferenceDestroy(pref);
-    p->usable = rc == CUBLAS_STATUS_SUCCESS && got > 0;
+    ok = ok && cublasLtMatmulPreferenceCreate(&pref) == 0;
+    ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &ws, sizeof(ws)) == 0;
+    ok = ok && cublasLtMatmulAlgoGetHeuristic(b->lt->h, p->op, p->a, p->x, p->y, p->y, pref, 1,
+                                              &res, &got) == 0;
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    p->usable = ok && got > 0;
     if (p->usable)
         p->algo = res.algo;
-    return GP_OK;
 }
 
 static gp_status plan_for(struct backend *b, int layer, const float *bias, struct lt_plan **out,
@@ -116,7 +115,8 @@ static gp_status plan_for(struct backend *b, int layer, const float *bias, struc
     plan_free(p);
     p->n = b->n;
     *out = p;
-    return plan_make(b, p, &b->spec.l[layer], bias, err);
+    plan_make(b, p, &b->spec.l[layer], bias);
+    return GP_OK;
 }
 
 gp_status cuda_lt_linear_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
