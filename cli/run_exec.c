@@ -20,6 +20,8 @@
 #include "cmds.h"
 #include "gp/trace_schema.h"
 #include "opt.h"
+
+#include "gp/fs.h"
 #include "run_analysis.h"
 
 #define MAX_TRACES 1024
@@ -55,20 +57,6 @@ static int find_library(char *out, size_t cap)
     return CLI_OK;
 }
 
-static int mkdir_p(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int rc = mkdir(path, 0755);
-        *p = '/';
-        if (rc != 0 && errno != EEXIST)
-            return -1;
-    }
-    return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 /* <out>/<cmd name>-<YYYYmmdd-HHMMSS>, created, absolute. */
 static int make_run_dir(const char *out, const char *cmd, char *dir, size_t cap)
 {
@@ -79,8 +67,10 @@ static int make_run_dir(const char *out, const char *cmd, char *dir, size_t cap)
     localtime_r(&now, &tm);
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
     snprintf(path, sizeof(path), "%s/%s-%s", out, basename(base), stamp);
-    if (mkdir_p(path) != 0)
-        return cli_error("cannot create '%s': %s", path, strerror(errno));
+    gp_error err;
+    gp_status rc = gp_mkdir_p(path, &err);
+    if (rc != GP_OK)
+        return cli_error_from(&err, rc);
     if (!realpath(path, dir) || strlen(dir) >= cap)
         return cli_error("cannot resolve '%s'", path);
     return CLI_OK;

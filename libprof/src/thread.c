@@ -95,25 +95,38 @@ prof_thread *prof_thread_self(void)
     return t;
 }
 
-void prof_emit(prof_thread *t, const prof_rec *r)
+/* The ring looked full: refresh the cached tail, wait (lossless mode) or drop. @return 1 if
+ * there is room now. */
+static int ring_full(prof_thread *t, uint64_t h)
+{
+    t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+    while (h - t->tail_seen >= t->cap) {
+        if (!prof_g.wait_when_full || !atomic_load(&prof_g.running)) {
+            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+            return 0;
+        }
+        /* lossless mode: let the writer catch up (it loops while behind) */
+        prof_writer_wake();
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+    }
+    return 1;
+}
+
+/* Append in line on the hot path (pop): one compare against the cached tail, one store. */
+static inline void emit(prof_thread *t, const prof_rec *r)
 {
     uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
-    if (h - t->tail_seen >= t->cap) {
-        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-        while (h - t->tail_seen >= t->cap) {
-            if (!prof_g.wait_when_full || !atomic_load(&prof_g.running)) {
-                atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-                return;
-            }
-            /* lossless mode: let the writer catch up (it loops while behind) */
-            prof_writer_wake();
-            struct timespec pause = {0, 20000};
-            nanosleep(&pause, NULL);
-            t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-        }
-    }
+    if (__builtin_expect(h - t->tail_seen >= t->cap, 0) && !ring_full(t, h))
+        return;
     t->ring[h & (t->cap - 1)] = *r;
     atomic_store_explicit(&t->head, h + 1, memory_order_release);
+}
+
+void prof_emit(prof_thread *t, const prof_rec *r)
+{
+    emit(t, r);
 }
 
 size_t prof_ring_peek(prof_thread *t, const prof_rec **span)
@@ -207,7 +220,7 @@ static void pop_on(prof_thread *t)
     int64_t now = prof_ticks();
     if (t->depth == 0) {
         prof_rec r = {now, now, 0, 0, PROF_REC_BAD_POP, 0};
-        prof_emit(t, &r);
+        emit(t, &r);
         return;
     }
     int d = --t->depth;
@@ -216,7 +229,7 @@ static void pop_on(prof_thread *t)
     prof_frame *f = &t->stack[d];
     if (f->recorded) {
         prof_rec r = {f->t0, now, 0, f->name, PROF_REC_RANGE, (uint16_t)d};
-        prof_emit(t, &r);
+        emit(t, &r);
     }
 }
 

@@ -1,5 +1,6 @@
 /* What a run leaves behind: the run folder, the trace (libprof, with the configuration in
  * "gprof"), TensorBoard scalars and summary.json. */
+#include "gp/fs.h"
 #include "gp/log.h"
 #include "gp/prof.h"
 #include "gp/trace_schema.h"
@@ -17,28 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* mkdir -p */
-static gp_status make_dirs(const char *path, gp_error *err)
-{
-    char buf[512];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return gp_error_set(err, GP_EIO, buf, "cannot create folder: %s", strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return gp_error_set(err, GP_EIO, buf, "cannot create folder: %s", strerror(errno));
-    return GP_OK;
-}
-
 gp_status train_make_run_dir(struct train_run *r, gp_error *err)
 {
     const char *out = r->cfg.out_dir ? r->cfg.out_dir : "runs";
-    GP_TRY(make_dirs(out, err));
+    GP_TRY(gp_mkdir_p(out, err));
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);

@@ -7,29 +7,12 @@
 #include "gp/export.h"
 #include "gp/trace_schema.h"
 
+#include "gp/fs.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* mkdir -p: create `path` and any missing parents. */
-static gp_status make_dirs(const char *path, gp_error *err)
-{
-    char buf[4096];
-    int n = snprintf(buf, sizeof buf, "%s", path);
-    GP_FAIL_IF(n < 0 || (size_t)n >= sizeof buf, GP_EINVAL, err, "directory path too long");
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return gp_error_set(err, GP_EIO, buf, "cannot create directory: %s", strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return gp_error_set(err, GP_EIO, buf, "cannot create directory: %s", strerror(errno));
-    return GP_OK;
-}
 
 /* The worker name: the trace's file name without ".<digits>.pt.trace.json[.gz]" (or ".json",
  * ".gz"), restricted to [A-Za-z0-9_-]; "worker0" if nothing is left. */
@@ -122,7 +105,7 @@ gp_status gp_export_tensorboard(const gp_analysis *a, const gp_export_opts *opts
     char dir[4096], worker[128], path[4400];
     int n = snprintf(dir, sizeof dir, "%s/%s", logdir, run);
     GP_FAIL_IF(n < 0 || (size_t)n >= sizeof dir, GP_EINVAL, err, "log directory path too long");
-    GP_TRY(make_dirs(dir, err));
+    GP_TRY(gp_mkdir_p(dir, err));
     worker_name(info->path, worker, sizeof worker);
     /* the span part of the name: the trace's start in unix ms, so re-exports replace the file */
     long long ms = (long long)((info->base_time_ns + info->ts_min) / 1000000);
