@@ -54,7 +54,7 @@ fuzz: deps
 	sh tests/ci/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+	clang-format -i $$(git ls-files "*.c" "*.h" "*.cu" "*.cuh")
 
 clean:
 	rm -rf $(BUILD) build-asan build-release build-fuzz

@@ -1,6 +1,7 @@
 /* cli/cmds.h: the subcommands of gprof-train. Each cmd_<name> lives in cli/cmd_<name>.c, takes
  * argv with argv[0] = the subcommand name, and returns the process exit code (0, 1 or 2).
- * Adding a subcommand: write cmd_<name>.c, declare it here, add it to commands[] in gprof-train.c. */
+ * Adding a subcommand: write cmd_<name>.c, declare it here, add it to commands[] in gprof-train.c.
+ */
 #ifndef GP_CLI_CMDS_H
 #define GP_CLI_CMDS_H
 

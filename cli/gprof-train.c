@@ -13,11 +13,13 @@ struct gp_cmd {
 };
 
 static const struct gp_cmd commands[] = {
-    {"run", cmd_run, "train the bundled model, or run any program, under the profiler"},
-    {"report", cmd_report, "print key-averages tables (PyTorch's) for one or more traces"},
-    {"diagnose", cmd_diagnose, "find why training is slow: evidence, the knob to turn, the gain"},
-    {"export", cmd_export, "write a trace for TensorBoard, Perfetto or as an HTML report"},
-    {"prepare", cmd_prepare, "write Fashion-MNIST as a PNG image folder for the decoding loader"},
+        {"run", cmd_run, "train the bundled model, or run any program, under the profiler"},
+        {"report", cmd_report, "print key-averages tables (PyTorch's) for one or more traces"},
+        {"diagnose", cmd_diagnose,
+         "find why training is slow: evidence, the knob to turn, the gain"},
+        {"export", cmd_export, "write a trace for TensorBoard, Perfetto or as an HTML report"},
+        {"prepare", cmd_prepare,
+         "write Fashion-MNIST as a PNG image folder for the decoding loader"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -25,7 +27,8 @@ static void print_main_help(FILE *out)
 {
     fputs("usage: gprof-train [--version] [--help] <command> [<args>]\n\n"
           "Profile GPU training loops and explain why they are slow.\n\n"
-          "commands:\n", out);
+          "commands:\n",
+          out);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "    %-10s %s\n", commands[i].name, commands[i].summary);
     fputs("\nexamples:\n"
@@ -35,7 +38,8 @@ static void print_main_help(FILE *out)
           "    gprof-train report TRACE --sort cuda_time_total\n"
           "    gprof-train diagnose TRACE --fail-on warn\n"
           "    gprof-train export TRACE --html report.html\n\n"
-          "'gprof-train <command> --help' describes a command.\n", out);
+          "'gprof-train <command> --help' describes a command.\n",
+          out);
 }
 
 static const struct gp_cmd *find_command(const char *name)
@@ -92,7 +96,8 @@ int main(int argc, const char **argv)
     const struct gp_cmd *cmd = find_command(name);
     if (!cmd) {
         cli_error("'%s' is not a gprof-train command", name);
-        cli_hint("the commands are run, report, diagnose, export and prepare; see 'gprof-train --help'");
+        cli_hint("the commands are run, report, diagnose, export and prepare; see 'gprof-train "
+                 "--help'");
         return CLI_ERROR;
     }
     return finish(cmd->fn(argc - 1, argv + 1));

@@ -183,7 +183,8 @@ int opt_parse(int argc, const char **argv, const struct opt *opts, const struct 
             argv[npos++] = a;
             continue;
         }
-        used = a[1] == '-' ? parse_long(a + 2, next, opts, help) : parse_short(a + 1, next, opts, help);
+        used = a[1] == '-' ? parse_long(a + 2, next, opts, help)
+                           : parse_short(a + 1, next, opts, help);
         if (used < 0)
             return OPT_ERROR;
         i += used;
@@ -200,8 +201,11 @@ static void print_option(FILE *out, const struct opt *o)
     else
         n = snprintf(left, sizeof(left), "    ");
     if (o->long_name)
-        n += snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s", o->type == OPT_TYPE_BOOL &&
-                      strncmp(o->help, "(negatable) ", 12) == 0 ? "[no-]" : "", o->long_name);
+        n += snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s",
+                      o->type == OPT_TYPE_BOOL && strncmp(o->help, "(negatable) ", 12) == 0
+                              ? "[no-]"
+                              : "",
+                      o->long_name);
     if (o->type != OPT_TYPE_BOOL && o->argh)
         snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->argh);
     const char *h = o->help;

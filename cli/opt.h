@@ -21,7 +21,7 @@ struct opt {
     void *value;
     const char *argh; /* argument placeholder shown in --help, e.g. "N" */
     const char *help;
-    long min, max;    /* OPT_TYPE_INT range */
+    long min, max; /* OPT_TYPE_INT range */
 };
 
 #define OPT_LIST_MAX 64
@@ -30,20 +30,41 @@ struct opt_list {
     const char *items[OPT_LIST_MAX];
 };
 
-#define OPT_GROUP(h)                  {OPT_TYPE_GROUP, 0, NULL, NULL, NULL, (h), 0, 0}
-#define OPT_BOOL(s, l, v, h)          {OPT_TYPE_BOOL, (s), (l), (v), NULL, (h), 0, 0}
-#define OPT_STR(s, l, v, a, h)        {OPT_TYPE_STR, (s), (l), (v), (a), (h), 0, 0}
-#define OPT_INT(s, l, v, a, h, lo, hi) {OPT_TYPE_INT, (s), (l), (v), (a), (h), (lo), (hi)}
-#define OPT_DOUBLE(s, l, v, a, h)     {OPT_TYPE_DOUBLE, (s), (l), (v), (a), (h), 0, 0}
-#define OPT_LIST(s, l, v, a, h)       {OPT_TYPE_LIST, (s), (l), (v), (a), (h), 0, 0}
-#define OPT_END()                     {OPT_TYPE_END, 0, NULL, NULL, NULL, NULL, 0, 0}
+#define OPT_GROUP(h)                                                                               \
+    {                                                                                              \
+        OPT_TYPE_GROUP, 0, NULL, NULL, NULL, (h), 0, 0                                             \
+    }
+#define OPT_BOOL(s, l, v, h)                                                                       \
+    {                                                                                              \
+        OPT_TYPE_BOOL, (s), (l), (v), NULL, (h), 0, 0                                              \
+    }
+#define OPT_STR(s, l, v, a, h)                                                                     \
+    {                                                                                              \
+        OPT_TYPE_STR, (s), (l), (v), (a), (h), 0, 0                                                \
+    }
+#define OPT_INT(s, l, v, a, h, lo, hi)                                                             \
+    {                                                                                              \
+        OPT_TYPE_INT, (s), (l), (v), (a), (h), (lo), (hi)                                          \
+    }
+#define OPT_DOUBLE(s, l, v, a, h)                                                                  \
+    {                                                                                              \
+        OPT_TYPE_DOUBLE, (s), (l), (v), (a), (h), 0, 0                                             \
+    }
+#define OPT_LIST(s, l, v, a, h)                                                                    \
+    {                                                                                              \
+        OPT_TYPE_LIST, (s), (l), (v), (a), (h), 0, 0                                               \
+    }
+#define OPT_END()                                                                                  \
+    {                                                                                              \
+        OPT_TYPE_END, 0, NULL, NULL, NULL, NULL, 0, 0                                              \
+    }
 
 /* What a command's --help shows around its option table. */
 struct opt_help {
-    const char *name;           /* "report" */
-    const char *const *usage;   /* NULL-terminated usage lines, without "usage: " */
-    const char *summary;        /* one paragraph on what the command does */
-    const char *epilog;         /* examples and notes after the options, or NULL */
+    const char *name;         /* "report" */
+    const char *const *usage; /* NULL-terminated usage lines, without "usage: " */
+    const char *summary;      /* one paragraph on what the command does */
+    const char *epilog;       /* examples and notes after the options, or NULL */
 };
 
 enum opt_flags {

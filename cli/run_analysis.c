@@ -23,8 +23,8 @@ static int report_one(const char *path)
         size_t n_dev = 0;
         gp_analysis_devices(a, &n_dev);
         gp_report_opts o = {GP_REPORT_TABLE,
-                            n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL,
-                            GP_GROUP_NAME, RUN_REPORT_ROWS, path};
+                            n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL, GP_GROUP_NAME,
+                            RUN_REPORT_ROWS, path};
         rc = gp_report_write(stdout, a, &o, &err);
     }
     if (rc != GP_OK)

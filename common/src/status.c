@@ -9,14 +9,22 @@
 const char *gp_strerror(gp_status code)
 {
     switch (code) {
-    case GP_OK: return "ok";
-    case GP_EINVAL: return "invalid argument";
-    case GP_ENOMEM: return "out of memory";
-    case GP_EIO: return "i/o error";
-    case GP_EPARSE: return "parse error";
-    case GP_ECUDA: return "cuda error";
-    case GP_ECUPTI: return "cupti error";
-    case GP_EUNSUPPORTED: return "not supported";
+    case GP_OK:
+        return "ok";
+    case GP_EINVAL:
+        return "invalid argument";
+    case GP_ENOMEM:
+        return "out of memory";
+    case GP_EIO:
+        return "i/o error";
+    case GP_EPARSE:
+        return "parse error";
+    case GP_ECUDA:
+        return "cuda error";
+    case GP_ECUPTI:
+        return "cupti error";
+    case GP_EUNSUPPORTED:
+        return "not supported";
     }
     return "unknown error";
 }

@@ -45,14 +45,15 @@ static int gp_test_n_failed;
     do {                                                                                           \
         double gp_t_a = (double)(a), gp_t_b = (double)(b);                                         \
         if (!(fabs(gp_t_a - gp_t_b) <= (tol)))                                                     \
-            GP_TEST_FAIL("%s ~= %s: %.9g vs %.9g (tol %g)", #a, #b, gp_t_a, gp_t_b, (double)(tol)); \
+            GP_TEST_FAIL("%s ~= %s: %.9g vs %.9g (tol %g)", #a, #b, gp_t_a, gp_t_b,                \
+                         (double)(tol));                                                           \
     } while (0)
 
 #define GP_ASSERT_STR_EQ(a, b)                                                                     \
     do {                                                                                           \
         const char *gp_t_a = (a), *gp_t_b = (b);                                                   \
         if (!gp_t_a || !gp_t_b || strcmp(gp_t_a, gp_t_b) != 0)                                     \
-            GP_TEST_FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, gp_t_a ? gp_t_a : "(null)",        \
+            GP_TEST_FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, gp_t_a ? gp_t_a : "(null)",         \
                          gp_t_b ? gp_t_b : "(null)");                                              \
     } while (0)
 
@@ -60,7 +61,7 @@ static int gp_test_n_failed;
     do {                                                                                           \
         const char *gp_t_h = (hay), *gp_t_n = (needle);                                            \
         if (!gp_t_h || !strstr(gp_t_h, gp_t_n))                                                    \
-            GP_TEST_FAIL("%s does not contain \"%s\": \"%s\"", #hay, gp_t_n,                      \
+            GP_TEST_FAIL("%s does not contain \"%s\": \"%s\"", #hay, gp_t_n,                       \
                          gp_t_h ? gp_t_h : "(null)");                                              \
     } while (0)
 

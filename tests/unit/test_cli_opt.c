@@ -16,13 +16,13 @@ struct vals {
 static int parse(struct vals *v, int argc, const char **argv, int flags)
 {
     const struct opt opts[] = {
-        OPT_GROUP("options:"),
-        OPT_STR('s', "str", &v->s, "S", "a string"),
-        OPT_INT('n', "num", &v->n, "N", "a number", 1, 100),
-        OPT_DOUBLE(0, "dbl", &v->d, "X", "a double"),
-        OPT_BOOL('b', "flag", &v->b, "a flag"),
-        OPT_LIST(0, "item", &v->l, "I", "repeatable"),
-        OPT_END(),
+            OPT_GROUP("options:"),
+            OPT_STR('s', "str", &v->s, "S", "a string"),
+            OPT_INT('n', "num", &v->n, "N", "a number", 1, 100),
+            OPT_DOUBLE(0, "dbl", &v->d, "X", "a double"),
+            OPT_BOOL('b', "flag", &v->b, "a flag"),
+            OPT_LIST(0, "item", &v->l, "I", "repeatable"),
+            OPT_END(),
     };
     return opt_parse(argc, argv, opts, &help, flags);
 }
@@ -30,8 +30,8 @@ static int parse(struct vals *v, int argc, const char **argv, int flags)
 static void test_long_short_and_inline_values(void)
 {
     struct vals v = {0};
-    const char *argv[] = {"t", "--str", "a", "-n", "7", "--dbl=2.5", "-b", "pos1", "--item=x",
-                          "--item", "y", "pos2"};
+    const char *argv[] = {"t",  "--str", "a",        "-n",     "7", "--dbl=2.5",
+                          "-b", "pos1",  "--item=x", "--item", "y", "pos2"};
     int n = parse(&v, 12, argv, 0);
     GP_ASSERT_EQ_INT(n, 2);
     GP_ASSERT_STR_EQ(v.s, "a");

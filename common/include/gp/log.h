@@ -1,5 +1,6 @@
 /* gp/log.h: level-gated logging with a pluggable sink. Libraries never write to stdout;
- * by default WARN and above go to stderr, and GP_LOG=error|warn|info|debug|trace changes the level. */
+ * by default WARN and above go to stderr, and GP_LOG=error|warn|info|debug|trace changes the level.
+ */
 #ifndef GP_COMMON_LOG_H
 #define GP_COMMON_LOG_H
 

@@ -76,7 +76,7 @@ void gp_bug(const char *file, int line, const char *fmt, ...)
 #ifdef NDEBUG
 #    define GP_ASSERT(cond) ((void)0)
 #else
-#    define GP_ASSERT(cond) ((cond) ? (void)0 : gp_bug(__FILE__, __LINE__, "assert: %s", #cond))
+#    define GP_ASSERT(cond) ((cond) ? (void)0 : gp_bug(__FILE__, __LINE__, "assert: %s", #    cond))
 #endif
 
 #ifdef __cplusplus

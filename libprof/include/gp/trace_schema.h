@@ -5,132 +5,132 @@
 #define GP_LIBPROF_TRACE_SCHEMA_H
 
 /* ---- Top-level keys of the object form. traceEvents is always written LAST. ---- */
-#define GP_KEY_SCHEMA_VERSION     "schemaVersion"       /* int, 1 */
-#define GP_KEY_DEVICE_PROPERTIES  "deviceProperties"    /* array, index = device id */
-#define GP_KEY_DISTRIBUTED_INFO   "distributedInfo"     /* {"rank","world_size","backend"} */
-#define GP_KEY_DISPLAY_TIME_UNIT  "displayTimeUnit"     /* "ms" */
-#define GP_KEY_BASE_TIME_NS       "baseTimeNanoseconds" /* unix ns = ts * 1000 + base */
-#define GP_KEY_TRACE_NAME         "traceName"
-#define GP_KEY_GPROF              "gprof"               /* our run configuration object */
-#define GP_KEY_TRACE_EVENTS       "traceEvents"
-#define GP_SCHEMA_VERSION         1
+#define GP_KEY_SCHEMA_VERSION    "schemaVersion"       /* int, 1 */
+#define GP_KEY_DEVICE_PROPERTIES "deviceProperties"    /* array, index = device id */
+#define GP_KEY_DISTRIBUTED_INFO  "distributedInfo"     /* {"rank","world_size","backend"} */
+#define GP_KEY_DISPLAY_TIME_UNIT "displayTimeUnit"     /* "ms" */
+#define GP_KEY_BASE_TIME_NS      "baseTimeNanoseconds" /* unix ns = ts * 1000 + base */
+#define GP_KEY_TRACE_NAME        "traceName"
+#define GP_KEY_GPROF             "gprof" /* our run configuration object */
+#define GP_KEY_TRACE_EVENTS      "traceEvents"
+#define GP_SCHEMA_VERSION        1
 
 /* ---- Keys inside "gprof": what the rules need to name the knob to turn. ---- */
-#define GP_CFG_TOOL_VERSION       "version"          /* gprof-train version string */
-#define GP_CFG_PRODUCER           "producer"         /* "trainer" | "inject" | "api" */
-#define GP_CFG_COMMAND            "command"          /* argv of the profiled program */
-#define GP_CFG_MODEL              "model"            /* "mlp" | "cnn" */
+#define GP_CFG_TOOL_VERSION       "version"  /* gprof-train version string */
+#define GP_CFG_PRODUCER           "producer" /* "trainer" | "inject" | "api" */
+#define GP_CFG_COMMAND            "command"  /* argv of the profiled program */
+#define GP_CFG_MODEL              "model"    /* "mlp" | "cnn" */
 #define GP_CFG_BATCH_SIZE         "batch_size"
-#define GP_CFG_WORKERS            "workers"          /* loader threads, 0 = main thread */
+#define GP_CFG_WORKERS            "workers" /* loader threads, 0 = main thread */
 #define GP_CFG_PREFETCH           "prefetch"
-#define GP_CFG_PIN_MEMORY         "pin_memory"       /* bool */
-#define GP_CFG_NON_BLOCKING       "non_blocking"     /* bool */
-#define GP_CFG_AMP                "amp"              /* "off" | "fp16" | "bf16" */
-#define GP_CFG_CUDNN_BENCHMARK    "cudnn_benchmark"  /* bool */
-#define GP_CFG_DATASET_FORMAT     "dataset_format"   /* "idx" | "png" */
-#define GP_CFG_DEVICE             "device"           /* "cuda" | "cpu" */
+#define GP_CFG_PIN_MEMORY         "pin_memory"      /* bool */
+#define GP_CFG_NON_BLOCKING       "non_blocking"    /* bool */
+#define GP_CFG_AMP                "amp"             /* "off" | "fp16" | "bf16" */
+#define GP_CFG_CUDNN_BENCHMARK    "cudnn_benchmark" /* bool */
+#define GP_CFG_DATASET_FORMAT     "dataset_format"  /* "idx" | "png" */
+#define GP_CFG_DEVICE             "device"          /* "cuda" | "cpu" */
 #define GP_CFG_DEVICE_NAME        "device_name"
 #define GP_CFG_DEVICE_MEMORY      "total_device_memory" /* bytes */
-#define GP_CFG_CPU_COUNT          "cpu_count"        /* online logical CPUs */
+#define GP_CFG_CPU_COUNT          "cpu_count"           /* online logical CPUs */
 #define GP_CFG_PHYSICAL_CORES     "physical_cores"
-#define GP_CFG_GPU_STATUS         "gpu_status"       /* "recorded" | why GPU activity is absent */
-#define GP_CFG_DROPPED_RECORDS    "dropped_records"  /* records lost to full buffers */
-#define GP_CFG_WARNINGS           "warnings"         /* array of strings (e.g. unbalanced pops) */
+#define GP_CFG_GPU_STATUS         "gpu_status"      /* "recorded" | why GPU activity is absent */
+#define GP_CFG_DROPPED_RECORDS    "dropped_records" /* records lost to full buffers */
+#define GP_CFG_WARNINGS           "warnings"        /* array of strings (e.g. unbalanced pops) */
 #define GP_CFG_DROPPED_CPU        "dropped_cpu_records" /* part of dropped_records: full rings */
 #define GP_CFG_DROPPED_GPU        "dropped_gpu_records" /* part of dropped_records: CUPTI */
-#define GP_CFG_COMPLETE           "complete"         /* bool: false while written / if cut off */
+#define GP_CFG_COMPLETE           "complete"            /* bool: false while written / if cut off */
 #define GP_CFG_PEAK_DEVICE_MEMORY "peak_device_memory_allocated" /* bytes, device 0, CUPTI */
-#define GP_CFG_CLOCK_REALTIME_NS  "clock_realtime_ns"  /* anchor pair read together */
+#define GP_CFG_CLOCK_REALTIME_NS  "clock_realtime_ns"            /* anchor pair read together */
 #define GP_CFG_CLOCK_MONOTONIC_NS "clock_monotonic_ns"
 
 /* ---- Categories ("cat"), current Kineto schema. ---- */
-#define GP_CAT_CPU_OP             "cpu_op"
-#define GP_CAT_USER_ANNOTATION    "user_annotation"
+#define GP_CAT_CPU_OP              "cpu_op"
+#define GP_CAT_USER_ANNOTATION     "user_annotation"
 #define GP_CAT_GPU_USER_ANNOTATION "gpu_user_annotation"
-#define GP_CAT_CUDA_RUNTIME       "cuda_runtime"
-#define GP_CAT_CUDA_DRIVER        "cuda_driver"
-#define GP_CAT_CUDA_SYNC          "cuda_sync"
-#define GP_CAT_CUDA_EVENT         "cuda_event"
-#define GP_CAT_KERNEL             "kernel"
-#define GP_CAT_GPU_MEMCPY         "gpu_memcpy"
-#define GP_CAT_GPU_MEMSET         "gpu_memset"
-#define GP_CAT_CPU_INSTANT        "cpu_instant_event"
-#define GP_CAT_PYTHON_FUNCTION    "python_function"
-#define GP_CAT_OVERHEAD           "overhead"
-#define GP_CAT_COLLECTIVE         "collective_comm"
-#define GP_CAT_FLOW_AC2G          "ac2g"   /* flow cat and name: launch -> GPU activity */
-#define GP_CAT_FLOW_FWDBWD        "fwdbwd"
-#define GP_CAT_TRACE              "Trace"
+#define GP_CAT_CUDA_RUNTIME        "cuda_runtime"
+#define GP_CAT_CUDA_DRIVER         "cuda_driver"
+#define GP_CAT_CUDA_SYNC           "cuda_sync"
+#define GP_CAT_CUDA_EVENT          "cuda_event"
+#define GP_CAT_KERNEL              "kernel"
+#define GP_CAT_GPU_MEMCPY          "gpu_memcpy"
+#define GP_CAT_GPU_MEMSET          "gpu_memset"
+#define GP_CAT_CPU_INSTANT         "cpu_instant_event"
+#define GP_CAT_PYTHON_FUNCTION     "python_function"
+#define GP_CAT_OVERHEAD            "overhead"
+#define GP_CAT_COLLECTIVE          "collective_comm"
+#define GP_CAT_FLOW_AC2G           "ac2g" /* flow cat and name: launch -> GPU activity */
+#define GP_CAT_FLOW_FWDBWD         "fwdbwd"
+#define GP_CAT_TRACE               "Trace"
 
 /* ---- Categories of the 2021 schema (PyTorch 1.8/1.9), read but never written. ---- */
-#define GP_CAT_OLD_OPERATOR       "Operator"
-#define GP_CAT_OLD_RUNTIME        "Runtime"
-#define GP_CAT_OLD_KERNEL         "Kernel"
-#define GP_CAT_OLD_MEMCPY         "Memcpy"
-#define GP_CAT_OLD_MEMSET         "Memset"
-#define GP_CAT_OLD_FLOW           "async" /* flow name "launch" */
+#define GP_CAT_OLD_OPERATOR "Operator"
+#define GP_CAT_OLD_RUNTIME  "Runtime"
+#define GP_CAT_OLD_KERNEL   "Kernel"
+#define GP_CAT_OLD_MEMCPY   "Memcpy"
+#define GP_CAT_OLD_MEMSET   "Memset"
+#define GP_CAT_OLD_FLOW     "async" /* flow name "launch" */
 
 /* ---- Arg keys. ---- */
-#define GP_ARG_EXTERNAL_ID        "External id"
-#define GP_ARG_CORRELATION        "correlation"
-#define GP_ARG_CBID               "cbid"
-#define GP_ARG_DEVICE             "device"
-#define GP_ARG_CONTEXT            "context"
-#define GP_ARG_STREAM             "stream"
-#define GP_ARG_QUEUED             "queued"
-#define GP_ARG_REGISTERS          "registers per thread"
-#define GP_ARG_SHARED_MEMORY      "shared memory"
-#define GP_ARG_BLOCKS_PER_SM      "blocks per SM"
-#define GP_ARG_WARPS_PER_SM       "warps per SM"
-#define GP_ARG_GRID               "grid"
-#define GP_ARG_BLOCK              "block"
-#define GP_ARG_OCCUPANCY          "est. achieved occupancy %"
-#define GP_ARG_BYTES              "bytes"
-#define GP_ARG_BANDWIDTH          "memory bandwidth (GB/s)"
-#define GP_ARG_SYNC_KIND          "cuda_sync_kind"
-#define GP_ARG_WAIT_ON_STREAM     "wait_on_stream"
-#define GP_ARG_INPUT_DIMS         "Input Dims"
-#define GP_ARG_INPUT_TYPE         "Input type"
-#define GP_ARG_SEQUENCE_NUMBER    "Sequence number"
+#define GP_ARG_EXTERNAL_ID     "External id"
+#define GP_ARG_CORRELATION     "correlation"
+#define GP_ARG_CBID            "cbid"
+#define GP_ARG_DEVICE          "device"
+#define GP_ARG_CONTEXT         "context"
+#define GP_ARG_STREAM          "stream"
+#define GP_ARG_QUEUED          "queued"
+#define GP_ARG_REGISTERS       "registers per thread"
+#define GP_ARG_SHARED_MEMORY   "shared memory"
+#define GP_ARG_BLOCKS_PER_SM   "blocks per SM"
+#define GP_ARG_WARPS_PER_SM    "warps per SM"
+#define GP_ARG_GRID            "grid"
+#define GP_ARG_BLOCK           "block"
+#define GP_ARG_OCCUPANCY       "est. achieved occupancy %"
+#define GP_ARG_BYTES           "bytes"
+#define GP_ARG_BANDWIDTH       "memory bandwidth (GB/s)"
+#define GP_ARG_SYNC_KIND       "cuda_sync_kind"
+#define GP_ARG_WAIT_ON_STREAM  "wait_on_stream"
+#define GP_ARG_INPUT_DIMS      "Input Dims"
+#define GP_ARG_INPUT_TYPE      "Input type"
+#define GP_ARG_SEQUENCE_NUMBER "Sequence number"
 /* [memory] instant events */
 #define GP_ARG_MEM_ADDR           "Addr"
-#define GP_ARG_MEM_BYTES          "Bytes"           /* negative = free */
+#define GP_ARG_MEM_BYTES          "Bytes" /* negative = free */
 #define GP_ARG_MEM_TOTAL_ALLOC    "Total Allocated"
 #define GP_ARG_MEM_TOTAL_RESERVED "Total Reserved"
-#define GP_ARG_MEM_DEVICE_TYPE    "Device Type"     /* 0 = CPU, 1 = CUDA */
-#define GP_ARG_MEM_DEVICE_ID      "Device Id"       /* -1 for CPU */
+#define GP_ARG_MEM_DEVICE_TYPE    "Device Type" /* 0 = CPU, 1 = CUDA */
+#define GP_ARG_MEM_DEVICE_ID      "Device Id"   /* -1 for CPU */
 #define GP_MEM_DEVICE_TYPE_CPU    0
 #define GP_MEM_DEVICE_TYPE_CUDA   1
 
 /* ---- Event names and name conventions. ---- */
-#define GP_NAME_STEP_PREFIX       "ProfilerStep#"   /* ProfilerStep#N, CPU thread only */
-#define GP_NAME_LOADER_PREFIX     "enumerate(DataLoader)#" /* loader wait range */
-#define GP_NAME_LOADER_SUFFIX     ".__next__"
+#define GP_NAME_STEP_PREFIX   "ProfilerStep#"          /* ProfilerStep#N, CPU thread only */
+#define GP_NAME_LOADER_PREFIX "enumerate(DataLoader)#" /* loader wait range */
+#define GP_NAME_LOADER_SUFFIX ".__next__"
 /* The trainer's loader wait, exactly as PyTorch names it. */
-#define GP_NAME_LOADER_NEXT       "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
-#define GP_NAME_LOADER_NEXT_MP    "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
-#define GP_NAME_MEMORY            "[memory]"
-#define GP_NAME_FORWARD           "forward"
-#define GP_NAME_BACKWARD          "backward"
-#define GP_NAME_OPTIMIZER         "Optimizer.step"
-#define GP_NAME_H2D               "h2d_copy"
-#define GP_NAME_MEMCPY_PREFIX     "Memcpy "         /* "Memcpy HtoD (Pageable -> Device)" */
-#define GP_NAME_MEMSET_PREFIX     "Memset "         /* "Memset (Device)" */
-#define GP_NAME_PROCESS_NAME      "process_name"    /* ph M metadata */
-#define GP_NAME_PROCESS_LABELS    "process_labels"
-#define GP_NAME_PROCESS_SORT      "process_sort_index"
-#define GP_NAME_THREAD_NAME       "thread_name"
-#define GP_NAME_THREAD_SORT       "thread_sort_index"
-#define GP_GPU_SORT_INDEX_BASE    5000000           /* Kineto: GPU process_sort_index = base + n */
+#define GP_NAME_LOADER_NEXT    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+#define GP_NAME_LOADER_NEXT_MP "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+#define GP_NAME_MEMORY         "[memory]"
+#define GP_NAME_FORWARD        "forward"
+#define GP_NAME_BACKWARD       "backward"
+#define GP_NAME_OPTIMIZER      "Optimizer.step"
+#define GP_NAME_H2D            "h2d_copy"
+#define GP_NAME_MEMCPY_PREFIX  "Memcpy "      /* "Memcpy HtoD (Pageable -> Device)" */
+#define GP_NAME_MEMSET_PREFIX  "Memset "      /* "Memset (Device)" */
+#define GP_NAME_PROCESS_NAME   "process_name" /* ph M metadata */
+#define GP_NAME_PROCESS_LABELS "process_labels"
+#define GP_NAME_PROCESS_SORT   "process_sort_index"
+#define GP_NAME_THREAD_NAME    "thread_name"
+#define GP_NAME_THREAD_SORT    "thread_sort_index"
+#define GP_GPU_SORT_INDEX_BASE 5000000 /* Kineto: GPU process_sort_index = base + n */
 
 /* ---- Memory kinds as they appear in memcpy names: "Memcpy HtoD (Pageable -> Device)". ---- */
-#define GP_MEMKIND_PAGEABLE       "Pageable"
-#define GP_MEMKIND_PINNED         "Pinned"
-#define GP_MEMKIND_DEVICE         "Device"
-#define GP_MEMKIND_MANAGED        "Managed"
+#define GP_MEMKIND_PAGEABLE "Pageable"
+#define GP_MEMKIND_PINNED   "Pinned"
+#define GP_MEMKIND_DEVICE   "Device"
+#define GP_MEMKIND_MANAGED  "Managed"
 
 /* ---- File naming (tensorboard_trace_handler's): <host>_<pid>.<ms>.pt.trace.json[.gz]. ---- */
-#define GP_TRACE_SUFFIX           ".pt.trace.json"
-#define GP_TRACE_SUFFIX_GZ        ".pt.trace.json.gz"
+#define GP_TRACE_SUFFIX    ".pt.trace.json"
+#define GP_TRACE_SUFFIX_GZ ".pt.trace.json.gz"
 
 #endif
