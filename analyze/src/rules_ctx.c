@@ -34,7 +34,10 @@ static void read_cfg(struct rules_ctx *c)
     size_t n, nd;
     const gp_kv *kv = gp_trace_config(c->t, &n);
     struct rules_cfg *g = &c->cfg;
-    g->trainer = n > 0;
+    /* Knobs are `gprof-train run` flags only for the trainer's own traces; a program run under
+     * `run -- CMD` (producer "inject") or linking libprof ("api") has its own settings. */
+    const char *producer = kv_str(kv, n, GP_CFG_PRODUCER);
+    g->trainer = producer ? strcmp(producer, "trainer") == 0 : kv_str(kv, n, GP_CFG_MODEL) != NULL;
     g->workers = kv_long(kv, n, GP_CFG_WORKERS);
     g->cpu_count = kv_long(kv, n, GP_CFG_CPU_COUNT);
     g->batch_size = kv_long(kv, n, GP_CFG_BATCH_SIZE);

@@ -15,7 +15,7 @@
 
 /* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. */
 struct rules_cfg {
-    int trainer;        /* the "gprof" object is present: knobs are `gprof-train run` flags */
+    int trainer;        /* the trainer wrote this trace: knobs are `gprof-train run` flags */
     long workers;       /* -1 unknown */
     long cpu_count;     /* -1 unknown */
     long batch_size;    /* -1 unknown */
