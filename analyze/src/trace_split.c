@@ -330,14 +330,12 @@ static int merge_counts(trace_builder *d, const trace_builder *s, const merge_ma
 static int merge_part(trace_builder *d, split_part *pt)
 {
     merge_map m = {NULL, NULL, 0, 0};
-    int rc = merge_strings(d, pt->b.t, &m) == 0 && merge_tracks(d, &pt->b, &m) == 0 &&
-                             merge_side(d, pt->b.t, &m) == 0 && merge_events(d, &pt->b, &m) == 0 &&
-                             merge_counts(d, &pt->b, &m) == 0
-                     ? 0
-                     : -1;
+    int ok = merge_strings(d, pt->b.t, &m) == 0 && merge_tracks(d, &pt->b, &m) == 0;
+    ok = ok && merge_side(d, pt->b.t, &m) == 0 && merge_events(d, &pt->b, &m) == 0;
+    ok = ok && merge_counts(d, &pt->b, &m) == 0;
     free(m.str);
     free(m.track);
-    return rc;
+    return ok ? 0 : -1;
 }
 
 int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int *closed)
