@@ -171,7 +171,13 @@ int cmd_run_train(int argc, const char **argv)
             "table and the diagnosis. The defaults are the naive baseline (no workers, pageable "
             "memory,\n"
             "blocking copies), so the first run shows a problem worth fixing.\n"
-            "With -- CMD, run any program under the profiler instead (see below).",
+            "With -- CMD, run any program under the profiler instead (see the end of this help).",
+            "profiling any program (gprof-train run [profiler options] -- CMD [ARGS...]):\n"
+            "    -o, --out DIR             write traces under DIR/<cmd>-<date-time>/ (default "
+            "runs)\n"
+            "        --driver-api          also record CUDA driver API calls\n"
+            "        --no-report           skip the report and diagnosis at the end\n"
+            "    CMD runs with libprof injected; the exit status is CMD's.\n\n"
             "examples:\n"
             "    gprof-train run\n"
             "    gprof-train run --model cnn --workers 4 --pin-memory --non-blocking --amp fp16\n"
