@@ -109,7 +109,11 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (!(record & table[i].flag))
             continue;
-        CUptiResult rc = api->ActivityEnable(table[i].kind);
+        /* Device records are emitted once, at driver init: the trainer starts the profiler
+         * after CUDA, so ask CUPTI to replay them (deviceProperties, blocks per SM). */
+        CUptiResult rc = table[i].kind == CUPTI_ACTIVITY_KIND_DEVICE && api->ActivityEnableAndDump
+                                 ? api->ActivityEnableAndDump(table[i].kind)
+                                 : api->ActivityEnable(table[i].kind);
         if (rc != CUPTI_SUCCESS) {
             *last_err = rc;
             GP_LOG(GP_LOG_DEBUG, "cuptiActivityEnable(%d): %s", (int)table[i].kind,

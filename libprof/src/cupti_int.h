@@ -23,6 +23,8 @@ typedef struct cupti_api {
     CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
                                              CUpti_BuffersCallbackCompleteFunc);
     CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+    /* optional (NULL when missing): Enable + replay of device records for a late attach */
+    CUptiResult (*ActivityEnableAndDump)(CUpti_ActivityKind);
     CUptiResult (*ActivityDisable)(CUpti_ActivityKind);
     CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*ActivityFlushAll)(uint32_t);

@@ -20,6 +20,28 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
         }                                                                                          \
     } while (0)
 
+/* Each pointer must have exactly the type of the prototype in the CUDA 13 headers: calling
+ * through a mismatched one is undefined behaviour, so the build checks it. */
+#define SAME_TYPE(field, fn)                                                                       \
+    _Static_assert(                                                                                \
+            __builtin_types_compatible_p(__typeof__(((cupti_api *)0)->field), __typeof__(&fn)),    \
+            #field " does not match the prototype of " #fn)
+SAME_TYPE(GetVersion, cuptiGetVersion);
+SAME_TYPE(GetResultString, cuptiGetResultString);
+SAME_TYPE(Subscribe, cuptiSubscribe);
+SAME_TYPE(Unsubscribe, cuptiUnsubscribe);
+SAME_TYPE(EnableCallback, cuptiEnableCallback);
+SAME_TYPE(GetCallbackName, cuptiGetCallbackName);
+SAME_TYPE(SetThreadIdType, cuptiSetThreadIdType);
+SAME_TYPE(ActivityRegisterCallbacks, cuptiActivityRegisterCallbacks);
+SAME_TYPE(ActivityEnable, cuptiActivityEnable);
+SAME_TYPE(ActivityEnableAndDump, cuptiActivityEnableAndDump);
+SAME_TYPE(ActivityDisable, cuptiActivityDisable);
+SAME_TYPE(ActivityGetNextRecord, cuptiActivityGetNextRecord);
+SAME_TYPE(ActivityFlushAll, cuptiActivityFlushAll);
+SAME_TYPE(ActivityFlushPeriod, cuptiActivityFlushPeriod);
+SAME_TYPE(ActivityGetNumDroppedRecords, cuptiActivityGetNumDroppedRecords);
+
 static int load_symbols(void *h)
 {
     SYM(GetVersion, "cuptiGetVersion");
@@ -36,6 +58,7 @@ static int load_symbols(void *h)
     SYM(ActivityFlushAll, "cuptiActivityFlushAll");
     SYM(ActivityFlushPeriod, "cuptiActivityFlushPeriod");
     SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+    *(void **)&api.ActivityEnableAndDump = dlsym(h, "cuptiActivityEnableAndDump");
     return 0;
 }
 

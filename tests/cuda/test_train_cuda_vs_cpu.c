@@ -217,7 +217,10 @@ static void test_backends_low_precision(void)
 int main(void)
 {
     if (!backend_cuda_present()) {
-        printf("no usable CUDA device: skipped\n");
+        int count = 0;
+        cudaError_t rc = cudaGetDeviceCount(&count);
+        printf("no usable CUDA device (%s): skipped\n",
+               rc != cudaSuccess ? cudaGetErrorString(rc) : "0 devices");
         return GP_TEST_SKIP;
     }
     GP_RUN(test_relu_pool);

@@ -295,6 +295,7 @@ static void test_refused_buffers_are_reported(void)
     for (int i = 0; i < 40; i++) {
         cupti_buffer_requested(&bufs[i], &size, &maxn);
         got += bufs[i] != NULL;
+        GP_CHECK(((uintptr_t)bufs[i] & 7) == 0); /* CUPTI needs 8-byte aligned buffers */
     }
     GP_ASSERT_EQ_INT(got, 32); /* 256 MiB cap / 8 MiB buffers */
     GP_ASSERT_EQ_INT(prof_gpu_dropped(), 8);

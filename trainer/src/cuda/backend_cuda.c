@@ -79,9 +79,11 @@ static gp_status open_device(struct backend *b, gp_error *err)
     size_t bytes = layout(b, NULL);
     CU_TRY(cudaMalloc((void **)&b->arena, bytes), err);
     layout(b, b->arena);
-    CU_TRY(cudaMemset(b->arena, 0, bytes), err);
     CU_TRY(cudaStreamCreateWithFlags(&b->compute, cudaStreamNonBlocking), err);
     CU_TRY(cudaStreamCreateWithFlags(&b->copy, cudaStreamNonBlocking), err);
+    /* Non-blocking streams do not wait for the legacy default stream: set memory up on
+     * `compute` itself, so the first step cannot overtake it. */
+    CU_TRY(cudaMemsetAsync(b->arena, 0, bytes, b->compute), err);
     for (int i = 0; i < 2; i++) {
         CU_TRY(cudaEventCreateWithFlags(&b->in[i].h2d_done, cudaEventDisableTiming), err);
         CU_TRY(cudaEventCreateWithFlags(&b->in[i].consumed, cudaEventDisableTiming), err);
@@ -91,7 +93,8 @@ static gp_status open_device(struct backend *b, gp_error *err)
     GP_TRY(cuda_lt_open(b, err));
     struct cuk_amp a = {
             b->cfg.amp == AMP_FP16 ? AMP_INIT_SCALE : 1.0f, 0, 0, b->cfg.amp == AMP_FP16, 0, 0};
-    CU_TRY(cudaMemcpy(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice), err);
+    CU_TRY(cudaMemcpyAsync(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice, b->compute), err);
+    CU_TRY(cudaStreamSynchronize(b->compute), err); /* `a` is on this stack frame */
     if (b->spec.kind == MODEL_CNN)
         GP_TRY(cuda_conv_open(b, err));
     return GP_OK;
@@ -218,14 +221,18 @@ static gp_status cuda_set_state(struct backend *b, const struct backend_state *s
 {
     size_t np = b->spec.n_params, nopt = np * (size_t)backend_opt_slots(b->cfg.optimizer);
     struct cuk_amp a;
-    CU_TRY(cudaStreamSynchronize(b->compute), err);
-    CU_TRY(cudaMemcpy(b->params, st->params, np * 4, cudaMemcpyHostToDevice), err);
-    CU_TRY(cudaMemcpy(b->opt, st->opt, nopt * 4, cudaMemcpyHostToDevice), err);
-    CU_TRY(cudaMemcpy(&a, b->amp, sizeof(a), cudaMemcpyDeviceToHost), err);
+    /* All on `compute`: a pageable cudaMemcpy on the legacy stream may return before its DMA
+     * ends, and the non-blocking compute stream would not wait for it. */
+    cudaStream_t s = b->compute;
+    CU_TRY(cudaMemcpyAsync(b->params, st->params, np * 4, cudaMemcpyHostToDevice, s), err);
+    CU_TRY(cudaMemcpyAsync(b->opt, st->opt, nopt * 4, cudaMemcpyHostToDevice, s), err);
+    CU_TRY(cudaMemcpyAsync(&a, b->amp, sizeof(a), cudaMemcpyDeviceToHost, s), err);
+    CU_TRY(cudaStreamSynchronize(s), err);
     a.t = st->t;
-    CU_TRY(cudaMemcpy(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice), err);
+    CU_TRY(cudaMemcpyAsync(b->amp, &a, sizeof(a), cudaMemcpyHostToDevice, s), err);
     if (b->dt != CUK_F32)
         cuk_cast_from_f32(b->dt, b->wlp, b->params, np, b->compute);
+    CU_TRY(cudaGetLastError(), err);
     CU_TRY(cudaStreamSynchronize(b->compute), err);
     return GP_OK;
 }

@@ -16,8 +16,8 @@
         do {                                                                                       \
             cudnnStatus_t dn_rc = (call);                                                          \
             if (dn_rc != CUDNN_STATUS_SUCCESS)                                                     \
-                return gp_error_set((err), GP_ECUDA, NULL, "%s: %s", #call,                        \
-                                    cudnnGetErrorString(dn_rc));                                   \
+                return gp_error_set((err), GP_ECUDA, NULL, "%s: %s (%s:%d)", #call,                \
+                                    cudnnGetErrorString(dn_rc), CUDA_SRC, __LINE__);               \
         } while (0)
 
 #    define ALGO_CANDIDATES 8
@@ -115,7 +115,9 @@ static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
                     found_ = 1;                                                                    \
                 }                                                                                  \
             if (!found_)                                                                           \
-                return gp_error_set(err, GP_ECUDA, NULL, "cuDNN found no usable algorithm");       \
+                return gp_error_set(err, GP_ECUDA, NULL,                                           \
+                                    "cuDNN found no usable algorithm (%s:%d)", CUDA_SRC,           \
+                                    __LINE__);                                                     \
         } while (0)
 
 static gp_status choose_fwd(struct backend *b, struct conv_shape *s, void *y, const void *x,

@@ -15,19 +15,27 @@
 #define CUDA_LT_WORKSPACE_BYTES (4u << 20)  /* cuBLASLt workspace */
 #define CUDA_CONV_CACHE         4           /* descriptor sets per layer (batch sizes) */
 
+/* Where a failed call is (file:line), for the error message. */
+#ifdef __FILE_NAME__
+#    define CUDA_SRC __FILE_NAME__
+#else
+#    define CUDA_SRC __FILE__
+#endif
+
 #define CU_TRY(call, err)                                                                          \
     do {                                                                                           \
         cudaError_t cu_rc = (call);                                                                \
         if (cu_rc != cudaSuccess)                                                                  \
-            return gp_error_set((err), GP_ECUDA, NULL, "%s: %s", #call,                            \
-                                cudaGetErrorString(cu_rc));                                        \
+            return gp_error_set((err), GP_ECUDA, NULL, "%s: %s (%s:%d)", #call,                    \
+                                cudaGetErrorString(cu_rc), CUDA_SRC, __LINE__);                    \
     } while (0)
 
 #define CUBLAS_TRY(call, err)                                                                      \
     do {                                                                                           \
         cublasStatus_t cb_rc = (call);                                                             \
         if (cb_rc != CUBLAS_STATUS_SUCCESS)                                                        \
-            return gp_error_set((err), GP_ECUDA, NULL, "%s: cuBLAS status %d", #call, (int)cb_rc); \
+            return gp_error_set((err), GP_ECUDA, NULL, "%s: %s (%s:%d)", #call,                    \
+                                cublasGetStatusString(cb_rc), CUDA_SRC, __LINE__);                 \
     } while (0)
 
 struct conv_state; /* cuda_conv.c */

@@ -11,6 +11,7 @@
 struct lt_plan {
     int n; /* batch size; 0 = unused */
     int usable;
+    uint32_t align[3]; /* byte alignment of W, x, y the algorithm was chosen for */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t a, x, y;
     cublasLtMatmulAlgo_t algo;
@@ -59,21 +60,48 @@ void cuda_lt_close(struct backend *b)
     b->lt = NULL;
 }
 
+/* Largest power of two (<= 256) dividing the address: cuBLASLt's heuristic assumes 256-byte
+ * aligned matrices unless told otherwise, and an algorithm that needs more alignment than a
+ * pointer has fails at cublasLtMatmul. */
+static uint32_t ptr_align(const void *p)
+{
+    uint32_t a = 256;
+    while (a > 1 && (uintptr_t)p % a)
+        a /= 2;
+    return a;
+}
+
 static cudaDataType_t lt_type(enum cuk_dtype dt)
 {
     return dt == CUK_F16 ? CUDA_R_16F : dt == CUK_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* Workspace cap and the real alignment of W, x and y (C and D are both y). @return 1 if set. */
+static int set_prefs(cublasLtMatmulPreference_t pref, struct lt_plan *p, const void *const mats[3])
+{
+    static const cublasLtMatmulPreferenceAttributes_t keys[4] = {
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    size_t ws = CUDA_LT_WORKSPACE_BYTES;
+    int ok = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &ws, sizeof(ws)) == 0;
+    for (int k = 0; k < 3; k++)
+        p->align[k] = ptr_align(mats[k]);
+    for (int k = 0; k < 4 && ok; k++)
+        ok = cublasLtMatmulPreferenceSetAttribute(pref, keys[k], &p->align[k < 3 ? k : 2],
+                                                  sizeof(uint32_t)) == 0;
+    return ok;
 }
 
 /* Describe y^T (cout, n) = op_T(W (cin, cout)) . x^T (cin, n) + bias and ask for an algorithm.
  * Any refusal (e.g. an fp32 bias with fp16 output on an older cuBLASLt) leaves the plan unusable,
  * which is not an error: the caller falls back to cublasGemmEx. */
 static void plan_make(struct backend *b, struct lt_plan *p, const struct layer_spec *l,
-                      const float *bias)
+                      const float *bias, const void *const mats[3])
 {
     cudaDataType_t t = lt_type(b->dt), bt = CUDA_R_32F;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    size_t ws = CUDA_LT_WORKSPACE_BYTES;
     cublasLtMatmulDescAttributes_t keys[5] = {
             CUBLASLT_MATMUL_DESC_TRANSA, CUBLASLT_MATMUL_DESC_TRANSB, CUBLASLT_MATMUL_DESC_EPILOGUE,
             CUBLASLT_MATMUL_DESC_BIAS_POINTER, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE};
@@ -91,8 +119,8 @@ static void plan_make(struct backend *b, struct lt_plan *p, const struct layer_s
     cublasLtMatmulHeuristicResult_t res;
     int got = 0;
     ok = ok && cublasLtMatmulPreferenceCreate(&pref) == 0;
-    ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &ws, sizeof(ws)) == 0;
+    ok = ok && set_prefs(pref, p, mats);
+    ok = ok && ptr_align(bias) >= 16; /* the bias epilogue reads it in 16-byte vectors */
     ok = ok && cublasLtMatmulAlgoGetHeuristic(b->lt->h, p->op, p->a, p->x, p->y, p->y, pref, 1,
                                               &res, &got) == 0;
     if (pref)
@@ -102,8 +130,8 @@ static void plan_make(struct backend *b, struct lt_plan *p, const struct layer_s
         p->algo = res.algo;
 }
 
-static gp_status plan_for(struct backend *b, int layer, const float *bias, struct lt_plan **out,
-                          gp_error *err)
+static gp_status plan_for(struct backend *b, int layer, const float *bias,
+                          const void *const mats[3], struct lt_plan **out, gp_error *err)
 {
     struct lt_plan *row = b->lt->p[layer];
     for (int k = 0; k < CUDA_CONV_CACHE; k++)
@@ -115,7 +143,7 @@ static gp_status plan_for(struct backend *b, int layer, const float *bias, struc
     plan_free(p);
     p->n = b->n;
     *out = p;
-    plan_make(b, p, &b->spec.l[layer], bias);
+    plan_make(b, p, &b->spec.l[layer], bias, mats);
     return GP_OK;
 }
 
@@ -123,10 +151,14 @@ gp_status cuda_lt_linear_fwd(struct backend *b, int layer, void *y, const void *
                              const float *bias, int *done, gp_error *err)
 {
     struct lt_plan *p;
+    const void *const mats[3] = {w, x, y};
     *done = 0;
-    GP_TRY(plan_for(b, layer, bias, &p, err));
+    GP_TRY(plan_for(b, layer, bias, mats, &p, err));
     if (!p->usable)
         return GP_OK;
+    for (int k = 0; k < 3; k++) /* e.g. the input buffer changed: not the planned alignment */
+        if (ptr_align(mats[k]) < p->align[k])
+            return GP_OK;
     const float one = 1.0f, zero = 0.0f;
     LT_TRY(cublasLtMatmul(b->lt->h, p->op, &one, w, p->a, x, p->x, &zero, y, p->y, y, p->y,
                           &p->algo, b->lt_workspace, CUDA_LT_WORKSPACE_BYTES, b->compute),

@@ -102,6 +102,8 @@ template <typename T> __global__ void bias_grad_kernel(float *db, const T *dy, i
 template <typename T>
 static void bias_grad_launch(float *db, const void *dy, int n, int c, int hw, cudaStream_t s)
 {
+    if (c <= 0)
+        return;
     bias_grad_kernel<T><<<c, CUK_THREADS, 0, s>>>(db, (const T *)dy, n, c, hw);
 }
 

@@ -30,6 +30,8 @@ template <typename T>
 static void ce_fwd_launch(float *prob, const void *logits, const int32_t *labels, int n, int k,
                           struct cuk_stats *st, cudaStream_t s)
 {
+    if (n <= 0) /* a 0-block grid is a launch error */
+        return;
     ce_fwd_kernel<T><<<(n + 127) / 128, 128, 0, s>>>(prob, (const T *)logits, labels, n, k, st);
 }
 
