@@ -50,7 +50,7 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@CC=clang cmake -S . -B build-fuzz -DGP_FUZZ=ON -DGP_WITH_CUDA=OFF -DGP_BUILD_BENCH=OFF \
 		-DGP_SANITIZE=address,undefined >/dev/null
-	@cmake --build build-fuzz -j $(JOBS)
+	@cmake --build build-fuzz -j $(JOBS) --target gp_fuzz_all
 	sh tests/ci/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 format:

@@ -518,3 +518,16 @@ int json_lex_skip(json_lex *l, int depth)
     }
     }
 }
+
+int64_t json_num_to_i64(const json_num *n)
+{
+    if (n->is_int)
+        return n->i;
+    if (isnan(n->d))
+        return 0;
+    if (n->d >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (n->d <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)n->d;
+}

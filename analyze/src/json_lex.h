@@ -61,6 +61,10 @@ int json_lex_string(json_lex *l, const char **s, size_t *n);
 /* A number (or NaN/Infinity/-Infinity, which Python writes) at l->p. */
 int json_lex_number(json_lex *l, json_num *out);
 
+/* The number as an int64: exact for integers, truncated toward zero for other finite values,
+ * saturated at INT64_MIN/INT64_MAX beyond them, 0 for NaN (no undefined float-to-int cast). */
+int64_t json_num_to_i64(const json_num *n);
+
 /* Skip any value, validating it; `depth` is the current nesting. */
 int json_lex_skip(json_lex *l, int depth);
 

@@ -146,7 +146,7 @@ static int make_kv(gp_trace *t, gp_kv *kv, const char *key, const char *s, size_
         if (json_lex_number(&sub, &num) == LEX_OK) {
             kv->type = num.is_int ? GP_KV_INT : GP_KV_DOUBLE;
             kv->d = num.d;
-            kv->i = num.is_int ? num.i : (int64_t)num.d;
+            kv->i = json_num_to_i64(&num);
         }
     }
     json_lex_release(&sub);
@@ -193,7 +193,7 @@ static int64_t num_of(const char *v, size_t n)
     json_lex sub;
     json_num num;
     sub_init(&sub, v, n);
-    int64_t r = json_lex_number(&sub, &num) == LEX_OK ? (num.is_int ? num.i : (int64_t)num.d) : 0;
+    int64_t r = json_lex_number(&sub, &num) == LEX_OK ? json_num_to_i64(&num) : 0;
     json_lex_release(&sub);
     return r;
 }
