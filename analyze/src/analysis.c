@@ -138,7 +138,7 @@ int64_t ival_clip_total(const ival *v, size_t n, int64_t lo, int64_t hi)
     return s;
 }
 
-/* parent_of: innermost enclosing CPU range on the same track (stack sweep). */
+/* link_of of CPU ranges (parent_of): the innermost enclosing CPU range on the track. */
 static void link_nesting(gp_analysis *a)
 {
     size_t nt;
@@ -154,7 +154,7 @@ static void link_nesting(gp_analysis *a)
                    (a->ev[stack[depth - 1]].ts + a->ev[stack[depth - 1]].dur <= e->ts ||
                     a->ev[stack[depth - 1]].ts + a->ev[stack[depth - 1]].dur < e->ts + e->dur))
                 depth--;
-            a->parent_of[i] = depth ? stack[depth - 1] : GP_NONE;
+            a->link_of[i] = depth ? stack[depth - 1] : GP_NONE;
             if (depth < 1024)
                 stack[depth++] = i;
         }
@@ -167,7 +167,7 @@ static int is_op(int kind)
     return kind == GP_EV_CPU_OP || kind == GP_EV_USER_ANNOTATION;
 }
 
-/* runtime_of by correlation, op_of by External id or by nesting. */
+/* link_of of GPU activities (runtime_of) by correlation, op_of by External id or by nesting. */
 static int link_ids(gp_analysis *a)
 {
     id_map corr, ext;
@@ -188,7 +188,7 @@ static int link_ids(gp_analysis *a)
         if (e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER)
             continue;
         uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
-        for (uint32_t p = a->parent_of[i]; op == GP_NONE && p != GP_NONE; p = a->parent_of[p])
+        for (uint32_t p = a->link_of[i]; op == GP_NONE && p != GP_NONE; p = a->link_of[p])
             if (is_op(a->ev[p].kind))
                 op = p;
         a->op_of[i] = op;
@@ -198,7 +198,7 @@ static int link_ids(gp_analysis *a)
         if (!(e->flags & GP_EVF_GPU) || e->kind == GP_EV_GPU_USER_ANNOTATION)
             continue;
         uint32_t r = e->corr != GP_ID_NONE ? id_map_get(&corr, e->corr) : GP_NONE;
-        a->runtime_of[i] = r;
+        a->link_of[i] = r;
         uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
         a->op_of[i] = op != GP_NONE ? op : r != GP_NONE ? a->op_of[r] : GP_NONE;
     }
@@ -262,20 +262,26 @@ static int32_t step_at(const gp_analysis *a, int64_t ts)
     return lo && ts < s[lo - 1].host_end ? (int32_t)(lo - 1) : -1;
 }
 
-/* step_of for every event, then tb_plugin's device alignment of each step. */
+int32_t analysis_step_of(const gp_analysis *a, uint32_t i)
+{
+    const gp_event *e = &a->ev[i];
+    if (!(e->flags & GP_EVF_GPU))
+        return step_at(a, e->ts);
+    uint32_t r = analysis_runtime(a, i);
+    return analysis_is_gpu_work(e->kind) && r != GP_NONE ? step_at(a, a->ev[r].ts) : -1;
+}
+
+/* tb_plugin's device alignment of each step: it ends after the GPU work its calls launched. */
 static void align_steps(gp_analysis *a)
 {
     gp_step *s = (gp_step *)a->steps.data;
-    for (uint32_t i = 0; i < a->n; i++) {
-        const gp_event *e = &a->ev[i];
-        a->step_of[i] = (e->flags & GP_EVF_GPU) ? -1 : step_at(a, e->ts);
-    }
     int64_t *gpu_end = calloc(a->steps.n + 1, sizeof(int64_t));
     for (uint32_t i = 0; i < a->n && gpu_end; i++) {
-        uint32_t r = a->runtime_of[i];
-        if (!analysis_is_gpu_work(a->ev[i].kind) || r == GP_NONE || a->step_of[r] < 0)
+        if (!analysis_is_gpu_work(a->ev[i].kind))
             continue;
-        int32_t k = a->step_of[i] = a->step_of[r];
+        int32_t k = analysis_step_of(a, i);
+        if (k < 0)
+            continue;
         s[k].n_gpu_ops++;
         if (a->ev[i].ts + a->ev[i].dur > gpu_end[k])
             gpu_end[k] = a->ev[i].ts + a->ev[i].dur;
@@ -474,15 +480,12 @@ static void init_vecs(gp_analysis *a)
 static int alloc_links(gp_analysis *a)
 {
     size_t n = a->n ? a->n : 1;
-    a->runtime_of = malloc(n * sizeof(uint32_t));
+    a->link_of = malloc(n * sizeof(uint32_t));
     a->op_of = malloc(n * sizeof(uint32_t));
-    a->parent_of = malloc(n * sizeof(uint32_t));
-    a->step_of = malloc(n * sizeof(int32_t));
-    if (!a->runtime_of || !a->op_of || !a->parent_of || !a->step_of)
+    if (!a->link_of || !a->op_of)
         return -1;
-    memset(a->runtime_of, 0xff, n * sizeof(uint32_t));
+    memset(a->link_of, 0xff, n * sizeof(uint32_t));
     memset(a->op_of, 0xff, n * sizeof(uint32_t));
-    memset(a->parent_of, 0xff, n * sizeof(uint32_t));
     return 0;
 }
 
@@ -525,10 +528,8 @@ void gp_analysis_free(gp_analysis *a)
 {
     if (!a)
         return;
-    free(a->runtime_of);
+    free(a->link_of);
     free(a->op_of);
-    free(a->parent_of);
-    free(a->step_of);
     pthread_mutex_destroy(&a->gaps_mu);
     trace_vec *vecs[] = {&a->steps,       &a->devices,    &a->dev_gaps,   &a->streams,
                          &a->stream_gaps, &a->mem_series, &a->mem_points, &a->kernels,
@@ -545,7 +546,7 @@ const gp_trace *gp_analysis_trace(const gp_analysis *a)
 
 uint32_t gp_analysis_runtime_of(const gp_analysis *a, uint32_t ev)
 {
-    return ev < a->n ? a->runtime_of[ev] : GP_NONE;
+    return ev < a->n ? analysis_runtime(a, ev) : GP_NONE;
 }
 
 uint32_t gp_analysis_op_of(const gp_analysis *a, uint32_t ev)
@@ -555,12 +556,12 @@ uint32_t gp_analysis_op_of(const gp_analysis *a, uint32_t ev)
 
 uint32_t gp_analysis_parent_of(const gp_analysis *a, uint32_t ev)
 {
-    return ev < a->n ? a->parent_of[ev] : GP_NONE;
+    return ev < a->n ? analysis_parent(a, ev) : GP_NONE;
 }
 
 int gp_analysis_step_of(const gp_analysis *a, uint32_t ev)
 {
-    return ev < a->n ? a->step_of[ev] : -1;
+    return ev < a->n ? analysis_step_of(a, ev) : -1;
 }
 
 const gp_step *gp_analysis_steps(const gp_analysis *a, size_t *n)

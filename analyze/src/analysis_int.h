@@ -32,8 +32,10 @@ struct gp_analysis {
     const gp_event *ev;
     size_t n;
     int64_t kernel_wait_ns;
-    uint32_t *runtime_of, *op_of, *parent_of;
-    int32_t *step_of;
+    /* Per event, 8 bytes in all: link_of is the parent (CPU ranges) or the runtime call (GPU
+     * activities), kinds that never overlap (see analysis_parent/analysis_runtime); step_of is
+     * derived on demand (analysis_step_of). */
+    uint32_t *link_of, *op_of;
     trace_vec steps; /* gp_step */
     gp_step_stats stats;
     trace_vec devices;  /* gp_device_stats */
@@ -48,7 +50,8 @@ struct gp_analysis {
     trace_vec launches;      /* gp_launch */
     uint32_t n_gaps_counted; /* gaps counted so far by analysis_gpu */
     int gaps_built;          /* dev_gaps and stream_gaps are filled */
-    pthread_mutex_t gaps_mu; /* guards the lazy fill of the gap lists */
+    int launches_built;      /* launches is filled (analysis_lists.c) */
+    pthread_mutex_t gaps_mu; /* guards the lazy fill of the gap and launch lists */
 };
 
 /* Sort and merge intervals in place. @return the new count. */
@@ -75,5 +78,22 @@ static inline int analysis_is_cpu_range(int kind)
     return kind == GP_EV_CPU_OP || kind == GP_EV_USER_ANNOTATION || kind == GP_EV_RUNTIME ||
            kind == GP_EV_DRIVER || kind == GP_EV_PYTHON;
 }
+
+/* @return the innermost enclosing CPU range of event i on its track, or GP_NONE. */
+static inline uint32_t analysis_parent(const gp_analysis *a, uint32_t i)
+{
+    return analysis_is_cpu_range(a->ev[i].kind) ? a->link_of[i] : GP_NONE;
+}
+
+/* @return the runtime call that launched GPU activity i (by correlation), or GP_NONE. */
+static inline uint32_t analysis_runtime(const gp_analysis *a, uint32_t i)
+{
+    const gp_event *e = &a->ev[i];
+    return (e->flags & GP_EVF_GPU) && e->kind != GP_EV_GPU_USER_ANNOTATION ? a->link_of[i]
+                                                                           : GP_NONE;
+}
+
+/* @return the step of event i (a GPU activity: its runtime call's), or -1. */
+int32_t analysis_step_of(const gp_analysis *a, uint32_t i);
 
 #endif

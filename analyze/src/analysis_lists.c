@@ -36,7 +36,7 @@ static void mem_point(gp_analysis *a, gp_mem_series *s, const mem_ref *r)
         s->peak_reserved = m->total_reserved;
         s->peak_reserved_ts = r->ts;
     }
-    int32_t k = a->step_of[r->ev];
+    int32_t k = analysis_step_of(a, r->ev);
     gp_step *st = k >= 0 && r->dtype == 1 ? TRACE_VEC_AT(&a->steps, gp_step, k) : NULL;
     if (m->bytes > 0) {
         s->total_alloc_bytes += m->bytes;
@@ -179,7 +179,7 @@ static int memcpys(gp_analysis *a)
         gp_memcpy *m = trace_vec_push(&a->memcpys);
         if (!m)
             return -1;
-        uint32_t r = a->runtime_of[i];
+        uint32_t r = analysis_runtime(a, i);
         *m = (gp_memcpy){i,
                          r,
                          a->op_of[i],
@@ -245,7 +245,7 @@ static int syncs(gp_analysis *a)
         gp_sync *s = trace_vec_push(&a->syncs);
         if (!s)
             return -1;
-        uint32_t r = host ? i : a->runtime_of[i];
+        uint32_t r = host ? i : analysis_runtime(a, i);
         *s = (gp_sync){i,
                        r != GP_NONE ? a->op_of[r] : GP_NONE,
                        (uint8_t)sync_kind_of_name(what),
@@ -274,7 +274,7 @@ static int cmp_launch(const void *pa, const void *pb)
 static int launches(gp_analysis *a)
 {
     for (uint32_t i = 0; i < a->n; i++) {
-        uint32_t r = a->runtime_of[i];
+        uint32_t r = analysis_runtime(a, i);
         if (!analysis_is_gpu_work(a->ev[i].kind) || r == GP_NONE)
             continue;
         gp_launch *l = trace_vec_push(&a->launches);
@@ -299,9 +299,23 @@ static int launches(gp_analysis *a)
 
 int analysis_lists(gp_analysis *a)
 {
-    if (memory(a) || kernel_stats(a) || memcpys(a) || syncs(a) || launches(a))
+    if (memory(a) || kernel_stats(a) || memcpys(a) || syncs(a))
         return -1;
     return 0;
+}
+
+/* The launch list is as long as the GPU activity and its sort needs twice that again, so it is
+ * built on first use (report never asks for it), like the gap lists. */
+static void build_launches(const gp_analysis *ca)
+{
+    gp_analysis *a = (gp_analysis *)(uintptr_t)ca; /* a lazily filled cache, under gaps_mu */
+    pthread_mutex_lock(&a->gaps_mu);
+    if (!a->launches_built) {
+        if (launches(a) != 0)
+            a->launches.n = 0; /* out of memory: no launches */
+        a->launches_built = 1;
+    }
+    pthread_mutex_unlock(&a->gaps_mu);
 }
 
 const gp_mem_series *gp_analysis_memory(const gp_analysis *a, size_t *n)
@@ -330,6 +344,7 @@ const gp_sync *gp_analysis_syncs(const gp_analysis *a, size_t *n)
 
 const gp_launch *gp_analysis_launches(const gp_analysis *a, size_t *n)
 {
+    build_launches(a);
     *n = a->launches.n;
     return (const gp_launch *)a->launches.data;
 }

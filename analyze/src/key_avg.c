@@ -42,46 +42,6 @@ static int is_function_cpu(const gp_event *e)
             e->kind == GP_EV_USER_ANNOTATION || e->kind == GP_EV_RUNTIME);
 }
 
-/* The nearest enclosing event that PyTorch counts as a FunctionEvent (python frames skipped). */
-static uint32_t fparent(const gp_analysis *a, uint32_t i)
-{
-    uint32_t p = a->parent_of[i];
-    while (p != GP_NONE && !is_function_cpu(&a->ev[p]))
-        p = a->parent_of[p];
-    return p;
-}
-
-/* Per event: device time of its subtree and its children's CPU time (self device time goes
- * straight into the rows, see fill_rows, saving a third per-event array). */
-typedef struct ka_acc {
-    int64_t *dev_total, *child_cpu;
-} ka_acc;
-
-static int accumulate(const gp_analysis *a, ka_acc *acc)
-{
-    size_t n = a->n + 1;
-    acc->dev_total = calloc(n, sizeof(int64_t));
-    acc->child_cpu = calloc(n, sizeof(int64_t));
-    if (!acc->dev_total || !acc->child_cpu)
-        return -1;
-    for (uint32_t i = 0; i < a->n; i++) {
-        uint32_t op = a->op_of[i];
-        if (analysis_is_gpu_work(a->ev[i].kind) && op != GP_NONE)
-            acc->dev_total[op] += a->ev[i].dur;
-    }
-    /* a parent precedes its children on a track, so a reverse pass sees children first */
-    for (uint32_t i = (uint32_t)a->n; i-- > 0;) {
-        if (!is_function_cpu(&a->ev[i]))
-            continue;
-        uint32_t p = fparent(a, i);
-        if (p != GP_NONE) {
-            acc->child_cpu[p] += a->ev[i].dur;
-            acc->dev_total[p] += acc->dev_total[i];
-        }
-    }
-    return 0;
-}
-
 typedef struct ka_build {
     id_map rows_by_key;
     trace_vec rows; /* gp_keyavg_row */
@@ -160,54 +120,150 @@ static int sort_rows(gp_keyavg *out, gp_sort_key key)
     return 0;
 }
 
-static int fill_rows(const gp_analysis *a, const ka_acc *acc, ka_build *kb, gp_group_by group,
-                     gp_keyavg *out)
+/* Device time of GPU work linked straight to an op: op event -> sum, built before the sweep. */
+typedef struct ka_direct {
+    id_map slot;    /* op event -> index in sums */
+    trace_vec sums; /* int64_t */
+} ka_direct;
+
+static int direct_add(ka_direct *d, uint32_t op, int64_t dur)
 {
-    for (uint32_t i = 0; i < a->n; i++) {
-        const gp_event *e = &a->ev[i];
-        int dev = analysis_is_gpu_work(e->kind);
-        if (!dev && !is_function_cpu(e))
-            continue;
-        gp_keyavg_row *r = row_for(a, kb, e, dev, group);
-        if (!r)
+    uint32_t k = id_map_get(&d->slot, op);
+    if (k == GP_NONE) {
+        int64_t *v = trace_vec_push(&d->sums);
+        if (!v || id_map_put(&d->slot, op, (uint32_t)(d->sums.n - 1)) != 0)
             return -1;
-        r->count++;
-        if (dev) {
-            r->self_device += e->dur;
-            r->device_total += e->dur;
-            out->self_device_total += e->dur;
-            out->has_device = 1;
-            uint32_t op = a->op_of[i];
-            gp_keyavg_row *opr = op == GP_NONE ? NULL : row_for(a, kb, &a->ev[op], 0, group);
-            if (op != GP_NONE && !opr)
-                return -1;
-            if (opr)
-                opr->self_device += e->dur; /* the op's self device time */
-            continue;
-        }
-        int64_t self = e->dur - acc->child_cpu[i];
-        r->cpu_total += e->dur;
-        r->self_cpu += self;
-        r->device_total += acc->dev_total[i];
-        out->self_cpu_total += self;
+        k = (uint32_t)(d->sums.n - 1);
+    }
+    *TRACE_VEC_AT(&d->sums, int64_t, k) += dur;
+    return 0;
+}
+
+/* A GPU activity: a device row of its own, and self device time for the op that launched it. */
+static int device_row(const gp_analysis *a, ka_build *kb, ka_direct *d, uint32_t i,
+                      gp_group_by group, gp_keyavg *out)
+{
+    const gp_event *e = &a->ev[i];
+    gp_keyavg_row *r = row_for(a, kb, e, 1, group);
+    if (!r)
+        return -1;
+    r->count++;
+    r->self_device += e->dur;
+    r->device_total += e->dur;
+    out->self_device_total += e->dur;
+    out->has_device = 1;
+    uint32_t op = a->op_of[i];
+    if (op == GP_NONE)
+        return 0;
+    gp_keyavg_row *opr = row_for(a, kb, &a->ev[op], 0, group);
+    if (!opr || direct_add(d, op, e->dur) != 0)
+        return -1;
+    opr->self_device += e->dur; /* the op's self device time */
+    return 0;
+}
+
+/* An open CPU function on a track: its children's CPU time and its subtree's device time. */
+typedef struct ka_frame {
+    uint32_t ev;
+    int64_t child_cpu, dev;
+} ka_frame;
+
+typedef struct ka_sweep {
+    ka_frame *st;
+    size_t depth, cap;
+} ka_sweep;
+
+/* Close the innermost open function: its row, then its totals go to the one below (its
+ * function parent, see push_function). */
+static int pop_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, gp_group_by group,
+                        gp_keyavg *out)
+{
+    const ka_frame *f = &sw->st[--sw->depth];
+    const gp_event *e = &a->ev[f->ev];
+    gp_keyavg_row *r = row_for(a, kb, e, 0, group);
+    if (!r)
+        return -1;
+    int64_t self = e->dur - f->child_cpu;
+    r->count++;
+    r->cpu_total += e->dur;
+    r->self_cpu += self;
+    r->device_total += f->dev;
+    out->self_cpu_total += self;
+    if (sw->depth) {
+        sw->st[sw->depth - 1].child_cpu += e->dur;
+        sw->st[sw->depth - 1].dev += f->dev;
     }
     return 0;
+}
+
+/* Open CPU function i: close what is not its nearest enclosing function (PyTorch's parent,
+ * python frames skipped). Nesting comes from the same per-track stack as parent_of, so that
+ * parent is always open here and every frame sits on its parent. */
+static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const ka_direct *d,
+                         uint32_t i, gp_group_by group, gp_keyavg *out)
+{
+    uint32_t p = analysis_parent(a, i);
+    while (p != GP_NONE && !is_function_cpu(&a->ev[p]))
+        p = analysis_parent(a, p);
+    while (sw->depth && sw->st[sw->depth - 1].ev != p)
+        if (pop_function(a, kb, sw, group, out) != 0)
+            return -1;
+    if (sw->depth == sw->cap) {
+        size_t cap = sw->cap ? sw->cap * 2 : 256;
+        ka_frame *st = realloc(sw->st, cap * sizeof(*st));
+        if (!st)
+            return -1;
+        sw->st = st;
+        sw->cap = cap;
+    }
+    uint32_t k = d->sums.n ? id_map_get(&d->slot, i) : GP_NONE;
+    sw->st[sw->depth++] = (ka_frame){i, 0, k == GP_NONE ? 0 : *TRACE_VEC_AT(&d->sums, int64_t, k)};
+    return 0;
+}
+
+/* CPU rows by a per-track stack sweep (no per-event arrays). */
+static int sweep_cpu(const gp_analysis *a, ka_build *kb, const ka_direct *d, gp_group_by group,
+                     gp_keyavg *out)
+{
+    size_t nt;
+    const gp_track *tracks = gp_trace_tracks(a->t, &nt);
+    ka_sweep sw = {0};
+    int rc = 0;
+    for (size_t k = 0; k < nt && rc == 0; k++) {
+        for (uint32_t i = tracks[k].first; i < tracks[k].first + tracks[k].count && rc == 0; i++)
+            if (is_function_cpu(&a->ev[i]))
+                rc = push_function(a, kb, &sw, d, i, group, out);
+        while (sw.depth && rc == 0)
+            rc = pop_function(a, kb, &sw, group, out);
+    }
+    free(sw.st);
+    return rc;
+}
+
+static int fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group, gp_keyavg *out)
+{
+    ka_direct d;
+    trace_vec_init(&d.sums, sizeof(int64_t));
+    int rc = id_map_init(&d.slot, 1024);
+    for (uint32_t i = 0; i < a->n && rc == 0; i++)
+        if (analysis_is_gpu_work(a->ev[i].kind))
+            rc = device_row(a, kb, &d, i, group, out);
+    if (rc == 0)
+        rc = sweep_cpu(a, kb, &d, group, out);
+    id_map_release(&d.slot);
+    trace_vec_release(&d.sums);
+    return rc;
 }
 
 gp_status gp_keyavg_compute(const gp_analysis *a, gp_group_by group, gp_sort_key key,
                             gp_keyavg *out, gp_error *err)
 {
     memset(out, 0, sizeof(*out));
-    ka_acc acc = {0};
     ka_build kb;
     trace_vec_init(&kb.rows, sizeof(gp_keyavg_row));
     int rc = id_map_init(&kb.rows_by_key, 1024);
     if (rc == 0)
-        rc = accumulate(a, &acc);
-    if (rc == 0)
-        rc = fill_rows(a, &acc, &kb, group, out);
-    free(acc.dev_total);
-    free(acc.child_cpu);
+        rc = fill_rows(a, &kb, group, out);
     id_map_release(&kb.rows_by_key);
     out->rows = (gp_keyavg_row *)kb.rows.data;
     out->n_rows = kb.rows.n;

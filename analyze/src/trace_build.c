@@ -34,6 +34,7 @@ void trace_builder_release(trace_builder *b)
     trace_vec_release(&b->procs);
     trace_vec_release(&b->str_info);
     free(b->track_slots);
+    free(b->gpu_slots);
     free(b->shape_buf);
     memset(b, 0, sizeof(*b));
 }
@@ -223,11 +224,57 @@ static int64_t stream_of(const raw_ev *r, const gp_trace *t)
     return -1;
 }
 
+static uint64_t gpu_hash(const gp_gpu_info *g)
+{
+    uint64_t w[sizeof(gp_gpu_info) / 8], h = 0;
+    memcpy(w, g, sizeof(w));
+    for (size_t i = 0; i < sizeof(w) / 8; i++)
+        h = (h ^ w[i]) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+static int gpu_rehash(trace_builder *b)
+{
+    uint32_t mask = b->gpu_mask ? b->gpu_mask * 2 + 1 : 1023;
+    uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
+    if (!slots)
+        return -1;
+    for (uint32_t k = 0; k < b->t->gpu.n; k++) {
+        uint64_t i = gpu_hash(TRACE_VEC_AT(&b->t->gpu, gp_gpu_info, k)) & mask;
+        while (slots[i])
+            i = (i + 1) & mask;
+        slots[i] = k + 1;
+    }
+    free(b->gpu_slots);
+    b->gpu_slots = slots;
+    b->gpu_mask = mask;
+    return 0;
+}
+
+/* Side records repeat (a training loop launches the same kernels on the same streams), so equal
+ * ones are stored once: memory ~ distinct launch configurations, not GPU activities. */
+uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g)
+{
+    if ((b->t->gpu.n + 1) * 2 > b->gpu_mask && gpu_rehash(b) != 0)
+        return GP_NONE - 1;
+    uint64_t i = gpu_hash(g) & b->gpu_mask;
+    for (; b->gpu_slots[i]; i = (i + 1) & b->gpu_mask) {
+        uint32_t k = b->gpu_slots[i] - 1;
+        if (memcmp(TRACE_VEC_AT(&b->t->gpu, gp_gpu_info, k), g, sizeof(*g)) == 0)
+            return k;
+    }
+    gp_gpu_info *d = trace_vec_push(&b->t->gpu);
+    if (!d)
+        return GP_NONE - 1;
+    memcpy(d, g, sizeof(*d));
+    b->gpu_slots[i] = (uint32_t)b->t->gpu.n;
+    return (uint32_t)(b->t->gpu.n - 1);
+}
+
 static uint32_t add_gpu_info(trace_builder *b, const raw_ev *r, int kind)
 {
-    gp_gpu_info *g = trace_vec_push(&b->t->gpu);
-    if (!g)
-        return GP_NONE - 1;
+    gp_gpu_info gi, *g = &gi;
+    memset(g, 0, sizeof(*g)); /* padding too: records are compared bytewise */
     g->device = (int32_t)((r->seen & SEEN_DEVICE)     ? r->device
                           : r->pid_str == GP_STR_NONE ? r->pid
                                                       : -1);
@@ -244,7 +291,7 @@ static uint32_t add_gpu_info(trace_builder *b, const raw_ev *r, int kind)
     g->wait_on_stream = r->wait_on_stream;
     if (kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET)
         trace_parse_copy_name(gp_trace_str(b->t, r->name), g);
-    return (uint32_t)(b->t->gpu.n - 1);
+    return trace_builder_gpu(b, g);
 }
 
 static uint32_t add_mem_sample(trace_builder *b, const raw_ev *r)

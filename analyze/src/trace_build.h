@@ -55,6 +55,8 @@ typedef struct trace_builder {
     uint32_t *track_slots; /* open addressing: index + 1 */
     uint32_t track_mask;
     uint32_t last_track;
+    uint32_t *gpu_slots; /* distinct GPU side records, open addressing: index + 1 */
+    uint32_t gpu_mask;
     trace_vec procs;    /* build_proc */
     trace_vec str_info; /* trace_str_info, by string id */
     char *shape_buf;    /* Input Dims text being built */
@@ -82,6 +84,10 @@ int trace_builder_finish(trace_builder *b);
 /* @return the track of (pid, tid, pid_str, tid_str), created when new; GP_NONE when out of memory.
  */
 uint32_t trace_builder_track(trace_builder *b, const raw_ev *r);
+
+/* @return the index of side record `g` in t->gpu, stored unless an equal one is (bytewise,
+ * padding zeroed); GP_NONE - 1 when out of memory. */
+uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g);
 
 /* @return room for one more event (chunked storage), or NULL when out of memory. */
 gp_event *trace_builder_append(trace_builder *b);

@@ -179,7 +179,8 @@ void trace_split_free(trace_split *sp)
 typedef struct merge_map {
     gp_str *str;
     uint32_t *track;
-    uint32_t gpu_off, mem_off;
+    uint32_t *gpu; /* part's side record -> destination's */
+    uint32_t mem_off;
 } merge_map;
 
 static gp_str map_str(const merge_map *m, gp_str s)
@@ -206,7 +207,7 @@ static uint32_t map_aux(const merge_map *m, const gp_event *e)
     case GP_EV_MEMCPY:
     case GP_EV_MEMSET:
     case GP_EV_SYNC:
-        return e->aux + m->gpu_off;
+        return m->gpu[e->aux];
     case GP_EV_MEMORY:
         return e->aux + m->mem_off;
     case GP_EV_CPU_OP:
@@ -265,14 +266,16 @@ static int merge_tracks(trace_builder *d, const trace_builder *s, merge_map *m)
 
 static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
 {
-    m->gpu_off = (uint32_t)d->t->gpu.n;
     m->mem_off = (uint32_t)d->t->mem.n;
+    m->gpu = malloc((s->gpu.n ? s->gpu.n : 1) * sizeof(uint32_t));
+    if (!m->gpu)
+        return -1;
     for (size_t i = 0; i < s->gpu.n; i++) {
-        gp_gpu_info *g = trace_vec_push(&d->t->gpu);
-        if (!g)
+        gp_gpu_info g;
+        memcpy(&g, TRACE_VEC_AT(&s->gpu, gp_gpu_info, i), sizeof(g));
+        g.sync_kind = map_str(m, g.sync_kind);
+        if ((m->gpu[i] = trace_builder_gpu(d, &g)) == GP_NONE - 1)
             return -1;
-        *g = *TRACE_VEC_AT(&s->gpu, gp_gpu_info, i);
-        g->sync_kind = map_str(m, g->sync_kind);
     }
     for (size_t i = 0; i < s->mem.n; i++) {
         gp_mem_sample *ms = trace_vec_push(&d->t->mem);
@@ -329,12 +332,14 @@ static int merge_counts(trace_builder *d, const trace_builder *s, const merge_ma
 
 static int merge_part(trace_builder *d, split_part *pt)
 {
-    merge_map m = {NULL, NULL, 0, 0};
-    int ok = merge_strings(d, pt->b.t, &m) == 0 && merge_tracks(d, &pt->b, &m) == 0;
-    ok = ok && merge_side(d, pt->b.t, &m) == 0 && merge_events(d, &pt->b, &m) == 0;
+    merge_map m = {NULL, NULL, NULL, 0};
+    /* side records before tracks: a track's open B events map their side record too */
+    int ok = merge_strings(d, pt->b.t, &m) == 0 && merge_side(d, pt->b.t, &m) == 0;
+    ok = ok && merge_tracks(d, &pt->b, &m) == 0 && merge_events(d, &pt->b, &m) == 0;
     ok = ok && merge_counts(d, &pt->b, &m) == 0;
     free(m.str);
     free(m.track);
+    free(m.gpu);
     return ok ? 0 : -1;
 }
 
