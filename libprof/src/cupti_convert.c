@@ -226,37 +226,44 @@ static const char *mem_kind(unsigned k)
     return k < sizeof(names) / sizeof(names[0]) ? names[k] : "Unknown";
 }
 
+/* A copy or a set on the GPU: same fields, Kineto's bandwidth arg, and the ac2g flow's end. */
+struct transfer {
+    const char *cat, *name;
+    uint32_t device, context, stream, corr;
+    uint64_t start, end, bytes;
+};
+
+static void emit_transfer(cupti_conv *c, prof_out *o, const struct transfer *t)
+{
+    note_stream(c, t->device, t->stream, 0);
+    note_ctx(c, t->context, t->device);
+    begin(o, 'X', t->cat, t->name, t->device, t->stream, (int64_t)t->start);
+    dur(o, t->start, t->end);
+    common_gpu_args(c, o, t->device, t->context, t->stream, t->corr);
+    key_u64(o, GP_ARG_BYTES, t->bytes);
+    prof_out_str(o, ",\"" GP_ARG_BANDWIDTH "\":");
+    prof_out_double(o, t->end > t->start ? (double)t->bytes / (double)(t->end - t->start) : 0.0);
+    prof_out_str(o, "}}");
+    flow(o, 'f', t->corr, t->device, t->stream, t->start);
+}
+
 static void conv_memcpy(cupti_conv *c, prof_out *o, const CUpti_ActivityMemcpy6 *m)
 {
     char name[96];
     snprintf(name, sizeof(name), GP_NAME_MEMCPY_PREFIX "%s (%s -> %s)", copy_kind(m->copyKind),
              mem_kind(m->srcKind), mem_kind(m->dstKind));
-    note_stream(c, m->deviceId, m->streamId, 0);
-    note_ctx(c, m->contextId, m->deviceId);
-    begin(o, 'X', GP_CAT_GPU_MEMCPY, name, m->deviceId, m->streamId, (int64_t)m->start);
-    dur(o, m->start, m->end);
-    common_gpu_args(c, o, m->deviceId, m->contextId, m->streamId, m->correlationId);
-    key_u64(o, GP_ARG_BYTES, m->bytes);
-    prof_out_str(o, ",\"" GP_ARG_BANDWIDTH "\":");
-    prof_out_double(o, m->end > m->start ? (double)m->bytes / (double)(m->end - m->start) : 0.0);
-    prof_out_str(o, "}}");
-    flow(o, 'f', m->correlationId, m->deviceId, m->streamId, m->start);
+    struct transfer t = {GP_CAT_GPU_MEMCPY, name,     m->deviceId, m->contextId, m->streamId,
+                         m->correlationId,  m->start, m->end,      m->bytes};
+    emit_transfer(c, o, &t);
 }
 
 static void conv_memset(cupti_conv *c, prof_out *o, const CUpti_ActivityMemset4 *m)
 {
     char name[64];
     snprintf(name, sizeof(name), GP_NAME_MEMSET_PREFIX "(%s)", mem_kind(m->memoryKind));
-    note_stream(c, m->deviceId, m->streamId, 0);
-    note_ctx(c, m->contextId, m->deviceId);
-    begin(o, 'X', GP_CAT_GPU_MEMSET, name, m->deviceId, m->streamId, (int64_t)m->start);
-    dur(o, m->start, m->end);
-    common_gpu_args(c, o, m->deviceId, m->contextId, m->streamId, m->correlationId);
-    key_u64(o, GP_ARG_BYTES, m->bytes);
-    prof_out_str(o, ",\"" GP_ARG_BANDWIDTH "\":");
-    prof_out_double(o, m->end > m->start ? (double)m->bytes / (double)(m->end - m->start) : 0.0);
-    prof_out_str(o, "}}");
-    flow(o, 'f', m->correlationId, m->deviceId, m->streamId, m->start);
+    struct transfer t = {GP_CAT_GPU_MEMSET, name,     m->deviceId, m->contextId, m->streamId,
+                         m->correlationId,  m->start, m->end,      m->bytes};
+    emit_transfer(c, o, &t);
 }
 
 /* ---- API calls ---- */
