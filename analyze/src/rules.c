@@ -10,29 +10,31 @@
 #include <string.h>
 #include <strings.h>
 
-#define RULE(name, phase)                                                                          \
+#define RULE(name, phase, needs)                                                                   \
     {                                                                                              \
-        &rules_##name##_info, rules_##name, phase                                                  \
+        &rules_##name##_info, rules_##name, phase, needs                                           \
     }
+#define GPU       RULES_NEEDS_GPU
+#define GPU_STEPS (RULES_NEEDS_GPU | RULES_NEEDS_STEPS)
 
 /* The catalogue, in id order. GT02 runs in phase 1: it names the rule explaining the idle time. */
 static const struct rules_def table[] = {
-        RULE(trace_quality, 0),         /* GT00 */
-        RULE(dataloader_starvation, 0), /* GT01 */
-        RULE(gpu_low_util, 1),          /* GT02 */
-        RULE(gpu_idle_gaps, 0),         /* GT03 */
-        RULE(host_launch_bound, 0),     /* GT04 */
-        RULE(small_kernels, 0),         /* GT05 */
-        RULE(pageable_memcpy, 0),       /* GT06 */
-        RULE(sync_copy_or_memset, 0),   /* GT07 */
-        RULE(excessive_sync, 0),        /* GT08 */
-        RULE(exposed_transfer, 0),      /* GT09 */
-        RULE(near_oom, 0),              /* GT10 */
-        RULE(allocator_churn, 0),       /* GT11 */
-        RULE(memory_growth, 0),         /* GT12 */
-        RULE(no_tensor_cores, 0),       /* GT13 */
-        RULE(step_outliers, 0),         /* GT14 */
-        RULE(comm_exposed, 0),          /* GT15 */
+        RULE(trace_quality, 0, 0),               /* GT00 */
+        RULE(dataloader_starvation, 0, 0),       /* GT01 */
+        RULE(gpu_low_util, 1, GPU),              /* GT02 */
+        RULE(gpu_idle_gaps, 0, GPU),             /* GT03 */
+        RULE(host_launch_bound, 0, GPU_STEPS),   /* GT04 */
+        RULE(small_kernels, 0, GPU_STEPS),       /* GT05 */
+        RULE(pageable_memcpy, 0, GPU),           /* GT06 */
+        RULE(sync_copy_or_memset, 0, GPU_STEPS), /* GT07 */
+        RULE(excessive_sync, 0, GPU_STEPS),      /* GT08 */
+        RULE(exposed_transfer, 0, GPU_STEPS),    /* GT09 */
+        RULE(near_oom, 0, 0),                    /* GT10 */
+        RULE(allocator_churn, 0, GPU_STEPS),     /* GT11 */
+        RULE(memory_growth, 0, 0),               /* GT12 */
+        RULE(no_tensor_cores, 0, GPU),           /* GT13 */
+        RULE(step_outliers, 0, 0),               /* GT14 */
+        RULE(comm_exposed, 0, GPU_STEPS),        /* GT15 */
 };
 #define N_RULES    (sizeof(table) / sizeof(table[0]))
 #define MAX_PARAMS 12
@@ -135,6 +137,16 @@ int gp_rules_selected(const gp_rules *r, size_t i)
 
 /* ---- running ---- */
 
+/* Why a rule cannot measure this trace, or NULL when it can. */
+static const char *not_applicable(const struct rules_ctx *c, int needs)
+{
+    if ((needs & RULES_NEEDS_GPU) && !c->has_gpu)
+        return "no GPU activity in the trace: not applicable";
+    if ((needs & RULES_NEEDS_STEPS) && c->n_steps == 0)
+        return "no steps to measure";
+    return NULL;
+}
+
 static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_findings *fs)
 {
     struct rules_out o;
@@ -145,7 +157,8 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
     o.f.cmp = ">=";
     o.f.gain_ns = o.f.gain_step_ns = -1;
     o.f.cols = o.cols;
-    gp_status rc = table[i].fn(c, r->p[i], &o);
+    const char *why = not_applicable(c, table[i].needs);
+    gp_status rc = why ? rules_summary(&o, "%s", why) : table[i].fn(c, r->p[i], &o);
     if (rc == GP_OK && !o.f.summary)
         rc = rules_summary(&o, "%s: nothing measured", table[i].info->title);
     gp_finding *f = &fs->items[fs->n++];

@@ -68,10 +68,17 @@ struct rules_out {
 typedef gp_status (*rules_fn)(struct rules_ctx *c, const double *p, struct rules_out *o);
 
 /* One row of the rule table. Phase-1 rules run after phase 0 and may read ctx->done. */
+/* What a rule needs from the trace; the engine reports "not applicable" instead of calling it. */
+enum rules_needs {
+    RULES_NEEDS_GPU = 1 << 0,  /* GPU activity */
+    RULES_NEEDS_STEPS = 1 << 1 /* at least one analysed step */
+};
+
 struct rules_def {
     const gp_rule_info *info;
     rules_fn fn;
     int phase;
+    int needs; /* enum rules_needs */
 };
 
 /* ---- the rules (rules/rule_<name>.c): each exports its function and its info ---- */

@@ -54,9 +54,6 @@ static gp_status per_kernel(struct rules_ctx *c, struct rules_agg *agg)
 gp_status rules_comm_exposed(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     struct rules_agg agg = {0};
-    if (!c->has_gpu || c->n_steps == 0)
-        return rules_summary(o, c->has_gpu ? "no steps to measure"
-                                           : "no GPU activity in the trace: not applicable");
     GP_TRY(rules_ctx_intervals(c));
     if (c->comm.n == 0)
         return rules_summary(o, "no communication kernels (NCCL) in the trace: not applicable");

@@ -100,9 +100,6 @@ gp_status rules_exposed_transfer(struct rules_ctx *c, const double *p, struct ru
     char a[32];
     struct rules_agg agg = {0};
     int same = 0;
-    if (!c->has_gpu || c->n_steps == 0)
-        return rules_summary(o, c->has_gpu ? "no steps to measure"
-                                           : "no GPU activity in the trace: not applicable");
     double e = rules_pct_of_steps(c, c->bd[GP_BD_MEMCPY]);
     rules_measure(o, "exposed_copy_share", GP_UNIT_PCT, e, ">=", p[WARN_PCT], p[CRIT_PCT]);
     gp_status rc = rules_summary(

@@ -165,8 +165,6 @@ gp_status rules_gpu_idle_gaps(struct rules_ctx *c, const double *p, struct rules
     struct gap *g;
     size_t n;
     int64_t total, span = gpu_span(c);
-    if (!c->has_gpu)
-        return rules_summary(o, "no GPU activity in the trace: not applicable");
     GP_TRY(collect(c, p, &g, &n, &total));
     double longest = 0;
     for (size_t i = 0; i < n; i++)

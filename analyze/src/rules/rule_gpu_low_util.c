@@ -102,8 +102,6 @@ static gp_status advise(struct rules_ctx *c, struct rules_out *o, double u)
 gp_status rules_gpu_low_util(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     int n_low;
-    if (!c->has_gpu)
-        return rules_summary(o, "no GPU activity in the trace: not applicable");
     if (c->n_steps == 0)
         return rules_summary(o, "no steps to measure");
     GP_TRY(rules_ctx_intervals(c));

@@ -140,9 +140,6 @@ gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct r
     double queued;
     size_t n_launch;
     struct rules_agg agg = {0};
-    if (!c->has_gpu || c->n_steps == 0)
-        return rules_summary(o, c->has_gpu ? "no steps to measure"
-                                           : "no GPU activity in the trace: not applicable");
     gp_status rc = split_idle(c, idle, &agg);
     double h = rules_pct_of_steps(c, idle[GP_IDLE_HOST_WAIT]);
     launch_stats(c, &med, &queued, &n_launch);

@@ -85,8 +85,6 @@ gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rul
 {
     int major = compute_major(c);
     int64_t all, tc, fp;
-    if (!c->has_gpu)
-        return rules_summary(o, "no GPU activity in the trace: not applicable");
     if (major < 7)
         return rules_summary(o,
                              major ? "compute capability %d has no Tensor Cores: not applicable"

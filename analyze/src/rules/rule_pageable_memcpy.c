@@ -64,8 +64,6 @@ gp_status rules_pageable_memcpy(struct rules_ctx *c, const double *p, struct rul
     size_t n_all;
     int64_t gpu, host;
     struct rules_agg agg = {0};
-    if (!c->has_gpu)
-        return rules_summary(o, "no GPU activity in the trace: not applicable");
     gp_status rc = gather(c, &agg, &n_all, &gpu, &host);
     size_t n_in = 0;
     for (size_t i = 0; i < agg.n; i++)

@@ -100,9 +100,6 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     size_t n, n_short;
-    if (!c->has_gpu || c->n_steps == 0)
-        return rules_summary(o, c->has_gpu ? "no steps to measure"
-                                           : "no GPU activity in the trace: not applicable");
     count_short(c, &n, &n_short);
     int64_t kw = kernel_wait(c);
     double s = n ? 100.0 * (double)n_short / (double)n : 0, kps = rules_per_step(c, (double)n);

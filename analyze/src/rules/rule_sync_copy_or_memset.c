@@ -54,9 +54,6 @@ gp_status rules_sync_copy_or_memset(struct rules_ctx *c, const double *p, struct
     int64_t host;
     size_t n_d2h, n_h2d, n_in = 0;
     struct rules_agg agg = {0};
-    if (!c->has_gpu || c->n_steps == 0)
-        return rules_summary(o, c->has_gpu ? "no steps to measure"
-                                           : "no GPU activity in the trace: not applicable");
     gp_status rc = gather(c, &agg, &host, &n_d2h, &n_h2d);
     for (size_t i = 0; i < agg.n; i++)
         n_in += agg.rows[i].count;
