@@ -78,45 +78,96 @@ static void test_linear(void)
 }
 
 struct conv {
-    int n, cin, cout, h, w;
-    float *x, *wt, *b, *y, *r, *col;
+    struct cpu_conv3 cv;
+    int n;
+    float *x, *wt, *b, *y, *r;
 };
 
 static double conv_loss(void *p)
 {
     struct conv *c = p;
-    cpu_conv3_forward(c->y, c->x, c->wt, c->b, c->col, c->n, c->cin, c->cout, c->h, c->w);
-    return dot(c->y, c->r, (size_t)c->n * c->cout * c->h * c->w);
+    cpu_conv3_forward(&c->cv, c->y, c->x, c->wt, c->b, c->n);
+    return dot(c->y, c->r, (size_t)c->n * c->cv.cout * c->cv.h * c->cv.w);
+}
+
+/* y[i, o, oy, ox] by the definition (bias + 3x3 window, zero padding), in double. */
+static double conv_direct(const struct conv *c, int i, int o, int oy, int ox)
+{
+    int cin = c->cv.cin, h = c->cv.h, w = c->cv.w;
+    double s = c->b[o];
+    for (int ci = 0; ci < cin; ci++)
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++) {
+                int sy = oy + ky - 1, sx = ox + kx - 1;
+                if (sy >= 0 && sy < h && sx >= 0 && sx < w)
+                    s += (double)c->wt[(o * cin + ci) * 9 + ky * 3 + kx] *
+                         c->x[((i * cin + ci) * h + sy) * w + sx];
+            }
+    return s;
+}
+
+/* Smallest |pre-activation| of c: a ReLU kink nearer than H * max|w| breaks the central
+ * difference (|w| <= 1 moves it by <= H), so fused-ReLU cases redraw until it is >= 2H. */
+static double conv_min_abs(const struct conv *c)
+{
+    double m = 1e30;
+    for (int i = 0; i < c->n; i++)
+        for (int o = 0; o < c->cv.cout; o++)
+            for (int p = 0; p < c->cv.h * c->cv.w; p++)
+                m = fmin(m, fabs(conv_direct(c, i, o, p / c->cv.w, p % c->cv.w)));
+    return m;
+}
+
+/* Gradient checks of a 2-in, 3-out 5x4 convolution over n samples in blocks of `block`, with
+ * the fused ReLU when `relu`; every output is compared with the definition. */
+static void conv_case(int n, int block, int relu)
+{
+    enum { CIN = 2, COUT = 3, HH = 5, WW = 4, HW = HH * WW, MAXN = 5 };
+    float x[MAXN * CIN * HW], wt[COUT * CIN * 9], b[COUT], y[MAXN * COUT * HW], r[MAXN * COUT * HW];
+    float dx[MAXN * CIN * HW], dw[COUT * CIN * 9] = {0}, db[COUT] = {0};
+    float ws[(CIN * 9 + COUT) * MAXN * HW];
+    size_t nx = (size_t)n * CIN * HW, nw = COUT * CIN * 9, ny = (size_t)n * COUT * HW;
+    if (n > MAXN || block > MAXN) {
+        GP_CHECK(!"conv_case: n and block must be <= MAXN");
+        return;
+    }
+    GP_ASSERT_EQ_INT(cpu_conv3_ws_size(CIN, COUT, HH, WW, block), (CIN * 9 + COUT) * block * HW);
+    struct conv c = {.n = n, .x = x, .wt = wt, .b = b, .y = y, .r = r};
+    cpu_conv3_init(&c.cv, CIN, COUT, HH, WW, block, ws);
+    c.cv.relu = relu;
+    do
+        fill(x, nx, -1, 1), fill(wt, nw, -1, 1), fill(b, COUT, -1, 1), fill(r, ny, -1, 1);
+    while (relu && conv_min_abs(&c) < 2 * H);
+    conv_loss(&c);
+    for (int i = 0; i < n; i++)
+        for (int o = 0; o < COUT; o++)
+            for (int p = 0; p < HW; p++) {
+                double want = conv_direct(&c, i, o, p / WW, p % WW);
+                GP_ASSERT_NEAR(y[(i * COUT + o) * HW + p], relu && want < 0 ? 0.0 : want, 1e-4);
+            }
+    cpu_conv3_backward(&c.cv, dx, dw, db, r, relu ? y : NULL, x, wt, n);
+    GP_CHECK(fd_check(conv_loss, &c, x, dx, nx) < 1e-3);
+    GP_CHECK(fd_check(conv_loss, &c, wt, dw, nw) < 1e-3);
+    GP_CHECK(fd_check(conv_loss, &c, b, db, COUT) < 1e-3);
+    /* backward accumulates dw/db; dx may be NULL */
+    float dw1[COUT * CIN * 9], db1[COUT];
+    memcpy(dw1, dw, sizeof dw), memcpy(db1, db, sizeof db);
+    conv_loss(&c);
+    cpu_conv3_backward(&c.cv, NULL, dw, db, r, relu ? y : NULL, x, wt, n);
+    GP_ASSERT_NEAR(dw[7], 2 * dw1[7], 1e-5);
+    GP_ASSERT_NEAR(db[2], 2 * db1[2], 1e-5);
 }
 
 static void test_conv3(void)
 {
-    struct conv c = {2, 2, 3, 5, 4, NULL, NULL, NULL, NULL, NULL, NULL};
-    size_t nx = 2 * 2 * 20, nw = 3 * 2 * 9, ny = 2 * 3 * 20;
-    float x[80], wt[54], b[3], y[120], r[120], dx[80], dw[54] = {0}, db[3] = {0};
-    float col[2 * 9 * 20];
-    c.x = x, c.wt = wt, c.b = b, c.y = y, c.r = r, c.col = col;
-    fill(x, nx, -1, 1), fill(wt, nw, -1, 1), fill(b, 3, -1, 1), fill(r, ny, -1, 1);
-    GP_ASSERT_EQ_INT(cpu_conv3_col_size(2, 5, 4), 2 * 9 * 20);
-    cpu_conv3_backward(dx, dw, db, r, x, wt, col, c.n, c.cin, c.cout, c.h, c.w);
-    GP_CHECK(fd_check(conv_loss, &c, x, dx, nx) < 1e-3);
-    GP_CHECK(fd_check(conv_loss, &c, wt, dw, nw) < 1e-3);
-    GP_CHECK(fd_check(conv_loss, &c, b, db, 3) < 1e-3);
-    /* a direct convolution at one interior and one corner output */
-    conv_loss(&c);
-    for (int pos = 0; pos < 2; pos++) {
-        int oy = pos ? 0 : 2, ox = pos ? 3 : 1, o = 1, i = 1;
-        double s = b[o];
-        for (int ci = 0; ci < 2; ci++)
-            for (int ky = 0; ky < 3; ky++)
-                for (int kx = 0; kx < 3; kx++) {
-                    int sy = oy + ky - 1, sx = ox + kx - 1;
-                    if (sy >= 0 && sy < 5 && sx >= 0 && sx < 4)
-                        s += wt[(o * 2 + ci) * 9 + ky * 3 + kx] *
-                             x[((i * 2 + ci) * 5 + sy) * 4 + sx];
-                }
-        GP_ASSERT_NEAR(y[((i * 3 + o) * 5 + oy) * 4 + ox], s, 1e-4);
-    }
+    conv_case(2, 2, 0); /* one block */
+    conv_case(5, 2, 0); /* blocks of 2, 2 and 1 */
+    conv_case(5, 5, 1); /* fused ReLU */
+    conv_case(3, 2, 1);
+    /* the block keeps the workspace bounded but never below one sample or above the batch */
+    GP_ASSERT_EQ_INT(cpu_conv3_block(1, 5, 4, 3), 3);
+    GP_ASSERT_EQ_INT(cpu_conv3_block(1 << 20, 5, 4, 64), 1);
+    GP_CHECK(cpu_conv3_block(32, 14, 14, 1 << 20) < 1 << 20);
 }
 
 struct act {

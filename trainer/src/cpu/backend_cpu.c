@@ -1,5 +1,6 @@
 /* The CPU backend: the reference implementation and test oracle. Activations of every layer are
- * kept for backward; gradients flow through two ping-pong buffers. */
+ * kept for backward; gradients flow through two ping-pong buffers. A ReLU after a convolution
+ * runs inside it (forward and backward), so its pass over the activations is saved. */
 #include "backend.h"
 #include "cpu_ops.h"
 
@@ -15,7 +16,9 @@ struct backend {
     float *act[MODEL_MAX_LAYERS + 1]; /* act[0] = input, act[i+1] = output of layer i */
     int32_t *arg[MODEL_MAX_LAYERS];   /* max-pool argmax */
     int32_t *labels;
-    float *prob, *dbuf[2], *col;
+    float *prob, *dbuf[2], *ws; /* ws: convolution workspace, shared by the layers */
+    struct cpu_conv3 conv[MODEL_MAX_LAYERS];
+    int fused[MODEL_MAX_LAYERS]; /* 1: a ReLU layer done inside the convolution before it */
     int n;
     struct step_stats stats;
 };
@@ -47,14 +50,45 @@ static void cpu_close(struct backend *b)
     free(b->prob);
     free(b->dbuf[0]);
     free(b->dbuf[1]);
-    free(b->col);
+    free(b->ws);
     free(b);
+}
+
+/* One workspace for all convolutions, sized here once; a ReLU right after a convolution is
+ * fused into it (its output goes straight to the ReLU's activation). */
+static int alloc_conv(struct backend *b)
+{
+    const struct model_spec *m = &b->spec;
+    size_t ws = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct layer_spec *l = &m->l[i];
+        if (l->kind != LAYER_CONV3)
+            continue;
+        int block = cpu_conv3_block(l->cin, l->h, l->w, b->cfg.max_batch);
+        size_t need = cpu_conv3_ws_size(l->cin, l->cout, l->h, l->w, block);
+        ws = need > ws ? need : ws;
+    }
+    if (!ws)
+        return 1;
+    if (!(b->ws = malloc(ws * sizeof(float))))
+        return 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct layer_spec *l = &m->l[i];
+        if (l->kind != LAYER_CONV3)
+            continue;
+        int block = cpu_conv3_block(l->cin, l->h, l->w, b->cfg.max_batch);
+        cpu_conv3_init(&b->conv[i], l->cin, l->cout, l->h, l->w, block, b->ws);
+        b->conv[i].relu = i + 1 < m->n_layers && m->l[i + 1].kind == LAYER_RELU;
+        if (b->conv[i].relu)
+            b->fused[i + 1] = 1;
+    }
+    return 1;
 }
 
 static int alloc_buffers(struct backend *b)
 {
     const struct model_spec *m = &b->spec;
-    size_t nb = (size_t)b->cfg.max_batch, np = m->n_params, col = 0;
+    size_t nb = (size_t)b->cfg.max_batch, np = m->n_params;
     b->params = calloc(np, sizeof(float));
     b->grads = calloc(np, sizeof(float));
     b->opt = calloc(np * (size_t)backend_opt_slots(b->cfg.optimizer), sizeof(float));
@@ -65,15 +99,10 @@ static int alloc_buffers(struct backend *b)
     int ok = b->params && b->grads && b->opt && b->labels && b->prob && b->dbuf[0] && b->dbuf[1];
     for (int i = 0; i <= m->n_layers; i++)
         ok = ok && (b->act[i] = calloc(nb * model_act_size(m, i), sizeof(float))) != NULL;
-    for (int i = 0; i < m->n_layers; i++) {
-        const struct layer_spec *l = &m->l[i];
-        if (l->kind == LAYER_POOL2)
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->l[i].kind == LAYER_POOL2)
             ok = ok && (b->arg[i] = calloc(nb * model_act_size(m, i + 1), sizeof(int32_t)));
-        if (l->kind == LAYER_CONV3 && cpu_conv3_col_size(l->cin, l->h, l->w) > col)
-            col = cpu_conv3_col_size(l->cin, l->h, l->w);
-    }
-    b->col = col ? malloc(col * sizeof(float)) : NULL;
-    return ok && (!col || b->col);
+    return ok && alloc_conv(b);
 }
 
 static gp_status cpu_open(struct backend **out, const struct backend_config *cfg, char *device_name,
@@ -126,7 +155,9 @@ static void layer_forward(struct backend *b, int i)
         cpu_linear_forward(y, x, w, bias, b->n, l->cin, l->cout);
         break;
     case LAYER_CONV3:
-        cpu_conv3_forward(y, x, w, bias, b->col, b->n, l->cin, l->cout, l->h, l->w);
+        if (b->conv[i].relu) /* the fused ReLU's output */
+            y = b->act[i + 2];
+        cpu_conv3_forward(&b->conv[i], y, x, w, bias, b->n);
         break;
     case LAYER_RELU:
         cpu_relu_forward(y, x, (size_t)b->n * model_act_size(&b->spec, i));
@@ -141,7 +172,8 @@ static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
 {
     (void)train, (void)err;
     for (int i = 0; i < b->spec.n_layers; i++)
-        layer_forward(b, i);
+        if (!b->fused[i])
+            layer_forward(b, i);
     int correct = 0;
     b->stats.loss_sum += cpu_softmax_ce_forward(b->prob, &correct, b->act[b->spec.n_layers],
                                                 b->labels, b->n, b->spec.classes);
@@ -161,7 +193,9 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
         cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout);
         break;
     case LAYER_CONV3:
-        cpu_conv3_backward(dx, dw, db, dy, x, w, b->col, b->n, l->cin, l->cout, l->h, l->w);
+        /* dy is the fused ReLU's output gradient, masked by its output act[i + 2] */
+        cpu_conv3_backward(&b->conv[i], dx, dw, db, dy, b->conv[i].relu ? b->act[i + 2] : NULL, x,
+                           w, b->n);
         break;
     case LAYER_RELU:
         if (dx)
@@ -181,6 +215,8 @@ static gp_status cpu_backward(struct backend *b, gp_error *err)
     float scale = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
     cpu_softmax_ce_backward(b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, scale);
     for (int i = b->spec.n_layers - 1; i >= 0; i--) {
+        if (b->fused[i])
+            continue;
         layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
         cur = 1 - cur;
     }

@@ -15,14 +15,26 @@ void cpu_linear_forward(float *y, const float *x, const float *w, const float *b
 void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
                          const float *w, int n, int cin, int cout);
 
-/* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w).
- * col is scratch of cpu_conv3_col_size(cin, h, w) floats. */
-size_t cpu_conv3_col_size(int cin, int h, int w);
-void cpu_conv3_forward(float *y, const float *x, const float *wt, const float *b, float *col, int n,
-                       int cin, int cout, int h, int w);
-/* dx may be NULL (first layer). */
-void cpu_conv3_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
-                        const float *wt, float *col, int n, int cin, int cout, int h, int w);
+/* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w), computed over
+ * blocks of `block` samples (one GEMM per block) in a workspace the caller sizes once. */
+struct cpu_conv3 {
+    int cin, cout, h, w;
+    int block;  /* samples per GEMM */
+    int relu;   /* forward writes ReLU(conv); backward masks dy by y > 0 (fused ReLU layer) */
+    float *col; /* (cin*9, block*h*w) columns, reused for the input gradient */
+    float *tmp; /* (cout, block*h*w) GEMM output / gathered dy */
+};
+/* Samples per block for a batch of at most max_batch: bounds the workspace to a few MiB. */
+int cpu_conv3_block(int cin, int h, int w, int max_batch);
+/* Workspace floats cpu_conv3_init needs for this shape and block. */
+size_t cpu_conv3_ws_size(int cin, int cout, int h, int w, int block);
+/* Fill c (relu off) over ws of cpu_conv3_ws_size floats; layers run one at a time may share ws. */
+void cpu_conv3_init(struct cpu_conv3 *c, int cin, int cout, int h, int w, int block, float *ws);
+void cpu_conv3_forward(const struct cpu_conv3 *c, float *y, const float *x, const float *wt,
+                       const float *b, int n);
+/* dx may be NULL (first layer); y is the forward output, read only when c->relu. */
+void cpu_conv3_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *db, const float *dy,
+                        const float *y, const float *x, const float *wt, int n);
 
 /* y = max(x, 0); dx = dy where y > 0 */
 void cpu_relu_forward(float *y, const float *x, size_t n);
