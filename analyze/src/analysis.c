@@ -11,31 +11,26 @@ int id_map_init(id_map *m, size_t expected)
     size_t cap = 64;
     while (cap < expected * 2)
         cap *= 2;
-    m->keys = malloc(cap * sizeof(*m->keys));
-    m->vals = malloc(cap * sizeof(*m->vals));
+    m->slots = malloc(cap * sizeof(*m->slots));
     m->mask = cap - 1;
     m->n = 0;
-    if (!m->keys || !m->vals)
+    if (!m->slots)
         return -1;
     for (size_t i = 0; i < cap; i++)
-        m->vals[i] = GP_NONE;
+        m->slots[i].val = GP_NONE;
     return 0;
 }
 
 void id_map_release(id_map *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof(*m));
 }
 
-static size_t id_slot(const id_map *m, int64_t key);
-
-static size_t id_slot(const id_map *m, int64_t key)
+static size_t id_slot_of(const id_map *m, int64_t key)
 {
-    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h ^ (h >> 29)) & m->mask;
-    while (m->vals[i] != GP_NONE && m->keys[i] != key)
+    size_t i = (size_t)(id_map_home(m, key) - m->slots);
+    while (m->slots[i].val != GP_NONE && !id_slot_is(&m->slots[i], key))
         i = (i + 1) & m->mask;
     return i;
 }
@@ -48,8 +43,8 @@ static int id_map_grow(id_map *m)
         return -1;
     }
     for (size_t i = 0; i <= m->mask; i++)
-        if (m->vals[i] != GP_NONE)
-            id_map_put(&bigger, m->keys[i], m->vals[i]);
+        if (m->slots[i].val != GP_NONE)
+            id_map_put(&bigger, id_slot_key(&m->slots[i]), m->slots[i].val);
     id_map_release(m);
     *m = bigger;
     return 0;
@@ -59,10 +54,11 @@ int id_map_put(id_map *m, int64_t key, uint32_t val)
 {
     if ((m->n + 1) * 2 > m->mask && id_map_grow(m) != 0)
         return -1;
-    size_t i = id_slot(m, key);
-    if (m->vals[i] == GP_NONE) {
-        m->keys[i] = key;
-        m->vals[i] = val;
+    id_slot *s = &m->slots[id_slot_of(m, key)];
+    if (s->val == GP_NONE) {
+        s->key_lo = (uint32_t)(uint64_t)key;
+        s->key_hi = (uint32_t)((uint64_t)key >> 32);
+        s->val = val;
         m->n++;
     }
     return 0;
@@ -70,7 +66,7 @@ int id_map_put(id_map *m, int64_t key, uint32_t val)
 
 uint32_t id_map_get(const id_map *m, int64_t key)
 {
-    return m->vals[id_slot(m, key)];
+    return m->slots[id_slot_of(m, key)].val;
 }
 
 static int cmp_ival(const void *pa, const void *pb)
@@ -167,6 +163,20 @@ static int is_op(int kind)
     return kind == GP_EV_CPU_OP || kind == GP_EV_USER_ANNOTATION;
 }
 
+#define LINK_AHEAD 16
+
+static void link_prefetch(const id_map *corr, const id_map *ext, const gp_event *e)
+{
+#if defined(__GNUC__)
+    if (corr && e->corr != GP_ID_NONE)
+        __builtin_prefetch(id_map_home(corr, e->corr));
+    if (e->ext_id != GP_ID_NONE)
+        __builtin_prefetch(id_map_home(ext, e->ext_id));
+#else
+    (void)corr, (void)ext, (void)e;
+#endif
+}
+
 /* link_of of GPU activities (runtime_of) by correlation, op_of by External id or by nesting. */
 static int link_ids(gp_analysis *a)
 {
@@ -178,6 +188,8 @@ static int link_ids(gp_analysis *a)
     }
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
+        if (i + LINK_AHEAD < a->n)
+            link_prefetch(&corr, &ext, &a->ev[i + LINK_AHEAD]);
         if ((e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) && e->corr != GP_ID_NONE)
             id_map_put(&corr, e->corr, i);
         if (is_op(e->kind) && e->ext_id != GP_ID_NONE && !(e->flags & GP_EVF_GPU))
@@ -185,6 +197,8 @@ static int link_ids(gp_analysis *a)
     }
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
+        if (i + LINK_AHEAD < a->n)
+            link_prefetch(NULL, &ext, &a->ev[i + LINK_AHEAD]);
         if (e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER)
             continue;
         uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
@@ -195,6 +209,8 @@ static int link_ids(gp_analysis *a)
     }
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
+        if (i + LINK_AHEAD < a->n)
+            link_prefetch(&corr, &ext, &a->ev[i + LINK_AHEAD]);
         if (!(e->flags & GP_EVF_GPU) || e->kind == GP_EV_GPU_USER_ANNOTATION)
             continue;
         uint32_t r = e->corr != GP_ID_NONE ? id_map_get(&corr, e->corr) : GP_NONE;

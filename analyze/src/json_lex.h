@@ -61,6 +61,10 @@ int json_lex_string(json_lex *l, const char **s, size_t *n);
 /* A number (or NaN/Infinity/-Infinity, which Python writes) at l->p. */
 int json_lex_number(json_lex *l, json_num *out);
 
+/* As json_lex_number, for a value only used through is_int/i/ns_ok/ns: out->d may be left
+ * unset for fractions (saves a strtod on 16-digit absolute timestamps). */
+int json_lex_time(json_lex *l, json_num *out);
+
 /* The number as an int64: exact for integers, truncated toward zero for other finite values,
  * saturated at INT64_MIN/INT64_MAX beyond them, 0 for NaN (no undefined float-to-int cast). */
 int64_t json_num_to_i64(const json_num *n);
@@ -68,9 +72,21 @@ int64_t json_num_to_i64(const json_num *n);
 /* Skip any value, validating it; `depth` is the current nesting. */
 int json_lex_skip(json_lex *l, int depth);
 
+/* json_lex_next's general case (whitespace, the closing byte, errors, the end of the window). */
+int json_lex_next_slow(json_lex *l, char close, const char *what, int *more);
+
 /* After an element of an array or object: consume ',' (*more = 1) or `close` (*more = 0).
- * @return LEX_OK, LEX_MORE or LEX_ERR. */
-int json_lex_next(json_lex *l, char close, const char *what, int *more);
+ * Inline for the common case of no whitespace before the ','. @return LEX_OK, LEX_MORE or
+ * LEX_ERR. */
+static inline int json_lex_next(json_lex *l, char close, const char *what, int *more)
+{
+    if (l->p < l->end && *l->p == ',') {
+        l->p++;
+        *more = 1;
+        return LEX_OK;
+    }
+    return json_lex_next_slow(l, close, what, more);
+}
 
 /* @return 1 when s[0..n) is valid UTF-8. */
 int json_utf8_valid(const unsigned char *s, size_t n);

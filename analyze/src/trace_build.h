@@ -45,6 +45,15 @@ typedef struct raw_ev {
     float bps, wps, occ;
 } raw_ev;
 
+/* A recently interned string: checked by length and memcmp before use (see trace_event.c). */
+typedef struct build_str_cache {
+    const char *s; /* the interned copy */
+    uint32_t n;
+    gp_str id;
+} build_str_cache;
+
+#define BUILD_STR_CACHE 256
+
 typedef struct trace_builder {
     gp_trace *t;
     json_lex lex;
@@ -64,6 +73,7 @@ typedef struct trace_builder {
     gp_str memory_name; /* "[memory]" */
     int part;           /* parses a later part of a split file (trace_split.c) */
     uint64_t orphan_e;  /* in a part: E events with no open B on their track */
+    build_str_cache str_cache[BUILD_STR_CACHE]; /* direct-mapped, in front of the interner */
 } trace_builder;
 
 int trace_builder_init(trace_builder *b, gp_trace *t);
