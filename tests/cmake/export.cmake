@@ -46,8 +46,14 @@ gp_export_py_test(export_tfevents_tensorboard test_tfevents_read.py $<TARGET_FIL
 if(TARGET gp_export)
   gp_export_py_test(export_tb_plugin test_tb_plugin.py $<TARGET_FILE:gprof-train>
                     ${gp_export_sample} ${gp_export_work}/tb_plugin)
-  gp_export_py_test(export_perfetto_trace_processor test_perfetto_tp.py
-                    $<TARGET_FILE:gprof-train> ${gp_export_sample} ${gp_export_work}/tp)
+  # Perfetto's own importer: only where a trace_processor binary is given at configure time
+  # (-DGP_TRACE_PROCESSOR=/path; PyPI's perfetto package downloads it from outside PyPI).
+  if(GP_TRACE_PROCESSOR)
+    gp_export_py_test(export_perfetto_trace_processor test_perfetto_tp.py
+                      $<TARGET_FILE:gprof-train> ${gp_export_sample} ${gp_export_work}/tp)
+    set_property(TEST export_perfetto_trace_processor APPEND PROPERTY ENVIRONMENT
+                 GP_TRACE_PROCESSOR=${GP_TRACE_PROCESSOR})
+  endif()
   add_test(NAME export_perfetto_importer_rules
            COMMAND python3 ${gp_export_tests}/check_perfetto.py $<TARGET_FILE:gprof-train>
                    ${gp_export_sample} ${gp_export_work}/perfetto)

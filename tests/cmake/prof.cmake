@@ -51,10 +51,13 @@ foreach(src ${gp_prof_units})
   endif()
 endforeach()
 
-# The CUPTI conversion test includes cupti.h: it needs the toolkit's headers (skips otherwise).
-if(TARGET test_prof_cupti AND GP_HAVE_CUPTI)
+# The CUPTI conversion test (synthetic CUDA 13 records, no GPU needed) includes cupti.h: it is
+# built only where CUPTI is (not in the ASan build with GP_WITH_CUDA=OFF).
+if(GP_HAVE_CUPTI AND TARGET gp_prof_static)
+  gp_add_test_exe(test_prof_cupti ${CMAKE_CURRENT_SOURCE_DIR}/prof/test_prof_cupti.c unit
+                  gp_prof_static Threads::Threads ZLIB::ZLIB)
   get_target_property(gp_cupti_inc gp::cupti INTERFACE_INCLUDE_DIRECTORIES)
-  target_include_directories(test_prof_cupti PRIVATE ${gp_cupti_inc} ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(test_prof_cupti PRIVATE ${CMAKE_SOURCE_DIR}/libprof/src ${gp_cupti_inc}
+                             ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_definitions(test_prof_cupti PRIVATE GP_HAVE_CUPTI)
-  target_link_libraries(test_prof_cupti PRIVATE ZLIB::ZLIB)
 endif()

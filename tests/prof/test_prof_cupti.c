@@ -1,25 +1,16 @@
 /* CUPTI record conversion with synthetic CUDA 13 records (no GPU needed): runtime -> kernel
  * correlation and ac2g flows, pageable vs pinned copies, memory accounting, sync/event links,
  * external ids, device properties, exact timestamps, and dropped-buffer reporting. */
-#ifndef GP_HAVE_CUPTI
-#    include <stdio.h>
-#    define GP_TEST_SKIP 77
-int main(void)
-{
-    printf("built without CUPTI: skipped\n");
-    return GP_TEST_SKIP;
-}
-#else
-#    include "gp_test.h"
-#    include <stdlib.h>
-#    include <string.h>
-#    include <unistd.h>
-#    include <zlib.h>
+#include "gp_test.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
-#    include "cupti_int.h"
-#    include "gp/trace_schema.h"
+#include "cupti_int.h"
+#include "gp/trace_schema.h"
 
-#    define BASE 1700000000000000000LL
+#define BASE 1700000000000000000LL
 
 static cupti_conv conv;
 static prof_out out;
@@ -331,4 +322,3 @@ int main(void)
     GP_RUN(test_refused_buffers_are_reported);
     return gp_test_summary();
 }
-#endif
