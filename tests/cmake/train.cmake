@@ -7,7 +7,7 @@ if(TARGET gp_train)
   set_tests_properties(train_cli PROPERTIES LABELS cli TIMEOUT 300)
   if(GP_HAVE_CUDA)
     gp_add_test_exe(test_train_cuda_vs_cpu ${CMAKE_CURRENT_SOURCE_DIR}/cuda/test_train_cuda_vs_cpu.c
-                    cuda gp_train)
+                    cuda gp_train gp_train_cuda)
     target_include_directories(test_train_cuda_vs_cpu PRIVATE ${CMAKE_SOURCE_DIR}/trainer/src
                                ${CMAKE_SOURCE_DIR}/trainer/src/cpu
                                ${CMAKE_SOURCE_DIR}/trainer/src/cuda)

@@ -77,9 +77,16 @@ static inline int backend_opt_slots(enum optim_kind k)
 
 extern const struct backend_ops backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
+/* Defined in lib/libgp_train_cuda.so (src/cuda/), which the trainer loads on first use. */
 extern const struct backend_ops backend_cuda_ops;
 /* @return 1 when a CUDA device is usable. */
 int backend_cuda_present(void);
+
+/* The trainer's side (cuda_module.c), thread-safe: the loaded module's backend or NULL,
+ * whether a device is usable, and why the module could not be loaded (NULL when it was). */
+const struct backend_ops *train_cuda_ops(void);
+int train_cuda_present(void);
+const char *train_cuda_why(void);
 #endif
 
 #endif

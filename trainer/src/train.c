@@ -34,7 +34,7 @@ double train_now(void)
 int gp_train_cuda_available(void)
 {
 #ifdef GP_HAVE_CUDA
-    return backend_cuda_present();
+    return train_cuda_present();
 #else
     return 0;
 #endif
@@ -81,6 +81,10 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(strcmp(d, "cuda") == 0, GP_EUNSUPPORTED, err,
                "this gprof-train was built without CUDA (--device cuda)");
 #endif
+#ifdef GP_HAVE_CUDA
+    GP_FAIL_IF(strcmp(d, "cuda") == 0 && train_cuda_why(), GP_EUNSUPPORTED, err,
+               "--device cuda: %s", train_cuda_why());
+#endif
     GP_FAIL_IF(strcmp(d, "cuda") == 0 && !have, GP_EUNSUPPORTED, err,
                "--device cuda: no usable CUDA device on this machine");
     r->use_cuda = strcmp(d, "cuda") == 0 || (strcmp(d, "auto") == 0 && have);
@@ -90,7 +94,7 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     r->ops = &backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
     if (r->use_cuda)
-        r->ops = &backend_cuda_ops;
+        r->ops = train_cuda_ops();
 #endif
     return GP_OK;
 }
