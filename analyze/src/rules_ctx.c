@@ -5,6 +5,7 @@
 
 #include "gp/trace_schema.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,16 +425,55 @@ double rules_pct_of_steps(const struct rules_ctx *c, int64_t ns)
     return c->step_ns > 0 ? 100.0 * (double)ns / (double)c->step_ns : 0.0;
 }
 
-static int cmp_i64(const void *pa, const void *pb)
+static void swap_i64(int64_t *v, ptrdiff_t a, ptrdiff_t b)
 {
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
+    int64_t t = v[a];
+    v[a] = v[b];
+    v[b] = t;
+}
+
+/* Move the k-th smallest of v[0..n) to v[k], with no larger value before it and no smaller one
+ * after (Hoare's selection with median-of-three pivots): O(n) on average, where a full sort of
+ * every launch's duration was diagnose's largest cost after reading the trace. */
+static void select_kth(int64_t *v, ptrdiff_t n, ptrdiff_t k)
+{
+    ptrdiff_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        ptrdiff_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+        if (v[mid] < v[lo])
+            swap_i64(v, mid, lo);
+        if (v[hi] < v[lo])
+            swap_i64(v, hi, lo);
+        if (v[hi] < v[mid])
+            swap_i64(v, hi, mid);
+        int64_t p = v[mid];
+        while (i <= j) {
+            while (v[i] < p)
+                i++;
+            while (v[j] > p)
+                j--;
+            if (i <= j)
+                swap_i64(v, i++, j--);
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
 }
 
 int64_t rules_median(int64_t *v, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof(*v), cmp_i64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    select_kth(v, (ptrdiff_t)n, (ptrdiff_t)(n / 2));
+    int64_t upper = v[n / 2];
+    if (n % 2)
+        return upper;
+    int64_t lower = v[0]; /* the largest of the lower half */
+    for (size_t i = 1; i < n / 2; i++)
+        lower = v[i] > lower ? v[i] : lower;
+    return (lower + upper) / 2;
 }

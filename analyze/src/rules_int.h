@@ -169,7 +169,7 @@ double rules_per_step(const struct rules_ctx *c, double total);
 /* Share of the analysed step time, in percent. */
 double rules_pct_of_steps(const struct rules_ctx *c, int64_t ns);
 
-/* Median of n int64 values (sorts `v` in place); 0 when n == 0. */
+/* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
 
 /* ---- rules_out.c: filling in a finding ---- */
