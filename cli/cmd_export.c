@@ -5,6 +5,7 @@
 #include "cmds.h"
 #include "gp/export.h"
 #include "opt.h"
+#include "trace_jobs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -98,7 +99,9 @@ int cmd_export(int argc, const char **argv)
     };
     const struct opt_help help = {
             "export", usage,
-            "Write what viewers open, from a gprof-train or PyTorch profiler trace.",
+            "Write what viewers open, from a gprof-train or PyTorch profiler trace (a file, or a "
+            "run\n"
+            "folder that holds one trace).",
             "examples:\n"
             "    gprof-train export trace.json.gz --tensorboard tb/ && tensorboard --logdir tb/\n"
             "    gprof-train export trace.json.gz --html report.html\n"};
@@ -113,7 +116,6 @@ int cmd_export(int argc, const char **argv)
         cli_hint("usage: %s", usage[0]);
         return CLI_ERROR;
     }
-    x.trace = argv[0];
     if (!x.tb && !x.perfetto && !x.html) {
         cli_error("nothing to write");
         cli_hint("give --tensorboard LOGDIR, --perfetto OUT or --html OUT");
@@ -121,5 +123,16 @@ int cmd_export(int argc, const char **argv)
     }
     if (x.run && !x.tb)
         cli_warn("--run is used only with --tensorboard");
-    return run_export(&x);
+    struct trace_paths paths = {0};
+    int rc = trace_paths_expand(&paths, argv, 1);
+    if (rc == CLI_OK && paths.n != 1) {
+        rc = cli_error("'%s' holds %zu traces; export takes one", argv[0], paths.n);
+        cli_hint("name one of them, e.g. '%s'", paths.v[0]);
+    }
+    if (rc == CLI_OK) {
+        x.trace = paths.v[0];
+        rc = run_export(&x);
+    }
+    trace_paths_release(&paths);
+    return rc;
 }

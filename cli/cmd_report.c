@@ -29,6 +29,7 @@ struct report_job {
 struct report_run {
     struct report_job *jobs;
     const gp_report_opts *opts;
+    int auto_sort; /* no --sort: device time, or CPU time for a trace without GPU activity */
 };
 
 static void run_job(size_t i, void *ud)
@@ -44,6 +45,11 @@ static void run_job(size_t i, void *ud)
     if (j->rc == GP_OK) {
         trace_warnings_keep(&j->warnings, t);
         j->rc = gp_analysis_run(t, NULL, &a, &j->err);
+    }
+    if (j->rc == GP_OK && r->auto_sort) {
+        size_t n_dev = 0;
+        gp_analysis_devices(a, &n_dev);
+        o.sort = n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
     }
     if (j->rc == GP_OK)
         j->rc = gp_report_write(mem, a, &o, &j->err);
@@ -64,9 +70,11 @@ static int print_job(const struct report_job *j, int first)
     return CLI_OK;
 }
 
-static int run_all(const struct trace_paths *paths, long n_threads, const gp_report_opts *o)
+static int run_all(const struct trace_paths *paths, long n_threads, const gp_report_opts *o,
+                   int auto_sort)
 {
-    struct report_run r = {calloc(paths->n ? paths->n : 1, sizeof(struct report_job)), o};
+    struct report_run r = {calloc(paths->n ? paths->n : 1, sizeof(struct report_job)), o,
+                           auto_sort};
     if (!r.jobs)
         return cli_error("out of memory");
     for (size_t i = 0; i < paths->n; i++)
@@ -89,7 +97,7 @@ static int parse_report_opts(const char *sort, const char *group_by, const char 
     gp_error err;
     memset(o, 0, sizeof(*o));
     o->row_limit = row_limit;
-    if (gp_sort_key_parse(sort, &o->sort, &err) != GP_OK ||
+    if (gp_sort_key_parse(sort ? sort : "cuda_time_total", &o->sort, &err) != GP_OK ||
         gp_group_by_parse(group_by, &o->group_by, &err) != GP_OK ||
         gp_report_format_parse(format, &o->format, &err) != GP_OK) {
         cli_error("%s", err.msg);
@@ -101,7 +109,7 @@ static int parse_report_opts(const char *sort, const char *group_by, const char 
 
 int cmd_report(int argc, const char **argv)
 {
-    const char *sort = "cuda_time_total", *group_by = "name", *format = "table";
+    const char *sort = NULL, *group_by = "name", *format = "table";
     long row_limit = 20, jobs_n = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
@@ -110,7 +118,9 @@ int cmd_report(int argc, const char **argv)
                     "                              self_cpu_time_total, self_cuda_time_total, "
                     "count\n"
                     "                              (device_* spellings too; default "
-                    "cuda_time_total)"),
+                    "cuda_time_total,\n"
+                    "                              or cpu_time_total for a trace without GPU "
+                    "activity)"),
             OPT_INT('n', "row-limit", &row_limit, "N", "print at most N rows (default 20, 0 = all)",
                     0, 1000000000),
             OPT_STR(0, "group-by", &group_by, "KEY", "name (default) or name+shape"),
@@ -145,7 +155,7 @@ int cmd_report(int argc, const char **argv)
     struct trace_paths paths = {0};
     int rc = trace_paths_expand(&paths, argv, n);
     if (rc == CLI_OK)
-        rc = run_all(&paths, jobs_n, &o);
+        rc = run_all(&paths, jobs_n, &o, sort == NULL);
     trace_paths_release(&paths);
     return rc;
 }
