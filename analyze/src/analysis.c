@@ -1,10 +1,45 @@
 /* gp_analysis_run: links (correlation, External id, nesting), steps aligned to the device as
  * tb_plugin does, and tb_plugin's priority-sweep step-time breakdown; then the GPU timeline and
- * the lists (gpu_timeline.c, analysis_lists.c). Also the interval and id-map helpers. */
+ * the lists (gpu_timeline.c, analysis_lists.c). Also the interval and id-map helpers, and
+ * analysis_par2: independent passes (the two id maps, halves of the link passes, breakdown vs.
+ * GPU timeline + lists) run on two threads when there are two CPUs. */
 #include "analysis_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+int analysis_threads(void)
+{
+    const char *v = getenv("GP_TRACE_THREADS");
+    long n = v && *v ? strtol(v, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 2 ? 2 : (int)n;
+}
+
+typedef struct par_job {
+    void (*fn)(void *);
+    void *arg;
+} par_job;
+
+static void *par_entry(void *arg)
+{
+    par_job *j = arg;
+    j->fn(j->arg);
+    return NULL;
+}
+
+void analysis_par2(void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1)
+{
+    par_job j = {fn1, arg1};
+    pthread_t th;
+    if (analysis_threads() < 2 || pthread_create(&th, NULL, par_entry, &j) != 0) {
+        fn0(arg0);
+        fn1(arg1);
+        return;
+    }
+    fn0(arg0);
+    pthread_join(th, NULL);
+}
 
 int id_map_init(id_map *m, size_t expected)
 {
@@ -170,14 +205,84 @@ static void link_prefetch(const id_map *corr, const id_map *ext, const gp_event 
 #if defined(__GNUC__)
     if (corr && e->corr != GP_ID_NONE)
         __builtin_prefetch(id_map_home(corr, e->corr));
-    if (e->ext_id != GP_ID_NONE)
+    if (ext && e->ext_id != GP_ID_NONE)
         __builtin_prefetch(id_map_home(ext, e->ext_id));
 #else
     (void)corr, (void)ext, (void)e;
 #endif
 }
 
-/* link_of of GPU activities (runtime_of) by correlation, op_of by External id or by nesting. */
+/* The map of one kind of id (correlation of runtime calls, or External id of CPU ops) over all
+ * events; the two are built on two threads when there are two CPUs. */
+typedef struct id_job {
+    gp_analysis *a;
+    id_map *map;
+    int ext; /* 0: correlation ids, 1: External ids */
+    int rc;
+} id_job;
+
+static void build_id_map(void *arg)
+{
+    id_job *j = arg;
+    const gp_analysis *a = j->a;
+    for (uint32_t i = 0; i < a->n && j->rc == 0; i++) {
+        const gp_event *e = &a->ev[i];
+        if (i + LINK_AHEAD < a->n)
+            link_prefetch(j->ext ? NULL : j->map, j->ext ? j->map : NULL, &a->ev[i + LINK_AHEAD]);
+        if (!j->ext && (e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) &&
+            e->corr != GP_ID_NONE)
+            j->rc = id_map_put(j->map, e->corr, i);
+        if (j->ext && is_op(e->kind) && e->ext_id != GP_ID_NONE && !(e->flags & GP_EVF_GPU))
+            j->rc = id_map_put(j->map, e->ext_id, i);
+    }
+}
+
+/* One half of a link pass over events [lo, hi): each writes only its own events' links. */
+typedef struct link_half {
+    gp_analysis *a;
+    const id_map *corr, *ext;
+    uint32_t lo, hi;
+} link_half;
+
+/* op_of of runtime calls: by External id, else the innermost enclosing op. */
+static void link_runtime(void *arg)
+{
+    link_half *h = arg;
+    gp_analysis *a = h->a;
+    for (uint32_t i = h->lo; i < h->hi; i++) {
+        const gp_event *e = &a->ev[i];
+        if (i + LINK_AHEAD < h->hi)
+            link_prefetch(NULL, h->ext, &a->ev[i + LINK_AHEAD]);
+        if (e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER)
+            continue;
+        uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(h->ext, e->ext_id) : GP_NONE;
+        for (uint32_t p = a->link_of[i]; op == GP_NONE && p != GP_NONE; p = a->link_of[p])
+            if (is_op(a->ev[p].kind))
+                op = p;
+        a->op_of[i] = op;
+    }
+}
+
+/* link_of (runtime call, by correlation) and op_of of GPU activities: reads runtime op_of. */
+static void link_gpu(void *arg)
+{
+    link_half *h = arg;
+    gp_analysis *a = h->a;
+    for (uint32_t i = h->lo; i < h->hi; i++) {
+        const gp_event *e = &a->ev[i];
+        if (i + LINK_AHEAD < h->hi)
+            link_prefetch(h->corr, h->ext, &a->ev[i + LINK_AHEAD]);
+        if (!(e->flags & GP_EVF_GPU) || e->kind == GP_EV_GPU_USER_ANNOTATION)
+            continue;
+        uint32_t r = e->corr != GP_ID_NONE ? id_map_get(h->corr, e->corr) : GP_NONE;
+        a->link_of[i] = r;
+        uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(h->ext, e->ext_id) : GP_NONE;
+        a->op_of[i] = op != GP_NONE ? op : r != GP_NONE ? a->op_of[r] : GP_NONE;
+    }
+}
+
+/* link_of of GPU activities (runtime_of) by correlation, op_of by External id or by nesting;
+ * each pass split in two halves of the events (runtime calls before GPU activities). */
 static int link_ids(gp_analysis *a)
 {
     id_map corr, ext;
@@ -186,41 +291,17 @@ static int link_ids(gp_analysis *a)
         id_map_release(&ext);
         return -1;
     }
-    for (uint32_t i = 0; i < a->n; i++) {
-        const gp_event *e = &a->ev[i];
-        if (i + LINK_AHEAD < a->n)
-            link_prefetch(&corr, &ext, &a->ev[i + LINK_AHEAD]);
-        if ((e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) && e->corr != GP_ID_NONE)
-            id_map_put(&corr, e->corr, i);
-        if (is_op(e->kind) && e->ext_id != GP_ID_NONE && !(e->flags & GP_EVF_GPU))
-            id_map_put(&ext, e->ext_id, i);
-    }
-    for (uint32_t i = 0; i < a->n; i++) {
-        const gp_event *e = &a->ev[i];
-        if (i + LINK_AHEAD < a->n)
-            link_prefetch(NULL, &ext, &a->ev[i + LINK_AHEAD]);
-        if (e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER)
-            continue;
-        uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
-        for (uint32_t p = a->link_of[i]; op == GP_NONE && p != GP_NONE; p = a->link_of[p])
-            if (is_op(a->ev[p].kind))
-                op = p;
-        a->op_of[i] = op;
-    }
-    for (uint32_t i = 0; i < a->n; i++) {
-        const gp_event *e = &a->ev[i];
-        if (i + LINK_AHEAD < a->n)
-            link_prefetch(&corr, &ext, &a->ev[i + LINK_AHEAD]);
-        if (!(e->flags & GP_EVF_GPU) || e->kind == GP_EV_GPU_USER_ANNOTATION)
-            continue;
-        uint32_t r = e->corr != GP_ID_NONE ? id_map_get(&corr, e->corr) : GP_NONE;
-        a->link_of[i] = r;
-        uint32_t op = e->ext_id != GP_ID_NONE ? id_map_get(&ext, e->ext_id) : GP_NONE;
-        a->op_of[i] = op != GP_NONE ? op : r != GP_NONE ? a->op_of[r] : GP_NONE;
+    id_job jc = {a, &corr, 0, 0}, je = {a, &ext, 1, 0};
+    analysis_par2(build_id_map, &jc, build_id_map, &je);
+    uint32_t mid = (uint32_t)(a->n / 2);
+    link_half h0 = {a, &corr, &ext, 0, mid}, h1 = {a, &corr, &ext, mid, (uint32_t)a->n};
+    if (jc.rc == 0 && je.rc == 0) {
+        analysis_par2(link_runtime, &h0, link_runtime, &h1);
+        analysis_par2(link_gpu, &h0, link_gpu, &h1);
     }
     id_map_release(&corr);
     id_map_release(&ext);
-    return 0;
+    return jc.rc == 0 && je.rc == 0 ? 0 : -1;
 }
 
 static int cmp_step(const void *pa, const void *pb)
@@ -478,6 +559,36 @@ static int step_stats(gp_analysis *a)
     return 0;
 }
 
+/* After the steps: the breakdown (writes the steps' bd) on one thread, the GPU timeline and the
+ * lists (write their own vectors and the steps' memory totals) on the other. */
+typedef struct pass_job {
+    gp_analysis *a;
+    int rc;
+} pass_job;
+
+static void pass_breakdown(void *arg)
+{
+    pass_job *j = arg;
+    j->rc = breakdown(j->a);
+    if (j->rc == 0)
+        j->rc = step_stats(j->a);
+}
+
+static void pass_gpu_lists(void *arg)
+{
+    pass_job *j = arg;
+    j->rc = analysis_gpu(j->a);
+    if (j->rc == 0)
+        j->rc = analysis_lists(j->a);
+}
+
+static int finish_passes(gp_analysis *a)
+{
+    pass_job bd = {a, 0}, gpu = {a, 0};
+    analysis_par2(pass_breakdown, &bd, pass_gpu_lists, &gpu);
+    return bd.rc == 0 && gpu.rc == 0 ? 0 : -1;
+}
+
 static void init_vecs(gp_analysis *a)
 {
     trace_vec_init(&a->steps, sizeof(gp_step));
@@ -524,14 +635,8 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
     }
     if (rc == 0 && (rc = find_steps(a)) == 0) {
         align_steps(a);
-        rc = breakdown(a);
+        rc = finish_passes(a);
     }
-    if (rc == 0)
-        rc = step_stats(a);
-    if (rc == 0)
-        rc = analysis_gpu(a);
-    if (rc == 0)
-        rc = analysis_lists(a);
     if (rc != 0) {
         gp_analysis_free(a);
         return gp_error_set(err, GP_ENOMEM, gp_trace_get_info(t)->path, "out of memory");

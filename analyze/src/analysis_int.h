@@ -85,6 +85,12 @@ size_t ival_subtract(const ival *a, size_t na, const ival *b, size_t nb, ival *o
 /* @return |union(v) within [lo, hi)| for sorted, disjoint v. */
 int64_t ival_clip_total(const ival *v, size_t n, int64_t lo, int64_t hi);
 
+/* The threads for post-parse work: online CPUs (GP_TRACE_THREADS overrides), at most 2. */
+int analysis_threads(void);
+/* fn0(arg0) here and fn1(arg1) on a second thread, then joined; both here, in that order, with
+ * one thread or when no thread can be started. The two must not write shared state. */
+void analysis_par2(void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1);
+
 /* gpu_timeline.c */
 int analysis_gpu(gp_analysis *a);
 /* analysis_lists.c */

@@ -298,7 +298,8 @@ static int launches(gp_analysis *a)
     qsort(keys, n, sizeof(*keys), cmp_launch);
     for (size_t i = 0; i < n; i++)
         sorted[i] = l[keys[i].at];
-    memcpy(l, sorted, n * sizeof(*l));
+    if (n)
+        memcpy(l, sorted, n * sizeof(*l));
     free(keys);
     free(sorted);
     return 0;

@@ -1,7 +1,8 @@
 /* Key averages with PyTorch's semantics (torch.autograd.profiler_util FunctionEvent and
  * EventList.key_averages): self CPU = duration minus direct children's on the same thread; a CPU
  * op's device time = the GPU work linked to it (External id / correlation) plus its children's;
- * GPU activities are rows of their own; ProfilerStep#N folds into "ProfilerStep*". */
+ * GPU activities are rows of their own; ProfilerStep#N folds into "ProfilerStep*". The CPU
+ * sweep runs on two threads over two halves of the tracks, merged in serial row order. */
 #include "analysis_int.h"
 
 #include <stdlib.h>
@@ -45,7 +46,36 @@ static int is_function_cpu(const gp_event *e)
 typedef struct ka_build {
     id_map rows_by_key;
     trace_vec rows; /* gp_keyavg_row */
+    trace_vec keys; /* int64_t, the key of each row */
 } ka_build;
+
+static int ka_build_init(ka_build *kb)
+{
+    trace_vec_init(&kb->rows, sizeof(gp_keyavg_row));
+    trace_vec_init(&kb->keys, sizeof(int64_t));
+    return id_map_init(&kb->rows_by_key, 1024);
+}
+
+static void ka_build_release(ka_build *kb)
+{
+    id_map_release(&kb->rows_by_key);
+    trace_vec_release(&kb->keys);
+}
+
+/* The row of `key`, appended (zeroed) when new. */
+static gp_keyavg_row *row_of_key(ka_build *kb, int64_t key, int *is_new)
+{
+    uint32_t r = id_map_get(&kb->rows_by_key, key);
+    *is_new = r == GP_NONE;
+    if (r != GP_NONE)
+        return TRACE_VEC_AT(&kb->rows, gp_keyavg_row, r);
+    gp_keyavg_row *row = trace_vec_push(&kb->rows);
+    int64_t *k = trace_vec_push(&kb->keys);
+    if (!row || !k || id_map_put(&kb->rows_by_key, key, (uint32_t)(kb->rows.n - 1)) != 0)
+        return NULL;
+    *k = key;
+    return row;
+}
 
 static gp_keyavg_row *row_for(const gp_analysis *a, ka_build *kb, const gp_event *e, int dev,
                               gp_group_by group)
@@ -54,17 +84,13 @@ static gp_keyavg_row *row_for(const gp_analysis *a, ka_build *kb, const gp_event
     gp_str shape = dev                            ? DEVICE_ROW
                    : group == GP_GROUP_NAME_SHAPE ? gp_trace_event_shape(a->t, e)
                                                   : GP_STR_NONE;
-    int64_t key = (int64_t)(((uint64_t)name << 32) | shape);
-    uint32_t r = id_map_get(&kb->rows_by_key, key);
-    if (r != GP_NONE)
-        return TRACE_VEC_AT(&kb->rows, gp_keyavg_row, r);
-    gp_keyavg_row *row = trace_vec_push(&kb->rows);
-    if (!row)
-        return NULL;
-    row->name = name == STEP_NAME ? "ProfilerStep*" : gp_trace_str(a->t, name);
-    row->shape = dev || shape == GP_STR_NONE ? "" : gp_trace_str(a->t, shape);
-    row->is_device = dev;
-    id_map_put(&kb->rows_by_key, key, (uint32_t)(kb->rows.n - 1));
+    int is_new;
+    gp_keyavg_row *row = row_of_key(kb, (int64_t)(((uint64_t)name << 32) | shape), &is_new);
+    if (row && is_new) {
+        row->name = name == STEP_NAME ? "ProfilerStep*" : gp_trace_str(a->t, name);
+        row->shape = dev || shape == GP_STR_NONE ? "" : gp_trace_str(a->t, shape);
+        row->is_device = dev;
+    }
     return row;
 }
 
@@ -221,22 +247,79 @@ static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const
     return 0;
 }
 
-/* CPU rows by a per-track stack sweep (no per-event arrays). */
-static int sweep_cpu(const gp_analysis *a, ka_build *kb, const ka_direct *d, gp_group_by group,
-                     gp_keyavg *out)
+/* CPU rows by a per-track stack sweep (no per-event arrays) over tracks [lo, hi). */
+typedef struct ka_half {
+    const gp_analysis *a;
+    ka_build *kb;
+    const ka_direct *d;
+    gp_group_by group;
+    gp_keyavg out; /* self_cpu_total */
+    size_t lo, hi;
+    int rc;
+} ka_half;
+
+static void sweep_cpu(void *arg)
 {
-    size_t nt;
-    const gp_track *tracks = gp_trace_tracks(a->t, &nt);
+    ka_half *h = arg;
+    const gp_track *tracks = gp_trace_tracks(h->a->t, &(size_t){0});
     ka_sweep sw = {0};
-    int rc = 0;
-    for (size_t k = 0; k < nt && rc == 0; k++) {
-        for (uint32_t i = tracks[k].first; i < tracks[k].first + tracks[k].count && rc == 0; i++)
-            if (is_function_cpu(&a->ev[i]))
-                rc = push_function(a, kb, &sw, d, i, group, out);
-        while (sw.depth && rc == 0)
-            rc = pop_function(a, kb, &sw, group, out);
+    for (size_t k = h->lo; k < h->hi && h->rc == 0; k++) {
+        for (uint32_t i = tracks[k].first; i < tracks[k].first + tracks[k].count && h->rc == 0; i++)
+            if (is_function_cpu(&h->a->ev[i]))
+                h->rc = push_function(h->a, h->kb, &sw, h->d, i, h->group, &h->out);
+        while (sw.depth && h->rc == 0)
+            h->rc = pop_function(h->a, h->kb, &sw, h->group, &h->out);
     }
     free(sw.st);
+}
+
+/* Add the second half's rows into the first's: new ones appended in their order of first
+ * appearance, which is the order one sweep over all tracks would have made. */
+static int merge_rows(ka_build *kb, const ka_build *from)
+{
+    for (size_t r = 0; r < from->rows.n; r++) {
+        const gp_keyavg_row *src = TRACE_VEC_AT(&from->rows, gp_keyavg_row, r);
+        int is_new;
+        gp_keyavg_row *dst = row_of_key(kb, *TRACE_VEC_AT(&from->keys, int64_t, r), &is_new);
+        if (!dst)
+            return -1;
+        if (is_new)
+            *dst = *src;
+        else {
+            dst->count += src->count;
+            dst->self_cpu += src->self_cpu;
+            dst->cpu_total += src->cpu_total;
+            dst->self_device += src->self_device;
+            dst->device_total += src->device_total;
+        }
+    }
+    return 0;
+}
+
+/* Split the tracks where half the events lie before. */
+static size_t track_split(const gp_analysis *a)
+{
+    size_t nt, k = 0;
+    const gp_track *tracks = gp_trace_tracks(a->t, &nt);
+    while (k < nt && (size_t)tracks[k].first + tracks[k].count <= a->n / 2)
+        k++;
+    return k;
+}
+
+static int sweep_halves(const gp_analysis *a, ka_build *kb, const ka_direct *d, gp_group_by group,
+                        gp_keyavg *out)
+{
+    size_t nt, mid = track_split(a);
+    gp_trace_tracks(a->t, &nt);
+    ka_build kb1;
+    ka_half h0 = {a, kb, d, group, {0}, 0, mid, 0}, h1 = {a, &kb1, d, group, {0}, mid, nt, 0};
+    h1.rc = ka_build_init(&kb1);
+    if (h1.rc == 0)
+        analysis_par2(sweep_cpu, &h0, sweep_cpu, &h1);
+    int rc = h0.rc == 0 && h1.rc == 0 ? merge_rows(kb, &kb1) : -1;
+    out->self_cpu_total += h0.out.self_cpu_total + h1.out.self_cpu_total;
+    ka_build_release(&kb1);
+    trace_vec_release(&kb1.rows);
     return rc;
 }
 
@@ -249,7 +332,7 @@ static int fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group, gp_k
         if (analysis_is_gpu_work(a->ev[i].kind))
             rc = device_row(a, kb, &d, i, group, out);
     if (rc == 0)
-        rc = sweep_cpu(a, kb, &d, group, out);
+        rc = sweep_halves(a, kb, &d, group, out);
     id_map_release(&d.slot);
     trace_vec_release(&d.sums);
     return rc;
@@ -260,11 +343,10 @@ gp_status gp_keyavg_compute(const gp_analysis *a, gp_group_by group, gp_sort_key
 {
     memset(out, 0, sizeof(*out));
     ka_build kb;
-    trace_vec_init(&kb.rows, sizeof(gp_keyavg_row));
-    int rc = id_map_init(&kb.rows_by_key, 1024);
+    int rc = ka_build_init(&kb);
     if (rc == 0)
         rc = fill_rows(a, &kb, group, out);
-    id_map_release(&kb.rows_by_key);
+    ka_build_release(&kb);
     out->rows = (gp_keyavg_row *)kb.rows.data;
     out->n_rows = kb.rows.n;
     if (rc == 0)

@@ -1,8 +1,11 @@
 /* Finishing a read: tracks ordered by (pid, tid), events scattered into one array track by track
  * (freeing the reader's chunks as it goes, so peak memory stays near one copy), each track sorted
- * by (ts, longer first) unless already in order, and GPU tracks given their device and stream. */
+ * by (ts, longer first) unless already in order, and GPU tracks given their device and stream;
+ * tracks are independent, so they are sorted on two threads when there are two CPUs. */
+#include "analysis_int.h"
 #include "trace_build.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 /* A track's sort key: numeric ids before string ids. */
@@ -60,6 +63,41 @@ static void track_gpu(gp_trace *t, gp_track *tr)
         tr->stream = g ? g->stream : tr->tid;
         return;
     }
+}
+
+/* One thread's share of the track sorting: tracks taken one at a time from a shared counter;
+ * each writes only its own track's events and gp_track, and its own time range. */
+typedef struct sort_job {
+    gp_trace *t;
+    atomic_size_t *next;
+    int64_t ts_min, ts_max;
+} sort_job;
+
+static void sort_some(void *arg)
+{
+    sort_job *j = arg;
+    gp_trace *t = j->t;
+    for (size_t k; (k = atomic_fetch_add(j->next, 1)) < t->n_tracks;) {
+        gp_track *tr = &t->tracks[k];
+        sort_track(&t->events[tr->first], tr->count);
+        track_gpu(t, tr);
+        if (tr->count && t->events[tr->first].ts < j->ts_min)
+            j->ts_min = t->events[tr->first].ts;
+        for (uint32_t i = 0; i < tr->count; i++) {
+            const gp_event *e = &t->events[tr->first + i];
+            if (e->ts + e->dur > j->ts_max)
+                j->ts_max = e->ts + e->dur;
+        }
+    }
+}
+
+static void sort_tracks(gp_trace *t)
+{
+    atomic_size_t next = 0;
+    sort_job j[2] = {{t, &next, INT64_MAX, INT64_MIN}, {t, &next, INT64_MAX, INT64_MIN}};
+    analysis_par2(sort_some, &j[0], sort_some, &j[1]);
+    t->info.ts_min = j[0].ts_min < j[1].ts_min ? j[0].ts_min : j[1].ts_min;
+    t->info.ts_max = j[0].ts_max > j[1].ts_max ? j[0].ts_max : j[1].ts_max;
 }
 
 static void apply_procs(trace_builder *b)
@@ -163,23 +201,7 @@ int trace_builder_finish(trace_builder *b)
     free(remap);
     t->n_events = b->n_events;
     t->info.n_events = b->n_events;
-    t->info.ts_min = INT64_MAX;
-    t->info.ts_max = INT64_MIN;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        gp_track *tr = &t->tracks[k];
-        sort_track(&t->events[tr->first], tr->count);
-        track_gpu(t, tr);
-        if (tr->count) {
-            const gp_event *e = &t->events[tr->first];
-            if (e->ts < t->info.ts_min)
-                t->info.ts_min = e->ts;
-        }
-        for (uint32_t i = 0; i < tr->count; i++) {
-            const gp_event *e = &t->events[tr->first + i];
-            if (e->ts + e->dur > t->info.ts_max)
-                t->info.ts_max = e->ts + e->dur;
-        }
-    }
+    sort_tracks(t);
     if (!t->n_events)
         t->info.ts_min = t->info.ts_max = 0;
     apply_procs(b);
