@@ -6,6 +6,7 @@
 #include "html_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,7 +184,9 @@ static void cell(export_out *o, const gp_evidence_col *col, const gp_cell *c)
         export_out_printf(o, "%.2f GB/s", c->num);
         return;
     default:
-        export_out_printf(o, "%.6g", c->num);
+        /* as the text findings print it: integers plain, other numbers with 2 decimals */
+        export_out_printf(o, c->num == floor(c->num) && fabs(c->num) < 1e15 ? "%.0f" : "%.2f",
+                          c->num);
     }
 }
 
