@@ -162,7 +162,8 @@ int cmd_diagnose(int argc, const char **argv)
             "examples:\n"
             "    gprof-train diagnose runs/mlp-20261121-120000/\n"
             "    gprof-train diagnose trace.json.gz --format json --fail-on crit\n"
-            "    gprof-train diagnose trace.json --rule GT01 --set GT01.warn_pct=10\n"};
+            "    gprof-train diagnose trace.json --rule GT01 --set GT01.warn_pct=10\n",
+            NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

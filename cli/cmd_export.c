@@ -104,7 +104,8 @@ int cmd_export(int argc, const char **argv)
             "folder that holds one trace).",
             "examples:\n"
             "    gprof-train export trace.json.gz --tensorboard tb/ && tensorboard --logdir tb/\n"
-            "    gprof-train export trace.json.gz --html report.html\n"};
+            "    gprof-train export trace.json.gz --html report.html\n",
+            NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

@@ -27,7 +27,7 @@ int cmd_prepare(int argc, const char **argv)
             "Write every sample as a PNG file under OUT/{train,test}/<label>/, the image-folder "
             "layout\n"
             "that 'gprof-train run --data OUT' trains from with per-sample decoding.",
-            NULL};
+            NULL, NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

@@ -140,7 +140,8 @@ int cmd_report(int argc, const char **argv)
             "examples:\n"
             "    gprof-train report runs/mlp-20261121-120000/\n"
             "    gprof-train report trace.pt.trace.json.gz --sort self_cpu_time_total -n 10\n"
-            "    gprof-train report trace.json --format csv > ops.csv\n"};
+            "    gprof-train report trace.json --format csv > ops.csv\n",
+            NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

@@ -15,4 +15,14 @@ int cmd_prepare(int argc, const char **argv);
 int cmd_run_train(int argc, const char **argv);
 int cmd_run_exec(int argc, const char **argv);
 
+/* The options of `run [options] -- CMD`, filled into `t` (RUN_EXEC_N_OPTS entries, pointing at
+ * `v`), so that `run --help` lists the same table that cmd_run_exec parses. */
+struct opt;
+struct run_exec_opts {
+    const char *out;
+    int no_report, driver_api;
+};
+#define RUN_EXEC_N_OPTS 5
+void run_exec_options(struct run_exec_opts *v, struct opt *t);
+
 #endif

@@ -217,19 +217,26 @@ static void print_option(FILE *out, const struct opt *o)
         fprintf(out, "    %-24s  %s\n", left, h);
 }
 
-void opt_print_help(FILE *out, const struct opt *opts, const struct opt_help *help)
+static void print_table(FILE *out, const struct opt *opts)
 {
-    for (int i = 0; help->usage && help->usage[i]; i++)
-        fprintf(out, "%s %s\n", i == 0 ? "usage:" : "   or:", help->usage[i]);
-    if (help->summary)
-        fprintf(out, "\n%s\n", help->summary);
     for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++) {
         if (o->type == OPT_TYPE_GROUP)
             fprintf(out, "\n%s\n", o->help);
         else
             print_option(out, o);
     }
+}
+
+void opt_print_help(FILE *out, const struct opt *opts, const struct opt_help *help)
+{
+    for (int i = 0; help->usage && help->usage[i]; i++)
+        fprintf(out, "%s %s\n", i == 0 ? "usage:" : "   or:", help->usage[i]);
+    if (help->summary)
+        fprintf(out, "\n%s\n", help->summary);
+    print_table(out, opts);
     fprintf(out, "    -h, --help                show this help\n");
+    if (help->more)
+        print_table(out, help->more);
     if (help->epilog)
         fprintf(out, "\n%s", help->epilog);
 }

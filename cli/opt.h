@@ -65,6 +65,7 @@ struct opt_help {
     const char *const *usage; /* NULL-terminated usage lines, without "usage: " */
     const char *summary;      /* one paragraph on what the command does */
     const char *epilog;       /* examples and notes after the options, or NULL */
+    const struct opt *more; /* another table listed after this one's (run's -- CMD form), or NULL */
 };
 
 enum opt_flags {

@@ -182,25 +182,31 @@ static void report(const char *dir, char **paths, int n, int no_report)
         run_print_analysis((const char *const *)paths, n);
 }
 
-int cmd_run_exec(int argc, const char **argv)
+void run_exec_options(struct run_exec_opts *v, struct opt *t)
 {
-    const char *out = "runs";
-    int no_report = 0, driver_api = 0;
-    const struct opt opts[] = {
-            OPT_GROUP("profiler options:"),
-            OPT_STR('o', "out", &out, "DIR",
+    const struct opt opts[RUN_EXEC_N_OPTS] = {
+            OPT_GROUP("profiler options (gprof-train run [profiler options] -- CMD [ARGS...]):"),
+            OPT_STR('o', "out", &v->out, "DIR",
                     "write traces under DIR/<cmd>-<date-time>/ (default runs)"),
-            OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
-            OPT_BOOL(0, "driver-api", &driver_api, "also record CUDA driver API calls"),
+            OPT_BOOL(0, "no-report", &v->no_report, "skip the report and diagnosis at the end"),
+            OPT_BOOL(0, "driver-api", &v->driver_api, "also record CUDA driver API calls"),
             OPT_END(),
     };
+    memcpy(t, opts, sizeof(opts));
+}
+
+int cmd_run_exec(int argc, const char **argv)
+{
+    struct run_exec_opts v = {"runs", 0, 0};
+    struct opt opts[RUN_EXEC_N_OPTS];
+    run_exec_options(&v, opts);
     const struct opt_help help = {
             "run", usage,
             "Run CMD with libprof injected (CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH): CPU\n"
             "ranges from NVTX and, on a GPU, kernels, copies, syncs and memory. One trace per "
             "process.\n"
             "The exit status is CMD's.",
-            NULL};
+            NULL, NULL};
     int n = opt_parse(argc, argv, opts, &help, OPT_KEEP_DASHDASH);
     if (n < 0)
         return opt_exit_code(n);
@@ -222,10 +228,10 @@ int cmd_run_exec(int argc, const char **argv)
     char lib[PATH_MAX], dir[PATH_MAX];
     int rc = find_library(lib, sizeof(lib));
     if (rc == CLI_OK)
-        rc = make_run_dir(out, cmd[0], dir, sizeof(dir));
+        rc = make_run_dir(v.out, cmd[0], dir, sizeof(dir));
     pid_t pid = 0;
     if (rc == CLI_OK) {
-        set_env(lib, dir, driver_api);
+        set_env(lib, dir, v.driver_api);
         rc = spawn(cmd, &pid);
         if (rc != CLI_OK)
             rmdir(dir); /* nothing ran: leave no empty run folder */
@@ -234,7 +240,7 @@ int cmd_run_exec(int argc, const char **argv)
         rc = wait_child(pid);
         char *paths[MAX_TRACES];
         int nt = collect_traces(dir, paths, MAX_TRACES);
-        report(dir, paths, nt, no_report);
+        report(dir, paths, nt, v.no_report);
         for (int i = 0; i < nt; i++)
             free(paths[i]);
     }

@@ -164,6 +164,9 @@ int cmd_run_train(int argc, const char **argv)
             OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
             OPT_END(),
     };
+    struct run_exec_opts exec_vals;
+    struct opt exec_opts[RUN_EXEC_N_OPTS];
+    run_exec_options(&exec_vals, exec_opts); /* listed in --help only; parsed by run_exec.c */
     const struct opt_help help = {
             "run", usage,
             "Train the bundled model on Fashion-MNIST under the profiler, then print the "
@@ -171,17 +174,13 @@ int cmd_run_train(int argc, const char **argv)
             "table and the diagnosis. The defaults are the naive baseline (no workers, pageable "
             "memory,\n"
             "blocking copies), so the first run shows a problem worth fixing.\n"
-            "With -- CMD, run any program under the profiler instead (see the end of this help).",
-            "profiling any program (gprof-train run [profiler options] -- CMD [ARGS...]):\n"
-            "    -o, --out DIR             write traces under DIR/<cmd>-<date-time>/ (default "
-            "runs)\n"
-            "        --driver-api          also record CUDA driver API calls\n"
-            "        --no-report           skip the report and diagnosis at the end\n"
-            "    CMD runs with libprof injected; the exit status is CMD's.\n\n"
+            "With -- CMD, run any program under the profiler instead (its options are listed\n"
+            "below); the exit status is then CMD's.",
             "examples:\n"
             "    gprof-train run\n"
             "    gprof-train run --model cnn --workers 4 --pin-memory --non-blocking --amp fp16\n"
-            "    gprof-train run -- python3 train.py --epochs 1\n"};
+            "    gprof-train run -- python3 train.py --epochs 1\n",
+            exec_opts};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);

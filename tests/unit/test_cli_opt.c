@@ -2,8 +2,10 @@
 #include "opt.h"
 #include "gp_test.h"
 
+#include <stdlib.h>
+
 static const char *const usage[] = {"t [options] ARGS", NULL};
-static const struct opt_help help = {"t", usage, "test", NULL};
+static const struct opt_help help = {"t", usage, "test", NULL, NULL};
 
 struct vals {
     const char *s;
@@ -98,6 +100,26 @@ static void test_help_returns_help(void)
     GP_ASSERT_EQ_INT(opt_exit_code(rc), 0);
 }
 
+static void test_help_lists_the_second_table_after_its_own(void)
+{
+    int a = 0, b = 0;
+    const struct opt mine[] = {OPT_GROUP("mine:"), OPT_BOOL(0, "alpha", &a, "first table"),
+                               OPT_END()};
+    const struct opt more[] = {OPT_GROUP("other form:"), OPT_BOOL(0, "beta", &b, "second table"),
+                               OPT_END()};
+    const struct opt_help h = {"t", usage, "test", "examples here\n", more};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    opt_print_help(f, mine, &h);
+    fclose(f);
+    const char *alpha = strstr(text, "--alpha"), *beta = strstr(text, "--beta");
+    const char *ex = strstr(text, "examples here");
+    int ordered = alpha && beta && ex && alpha < beta && beta < ex;
+    free(text);
+    GP_CHECK(ordered);
+}
+
 int main(void)
 {
     GP_RUN(test_long_short_and_inline_values);
@@ -105,5 +127,6 @@ int main(void)
     GP_RUN(test_errors);
     GP_RUN(test_dashdash);
     GP_RUN(test_help_returns_help);
+    GP_RUN(test_help_lists_the_second_table_after_its_own);
     return gp_test_summary();
 }
