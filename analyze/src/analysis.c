@@ -5,6 +5,7 @@
  * GPU timeline + lists) run on two threads when there are two CPUs. */
 #include "analysis_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,9 +47,9 @@ int id_map_init(id_map *m, size_t expected)
     size_t cap = 64;
     while (cap < expected * 2)
         cap *= 2;
+    memset(m, 0, sizeof(*m));
     m->slots = malloc(cap * sizeof(*m->slots));
     m->mask = cap - 1;
-    m->n = 0;
     if (!m->slots)
         return -1;
     for (size_t i = 0; i < cap; i++)
@@ -56,15 +57,36 @@ int id_map_init(id_map *m, size_t expected)
     return 0;
 }
 
+/* Dense when 4 bytes per id of the range cost no more than the hash's ~24-48 per id. */
+#define ID_DENSE_SLACK 4
+
+int id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count)
+{
+    if (count == 0 || hi < lo)
+        return id_map_init(m, 16);
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1; /* wraps to 0 for the full int64 range */
+    if (span == 0 || span / ID_DENSE_SLACK > count + 4096 || span > SIZE_MAX / sizeof(uint32_t))
+        return id_map_init(m, count);
+    memset(m, 0, sizeof(*m));
+    m->dense = malloc((size_t)span * sizeof(uint32_t));
+    if (!m->dense)
+        return -1;
+    memset(m->dense, 0xFF, (size_t)span * sizeof(uint32_t)); /* GP_NONE */
+    m->base = lo;
+    m->span = span;
+    return 0;
+}
+
 void id_map_release(id_map *m)
 {
     free(m->slots);
+    free(m->dense);
     memset(m, 0, sizeof(*m));
 }
 
 static size_t id_slot_of(const id_map *m, int64_t key)
 {
-    size_t i = (size_t)(id_map_home(m, key) - m->slots);
+    size_t i = (size_t)((const id_slot *)id_map_home(m, key) - m->slots);
     while (m->slots[i].val != GP_NONE && !id_slot_is(&m->slots[i], key))
         i = (i + 1) & m->mask;
     return i;
@@ -87,6 +109,16 @@ static int id_map_grow(id_map *m)
 
 int id_map_put(id_map *m, int64_t key, uint32_t val)
 {
+    if (m->dense) {
+        uint64_t k = (uint64_t)key - (uint64_t)m->base;
+        if (k >= m->span)
+            return -1;
+        if (m->dense[k] == GP_NONE) {
+            m->dense[k] = val;
+            m->n++;
+        }
+        return 0;
+    }
     if ((m->n + 1) * 2 > m->mask && id_map_grow(m) != 0)
         return -1;
     id_slot *s = &m->slots[id_slot_of(m, key)];
@@ -101,6 +133,10 @@ int id_map_put(id_map *m, int64_t key, uint32_t val)
 
 uint32_t id_map_get(const id_map *m, int64_t key)
 {
+    if (m->dense) {
+        uint64_t k = (uint64_t)key - (uint64_t)m->base;
+        return k < m->span ? m->dense[k] : GP_NONE;
+    }
     return m->slots[id_slot_of(m, key)].val;
 }
 
@@ -221,19 +257,37 @@ typedef struct id_job {
     int rc;
 } id_job;
 
+/* The id event e defines for the job's kind, or GP_ID_NONE. */
+static int64_t id_defined(const id_job *j, const gp_event *e)
+{
+    if (!j->ext)
+        return e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER ? e->corr : GP_ID_NONE;
+    return is_op(e->kind) && !(e->flags & GP_EVF_GPU) ? e->ext_id : GP_ID_NONE;
+}
+
+/* Size the map from the ids' range and count (one sequential pass), then fill it. */
 static void build_id_map(void *arg)
 {
     id_job *j = arg;
     const gp_analysis *a = j->a;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t count = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        int64_t id = id_defined(j, &a->ev[i]);
+        if (id == GP_ID_NONE)
+            continue;
+        lo = id < lo ? id : lo;
+        hi = id > hi ? id : hi;
+        count++;
+    }
+    if ((j->rc = id_map_init_range(j->map, lo, hi, count)) != 0)
+        return;
     for (uint32_t i = 0; i < a->n && j->rc == 0; i++) {
-        const gp_event *e = &a->ev[i];
-        if (i + LINK_AHEAD < a->n)
+        if (!j->map->dense && i + LINK_AHEAD < a->n)
             link_prefetch(j->ext ? NULL : j->map, j->ext ? j->map : NULL, &a->ev[i + LINK_AHEAD]);
-        if (!j->ext && (e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) &&
-            e->corr != GP_ID_NONE)
-            j->rc = id_map_put(j->map, e->corr, i);
-        if (j->ext && is_op(e->kind) && e->ext_id != GP_ID_NONE && !(e->flags & GP_EVF_GPU))
-            j->rc = id_map_put(j->map, e->ext_id, i);
+        int64_t id = id_defined(j, &a->ev[i]);
+        if (id != GP_ID_NONE)
+            j->rc = id_map_put(j->map, id, i);
     }
 }
 
@@ -285,12 +339,7 @@ static void link_gpu(void *arg)
  * each pass split in two halves of the events (runtime calls before GPU activities). */
 static int link_ids(gp_analysis *a)
 {
-    id_map corr, ext;
-    if (id_map_init(&corr, a->n / 4 + 16) || id_map_init(&ext, a->n / 4 + 16)) {
-        id_map_release(&corr);
-        id_map_release(&ext);
-        return -1;
-    }
+    id_map corr = {0}, ext = {0};
     id_job jc = {a, &corr, 0, 0}, je = {a, &ext, 1, 0};
     analysis_par2(build_id_map, &jc, build_id_map, &je);
     uint32_t mid = (uint32_t)(a->n / 2);

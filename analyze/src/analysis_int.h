@@ -30,21 +30,37 @@ static inline int64_t id_slot_key(const id_slot *s)
     return (int64_t)(((uint64_t)s->key_hi << 32) | s->key_lo);
 }
 
+/* int64 id -> event index. Two layouts behind one interface: a flat array over [base,
+ * base + span) when the ids are dense, as Kineto's correlation and External ids are (one slot
+ * per id, and the link passes, which walk events in time order, read it nearly in order);
+ * else open addressing. */
 typedef struct id_map {
-    id_slot *slots;
+    id_slot *slots; /* hash layout */
     size_t mask, n;
+    uint32_t *dense; /* dense layout: slot of key k is dense[k - base] */
+    int64_t base;
+    uint64_t span;
 } id_map;
 
+/* A hash map for about `expected` ids. @return 0 or -1 (no memory). */
 int id_map_init(id_map *m, size_t expected);
+/* A map for `count` ids known to lie in [lo, hi]: dense when the range is at most a few times
+ * the count (it then costs less memory than the hash), else a hash. */
+int id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count);
 void id_map_release(id_map *m);
-/* Insert unless present (the first event with an id wins). @return 0 or -1 (no memory). */
+/* Insert unless present (the first event with an id wins). @return 0, or -1 (no memory, or a
+ * key outside a dense map's range). */
 int id_map_put(id_map *m, int64_t key, uint32_t val);
 uint32_t id_map_get(const id_map *m, int64_t key);
 
-/* The home slot of `key`: lookups walk events in order but land on random slots, so the link
- * passes prefetch a few events ahead (the maps outgrow the caches on big traces). */
-static inline const id_slot *id_map_home(const id_map *m, int64_t key)
+/* Where `key`'s slot lies, to prefetch: lookups walk events in order, and in the hash layout
+ * land on random slots, so the link passes prefetch a few events ahead. */
+static inline const void *id_map_home(const id_map *m, int64_t key)
 {
+    if (m->dense) {
+        uint64_t k = (uint64_t)key - (uint64_t)m->base;
+        return k < m->span ? &m->dense[k] : m->dense;
+    }
     uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
     return &m->slots[(size_t)(h ^ (h >> 29)) & m->mask];
 }

@@ -146,24 +146,12 @@ static int sort_rows(gp_keyavg *out, gp_sort_key key)
     return 0;
 }
 
-/* Device time of GPU work linked straight to an op: op event -> sum, built before the sweep. */
+/* Device time of GPU work linked straight to an op, per event (0 for the rest), filled before
+ * the sweep: GPU work is scanned in stream order, which follows its ops' order, and the sweep
+ * reads it in event order, so both passes touch it nearly in order. */
 typedef struct ka_direct {
-    id_map slot;    /* op event -> index in sums */
-    trace_vec sums; /* int64_t */
+    int64_t *dev; /* per event */
 } ka_direct;
-
-static int direct_add(ka_direct *d, uint32_t op, int64_t dur)
-{
-    uint32_t k = id_map_get(&d->slot, op);
-    if (k == GP_NONE) {
-        int64_t *v = trace_vec_push(&d->sums);
-        if (!v || id_map_put(&d->slot, op, (uint32_t)(d->sums.n - 1)) != 0)
-            return -1;
-        k = (uint32_t)(d->sums.n - 1);
-    }
-    *TRACE_VEC_AT(&d->sums, int64_t, k) += dur;
-    return 0;
-}
 
 /* A GPU activity: a device row of its own, and self device time for the op that launched it. */
 static int device_row(const gp_analysis *a, ka_build *kb, ka_direct *d, uint32_t i,
@@ -182,8 +170,9 @@ static int device_row(const gp_analysis *a, ka_build *kb, ka_direct *d, uint32_t
     if (op == GP_NONE)
         return 0;
     gp_keyavg_row *opr = row_for(a, kb, &a->ev[op], 0, group);
-    if (!opr || direct_add(d, op, e->dur) != 0)
+    if (!opr)
         return -1;
+    d->dev[op] += e->dur;
     opr->self_device += e->dur; /* the op's self device time */
     return 0;
 }
@@ -242,8 +231,7 @@ static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const
         sw->st = st;
         sw->cap = cap;
     }
-    uint32_t k = d->sums.n ? id_map_get(&d->slot, i) : GP_NONE;
-    sw->st[sw->depth++] = (ka_frame){i, 0, k == GP_NONE ? 0 : *TRACE_VEC_AT(&d->sums, int64_t, k)};
+    sw->st[sw->depth++] = (ka_frame){i, 0, d->dev[i]};
     return 0;
 }
 
@@ -325,16 +313,14 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const ka_direct *d, 
 
 static int fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group, gp_keyavg *out)
 {
-    ka_direct d;
-    trace_vec_init(&d.sums, sizeof(int64_t));
-    int rc = id_map_init(&d.slot, 1024);
+    ka_direct d = {calloc(a->n ? a->n : 1, sizeof(int64_t))};
+    int rc = d.dev ? 0 : -1;
     for (uint32_t i = 0; i < a->n && rc == 0; i++)
         if (analysis_is_gpu_work(a->ev[i].kind))
             rc = device_row(a, kb, &d, i, group, out);
     if (rc == 0)
         rc = sweep_halves(a, kb, &d, group, out);
-    id_map_release(&d.slot);
-    trace_vec_release(&d.sums);
+    free(d.dev);
     return rc;
 }
 
