@@ -39,13 +39,49 @@ static int cmp_event(const void *pa, const void *pb)
     return (a->dur < b->dur) - (a->dur > b->dur);
 }
 
+/* Sort the n - kept events set aside in `side` and merge them into the in-order ev[0..kept),
+ * from the end. An event equal to a kept one goes after it, as in a stable sort: a kept event
+ * ties only with set-aside events that came after it in the file. */
+static void merge_back(gp_event *ev, size_t kept, size_t n, gp_event *side)
+{
+    size_t a = kept, b = n - kept, w = n;
+    qsort(side, b, sizeof(*side), cmp_event);
+    while (b > 0) {
+        if (a > 0 && cmp_event(&ev[a - 1], &side[b - 1]) > 0)
+            ev[--w] = ev[--a];
+        else
+            ev[--w] = side[--b];
+    }
+}
+
+/* Sort a track by (ts, longer first). Tracks are usually in order, or nearly: Kineto writes
+ * some instant events (such as [memory]) after the ops around them. So the events that are not
+ * after the last in-order one are set aside, sorted and merged back: O(n) plus a sort of the
+ * few, where qsort of a million-event track was a tenth of the whole read. Many out of place:
+ * qsort. */
 static void sort_track(gp_event *ev, size_t n)
 {
-    for (size_t i = 1; i < n; i++)
-        if (cmp_event(&ev[i - 1], &ev[i]) > 0) {
-            qsort(ev, n, sizeof(*ev), cmp_event);
-            return;
-        }
+    size_t i = 1;
+    while (i < n && cmp_event(&ev[i - 1], &ev[i]) <= 0)
+        i++;
+    if (i >= n)
+        return;
+    size_t cap = n / 8 + 16, kept = i, out = 0;
+    gp_event *side = malloc(cap * sizeof(*side));
+    for (; side && i < n && out < cap; i++) {
+        if (cmp_event(&ev[kept - 1], &ev[i]) <= 0)
+            ev[kept++] = ev[i];
+        else
+            side[out++] = ev[i];
+    }
+    if (side && i == n) {
+        merge_back(ev, kept, n, side);
+    } else {
+        if (side) /* ev[kept..kept+out) is free: put the set-aside events back, then sort all */
+            memcpy(&ev[kept], side, out * sizeof(*side));
+        qsort(ev, n, sizeof(*ev), cmp_event);
+    }
+    free(side);
 }
 
 /* Device and stream of a GPU track, from its first GPU event's side record. */
@@ -111,16 +147,18 @@ static void apply_procs(trace_builder *b)
     }
 }
 
-/* Scatter the chunks into t->events by track offset, freeing each chunk when done. */
-static void scatter(trace_builder *b, uint32_t *next)
+/* Scatter the chunks into t->events by track offset (tracks renumbered by `remap`), freeing
+ * each chunk when done. */
+static void scatter(trace_builder *b, uint32_t *next, const uint32_t *remap)
 {
     gp_trace *t = b->t;
     for (size_t c = 0; c < b->n_chunks; c++) {
         size_t n = c + 1 < b->n_chunks ? BUILD_CHUNK_EVENTS
                                        : b->n_events - c * (size_t)BUILD_CHUNK_EVENTS;
         for (size_t i = 0; i < n; i++) {
-            const gp_event *e = &b->chunks[c][i];
-            t->events[next[e->track]++] = *e;
+            gp_event e = b->chunks[c][i];
+            e.track = remap[e.track];
+            t->events[next[e.track]++] = e;
         }
         free(b->chunks[c]);
         b->chunks[c] = NULL;
@@ -188,15 +226,9 @@ int trace_builder_finish(trace_builder *b)
         free(next);
         return -1;
     }
-    for (size_t c = 0; c < b->n_chunks; c++) {
-        size_t n = c + 1 < b->n_chunks ? BUILD_CHUNK_EVENTS
-                                       : b->n_events - c * (size_t)BUILD_CHUNK_EVENTS;
-        for (size_t i = 0; i < n; i++)
-            b->chunks[c][i].track = remap[b->chunks[c][i].track];
-    }
     for (size_t k = 0; k < t->n_tracks; k++)
         next[k] = t->tracks[k].first;
-    scatter(b, next);
+    scatter(b, next, remap);
     free(next);
     free(remap);
     t->n_events = b->n_events;
