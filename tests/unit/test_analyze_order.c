@@ -19,10 +19,11 @@ static gp_trace *open_specs(const spec *s, size_t n)
     char *buf = malloc(cap);
     len += (size_t)snprintf(buf + len, cap - len, "{\"traceEvents\": [");
     for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(buf + len, cap - len,
-                                "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"e%zu\", \"pid\": "
-                                "1, \"tid\": 1, \"ts\": %ld, \"dur\": %ld}",
-                                i ? ", " : "", i, s[i].ts, s[i].dur);
+        len += (size_t)snprintf(
+                buf + len, cap - len,
+                "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"e%zu\", \"pid\": "
+                "1, \"tid\": 1, \"ts\": %ld, \"dur\": %ld}",
+                i ? ", " : "", i, s[i].ts, s[i].dur);
     len += (size_t)snprintf(buf + len, cap - len, "]}");
     gp_trace *t = NULL;
     gp_error err;
