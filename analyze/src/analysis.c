@@ -4,6 +4,7 @@
  * analysis_par2: independent passes (the two id maps, halves of the link passes, breakdown vs.
  * GPU timeline + lists) run on two threads when there are two CPUs. */
 #include "analysis_int.h"
+#include "sort_runs.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -150,11 +151,8 @@ size_t ival_merge(ival *v, size_t n)
 {
     if (n == 0)
         return 0;
-    size_t s = 1;
-    while (s < n && v[s - 1].a <= v[s].a)
-        s++;
-    if (s < n) /* usually already in order: collected from tracks sorted by start */
-        qsort(v, n, sizeof(*v), cmp_ival);
+    /* collected from tracks sorted by start: a run per track (per stream for kernels) */
+    sort_runs(v, n, sizeof(*v), cmp_ival);
     size_t k = 0;
     for (size_t i = 1; i < n; i++) {
         if (v[i].a <= v[k].b) {

@@ -2,6 +2,7 @@
  * HTA's temporal breakdown (compute / communication / memory), tb_plugin's GPU utilization
  * inputs; per stream HTA's idle-time breakdown (host wait / kernel wait / other). */
 #include "analysis_int.h"
+#include "sort_runs.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -289,7 +290,7 @@ static gpu_ref *collect(const gp_analysis *a, gpu_lanes *ls, size_t *out_n)
 }
 
 /* Re-key refs (keyed by lane index, or by lane rank when from_rank) by lane rank or, by_dev,
- * by device rank, and sort them unless already in order (a total order: nothing changes). */
+ * by device rank, and sort them: a total order, so the result is unique; each stream is one run. */
 static void order_refs(gpu_ref *r, size_t n, const gpu_lanes *ls, int by_dev, int from_rank)
 {
     for (size_t i = 0; i < n; i++) {
@@ -297,11 +298,7 @@ static void order_refs(gpu_ref *r, size_t n, const gpu_lanes *ls, int by_dev, in
         const gpu_lane *l = TRACE_VEC_AT(&ls->v, gpu_lane, lane);
         r[i].key = by_dev ? l->dev_rank : l->rank;
     }
-    size_t s = 1;
-    while (s < n && cmp_ref(&r[s - 1], &r[s]) <= 0)
-        s++;
-    if (s < n)
-        qsort(r, n, sizeof(*r), cmp_ref);
+    sort_runs(r, n, sizeof(*r), cmp_ref); /* a run per stream */
 }
 
 /* The GPU activities in (device, stream, ts) order, or (device, ts) order when by_dev. */
