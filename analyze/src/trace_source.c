@@ -12,8 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define BLOCK_SIZE  (4u << 20)
-#define DROP_STRIDE ((size_t)8 << 20) /* madvise(DONTNEED) granularity behind the cursor */
+#define BLOCK_SIZE (4u << 20)
 
 static uint64_t count_nl(const char *p, const char *end)
 {
@@ -137,9 +136,9 @@ static int map_file(trace_source *s)
     return 1;
 }
 
-const char *trace_source_drop(const trace_source *s, const char *from, const char *to)
+const char *trace_source_drop_now(const trace_source *s, const char *from, const char *to)
 {
-    if (!s->map || to - from < (ptrdiff_t)DROP_STRIDE)
+    if (!s->map)
         return from;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = ((uintptr_t)from + page - 1) & ~(page - 1), b = (uintptr_t)to & ~(page - 1);

@@ -68,10 +68,20 @@ gp_status trace_source_first(trace_source *s, const char **p, const char **end, 
 gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
                               int *eof, gp_error *err);
 
+/* madvise(DONTNEED) granularity behind the parsing cursor */
+#define TRACE_DROP_STRIDE ((ptrdiff_t)8 << 20)
+
+const char *trace_source_drop_now(const trace_source *s, const char *from, const char *to);
+
 /* A mapped file: let the kernel drop the pages of [from, to) (already parsed), so resident memory
  * stays flat while parsing; they fault back in from the page cache if read again (an error's
- * line number). @return the new `from` (page-aligned progress), unchanged when below the stride. */
-const char *trace_source_drop(const trace_source *s, const char *from, const char *to);
+ * line number). @return the new `from` (page-aligned progress), unchanged when below the stride.
+ * Called after every event: the stride test touches nothing shared between the parsing threads
+ * (reading `s` each time missed the cache, its line being written by another thread). */
+static inline const char *trace_source_drop(const trace_source *s, const char *from, const char *to)
+{
+    return to - from < TRACE_DROP_STRIDE ? from : trace_source_drop_now(s, from, to);
+}
 
 /* @return the stream offset of a position in the current window. */
 uint64_t trace_source_offset(const trace_source *s, const char *pos);
