@@ -9,9 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#    include <emmintrin.h>
-#endif
 
 void json_lex_init(json_lex *l)
 {
@@ -100,31 +97,6 @@ int json_utf8_valid(const unsigned char *s, size_t n)
         i += (size_t)k;
     }
     return 1;
-}
-
-/* First position in [p, end) holding '"', '\\' or a byte >= 0x80 or < 0x20; end if none. */
-static const char *scan_special(const char *p, const char *end)
-{
-#ifdef __SSE2__
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x1f);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs));
-        /* signed compare: bytes >= 0x80 are negative, so "<= 0x1f" catches both ranges */
-        m = _mm_or_si128(m, _mm_cmpgt_epi8(_mm_add_epi8(sp, _mm_set1_epi8(1)), v));
-        int mask = _mm_movemask_epi8(m);
-        if (mask)
-            return p + __builtin_ctz((unsigned)mask);
-        p += 16;
-    }
-#endif
-    while (p < end) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
-            return p;
-        p++;
-    }
-    return end;
 }
 
 static int scratch_put(json_lex *l, const char *s, size_t n)
@@ -245,7 +217,7 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
     int copying = 0;
     l->scratch_len = 0;
     for (;;) {
-        const char *q = scan_special(p, l->end);
+        const char *q = json_scan_special(p, l->end);
         if (copying && scratch_put(l, p, (size_t)(q - p)) != 0)
             return json_lex_error(l, q, "out of memory");
         p = q;
@@ -291,19 +263,11 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
     return LEX_OK;
 }
 
-int json_lex_string(json_lex *l, const char **s, size_t *n)
+int json_lex_string_slow(json_lex *l, const char *q, const char **s, size_t *n)
 {
-    const char *start = l->p + 1;
-    const char *q = scan_special(start, l->end);
-    if (q < l->end && *q == '"') {
-        *s = start;
-        *n = (size_t)(q - start);
-        l->p = q + 1;
-        return LEX_OK;
-    }
     if (q >= l->end)
         return LEX_MORE;
-    return string_slow(l, start, q, s, n);
+    return string_slow(l, l->p + 1, q, s, n);
 }
 
 #define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
@@ -406,111 +370,9 @@ static int number_scan(json_lex *l, const char **pp, uint64_t *mant, int *int_di
     return LEX_OK;
 }
 
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The leading decimal digits (0..8) of the 8 bytes at p, and their value in *val: a
- * word-at-a-time parse (hot path: a Kineto event has ~10 numbers). */
-static int lead_digits(const char *p, uint64_t *val)
-{
-    uint64_t x;
-    memcpy(&x, p, 8);
-    x -= 0x3030303030303030ull; /* a borrow only disturbs bytes after a non-digit */
-    uint64_t bad = (x | (x + 0x7676767676767676ull)) & 0x8080808080808080ull;
-    int k = bad ? __builtin_ctzll(bad) >> 3 : 8;
-    if (k == 0) {
-        *val = 0;
-        return 0;
-    }
-    x <<= 8 * (8 - k); /* the first digit is the most significant: zeros in front */
-    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
-    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
-    *val = (x * 10000 + (x >> 32)) & 0xFFFFFFFFull;
-    return k;
-}
-#else
-static int lead_digits(const char *p, uint64_t *val)
-{
-    uint64_t v = 0;
-    int k = 0;
-    while (k < 8 && (unsigned)(p[k] - '0') < 10u)
-        v = v * 10 + (uint64_t)(p[k++] - '0');
-    *val = v;
-    return k;
-}
-#endif
-
-static const uint64_t pow10_u64[9] = {1,      10,      100,      1000,     10000,
-                                      100000, 1000000, 10000000, 100000000};
-
-/* The integer digits at *pp (at most 18, no leading zero before another digit): their count,
- * or -1 for anything else (the general path decides). */
-static int fast_int(const char **pp, uint64_t *out)
-{
-    const char *p = *pp;
-    uint64_t v, w;
-    int k = lead_digits(p, &v), nd = k;
-    if (k == 0 || (p[0] == '0' && k > 1))
-        return -1;
-    for (int round = 0; k == 8 && round < 2; round++) {
-        k = lead_digits(p + nd, &w);
-        if (nd + k > 18)
-            return -1;
-        v = v * pow10_u64[k] + w;
-        nd += k;
-    }
-    *pp = p + nd;
-    *out = v;
-    return nd;
-}
-
-/* Fast path with >= 40 bytes of window left (no bounds checks): at most 18 integer digits,
- * at most 7 fraction digits, no exponent, |value * 1000| in range. `want_d`: out->d must be
- * set as the general path sets it. @return LEX_OK, or LEX_MORE for "use the general path"
- * (which also reports errors). */
-static int number_fast(json_lex *l, json_num *out, int want_d)
-{
-    const char *p = l->p;
-    int neg = *p == '-';
-    p += neg;
-    uint64_t v, fv = 0;
-    int nd = fast_int(&p, &v), nf = 0;
-    if (nd < 0 || v > (uint64_t)(INT64_MAX / 1000 - 1))
-        return LEX_MORE;
-    if (*p == '.') {
-        nf = lead_digits(p + 1, &fv);
-        if (nf == 0 || nf == 8 || (want_d && (nf > 4 || nd > 15)))
-            return LEX_MORE;
-        p += 1 + nf;
-    }
-    if (*p == 'e' || *p == 'E')
-        return LEX_MORE;
-    int64_t iv = (int64_t)v;
-    l->p = p;
-    out->is_int = nf == 0;
-    out->ns_ok = 1;
-    out->i = neg ? -iv : iv;
-    /* the first 4 fraction digits as 0..9999, as the general path computes them */
-    int f = nf <= 4 ? (int)(fv * pow10_u64[4 - nf]) : (int)(fv / pow10_u64[nf - 4]);
-    int64_t ns = iv * 1000 + (nf ? (f + 5) / 10 : 0);
-    out->ns = neg ? -ns : ns;
-    if (nf == 0)
-        out->d = (double)out->i;
-    else if (want_d)
-        out->d = (neg ? -1.0 : 1.0) * ((double)v + (double)f / 10000.0);
-    return LEX_OK;
-}
-
-int json_lex_time(json_lex *l, json_num *out)
-{
-    if (l->end - l->p >= 40 && number_fast(l, out, 0) == LEX_OK)
-        return LEX_OK;
-    return json_lex_number(l, out);
-}
-
-int json_lex_number(json_lex *l, json_num *out)
+int json_lex_number_slow(json_lex *l, json_num *out)
 {
     const char *start = l->p, *p = start;
-    if (l->end - p >= 40 && number_fast(l, out, 1) == LEX_OK)
-        return LEX_OK;
     if (p >= l->end)
         return LEX_MORE;
     int neg = *p == '-';
@@ -615,8 +477,8 @@ int json_lex_skip(json_lex *l, int depth)
     case 'n':
         return skip_word(l, "null");
     default: {
-        json_num num;
-        return json_lex_number(l, &num);
+        json_num num; /* validated, value unused: the variant that leaves out->d unset */
+        return json_lex_time(l, &num);
     }
     }
 }
