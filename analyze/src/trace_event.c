@@ -471,14 +471,16 @@ int trace_event_parse(trace_builder *b)
         l->p++;
         return LEX_OK; /* {} is skipped, as Perfetto does */
     }
-    for (;;) {
+    for (int flow = 0;;) {
         const char *k;
         size_t n;
         int more, rc = lex_key(l, &k, &n);
         if (rc != LEX_OK)
             return rc;
-        if ((rc = event_field(b, &r, k, n)) != LEX_OK)
+        /* flow events are only counted: once "ph" says so, the rest is validated, not read */
+        if ((rc = flow ? json_lex_skip(l, 1) : event_field(b, &r, k, n)) != LEX_OK)
             return rc;
+        flow = r.ph == 's' || r.ph == 'f' || r.ph == 't';
         if ((rc = json_lex_next(l, '}', "in event", &more)) != LEX_OK)
             return rc;
         if (!more)
