@@ -26,7 +26,7 @@ void trace_builder_release(trace_builder *b)
 {
     json_lex_release(&b->lex);
     for (size_t i = 0; i < b->n_chunks; i++)
-        free(b->chunks[i]);
+        free(b->chunks[i].ev);
     free(b->chunks);
     for (size_t i = 0; i < b->tracks.n; i++)
         trace_vec_release(&TRACE_VEC_AT(&b->tracks, build_track, i)->open_b);
@@ -110,25 +110,39 @@ uint32_t trace_builder_track(trace_builder *b, const raw_ev *r)
     return b->last_track = k;
 }
 
+static int push_chunk(trace_builder *b, gp_event *ev, size_t n)
+{
+    if (b->n_chunks == b->cap_chunks) {
+        size_t cap = b->cap_chunks ? b->cap_chunks * 2 : 64;
+        build_chunk *chunks = realloc(b->chunks, cap * sizeof(*chunks));
+        if (!chunks)
+            return -1;
+        b->chunks = chunks;
+        b->cap_chunks = cap;
+    }
+    b->chunks[b->n_chunks++] = (build_chunk){ev, n};
+    b->n_events += n;
+    return 0;
+}
+
+int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n)
+{
+    return push_chunk(b, ev, n);
+}
+
 gp_event *trace_builder_append(trace_builder *b)
 {
-    size_t c = b->n_events / BUILD_CHUNK_EVENTS, k = b->n_events % BUILD_CHUNK_EVENTS;
-    if (c == b->n_chunks) {
-        if (b->n_chunks == b->cap_chunks) {
-            size_t cap = b->cap_chunks ? b->cap_chunks * 2 : 64;
-            gp_event **chunks = realloc(b->chunks, cap * sizeof(*chunks));
-            if (!chunks)
-                return NULL;
-            b->chunks = chunks;
-            b->cap_chunks = cap;
-        }
-        b->chunks[c] = malloc(BUILD_CHUNK_EVENTS * sizeof(gp_event));
-        if (!b->chunks[c])
+    build_chunk *c = b->n_chunks ? &b->chunks[b->n_chunks - 1] : NULL;
+    if (!c || c->n == BUILD_CHUNK_EVENTS) {
+        gp_event *ev = malloc(BUILD_CHUNK_EVENTS * sizeof(gp_event));
+        if (!ev || push_chunk(b, ev, 0) != 0) {
+            free(ev);
             return NULL;
-        b->n_chunks++;
+        }
+        c = &b->chunks[b->n_chunks - 1];
     }
     b->n_events++;
-    return &b->chunks[c][k];
+    return &c->ev[c->n++];
 }
 
 /* The cached facts of category `cat`, its kind computed (unknown ones registered) on first use. */

@@ -9,6 +9,13 @@
 
 #define BUILD_CHUNK_EVENTS 65536
 
+/* Events in file order are kept in chunks of up to BUILD_CHUNK_EVENTS (a chunk adopted from a
+ * part of a split file may be less than full). */
+typedef struct build_chunk {
+    gp_event *ev;
+    size_t n;
+} build_chunk;
+
 /* A track while reading: its key, counters and the open B events. */
 typedef struct build_track {
     int64_t pid, tid;
@@ -57,7 +64,7 @@ typedef struct build_str_cache {
 typedef struct trace_builder {
     gp_trace *t;
     json_lex lex;
-    gp_event **chunks; /* BUILD_CHUNK_EVENTS events each */
+    build_chunk *chunks;
     size_t n_chunks, cap_chunks;
     uint64_t n_events;
     trace_vec tracks;      /* build_track */
@@ -77,6 +84,9 @@ typedef struct trace_builder {
 } trace_builder;
 
 int trace_builder_init(trace_builder *b, gp_trace *t);
+/* Take over a chunk holding n events, allocated (malloc) with room for BUILD_CHUNK_EVENTS as
+ * trace_builder_append allocates them: later appends may fill it. @return 0 or -1. */
+int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n);
 void trace_builder_release(trace_builder *b);
 
 /* Parse one element of traceEvents at b->lex.p (after whitespace) and store it.

@@ -286,23 +286,19 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
     return 0;
 }
 
-/* Append the part's events in order, freeing its chunks as they are copied. */
+/* Append the part's events in order: its chunks are renumbered in place and taken over. */
 static int merge_events(trace_builder *d, trace_builder *s, const merge_map *m)
 {
     for (size_t c = 0; c < s->n_chunks; c++) {
-        size_t n = c + 1 < s->n_chunks ? BUILD_CHUNK_EVENTS
-                                       : s->n_events - c * (size_t)BUILD_CHUNK_EVENTS;
-        for (size_t i = 0; i < n; i++) {
-            gp_event *e = trace_builder_append(d);
-            if (!e)
-                return -1;
-            *e = s->chunks[c][i];
-            e->name = map_str(m, e->name);
-            e->track = m->track[e->track];
-            e->aux = map_aux(m, e);
+        gp_event *ev = s->chunks[c].ev;
+        for (size_t i = 0; i < s->chunks[c].n; i++) {
+            ev[i].name = map_str(m, ev[i].name);
+            ev[i].track = m->track[ev[i].track];
+            ev[i].aux = map_aux(m, &ev[i]);
         }
-        free(s->chunks[c]);
-        s->chunks[c] = NULL;
+        if (trace_builder_adopt(d, ev, s->chunks[c].n) != 0)
+            return -1;
+        s->chunks[c].ev = NULL;
     }
     s->n_chunks = 0;
     return 0;
