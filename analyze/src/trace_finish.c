@@ -1,7 +1,7 @@
 /* Finishing a read: tracks ordered by (pid, tid), events scattered into one array track by track
- * (freeing the reader's chunks as it goes, so peak memory stays near one copy), each track sorted
- * by (ts, longer first) unless already in order, and GPU tracks given their device and stream;
- * tracks are independent, so they are sorted on two threads when there are two CPUs. */
+ * (on two threads, freeing the reader's chunks as they go, so peak memory stays near one copy),
+ * each track sorted by (ts, longer first) unless already in order, and GPU tracks given their
+ * device and stream; tracks are independent, so they are sorted on two threads too. */
 #include "analysis_int.h"
 #include "trace_build.h"
 
@@ -147,23 +147,60 @@ static void apply_procs(trace_builder *b)
     }
 }
 
-/* Scatter the chunks into t->events by track offset (tracks renumbered by `remap`), freeing
- * each chunk when done. */
-static void scatter(trace_builder *b, uint32_t *next, const uint32_t *remap)
+/* One thread's half of the scatter of chunks [c0, c1) into t->events, tracks renumbered by
+ * `remap`: the first half fills each track forward from its start, the second backward from
+ * its end, so neither needs to know how many events of a track the other holds. Each chunk is
+ * freed once copied. */
+typedef struct scatter_job {
+    trace_builder *b;
+    const uint32_t *remap;
+    uint32_t *pos; /* per track: the next slot (forward) or one past it (backward) */
+    size_t c0, c1;
+    int backward;
+} scatter_job;
+
+static void scatter_half(void *arg)
+{
+    scatter_job *j = arg;
+    gp_event *out = j->b->t->events;
+    for (size_t k = 0; k < j->c1 - j->c0; k++) {
+        build_chunk *c = &j->b->chunks[j->backward ? j->c1 - 1 - k : j->c0 + k];
+        for (size_t i = 0; i < c->n; i++) {
+            gp_event e = c->ev[j->backward ? c->n - 1 - i : i];
+            e.track = j->remap[e.track];
+            if (j->backward)
+                out[--j->pos[e.track]] = e;
+            else
+                out[j->pos[e.track]++] = e;
+        }
+        free(c->ev);
+        c->ev = NULL;
+    }
+}
+
+/* Scatter the chunks into t->events by track, on two threads (halves by event count). */
+static int scatter(trace_builder *b, const uint32_t *remap)
 {
     gp_trace *t = b->t;
-    for (size_t c = 0; c < b->n_chunks; c++) {
-        size_t n = c + 1 < b->n_chunks ? BUILD_CHUNK_EVENTS
-                                       : b->n_events - c * (size_t)BUILD_CHUNK_EVENTS;
-        for (size_t i = 0; i < n; i++) {
-            gp_event e = b->chunks[c][i];
-            e.track = remap[e.track];
-            t->events[next[e.track]++] = e;
-        }
-        free(b->chunks[c]);
-        b->chunks[c] = NULL;
+    size_t nt = t->n_tracks ? t->n_tracks : 1, mid = 0;
+    uint32_t *start = malloc(nt * sizeof(uint32_t)), *end = malloc(nt * sizeof(uint32_t));
+    if (!start || !end) {
+        free(start);
+        free(end);
+        return -1;
     }
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        start[k] = t->tracks[k].first;
+        end[k] = t->tracks[k].first + t->tracks[k].count;
+    }
+    for (uint64_t seen = 0; mid < b->n_chunks && seen < b->n_events / 2; mid++)
+        seen += b->chunks[mid].n;
+    scatter_job fwd = {b, remap, start, 0, mid, 0}, bwd = {b, remap, end, mid, b->n_chunks, 1};
+    analysis_par2(scatter_half, &fwd, scatter_half, &bwd);
     b->n_chunks = 0;
+    free(start);
+    free(end);
+    return 0;
 }
 
 static int make_tracks(trace_builder *b, uint32_t **remap_out)
@@ -219,17 +256,11 @@ int trace_builder_finish(trace_builder *b)
     uint32_t *remap;
     if (make_tracks(b, &remap) != 0)
         return -1;
-    uint32_t *next = malloc((t->n_tracks ? t->n_tracks : 1) * sizeof(*next));
     t->events = malloc((b->n_events ? b->n_events : 1) * sizeof(gp_event));
-    if (!next || !t->events) {
+    if (!t->events || scatter(b, remap) != 0) {
         free(remap);
-        free(next);
         return -1;
     }
-    for (size_t k = 0; k < t->n_tracks; k++)
-        next[k] = t->tracks[k].first;
-    scatter(b, next, remap);
-    free(next);
     free(remap);
     t->n_events = b->n_events;
     t->info.n_events = b->n_events;
