@@ -3,6 +3,9 @@
  * file order (strings re-interned in first-sight order, side records and tracks re-mapped), so
  * the result is the same trace a single thread builds. A boundary is trusted only when the part
  * before it stops exactly there; otherwise parsing goes on single-threaded from the last good one.
+ * The caller parses the first cut; worker threads take the later parts in order, and so does the
+ * caller when its cut is done. Parts shrink towards the end (each a share of what is left), so
+ * the threads finish together however the cost per byte varies along the file or a CPU is slowed.
  * GP_TRACE_THREADS=N and GP_TRACE_SPLIT_MIN=BYTES override the defaults (used by the tests). */
 #include "trace_build.h"
 #include "trace_source.h"
@@ -10,12 +13,14 @@
 #include "gp/log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
-#define SPLIT_MAX_PARTS 8
-#define SPLIT_MIN_BYTES ((size_t)32 << 20) /* smaller files are not worth a thread */
-#define SPLIT_SCAN      ((size_t)1 << 20)  /* how far to look for a boundary */
+#define SPLIT_MAX_PARTS   16
+#define SPLIT_MAX_THREADS 8
+#define SPLIT_MIN_BYTES   ((size_t)32 << 20) /* smaller files are not worth a thread */
+#define SPLIT_SCAN        ((size_t)1 << 20)  /* how far to look for a boundary */
 
 enum part_end { PART_FAIL = 0, PART_NEXT, PART_CLOSED };
 
@@ -26,12 +31,13 @@ typedef struct split_part {
     const char *stop;         /* after the ']' closing traceEvents (PART_CLOSED) */
     const char *tail;         /* after the last event, before its ',' (PART_NEXT) */
     int end;                  /* enum part_end */
-    int started;
-    pthread_t thread;
 } split_part;
 
 struct trace_split {
-    int n; /* later parts (the caller parses the first) */
+    int n;                  /* later parts (the caller parses the cut before them) */
+    atomic_int next;        /* the next part to take */
+    int n_threads, started; /* worker threads, and how many were started */
+    pthread_t threads[SPLIT_MAX_THREADS];
     split_part parts[SPLIT_MAX_PARTS];
 };
 
@@ -67,19 +73,18 @@ static const char *find_candidate(const char *from, const char *end)
 }
 
 /* Parse events from pt->begin until the next part's start or the end of traceEvents. */
-static void *part_run(void *arg)
+static void part_run(split_part *pt)
 {
-    split_part *pt = arg;
     json_lex *l = &pt->b.lex;
     const char *dropped = pt->begin;
     l->p = pt->begin;
     for (;;) {
         int more, ch = 0;
         if (trace_event_parse(&pt->b) != LEX_OK)
-            return NULL;
+            return;
         const char *tail = l->p;
         if (json_lex_next(l, ']', "after an event", &more) != LEX_OK)
-            return NULL;
+            return;
         if (more && (ch = json_lex_ws(l)) == ']') {
             l->p++; /* trailing comma */
             more = 0;
@@ -87,24 +92,37 @@ static void *part_run(void *arg)
         if (!more) {
             pt->stop = l->p;
             pt->end = PART_CLOSED;
-            return NULL;
+            return;
         }
         if (ch < 0)
-            return NULL;
+            return;
         if (pt->next && l->p >= pt->next) {
             pt->tail = tail;
             pt->end = l->p == pt->next ? PART_NEXT : PART_FAIL;
-            return NULL;
+            return;
         }
         dropped = trace_source_drop(pt->src, dropped, l->p);
     }
+}
+
+/* Take parts in order until none is left. */
+static void take_parts(trace_split *sp)
+{
+    for (int k; (k = atomic_fetch_add(&sp->next, 1)) < sp->n;)
+        part_run(&sp->parts[k]);
+}
+
+static void *worker(void *arg)
+{
+    take_parts(arg);
+    return NULL;
 }
 
 static int threads_wanted(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t n = env_size("GP_TRACE_THREADS", cores > 0 ? (size_t)cores : 1);
-    return n < 1 ? 1 : n > SPLIT_MAX_PARTS + 1 ? SPLIT_MAX_PARTS + 1 : (int)n;
+    return n < 1 ? 1 : n > SPLIT_MAX_THREADS + 1 ? SPLIT_MAX_THREADS + 1 : (int)n;
 }
 
 static int part_init(split_part *pt, const trace_source *src, const char *end)
@@ -131,6 +149,26 @@ static void part_release(split_part *pt)
     gp_trace_free(t);
 }
 
+/* Cut [start, end) for `want` threads: each cut takes 1/(2 * want) of what is left (the last
+ * ones get small, for the balance), at least min_cut bytes, at most SPLIT_MAX_PARTS later parts. */
+static void plan_parts(trace_split *sp, const trace_source *src, const char *start, const char *end,
+                       int want)
+{
+    size_t min_cut = (size_t)(end - start) / (4 * SPLIT_MAX_PARTS);
+    const char *prev = start;
+    while (sp->n < SPLIT_MAX_PARTS) {
+        size_t cut = (size_t)(end - prev) / (2 * (size_t)want);
+        const char *c = find_candidate(prev + (cut > min_cut ? cut : min_cut + 1), end);
+        if (!c || part_init(&sp->parts[sp->n], src, end) != 0)
+            break;
+        sp->parts[sp->n++].begin = prev = c;
+        if ((size_t)(end - prev) < 2 * min_cut)
+            break;
+    }
+    for (int k = 0; k < sp->n; k++)
+        sp->parts[k].next = k + 1 < sp->n ? sp->parts[k + 1].begin : NULL;
+}
+
 trace_split *trace_split_start(const trace_source *src, const char *start, const char *end,
                                const char **split_at)
 {
@@ -142,36 +180,36 @@ trace_split *trace_split_start(const trace_source *src, const char *start, const
     trace_split *sp = calloc(1, sizeof(*sp));
     if (!sp)
         return NULL;
-    const char *prev = start;
-    for (int k = 1; k < want; k++) {
-        const char *at = start + len / (size_t)want * (size_t)k;
-        const char *c = find_candidate(at > prev ? at : prev + 1, end);
-        if (!c || part_init(&sp->parts[sp->n], src, end) != 0)
-            break;
-        sp->parts[sp->n++].begin = prev = c;
-    }
-    for (int k = 0; k < sp->n; k++) {
-        split_part *pt = &sp->parts[k];
-        pt->next = k + 1 < sp->n ? sp->parts[k + 1].begin : NULL;
-        pt->started = pthread_create(&pt->thread, NULL, part_run, pt) == 0;
-    }
+    atomic_init(&sp->next, 0);
+    plan_parts(sp, src, start, end, want);
     if (sp->n == 0) {
         free(sp);
         return NULL;
     }
+    sp->n_threads = want - 1 < sp->n ? want - 1 : sp->n;
+    while (sp->started < sp->n_threads &&
+           pthread_create(&sp->threads[sp->started], NULL, worker, sp) == 0)
+        sp->started++;
     *split_at = sp->parts[0].begin;
     return sp;
+}
+
+/* Stop handing out parts and wait for the workers. */
+static void stop_workers(trace_split *sp)
+{
+    atomic_store(&sp->next, sp->n);
+    for (int k = 0; k < sp->started; k++)
+        pthread_join(sp->threads[k], NULL);
+    sp->started = 0;
 }
 
 void trace_split_free(trace_split *sp)
 {
     if (!sp)
         return;
-    for (int k = 0; k < sp->n; k++) {
-        if (sp->parts[k].started)
-            pthread_join(sp->parts[k].thread, NULL);
+    stop_workers(sp);
+    for (int k = 0; k < sp->n; k++)
         part_release(&sp->parts[k]);
-    }
     free(sp);
 }
 
@@ -343,12 +381,12 @@ int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int
 {
     int rc = 0;
     *closed = 0;
-    for (int k = 0; k < sp->n; k++)
-        if (sp->parts[k].started)
-            pthread_join(sp->parts[k].thread, NULL);
-    for (int k = 0; k < sp->n; k++) {
+    take_parts(sp); /* help with what no worker has taken yet */
+    stop_workers(sp);
+    int k = 0;
+    for (; k < sp->n; k++) {
         split_part *pt = &sp->parts[k];
-        if (!pt->started || pt->end == PART_FAIL || pt->b.orphan_e)
+        if (pt->end == PART_FAIL || pt->b.orphan_e)
             break; /* parse on from here in order */
         if ((rc = merge_part(b, pt)) != 0)
             break;
@@ -358,10 +396,9 @@ int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int
             break;
         }
     }
-    GP_LOG(GP_LOG_DEBUG, "%s: traceEvents read in %d parts, %s", b->t->info.path, sp->n + 1,
+    GP_LOG(GP_LOG_DEBUG, "%s: traceEvents read in %d parts on %d threads, %s", b->t->info.path,
+           sp->n + 1, sp->n_threads + 1,
            *closed ? "all merged" : "going on single-threaded from a part that was not usable");
-    for (int k = 0; k < sp->n; k++)
-        sp->parts[k].started = 0;
     trace_split_free(sp);
     return rc;
 }
