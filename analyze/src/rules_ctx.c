@@ -87,6 +87,27 @@ gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *er
     return GP_OK;
 }
 
+void rules_ctx_fork(struct rules_ctx *dst, const struct rules_ctx *src)
+{
+    *dst = *src;
+    memset(&dst->kernels, 0, sizeof(dst->kernels));
+    memset(&dst->comm, 0, sizeof(dst->comm));
+    memset(&dst->copies, 0, sizeof(dst->copies));
+    memset(&dst->busy, 0, sizeof(dst->busy));
+    dst->have_ivs = 0;
+    dst->name_cls = NULL;
+    dst->n_name_cls = 0;
+}
+
+void rules_ctx_release_fork(struct rules_ctx *c)
+{
+    free(c->kernels.iv);
+    free(c->comm.iv);
+    free(c->copies.iv);
+    free(c->busy.iv);
+    free(c->name_cls);
+}
+
 void rules_ctx_release(struct rules_ctx *c)
 {
     free(c->kernels.iv);
@@ -211,9 +232,55 @@ int64_t rules_ivs_in_steps(const struct rules_ctx *c, const struct rules_ivs *v)
 
 /* ---- aggregation ---- */
 
+static size_t agg_home(const struct rules_agg *g, const uint32_t k[3])
+{
+    uint64_t h = ((uint64_t)k[0] * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)k[1] << 32 | k[2]);
+    h *= 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h >> 20) & g->mask;
+}
+
+static int same_key(const struct rules_agg_row *r, const uint32_t k[3])
+{
+    return r->k[0] == k[0] && r->k[1] == k[1] && r->k[2] == k[2];
+}
+
+/* Double the index (or create it) and re-insert every row. */
+static gp_status agg_grow(struct rules_agg *g)
+{
+    size_t cap = g->slots ? (g->mask + 1) * 2 : 64;
+    uint32_t *slots = calloc(cap, sizeof(*slots));
+    if (!slots)
+        return GP_ENOMEM;
+    free(g->slots);
+    g->slots = slots;
+    g->mask = cap - 1;
+    for (size_t r = 0; r < g->n; r++) {
+        size_t i = agg_home(g, g->rows[r].k);
+        while (g->slots[i])
+            i = (i + 1) & g->mask;
+        g->slots[i] = (uint32_t)r + 1;
+    }
+    return GP_OK;
+}
+
 gp_status rules_agg_add(struct rules_agg *g, uint32_t k0, uint32_t k1, uint32_t k2, int64_t ns,
                         int64_t ns2, int64_t bytes)
 {
+    const uint32_t k[3] = {k0, k1, k2};
+    if ((!g->slots || (g->n + 1) * 2 > g->mask) && agg_grow(g) != GP_OK)
+        return GP_ENOMEM;
+    size_t i = agg_home(g, k);
+    while (g->slots[i] && !same_key(&g->rows[g->slots[i] - 1], k))
+        i = (i + 1) & g->mask;
+    if (g->slots[i]) {
+        struct rules_agg_row *d = &g->rows[g->slots[i] - 1];
+        d->count++;
+        d->ns += ns;
+        d->ns2 += ns2;
+        d->bytes += bytes;
+        d->ns_max = ns > d->ns_max ? ns : d->ns_max;
+        return GP_OK;
+    }
     if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 64;
         void *p = realloc(g->rows, cap * sizeof(*g->rows));
@@ -222,13 +289,13 @@ gp_status rules_agg_add(struct rules_agg *g, uint32_t k0, uint32_t k1, uint32_t 
         g->rows = p;
         g->cap = cap;
     }
-    g->rows[g->n++] = (struct rules_agg_row){{k0, k1, k2}, 1, ns, ns2, ns, bytes};
+    g->rows[g->n] = (struct rules_agg_row){{k0, k1, k2}, 1, ns, ns2, ns, bytes};
+    g->slots[i] = (uint32_t)++g->n;
     return GP_OK;
 }
 
-static int cmp_keys(const void *pa, const void *pb)
+static int cmp_keys(const struct rules_agg_row *a, const struct rules_agg_row *b)
 {
-    const struct rules_agg_row *a = pa, *b = pb;
     for (int i = 0; i < 3; i++)
         if (a->k[i] != b->k[i])
             return a->k[i] < b->k[i] ? -1 : 1;
@@ -240,36 +307,25 @@ static int cmp_cost(const void *pa, const void *pb)
     const struct rules_agg_row *a = pa, *b = pb;
     if (a->ns != b->ns)
         return a->ns > b->ns ? -1 : 1;
-    return cmp_keys(pa, pb);
+    return cmp_keys(a, b);
 }
 
 void rules_agg_finish(struct rules_agg *g)
 {
-    if (g->n == 0)
-        return;
-    qsort(g->rows, g->n, sizeof(*g->rows), cmp_keys);
-    size_t w = 0;
-    for (size_t i = 1; i < g->n; i++) {
-        struct rules_agg_row *d = &g->rows[w], *s = &g->rows[i];
-        if (cmp_keys(d, s) == 0) {
-            d->count += s->count;
-            d->ns += s->ns;
-            d->ns2 += s->ns2;
-            d->bytes += s->bytes;
-            d->ns_max = s->ns_max > d->ns_max ? s->ns_max : d->ns_max;
-        } else {
-            g->rows[++w] = *s;
-        }
-    }
-    g->n = w + 1;
-    qsort(g->rows, g->n, sizeof(*g->rows), cmp_cost);
+    if (g->n > 1)
+        qsort(g->rows, g->n, sizeof(*g->rows), cmp_cost);
+    free(g->slots); /* row indices change: the index is gone, the rows stay */
+    g->slots = NULL;
+    g->mask = 0;
 }
 
 void rules_agg_release(struct rules_agg *g)
 {
+    free(g->slots);
     free(g->rows);
     g->rows = NULL;
-    g->n = g->cap = 0;
+    g->slots = NULL;
+    g->n = g->cap = g->mask = 0;
 }
 
 /* ---- name classes ---- */

@@ -110,6 +110,10 @@ RULES_DECLARE(comm_exposed);
 /* ---- rules_ctx.c ---- */
 gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err);
 void rules_ctx_release(struct rules_ctx *c);
+/* A context for another thread: the same trace and steps (shared, read-only) with lazy caches
+ * of its own; released with rules_ctx_release_fork, before `src` is released. */
+void rules_ctx_fork(struct rules_ctx *dst, const struct rules_ctx *src);
+void rules_ctx_release_fork(struct rules_ctx *c);
 
 /* Build the kernel (compute), communication and copy unions once. */
 gp_status rules_ctx_intervals(struct rules_ctx *c);
@@ -127,12 +131,16 @@ struct rules_agg_row {
     int64_t ns, ns2, ns_max, bytes;
 };
 struct rules_agg {
-    struct rules_agg_row *rows;
+    struct rules_agg_row *rows; /* one per distinct key */
     size_t n, cap;
+    uint32_t *slots; /* open addressing over rows: index + 1, 0 = empty */
+    size_t mask;
 };
+/* Add one measurement under a key: rows with equal keys are summed as they come (one row per
+ * key, found by hash: a rule may add a row per gap or per copy, millions on a big trace). */
 gp_status rules_agg_add(struct rules_agg *g, uint32_t k0, uint32_t k1, uint32_t k2, int64_t ns,
                         int64_t ns2, int64_t bytes);
-/* Merge rows with equal keys, then sort by ns descending (ties by keys). */
+/* Sort the rows by ns descending (ties by keys). */
 void rules_agg_finish(struct rules_agg *g);
 void rules_agg_release(struct rules_agg *g);
 
