@@ -672,6 +672,7 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
         return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     init_vecs(a);
     pthread_mutex_init(&a->gaps_mu, NULL);
+    pthread_mutex_init(&a->launches_mu, NULL);
     a->t = t;
     a->ev = gp_trace_events(t, &a->n);
     a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
@@ -699,6 +700,7 @@ void gp_analysis_free(gp_analysis *a)
     free(a->link_of);
     free(a->op_of);
     pthread_mutex_destroy(&a->gaps_mu);
+    pthread_mutex_destroy(&a->launches_mu);
     trace_vec *vecs[] = {&a->steps,       &a->devices,    &a->dev_gaps,   &a->streams,
                          &a->stream_gaps, &a->mem_series, &a->mem_points, &a->kernels,
                          &a->memcpys,     &a->syncs,      &a->launches};

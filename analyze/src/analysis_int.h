@@ -80,16 +80,17 @@ struct gp_analysis {
     trace_vec dev_gaps; /* gp_idle_gap, built on first use (gpu_timeline.c) */
     trace_vec streams;  /* gp_stream_stats */
     trace_vec stream_gaps;
-    trace_vec mem_series;    /* gp_mem_series */
-    trace_vec mem_points;    /* gp_mem_point, series point into it */
-    trace_vec kernels;       /* gp_kernel_stat */
-    trace_vec memcpys;       /* gp_memcpy */
-    trace_vec syncs;         /* gp_sync */
-    trace_vec launches;      /* gp_launch */
-    uint32_t n_gaps_counted; /* gaps counted so far by analysis_gpu */
-    int gaps_built;          /* dev_gaps and stream_gaps are filled */
-    int launches_built;      /* launches is filled (analysis_lists.c) */
-    pthread_mutex_t gaps_mu; /* guards the lazy fill of the gap and launch lists */
+    trace_vec mem_series;        /* gp_mem_series */
+    trace_vec mem_points;        /* gp_mem_point, series point into it */
+    trace_vec kernels;           /* gp_kernel_stat */
+    trace_vec memcpys;           /* gp_memcpy */
+    trace_vec syncs;             /* gp_sync */
+    trace_vec launches;          /* gp_launch */
+    uint32_t n_gaps_counted;     /* gaps counted so far by analysis_gpu */
+    int gaps_built;              /* dev_gaps and stream_gaps are filled */
+    int launches_built;          /* launches is filled (analysis_lists.c) */
+    pthread_mutex_t gaps_mu;     /* guards the lazy fill of the gap lists */
+    pthread_mutex_t launches_mu; /* ...and of the launch list (rules run on two threads) */
 };
 
 /* Sort and merge intervals in place. @return the new count. */

@@ -316,14 +316,14 @@ int analysis_lists(gp_analysis *a)
  * built on first use (report never asks for it), like the gap lists. */
 static void build_launches(const gp_analysis *ca)
 {
-    gp_analysis *a = (gp_analysis *)(uintptr_t)ca; /* a lazily filled cache, under gaps_mu */
-    pthread_mutex_lock(&a->gaps_mu);
+    gp_analysis *a = (gp_analysis *)(uintptr_t)ca; /* a lazily filled cache, under launches_mu */
+    pthread_mutex_lock(&a->launches_mu);
     if (!a->launches_built) {
         if (launches(a) != 0)
             a->launches.n = 0; /* out of memory: no launches */
         a->launches_built = 1;
     }
-    pthread_mutex_unlock(&a->gaps_mu);
+    pthread_mutex_unlock(&a->launches_mu);
 }
 
 const gp_mem_series *gp_analysis_memory(const gp_analysis *a, size_t *n)

@@ -42,6 +42,20 @@ char *trace_arena_strdup(trace_arena *a, const char *s, size_t n)
     return p;
 }
 
+void trace_arena_adopt(trace_arena *dst, trace_arena *src)
+{
+    struct arena_block *tail = src->head;
+    if (!tail)
+        return;
+    while (tail->next)
+        tail = tail->next;
+    tail->next = dst->head;
+    dst->head = src->head;
+    dst->used_total += src->used_total;
+    src->head = NULL;
+    src->used_total = 0;
+}
+
 void trace_arena_release(trace_arena *a)
 {
     struct arena_block *b = a->head;

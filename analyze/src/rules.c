@@ -1,11 +1,13 @@
 /* The rules engine: the rule table (GT00..GT15, rules_anchors.md §8), parameter overrides
  * ("RULE.PARAM=VALUE"), rule selection, and gp_rules_run(), which runs each selected rule once
  * over the analysed trace and orders the findings, most costly first. */
+#include "analysis_int.h"
 #include "rules_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -147,11 +149,13 @@ static const char *not_applicable(const struct rules_ctx *c, int needs)
     return NULL;
 }
 
-static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_findings *fs)
+/* Run rule i into *f, its texts in `arena`. */
+static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_finding *f,
+                         trace_arena *arena)
 {
     struct rules_out o;
     memset(&o, 0, sizeof(o));
-    o.arena = &fs->arena;
+    o.arena = arena;
     o.f.rule = table[i].info;
     o.f.metric = NAN;
     o.f.cmp = ">=";
@@ -161,10 +165,9 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
     gp_status rc = why ? rules_summary(&o, "%s", why) : table[i].fn(c, r->p[i], &o);
     if (rc == GP_OK && !o.f.summary)
         rc = rules_summary(&o, "%s: nothing measured", table[i].info->title);
-    gp_finding *f = &fs->items[fs->n++];
     *f = o.f;
     /* the columns live in `o`; copy them where the finding can keep them */
-    gp_evidence_col *cols = trace_arena_alloc(&fs->arena, sizeof(o.cols));
+    gp_evidence_col *cols = trace_arena_alloc(arena, sizeof(o.cols));
     if (!cols) {
         free(o.cells), free(o.ranges);
         f->cells = NULL, f->ranges = NULL;
@@ -194,15 +197,51 @@ static int cmp_findings(const void *pa, const void *pb)
     return strcmp(a->rule->id, b->rule->id);
 }
 
+/* The selected rules of one phase, taken in table order by two threads (each with its own
+ * context and arena); each finding goes to its rule's slot, so the result is the same as one
+ * thread's. Rules are independent: the analysis' lazy lists are built under its lock. */
+typedef struct phase_run {
+    const gp_rules *r;
+    gp_finding *slots;
+    size_t rule[N_RULES], n;
+    atomic_size_t next;
+} phase_run;
+
+typedef struct phase_thread {
+    phase_run *run;
+    struct rules_ctx *c;
+    trace_arena *arena;
+    gp_status rc;
+} phase_thread;
+
+static void take_rules(void *arg)
+{
+    phase_thread *t = arg;
+    phase_run *pr = t->run;
+    for (size_t k; (k = atomic_fetch_add(&pr->next, 1)) < pr->n;) {
+        gp_status rc = run_one(t->c, pr->r, pr->rule[k], &pr->slots[k], t->arena);
+        if (rc != GP_OK && t->rc == GP_OK)
+            t->rc = rc;
+    }
+}
+
 static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp_findings *fs)
 {
-    for (size_t i = 0; i < N_RULES; i++) {
-        if (table[i].phase != phase || !gp_rules_selected(r, i))
-            continue;
-        c->done = fs;
-        GP_TRY(run_one(c, r, i, fs));
-    }
-    return GP_OK;
+    phase_run pr = {.r = r, .slots = fs->items + fs->n};
+    for (size_t i = 0; i < N_RULES; i++)
+        if (table[i].phase == phase && gp_rules_selected(r, i))
+            pr.rule[pr.n++] = i;
+    atomic_init(&pr.next, 0);
+    c->done = fs;
+    struct rules_ctx c2;
+    rules_ctx_fork(&c2, c);
+    trace_arena arena2 = {0};
+    phase_thread t0 = {&pr, c, &fs->arena, GP_OK}, t1 = {&pr, &c2, &arena2, GP_OK};
+    analysis_par2(take_rules, &t0, take_rules, &t1);
+    trace_arena_adopt(&fs->arena, &arena2);
+    rules_ctx_release_fork(&c2);
+    fs->n += pr.n;
+    return t0.rc != GP_OK ? t0.rc : t1.rc;
 }
 
 static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs, gp_error *err)

@@ -17,6 +17,8 @@ typedef struct trace_arena {
 
 void *trace_arena_alloc(trace_arena *a, size_t n);
 char *trace_arena_strdup(trace_arena *a, const char *s, size_t n);
+/* Move src's blocks into dst (what was allocated from src stays valid, now owned by dst). */
+void trace_arena_adopt(trace_arena *dst, trace_arena *src);
 void trace_arena_release(trace_arena *a);
 
 /* Interned strings: ids are dense, 0..n-1, in order of first sight. */
