@@ -3,6 +3,7 @@
 #include "gp/log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@ static const char *const level_names[] = {"error", "warn", "info", "debug", "tra
 
 static gp_log_fn sink_fn;
 static void *sink_ud;
-static int level_cached = -1;
+static atomic_int level_cached = -1; /* read from the analysis threads */
 
 int gp_log_level_parse(const char *name, gp_log_level *out)
 {
@@ -26,18 +27,20 @@ int gp_log_level_parse(const char *name, gp_log_level *out)
 
 gp_log_level gp_log_level_get(void)
 {
-    if (level_cached < 0) {
+    int cached = atomic_load_explicit(&level_cached, memory_order_relaxed);
+    if (cached < 0) {
         gp_log_level lv = GP_LOG_WARN;
         if (gp_log_level_parse(getenv("GP_LOG"), &lv) != 0)
             lv = GP_LOG_WARN;
-        level_cached = (int)lv;
+        cached = (int)lv;
+        atomic_store_explicit(&level_cached, cached, memory_order_relaxed);
     }
-    return (gp_log_level)level_cached;
+    return (gp_log_level)cached;
 }
 
 void gp_set_log_level(gp_log_level level)
 {
-    level_cached = (int)level;
+    atomic_store_explicit(&level_cached, (int)level, memory_order_relaxed);
 }
 
 void gp_set_log_fn(gp_log_fn fn, void *ud)
