@@ -24,7 +24,28 @@ static const gp_evidence_col cols[] = {{"CPU work while the GPU waits", GP_UNIT_
 /* The CPU event that best explains a host-wait gap: among events on the launching thread that
  * cover at least half of it, the innermost (latest start); else the one covering most. Also the
  * part of the gap the data loader covers (that is starvation, GT01's, not launch overhead). */
-static uint32_t explain(const struct rules_ctx *c, const gp_idle_gap *g, int64_t *loader)
+/* Per event: the latest end of any event up to it on its track, steps left out (they are never
+ * evidence). Where it is before a gap's start, nothing at or before that event can overlap the
+ * gap, so the scan back stops there with the answer it would have reached. */
+static int64_t *ends_so_far(const struct rules_ctx *c)
+{
+    size_t nt;
+    const gp_track *tr = gp_trace_tracks(c->t, &nt);
+    int64_t *m = malloc((c->n_ev ? c->n_ev : 1) * sizeof(*m));
+    for (size_t k = 0; k < nt && m; k++) {
+        int64_t hi = INT64_MIN;
+        for (uint32_t i = tr[k].first; i < tr[k].first + tr[k].count; i++) {
+            const gp_event *e = &c->ev[i];
+            if (!(e->flags & GP_EVF_STEP) && e->ts + e->dur > hi)
+                hi = e->ts + e->dur;
+            m[i] = hi;
+        }
+    }
+    return m;
+}
+
+static uint32_t explain(const struct rules_ctx *c, const int64_t *ends, const gp_idle_gap *g,
+                        int64_t *loader)
 {
     uint32_t rt = g->next == GP_NONE ? GP_NONE : gp_analysis_runtime_of(c->a, g->next),
              best = GP_NONE;
@@ -35,6 +56,8 @@ static uint32_t explain(const struct rules_ctx *c, const gp_idle_gap *g, int64_t
         return GP_NONE;
     const gp_track *tr = &gp_trace_tracks(c->t, &(size_t){0})[c->ev[rt].track];
     for (uint32_t i = rt + 1, k = 0; i-- > tr->first && k < SCAN_BACK && miss < SCAN_MISS; k++) {
+        if (ends && ends[i] <= g->ts)
+            break; /* every later step back misses the gap */
         const gp_event *e = &c->ev[i];
         int64_t a = e->ts > g->ts ? e->ts : g->ts, end = e->ts + e->dur;
         int64_t ov = (end < g->end ? end : g->end) - a;
@@ -59,6 +82,8 @@ static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT], st
 {
     size_t ng;
     const gp_idle_gap *g = gp_analysis_device_gaps(c->a, &ng);
+    int64_t *ends = ng ? ends_so_far(c) : NULL; /* NULL (no memory): the plain scan */
+    gp_status rc = GP_OK;
     for (size_t i = 0; i < ng; i++) {
         int64_t in = rules_ivs_overlap(&c->step_ivs, g[i].ts, g[i].end), loader;
         if (in <= 0 || g[i].kind >= GP_IDLE_COUNT)
@@ -67,14 +92,14 @@ static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT], st
             idle[g[i].kind] += in;
             continue;
         }
-        uint32_t who = explain(c, &g[i], &loader);
+        uint32_t who = explain(c, ends, &g[i], &loader);
         in = in > loader ? in - loader : 0;
         idle[GP_IDLE_HOST_WAIT] += in;
-        if (in > 0)
-            GP_TRY(rules_agg_add(agg, who == GP_NONE ? GP_STR_NONE : c->ev[who].name, 0, 0, in, 0,
-                                 0));
+        if (in > 0 && rc == GP_OK)
+            rc = rules_agg_add(agg, who == GP_NONE ? GP_STR_NONE : c->ev[who].name, 0, 0, in, 0, 0);
     }
-    return GP_OK;
+    free(ends);
+    return rc;
 }
 
 /* Median launch-call duration and the share of launches that queued (positive launch delay). */
