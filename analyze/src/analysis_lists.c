@@ -1,6 +1,7 @@
 /* Lists derived from the trace for rules and reports: memory series per device (and per-step
  * churn), per-kernel statistics, memcpys/memsets with what launched them, syncs, launches. */
 #include "analysis_int.h"
+#include "sort_runs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -295,7 +296,7 @@ static int launches(gp_analysis *a)
     gp_launch *l = (gp_launch *)a->launches.data;
     for (size_t i = 0; i < n; i++)
         keys[i] = (launch_key){a->ev[l[i].runtime].ts, l[i].gpu, (uint32_t)i};
-    qsort(keys, n, sizeof(*keys), cmp_launch);
+    sort_runs(keys, n, sizeof(*keys), cmp_launch); /* a run per stream */
     for (size_t i = 0; i < n; i++)
         sorted[i] = l[keys[i].at];
     if (n)

@@ -301,8 +301,8 @@ static void order_refs(gpu_ref *r, size_t n, const gpu_lanes *ls, int by_dev, in
     sort_runs(r, n, sizeof(*r), cmp_ref); /* a run per stream */
 }
 
-/* The GPU activities in (device, stream, ts) order, or (device, ts) order when by_dev. */
-static gpu_ref *sorted_refs(const gp_analysis *a, gpu_lanes *ls, int by_dev, size_t *n)
+/* The GPU activities in (device, stream, ts) order (order_refs re-sorts them by device). */
+static gpu_ref *sorted_refs(const gp_analysis *a, gpu_lanes *ls, size_t *n)
 {
     memset(ls, 0, sizeof(*ls));
     trace_vec_init(&ls->v, sizeof(gpu_lane));
@@ -312,7 +312,7 @@ static gpu_ref *sorted_refs(const gp_analysis *a, gpu_lanes *ls, int by_dev, siz
         r = NULL;
     }
     if (r)
-        order_refs(r, *n, ls, by_dev, 0);
+        order_refs(r, *n, ls, 0, 0);
     return r;
 }
 
@@ -328,7 +328,7 @@ int analysis_gpu(gp_analysis *a)
 {
     size_t n = 0;
     gpu_lanes ls;
-    gpu_ref *r = sorted_refs(a, &ls, 0, &n);
+    gpu_ref *r = sorted_refs(a, &ls, &n);
     int rc = r ? 0 : -1;
     a->n_gaps_counted = 0;
     for (size_t i = 0, j; rc == 0 && i < n; i = j) {
@@ -347,13 +347,13 @@ int analysis_gpu(gp_analysis *a)
     return rc;
 }
 
-/* Store the gaps of every stream (stream_dev = 0) or device (1), in the order analysis_gpu
- * counted them, so first_gap/n_gaps index the stored list. */
-static int store_gaps(gp_analysis *a, int stream_dev)
+/* Store the gaps of every stream, then of every device, in the order analysis_gpu counted them
+ * (the same two orderings of one collection), so first_gap/n_gaps index the stored lists. */
+static int store_gaps(gp_analysis *a)
 {
     size_t n = 0;
     gpu_lanes ls;
-    gpu_ref *r = sorted_refs(a, &ls, stream_dev, &n);
+    gpu_ref *r = sorted_refs(a, &ls, &n);
     int64_t idle[GP_IDLE_COUNT] = {0};
     uint32_t first, count;
     int rc = r ? 0 : -1;
@@ -361,12 +361,14 @@ static int store_gaps(gp_analysis *a, int stream_dev)
     for (size_t i = 0, j; rc == 0 && i < n; i = j) {
         j = group_end(r, n, i);
         const gpu_lane *l = TRACE_VEC_AT(&ls.v, gpu_lane, ls.by_rank[r[i].key]);
-        if (stream_dev)
-            rc = add_gaps(a, r + i, j - i, &a->dev_gaps, ls.dev_of[r[i].key], -1, idle, &first,
-                          &count);
-        else
-            rc = add_gaps(a, r + i, j - i, &a->stream_gaps, l->device, l->stream, idle, &first,
-                          &count);
+        rc = add_gaps(a, r + i, j - i, &a->stream_gaps, l->device, l->stream, idle, &first, &count);
+    }
+    if (r)
+        order_refs(r, n, &ls, 1, 1);
+    a->n_gaps_counted = 0;
+    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+        j = group_end(r, n, i);
+        rc = add_gaps(a, r + i, j - i, &a->dev_gaps, ls.dev_of[r[i].key], -1, idle, &first, &count);
     }
     free(r);
     lanes_release(&ls);
@@ -379,7 +381,7 @@ static void build_gaps(const gp_analysis *ca)
     pthread_mutex_lock(&a->gaps_mu);
     if (!a->gaps_built) {
         a->dev_gaps.n = a->stream_gaps.n = 0;
-        if (store_gaps(a, 0) != 0 || store_gaps(a, 1) != 0)
+        if (store_gaps(a) != 0)
             a->dev_gaps.n = a->stream_gaps.n = 0; /* out of memory: no gaps */
         a->gaps_built = 1;
     }

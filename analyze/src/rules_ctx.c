@@ -2,6 +2,7 @@
  * the run configuration from the "gprof" object, lazily built GPU interval unions (compute,
  * communication, copies) and a per-name classification cache for API and kernel names. */
 #include "rules_int.h"
+#include "sort_runs.h"
 
 #include "gp/trace_schema.h"
 
@@ -147,7 +148,7 @@ static void ivs_merge(struct rules_ivs *v)
 {
     if (v->n == 0)
         return;
-    qsort(v->iv, v->n, sizeof(*v->iv), cmp_iv);
+    sort_runs(v->iv, v->n, sizeof(*v->iv), cmp_iv); /* collected a track at a time */
     size_t w = 0;
     for (size_t i = 1; i < v->n; i++) {
         if (v->iv[i][0] <= v->iv[w][1]) {
