@@ -28,10 +28,15 @@ static void check_same(const int64_t *keys, size_t n, int expect_dense)
     GP_ASSERT_EQ_INT(r.n, h.n);
     for (size_t i = 0; i < n; i++) /* the first index of each key */
         GP_CHECK(id_map_get(&r, keys[i]) <= i && keys[id_map_get(&r, keys[i])] == keys[i]);
-    if (hi - lo < 100000)
+    if ((uint64_t)hi - (uint64_t)lo < 100000) /* no overflow on the extremes */
         for (int64_t k = lo - 3; k <= hi + 3; k++)
             GP_ASSERT_EQ_INT(id_map_get(&r, k), id_map_get(&h, k));
-    const int64_t far[] = {INT64_MIN, -1, 0, INT64_MAX, lo - 1000000, hi + 1000000};
+    const int64_t far[] = {INT64_MIN,
+                           -1,
+                           0,
+                           INT64_MAX,
+                           (int64_t)((uint64_t)lo - 1000000u),
+                           (int64_t)((uint64_t)hi + 1000000u)}; /* wrapping, not overflowing */
     for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++)
         GP_ASSERT_EQ_INT(id_map_get(&r, far[i]), id_map_get(&h, far[i]));
     id_map_release(&r);
