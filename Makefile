@@ -9,7 +9,7 @@ ifeq ($(CI),true)
 endif
 BIN = $(BUILD)/bin/gprof-train
 
-.PHONY: all deps configure build run test test-main test-asan bench fuzz format clean
+.PHONY: all deps configure build run test test-main test-asan test-tsan bench fuzz format clean
 
 all: build
 
@@ -25,10 +25,12 @@ build: configure
 run: deps build
 	$(BIN) run $(RUN_ARGS)
 
-# Every test that can run here, then the same suite under ASan/UBSan (CUDA off).
+# Every test that can run here, then the same suite under ASan/UBSan (CUDA off), then the
+# trace reader and analysis tests under ThreadSanitizer (they split files and rules on threads).
 test: deps
 	@$(MAKE) --no-print-directory test-main
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-tsan
 
 test-main: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -39,6 +41,15 @@ test-asan:
 	@cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE cuda
+
+TSAN_TESTS = test_analyze|analyze_split_same|golden_report|golden_diagnose|golden_export
+
+test-tsan:
+	@cmake -S . -B build-tsan -DGP_WITH_CUDA=OFF -DGP_SANITIZE=thread -DGP_BUILD_TESTS=ON \
+		-DGP_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
+		--no-tests=error -R '$(TSAN_TESTS)'
 
 bench: deps
 	@cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DGP_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
@@ -57,4 +68,4 @@ format:
 	clang-format -i $$(git ls-files "*.c" "*.h" "*.cu" "*.cuh")
 
 clean:
-	rm -rf $(BUILD) build-asan build-release build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-release build-fuzz
