@@ -340,8 +340,17 @@ static void test_whole_models(void)
     GP_CHECK(model_check(MODEL_CNN));
 }
 
+/* The layers call OpenBLAS, which the CPU backend loads on open; these tests call them direct. */
+static void test_blas_loads(void)
+{
+    const char *why = cpu_blas_load();
+    if (why)
+        GP_TEST_FAIL("%s", why);
+}
+
 int main(void)
 {
+    GP_RUN(test_blas_loads);
     GP_RUN(test_linear);
     GP_RUN(test_conv3);
     GP_RUN(test_relu);

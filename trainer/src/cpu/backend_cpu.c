@@ -113,6 +113,9 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
     if (cfg->amp != AMP_OFF)
         return gp_error_set(err, GP_EINVAL, NULL,
                             "mixed precision (--amp) needs the CUDA backend, not the CPU");
+    const char *blas = cpu_blas_load();
+    if (blas)
+        return gp_error_set(err, GP_EIO, NULL, "%s", blas);
     struct backend *b = calloc(1, sizeof(*b));
     if (!b)
         return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");

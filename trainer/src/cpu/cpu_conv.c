@@ -3,7 +3,6 @@
  * Measured hot path (~80% of a CPU CNN step); blocks give OpenBLAS's threads larger GEMMs. */
 #include "cpu_ops.h"
 
-#include <cblas.h>
 #include <string.h>
 
 /* Column floats one block may hold: 1 MiB, the L2 of a core here. 2^16..2^18 measured equal
@@ -108,8 +107,7 @@ void cpu_conv3_forward(const struct cpu_conv3 *c, float *y, const float *x, cons
         int nb = n - i0 < c->block ? n - i0 : c->block, ld = nb * (int)hw;
         im2col_block(c, x + (size_t)i0 * c->cin * hw, nb);
         /* tmp (cout, nb*hw) = wt (cout, k) . col (k, nb*hw) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->cout, ld, k, 1.0f, wt, k, c->col,
-                    ld, 0.0f, c->tmp, ld);
+        cpu_sgemm(0, 0, c->cout, ld, k, 1.0f, wt, k, c->col, ld, 0.0f, c->tmp, ld);
         scatter_out(c, y + (size_t)i0 * c->cout * hw, b, nb);
     }
 }
@@ -140,13 +138,11 @@ void cpu_conv3_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *
         gather_dy(c, db, dy + i0 * ys, y ? y + i0 * ys : NULL, nb);
         im2col_block(c, x + i0 * xs, nb);
         /* dw (cout, k) += tmp (cout, nb*hw) . col^T (nb*hw, k) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->cout, k, ld, 1.0f, c->tmp, ld,
-                    c->col, ld, 1.0f, dw, k);
+        cpu_sgemm(0, 1, c->cout, k, ld, 1.0f, c->tmp, ld, c->col, ld, 1.0f, dw, k);
         if (!dx)
             continue;
         /* col (k, nb*hw) = wt^T (k, cout) . tmp (cout, nb*hw), then scatter back per sample */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, ld, c->cout, 1.0f, wt, k, c->tmp,
-                    ld, 0.0f, c->col, ld);
+        cpu_sgemm(1, 0, k, ld, c->cout, 1.0f, wt, k, c->tmp, ld, 0.0f, c->col, ld);
         float *dxb = dx + i0 * xs;
         memset(dxb, 0, (size_t)nb * xs * sizeof(float));
         for (int i = 0; i < nb; i++)

@@ -8,6 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Load OpenBLAS (once; cpu_blas.c). @return NULL, or why it cannot be loaded. */
+const char *cpu_blas_load(void);
+/* Row-major C (m, n) = alpha op(A) op(B) + beta C, op = transpose when trans_*: cblas_sgemm. */
+void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+               const float *b, int ldb, float beta, float *c, int ldc);
+
 /* y (n, cout) = x (n, cin) . w^T (cin, cout) + b */
 void cpu_linear_forward(float *y, const float *x, const float *w, const float *b, int n, int cin,
                         int cout);
