@@ -1,8 +1,9 @@
 /* gp_analysis_run: links (correlation, External id, nesting), steps aligned to the device as
  * tb_plugin does, and tb_plugin's priority-sweep step-time breakdown; then the GPU timeline and
  * the lists (gpu_timeline.c, analysis_lists.c). Also the interval and id-map helpers, and
- * analysis_par2: independent passes (the two id maps, halves of the link passes, breakdown vs.
- * GPU timeline + lists) run on two threads when there are two CPUs. */
+ * analysis_par2: independent passes (nesting + correlation map vs. steps + External id map,
+ * halves of the link and step-alignment passes, breakdown vs. GPU timeline + lists) run on two
+ * threads when there are two CPUs. */
 #include "analysis_int.h"
 #include "sort_runs.h"
 
@@ -335,11 +336,31 @@ static void link_gpu(void *arg)
 
 /* link_of of GPU activities (runtime_of) by correlation, op_of by External id or by nesting;
  * each pass split in two halves of the events (runtime calls before GPU activities). */
-static int link_ids(gp_analysis *a)
+static int find_steps(gp_analysis *a);
+
+/* The two threads of the first pass: nesting and the correlation map on one, the steps and the
+ * External id map on the other (each reads only the events and writes its own outputs). */
+static void nest_then_corr(void *arg)
+{
+    id_job *j = arg;
+    link_nesting(j->a);
+    build_id_map(j);
+}
+
+static void steps_then_ext(void *arg)
+{
+    id_job *j = arg;
+    j->rc = find_steps(j->a);
+    if (j->rc == 0)
+        build_id_map(j);
+}
+
+/* Nesting, steps, and the links by id (runtime calls to ops, GPU activities to both). */
+static int link_all(gp_analysis *a)
 {
     id_map corr = {0}, ext = {0};
     id_job jc = {a, &corr, 0, 0}, je = {a, &ext, 1, 0};
-    analysis_par2(build_id_map, &jc, build_id_map, &je);
+    analysis_par2(nest_then_corr, &jc, steps_then_ext, &je);
     uint32_t mid = (uint32_t)(a->n / 2);
     link_half h0 = {a, &corr, &ext, 0, mid}, h1 = {a, &corr, &ext, mid, (uint32_t)a->n};
     if (jc.rc == 0 && je.rc == 0) {
@@ -415,32 +436,57 @@ int32_t analysis_step_of(const gp_analysis *a, uint32_t i)
     return analysis_is_gpu_work(e->kind) && r != GP_NONE ? step_at(a, a->ev[r].ts) : -1;
 }
 
-/* tb_plugin's device alignment of each step: it ends after the GPU work its calls launched. */
-static void align_steps(gp_analysis *a)
+/* One half of the events' GPU work, by step: how many activities and where the last ends. */
+typedef struct align_half {
+    const gp_analysis *a;
+    uint32_t lo, hi;
+    int64_t *gpu_end; /* per step */
+    uint32_t *n_gpu;  /* per step */
+} align_half;
+
+static void align_count(void *arg)
 {
-    gp_step *s = (gp_step *)a->steps.data;
-    int64_t *gpu_end = calloc(a->steps.n + 1, sizeof(int64_t));
-    for (uint32_t i = 0; i < a->n && gpu_end; i++) {
+    align_half *h = arg;
+    const gp_analysis *a = h->a;
+    for (uint32_t i = h->lo; i < h->hi; i++) {
         if (!analysis_is_gpu_work(a->ev[i].kind))
             continue;
         int32_t k = analysis_step_of(a, i);
         if (k < 0)
             continue;
-        s[k].n_gpu_ops++;
-        if (a->ev[i].ts + a->ev[i].dur > gpu_end[k])
-            gpu_end[k] = a->ev[i].ts + a->ev[i].dur;
+        h->n_gpu[k]++;
+        if (a->ev[i].ts + a->ev[i].dur > h->gpu_end[k])
+            h->gpu_end[k] = a->ev[i].ts + a->ev[i].dur;
+    }
+}
+
+/* tb_plugin's device alignment of each step: it ends after the GPU work its calls launched.
+ * The events are counted in two halves (on two threads), then combined per step. */
+static void align_steps(gp_analysis *a)
+{
+    gp_step *s = (gp_step *)a->steps.data;
+    size_t ns = a->steps.n + 1;
+    int64_t *end = calloc(2 * ns, sizeof(int64_t));
+    uint32_t *cnt = calloc(2 * ns, sizeof(uint32_t));
+    if (end && cnt) {
+        uint32_t mid = (uint32_t)(a->n / 2);
+        align_half h0 = {a, 0, mid, end, cnt}, h1 = {a, mid, (uint32_t)a->n, end + ns, cnt + ns};
+        analysis_par2(align_count, &h0, align_count, &h1);
     }
     int64_t prev_end = INT64_MIN;
     for (size_t k = 0; k < a->steps.n; k++) {
+        int64_t gpu_end = end && cnt ? (end[k] > end[ns + k] ? end[k] : end[ns + k]) : 0;
+        s[k].n_gpu_ops += end && cnt ? cnt[k] + cnt[ns + k] : 0;
         s[k].ts = s[k].host_ts > prev_end ? s[k].host_ts : prev_end;
         s[k].end = s[k].host_end;
-        if (gpu_end && gpu_end[k] > s[k].end)
-            s[k].end = gpu_end[k];
+        if (gpu_end > s[k].end)
+            s[k].end = gpu_end;
         if (s[k].end < s[k].ts)
             s[k].end = s[k].ts;
         prev_end = s[k].end;
     }
-    free(gpu_end);
+    free(end);
+    free(cnt);
 }
 
 /* The breakdown role of an event, or -1 (steps themselves, instants, ...). */
@@ -677,11 +723,9 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
     a->ev = gp_trace_events(t, &a->n);
     a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
     int rc = alloc_links(a);
+    if (rc == 0)
+        rc = link_all(a);
     if (rc == 0) {
-        link_nesting(a);
-        rc = link_ids(a);
-    }
-    if (rc == 0 && (rc = find_steps(a)) == 0) {
         align_steps(a);
         rc = finish_passes(a);
     }
