@@ -68,6 +68,13 @@ gp_status trace_source_first(trace_source *s, const char **p, const char **end, 
 gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
                               int *eof, gp_error *err);
 
+/* The whole input is one window in memory (a mapped file, a caller's buffer or an inflated
+ * copy), not streamed: parts of it can be parsed on several threads. */
+static inline int trace_source_whole(const trace_source *s)
+{
+    return !s->threaded;
+}
+
 /* madvise(DONTNEED) granularity behind the parsing cursor */
 #define TRACE_DROP_STRIDE ((ptrdiff_t)8 << 20)
 

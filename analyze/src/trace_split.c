@@ -175,7 +175,8 @@ trace_split *trace_split_start(const trace_source *src, const char *start, const
     *split_at = NULL;
     size_t len = (size_t)(end - start);
     int want = threads_wanted();
-    if (!src->map || want < 2 || len < env_size("GP_TRACE_SPLIT_MIN", SPLIT_MIN_BYTES))
+    if (!trace_source_whole(src) || want < 2 ||
+        len < env_size("GP_TRACE_SPLIT_MIN", SPLIT_MIN_BYTES))
         return NULL;
     trace_split *sp = calloc(1, sizeof(*sp));
     if (!sp)

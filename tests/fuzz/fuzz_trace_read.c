@@ -1,11 +1,22 @@
 /* libFuzzer target for the trace reader: any bytes (plain or gzip JSON) must either load, then
- * analyse and report without crashing, or fail with a parse error and a position. */
+ * analyse and report without crashing, or fail with a parse error and a position. Every input is
+ * also cut into parts parsed on threads (as big files are), so the split and merge are fuzzed. */
 #include "gp/report.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    setenv("GP_TRACE_SPLIT_MIN", "0", 1); /* split inputs of any size */
+    setenv("GP_TRACE_THREADS", "3", 0);
+    return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

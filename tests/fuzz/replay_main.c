@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional, as with libFuzzer: a target that defines it gets it called once first. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 static int replay_file(const char *path)
 {
@@ -59,6 +61,8 @@ static int replay_path(const char *path, int *count)
 int main(int argc, char **argv)
 {
     int count = 0;
+    if (LLVMFuzzerInitialize)
+        LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++)
         if (replay_path(argv[i], &count) != 0)
             return 1;
