@@ -334,8 +334,6 @@ static void link_gpu(void *arg)
     }
 }
 
-/* link_of of GPU activities (runtime_of) by correlation, op_of by External id or by nesting;
- * each pass split in two halves of the events (runtime calls before GPU activities). */
 static int find_steps(gp_analysis *a);
 
 /* The two threads of the first pass: nesting and the correlation map on one, the steps and the
@@ -355,7 +353,9 @@ static void steps_then_ext(void *arg)
         build_id_map(j);
 }
 
-/* Nesting, steps, and the links by id (runtime calls to ops, GPU activities to both). */
+/* Nesting and steps, then link_of of GPU activities (runtime_of) by correlation and op_of by
+ * External id or by nesting; each link pass split in two halves of the events (runtime calls
+ * before GPU activities). */
 static int link_all(gp_analysis *a)
 {
     id_map corr = {0}, ext = {0};

@@ -146,15 +146,12 @@ static int sort_rows(gp_keyavg *out, gp_sort_key key)
     return 0;
 }
 
-/* Device time of GPU work linked straight to an op, per event (0 for the rest), filled before
- * the sweep: GPU work is scanned in stream order, which follows its ops' order, and the sweep
- * reads it in event order, so both passes touch it nearly in order. */
-typedef struct ka_direct {
-    int64_t *dev; /* per event */
-} ka_direct;
+/* `direct` below: device time of GPU work linked straight to an op, per event (0 for the rest),
+ * filled before the sweep: GPU work is scanned in stream order, which follows its ops' order,
+ * and the sweep reads it in event order, so both passes touch it nearly in order. */
 
 /* A GPU activity: a device row of its own, and self device time for the op that launched it. */
-static int device_row(const gp_analysis *a, ka_build *kb, ka_direct *d, uint32_t i,
+static int device_row(const gp_analysis *a, ka_build *kb, int64_t *direct, uint32_t i,
                       gp_group_by group, gp_keyavg *out)
 {
     const gp_event *e = &a->ev[i];
@@ -172,7 +169,7 @@ static int device_row(const gp_analysis *a, ka_build *kb, ka_direct *d, uint32_t
     gp_keyavg_row *opr = row_for(a, kb, &a->ev[op], 0, group);
     if (!opr)
         return -1;
-    d->dev[op] += e->dur;
+    direct[op] += e->dur;
     opr->self_device += e->dur; /* the op's self device time */
     return 0;
 }
@@ -214,7 +211,7 @@ static int pop_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, gp_gro
 /* Open CPU function i: close what is not its nearest enclosing function (PyTorch's parent,
  * python frames skipped). Nesting comes from the same per-track stack as parent_of, so that
  * parent is always open here and every frame sits on its parent. */
-static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const ka_direct *d,
+static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const int64_t *direct,
                          uint32_t i, gp_group_by group, gp_keyavg *out)
 {
     uint32_t p = analysis_parent(a, i);
@@ -231,7 +228,7 @@ static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const
         sw->st = st;
         sw->cap = cap;
     }
-    sw->st[sw->depth++] = (ka_frame){i, 0, d->dev[i]};
+    sw->st[sw->depth++] = (ka_frame){i, 0, direct[i]};
     return 0;
 }
 
@@ -239,7 +236,7 @@ static int push_function(const gp_analysis *a, ka_build *kb, ka_sweep *sw, const
 typedef struct ka_half {
     const gp_analysis *a;
     ka_build *kb;
-    const ka_direct *d;
+    const int64_t *direct;
     gp_group_by group;
     gp_keyavg out; /* self_cpu_total */
     size_t lo, hi;
@@ -254,7 +251,7 @@ static void sweep_cpu(void *arg)
     for (size_t k = h->lo; k < h->hi && h->rc == 0; k++) {
         for (uint32_t i = tracks[k].first; i < tracks[k].first + tracks[k].count && h->rc == 0; i++)
             if (is_function_cpu(&h->a->ev[i]))
-                h->rc = push_function(h->a, h->kb, &sw, h->d, i, h->group, &h->out);
+                h->rc = push_function(h->a, h->kb, &sw, h->direct, i, h->group, &h->out);
         while (sw.depth && h->rc == 0)
             h->rc = pop_function(h->a, h->kb, &sw, h->group, &h->out);
     }
@@ -294,13 +291,14 @@ static size_t track_split(const gp_analysis *a)
     return k;
 }
 
-static int sweep_halves(const gp_analysis *a, ka_build *kb, const ka_direct *d, gp_group_by group,
-                        gp_keyavg *out)
+static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direct,
+                        gp_group_by group, gp_keyavg *out)
 {
     size_t nt, mid = track_split(a);
     gp_trace_tracks(a->t, &nt);
     ka_build kb1;
-    ka_half h0 = {a, kb, d, group, {0}, 0, mid, 0}, h1 = {a, &kb1, d, group, {0}, mid, nt, 0};
+    ka_half h0 = {a, kb, direct, group, {0}, 0, mid, 0},
+            h1 = {a, &kb1, direct, group, {0}, mid, nt, 0};
     h1.rc = ka_build_init(&kb1);
     if (h1.rc == 0)
         analysis_par2(sweep_cpu, &h0, sweep_cpu, &h1);
@@ -313,14 +311,14 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const ka_direct *d, 
 
 static int fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group, gp_keyavg *out)
 {
-    ka_direct d = {calloc(a->n ? a->n : 1, sizeof(int64_t))};
-    int rc = d.dev ? 0 : -1;
+    int64_t *direct = calloc(a->n ? a->n : 1, sizeof(int64_t));
+    int rc = direct ? 0 : -1;
     for (uint32_t i = 0; i < a->n && rc == 0; i++)
         if (analysis_is_gpu_work(a->ev[i].kind))
-            rc = device_row(a, kb, &d, i, group, out);
+            rc = device_row(a, kb, direct, i, group, out);
     if (rc == 0)
-        rc = sweep_halves(a, kb, &d, group, out);
-    free(d.dev);
+        rc = sweep_halves(a, kb, direct, group, out);
+    free(direct);
     return rc;
 }
 

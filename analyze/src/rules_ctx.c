@@ -111,12 +111,8 @@ void rules_ctx_release_fork(struct rules_ctx *c)
 
 void rules_ctx_release(struct rules_ctx *c)
 {
-    free(c->kernels.iv);
-    free(c->comm.iv);
-    free(c->copies.iv);
-    free(c->busy.iv);
+    rules_ctx_release_fork(c); /* the lazy caches */
     free(c->step_ivs.iv);
-    free(c->name_cls);
 }
 
 /* ---- interval unions ---- */

@@ -110,7 +110,7 @@ uint32_t trace_builder_track(trace_builder *b, const raw_ev *r)
     return b->last_track = k;
 }
 
-static int push_chunk(trace_builder *b, gp_event *ev, size_t n)
+int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n)
 {
     if (b->n_chunks == b->cap_chunks) {
         size_t cap = b->cap_chunks ? b->cap_chunks * 2 : 64;
@@ -125,17 +125,12 @@ static int push_chunk(trace_builder *b, gp_event *ev, size_t n)
     return 0;
 }
 
-int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n)
-{
-    return push_chunk(b, ev, n);
-}
-
 gp_event *trace_builder_append(trace_builder *b)
 {
     build_chunk *c = b->n_chunks ? &b->chunks[b->n_chunks - 1] : NULL;
     if (!c || c->n == BUILD_CHUNK_EVENTS) {
         gp_event *ev = malloc(BUILD_CHUNK_EVENTS * sizeof(gp_event));
-        if (!ev || push_chunk(b, ev, 0) != 0) {
+        if (!ev || trace_builder_adopt(b, ev, 0) != 0) {
             free(ev);
             return NULL;
         }

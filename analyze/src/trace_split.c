@@ -384,8 +384,7 @@ int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int
     *closed = 0;
     take_parts(sp); /* help with what no worker has taken yet */
     stop_workers(sp);
-    int k = 0;
-    for (; k < sp->n; k++) {
+    for (int k = 0; k < sp->n; k++) {
         split_part *pt = &sp->parts[k];
         if (pt->end == PART_FAIL || pt->b.orphan_e)
             break; /* parse on from here in order */
