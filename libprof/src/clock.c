@@ -1,16 +1,36 @@
 /* clock.c: the hot path's tick source and its conversion to CLOCK_REALTIME ns (the clock CUPTI
- * stamps GPU records with). Ticks are TSC cycles where the TSC is invariant; the writer samples
- * (ticks, REALTIME) pairs each pass and interpolates between them, like Kineto's TSC clock. */
+ * stamps GPU records with). Ticks are TSC cycles where the TSC is invariant.
+ *
+ * The conversion is ONE function for the whole session: piecewise linear, continuous and
+ * non-decreasing, so ranges nest in the trace exactly as they nested in ticks, whichever writer
+ * pass converts them. The writer measures a (ticks, REALTIME) pair every pass; a measurement
+ * never moves the function where it was already used: it only appends a knot at or after the
+ * largest tick converted so far, at the value the function has there, and the new segment's
+ * slope is the measured rate plus a correction that steers the function back onto REALTIME
+ * within STEER_NS (a slew, like adjtime: the error left by a noisy first rate or a clock step is
+ * taken out gradually, never by a jump). The slope stays within [rate/2, rate*2]. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "prof_int.h"
 
 int prof_tsc;
+int prof_tick_gap = 1;
 
-#define N_SAMPLES 64
-static int64_t s_ticks[N_SAMPLES], s_ns[N_SAMPLES];
-static int n_samples; /* total taken; the last N_SAMPLES are kept */
+#define N_MEASURED     64         /* the rate is measured over up to 64 measurements back */
+#define MEASURE_GAP_NS 100000000  /* kept measurements are at least this far apart */
+#define KNOT_MIN_NS    1000000000 /* measurements steer at most once a second: 2 knots, 48 B */
+#define STEER_NS       500000000  /* an offset is taken out over this much time */
+#define RATE_MIN_SPAN  100000     /* a measurement this close to the oldest is not a rate yet */
+
+typedef prof_tick_seg knot;
+
+static int64_t m_ticks[N_MEASURED], m_ns[N_MEASURED];
+static int n_measured; /* total taken; the last N_MEASURED are kept */
+static knot *knots;
+static size_t n_knots, cap_knots;
+static int64_t max_converted; /* the largest tick converted so far */
+static int64_t last_steer;    /* where the last measurement started its segments */
 
 static int cpu_has_invariant_tsc(void)
 {
@@ -40,75 +60,170 @@ void prof_clock_init(void)
     done = 1;
     const char *env = getenv("GP_PROF_CLOCK");
     prof_tsc = !(env && strcmp(env, "realtime") == 0) && cpu_has_invariant_tsc();
+    /* 8 cycles are >= 2 ns up to a 4 GHz TSC, and >= 1 ns while the function's slope is
+     * steered down to half the rate. */
+    prof_tick_gap = prof_tsc ? 8 : 1;
 }
 
-/* The newest segment as fixed point (ns per tick * 2^32): nearly every record falls in it. */
-static int64_t fast_t0, fast_ns0;
-static uint64_t fast_scale;
-static int fast_ok;
+/* f(ticks) on segment k (rounded to the nearest ns); ticks before the first knot extend the
+ * first segment backwards. */
+static int64_t on_segment(const knot *k, int64_t ticks)
+{
+    if (ticks >= k->t)
+        return prof_seg_ns(k, ticks);
+    const unsigned __int128 half = (unsigned __int128)1 << 31;
+    return k->ns - (int64_t)(((unsigned __int128)(uint64_t)(k->t - ticks) * k->scale + half) >> 32);
+}
+
+/* @return the segment that holds `ticks`: the last knot at or before it (binary search; the
+ * writer's hot loop handles the newest segment in line). */
+static const knot *segment_of(int64_t ticks)
+{
+    size_t lo = 0, hi = n_knots; /* answer in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (knots[mid].t <= ticks)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return &knots[lo];
+}
+
+/* ns per tick * 2^32 between two measurements, or 0 if they cannot give a rate. */
+static uint64_t rate_between(int64_t t0, int64_t ns0, int64_t t1, int64_t ns1)
+{
+    if (t1 - t0 < RATE_MIN_SPAN || ns1 <= ns0)
+        return 0;
+    unsigned __int128 q = ((unsigned __int128)(uint64_t)(ns1 - ns0) << 32) / (uint64_t)(t1 - t0);
+    return q > UINT64_MAX ? 0 : (uint64_t)q;
+}
+
+static int push_knot(int64_t t, int64_t ns, uint64_t scale)
+{
+    if (n_knots == cap_knots) {
+        size_t ncap = cap_knots ? cap_knots * 2 : 64;
+        knot *k = realloc(knots, ncap * sizeof(*k));
+        if (!k)
+            return -1; /* out of memory: the newest segment simply goes on */
+        knots = k;
+        cap_knots = ncap;
+    }
+    knots[n_knots++] = (knot){t, ns, scale};
+    return 0;
+}
+
+/* Append the segments that follow the function's value `f` at tick `t`, given the measured
+ * line through (T, N) with slope `rate`: a steered segment that meets the line STEER_NS later
+ * (its slope kept within [rate/2, 2 rate]), then the line's own slope from there on, so the
+ * function never overshoots however long the writer waits before its next measurement. */
+static void steer(uint64_t rate, int64_t t, int64_t f, int64_t T, int64_t N)
+{
+    int64_t horizon = (int64_t)(((unsigned __int128)STEER_NS << 32) / rate); /* ticks */
+    int64_t reach = T + horizon - t, target = N + STEER_NS;
+    if (reach <= 0 || push_knot(t, f, rate) != 0)
+        return;
+    unsigned __int128 want =
+            target > f ? ((unsigned __int128)(uint64_t)(target - f) << 32) / (uint64_t)reach : 0;
+    if (want < rate / 2)
+        want = rate / 2;
+    if (want > (unsigned __int128)rate * 2)
+        want = (unsigned __int128)rate * 2;
+    knots[n_knots - 1].scale = (uint64_t)want;
+    push_knot(t + reach, on_segment(&knots[n_knots - 1], t + reach), rate);
+}
+
+/* Keep measurements at least MEASURE_GAP_NS apart (a busy writer measures every few
+ * microseconds): @return the oldest kept, the start of the rate's baseline. */
+static int keep_measurement(int64_t ticks, int64_t ns)
+{
+    int newest = (n_measured - 1) % N_MEASURED;
+    if (n_measured == 0 || ns - m_ns[newest] >= MEASURE_GAP_NS) {
+        m_ticks[n_measured % N_MEASURED] = ticks;
+        m_ns[n_measured % N_MEASURED] = ns;
+        n_measured++;
+    }
+    return n_measured <= N_MEASURED ? 0 : n_measured % N_MEASURED;
+}
+
+void prof_clock_add(int64_t ticks, int64_t ns)
+{
+    int oldest = keep_measurement(ticks, ns);
+    uint64_t rate = rate_between(m_ticks[oldest], m_ns[oldest], ticks, ns);
+    if (rate == 0)
+        return; /* too close to the first measurement, or a clock step back: wait */
+    if (n_knots == 0) {
+        /* The first segment runs through the first measurement and this one exactly. */
+        push_knot(m_ticks[oldest], m_ns[oldest], rate);
+        last_steer = m_ticks[oldest];
+        return;
+    }
+    int64_t t = ticks > max_converted ? ticks : max_converted + 1;
+    /* Knots come often while the session is young (its first rate may have been measured over
+     * microseconds), then at most every KNOT_MIN_NS. */
+    int64_t spacing = (int64_t)(((unsigned __int128)KNOT_MIN_NS << 32) / rate);
+    if ((t - knots[0].t) / 4 < spacing)
+        spacing = (t - knots[0].t) / 4;
+    if (t - last_steer < spacing)
+        return;
+    while (n_knots > 1 && knots[n_knots - 1].t >= t)
+        n_knots--; /* planned by the last steer, used by nothing yet */
+    steer(rate, t, on_segment(segment_of(t), t), ticks, ns);
+    last_steer = t;
+}
 
 void prof_clock_sample(void)
 {
     int64_t a = prof_ticks();
     int64_t ns = prof_now();
     int64_t b = prof_ticks();
-    int i = n_samples % N_SAMPLES;
-    s_ticks[i] = a + (b - a) / 2;
-    s_ns[i] = ns;
-    n_samples++;
-    fast_ok = 0;
-    if (n_samples >= 2) {
-        int j = (i - 1 + N_SAMPLES) % N_SAMPLES;
-        int64_t dt = s_ticks[i] - s_ticks[j];
-        if (dt > 0 && s_ns[i] > s_ns[j]) {
-            fast_t0 = s_ticks[j];
-            fast_ns0 = s_ns[j];
-            fast_scale = (uint64_t)(((unsigned __int128)(uint64_t)(s_ns[i] - s_ns[j]) << 32) /
-                                    (uint64_t)dt);
-            fast_ok = 1;
-        }
-    }
+    if (prof_tsc)
+        prof_clock_add(a + (b - a) / 2, ns);
 }
 
-/* Linear map through samples i and j (i older). */
-static int64_t through(int i, int j, int64_t ticks)
+/* Before the writer's first pass: measure until there is a rate (RATE_MIN_SPAN ticks after
+ * the session's first measurement: microseconds). @return 0, or -1 if the clock never gave one. */
+static int first_knot(void)
 {
-    double dt = (double)(s_ticks[j] - s_ticks[i]);
-    double scale = dt > 0 ? (double)(s_ns[j] - s_ns[i]) / dt : 1.0;
-    return s_ns[i] + (int64_t)((double)(ticks - s_ticks[i]) * scale);
+    for (int tries = 0; n_knots == 0 && tries < 1000000; tries++)
+        prof_clock_sample();
+    return n_knots ? 0 : -1;
 }
 
 int64_t prof_ticks_to_ns(int64_t ticks)
 {
     if (!prof_tsc)
         return ticks;
-    if (fast_ok && ticks >= fast_t0)
-        return fast_ns0 +
-               (int64_t)(((unsigned __int128)(uint64_t)(ticks - fast_t0) * fast_scale) >> 32);
-    if (n_samples < 2)
-        return n_samples ? s_ns[0] + (ticks - s_ticks[0]) : ticks;
-    int kept = n_samples < N_SAMPLES ? n_samples : N_SAMPLES;
-    int newest = (n_samples - 1) % N_SAMPLES;
-    /* Records are drained soon after they are made: search from the newest segment back. */
-    for (int k = 1; k < kept; k++) {
-        int j = (newest - k + 1 + N_SAMPLES) % N_SAMPLES;
-        int i = (newest - k + N_SAMPLES) % N_SAMPLES;
-        if (ticks >= s_ticks[i] || k == kept - 1)
-            return through(i, j, ticks);
-    }
-    return s_ns[newest];
+    if (n_knots == 0 && first_knot() != 0)
+        return ticks;
+    if (ticks > max_converted)
+        max_converted = ticks;
+    return on_segment(segment_of(ticks), ticks);
 }
 
 void prof_clock_map(prof_tick_map *m)
 {
-    m->t0 = fast_t0;
-    m->ns0 = fast_ns0;
-    m->scale = fast_scale;
-    m->mode = !prof_tsc ? PROF_MAP_IDENTITY : fast_ok ? PROF_MAP_LINEAR : PROF_MAP_CALL;
+    if (prof_tsc && n_knots == 0)
+        first_knot();
+    m->mode = !prof_tsc ? PROF_MAP_IDENTITY : n_knots ? PROF_MAP_LINEAR : PROF_MAP_CALL;
+    if (m->mode != PROF_MAP_LINEAR)
+        return;
+    for (int i = 0; i < 2; i++) { /* the newest two segments, older first */
+        const knot *k = &knots[n_knots >= 2 ? n_knots - 2 + i : 0];
+        m->seg[i] = (prof_tick_seg){k->t, k->ns, k->scale};
+    }
+    m->max_ticks = max_converted;
+}
+
+void prof_clock_converted(int64_t max_ticks)
+{
+    if (max_ticks > max_converted)
+        max_converted = max_ticks;
 }
 
 void prof_clock_reset(void)
 {
-    n_samples = 0;
-    fast_ok = 0;
+    n_measured = 0;
+    n_knots = 0;
+    max_converted = INT64_MIN;
 }

@@ -113,7 +113,7 @@ static void mark_name(prof_thread *t, uint32_t name)
 {
     if (!prof_recording(GP_PROF_RECORD_NVTX))
         return;
-    int64_t now = prof_ticks();
+    int64_t now = prof_thread_ticks(t);
     prof_rec r = {now, now, 0, name, PROF_REC_MARK, (uint16_t)t->depth};
     prof_emit(t, &r);
 }

@@ -26,11 +26,12 @@ static inline int64_t prof_now(void)
 
 /** Hot-path timestamps ("ticks"): the TSC on x86-64 with an invariant TSC (rdtsc costs less
  * than half of clock_gettime here: bench_prof.sh), else CLOCK_REALTIME ns. The writer turns ticks
- * into REALTIME ns by interpolating between (ticks, ns) samples it takes every pass. */
+ * into REALTIME ns with one continuous, non-decreasing function per session (clock.c). */
 #if defined(__x86_64__)
 #    include <x86intrin.h>
 #endif
-extern int prof_tsc; /* 1: ticks are TSC cycles */
+extern int prof_tsc;      /* 1: ticks are TSC cycles */
+extern int prof_tick_gap; /* ticks in at least 2 ns (1 ns where the tick is one) */
 static inline int64_t prof_ticks(void)
 {
 #if defined(__x86_64__)
@@ -42,24 +43,42 @@ static inline int64_t prof_ticks(void)
 
 /** Decide the tick source once (GP_PROF_CLOCK=realtime forces clock_gettime). */
 void prof_clock_init(void);
-/** Writer: take a (ticks, ns) sample; call before converting records drained afterwards. */
+/** Writer: measure a (ticks, REALTIME ns) pair; it may extend the tick -> ns function past every
+ * tick converted so far (never changing it where it was used). */
 void prof_clock_sample(void);
-/** Forget the samples of the previous session. */
+/** prof_clock_sample's arithmetic on a given measurement (unit tests feed it directly). */
+void prof_clock_add(int64_t ticks, int64_t ns);
+/** Forget the function of the previous session. */
 void prof_clock_reset(void);
 /** Writer: ticks -> CLOCK_REALTIME ns. */
 int64_t prof_ticks_to_ns(int64_t ticks);
 
-/** The newest sample segment as fixed point (ns per tick * 2^32), so the writer's hot loop can
- * convert in line; `mode` says how: ticks are ns already, linear from `t0` on, or call
- * prof_ticks_to_ns. Valid until the next prof_clock_sample. */
+/** One segment of the tick -> ns function: from tick `t` on, ns + (ticks - t) * scale / 2^32
+ * (scale: ns per tick as fixed point), rounded to the nearest ns. */
+typedef struct prof_tick_seg {
+    int64_t t;
+    int64_t ns;
+    uint64_t scale;
+} prof_tick_seg;
+static inline int64_t prof_seg_ns(const prof_tick_seg *s, int64_t ticks)
+{
+    unsigned __int128 d = (unsigned __int128)(uint64_t)(ticks - s->t) * s->scale;
+    return s->ns + (int64_t)((d + ((unsigned __int128)1 << 31)) >> 32);
+}
+
+/** The function's newest two segments, so the writer's hot loop can convert in line; `mode`
+ * says how: ticks are ns already, linear from seg[0].t on (seg[1] from seg[1].t on), or call
+ * prof_ticks_to_ns. Valid until the next prof_clock_sample. The hot loop raises `max_ticks` to
+ * the largest tick it converted in line and hands it back with prof_clock_converted. */
 enum prof_map_mode { PROF_MAP_IDENTITY, PROF_MAP_LINEAR, PROF_MAP_CALL };
 typedef struct prof_tick_map {
-    int64_t t0;
-    int64_t ns0;
-    uint64_t scale;
+    prof_tick_seg seg[2];
+    int64_t max_ticks;
     enum prof_map_mode mode;
 } prof_tick_map;
 void prof_clock_map(prof_tick_map *m);
+/** Writer: `max_ticks` was converted in line (the function is fixed up to there). */
+void prof_clock_converted(int64_t max_ticks);
 
 /** Read a (REALTIME, MONOTONIC) pair: MONOTONIC between two REALTIME reads, midpoint kept. */
 void prof_clock_anchor(int64_t *realtime_ns, int64_t *monotonic_ns);
@@ -97,25 +116,48 @@ typedef struct prof_frame {
 
 enum prof_thread_state { PROF_THREAD_ALIVE = 1, PROF_THREAD_DEAD, PROF_THREAD_FREE };
 
-/** One thread's state. The ring is single-producer (the thread) single-consumer (the writer). */
+/** A block of records in a thread's chain. The thread appends and publishes `committed`; once a
+ * block is full it links the next one (`next`, after its last `committed`). The writer reads the
+ * chain from its oldest block and hands drained blocks back (the thread's spare) or frees them. */
+typedef struct prof_block {
+    _Atomic(struct prof_block *) next;
+    _Atomic uint32_t committed; /* records published */
+    uint32_t cap;               /* 0: the thread's empty first link (never freed) */
+    prof_rec *recs;             /* right after this header in the same allocation */
+} prof_block;
+
+/** One thread's state: a chain of blocks, single producer (the thread), single consumer (the
+ * writer). Blocks start small (PROF_BLOCK_MIN records) and double while the writer falls behind,
+ * within the process-wide limit (prof_g.buf_limit); past it records are dropped and counted. */
 typedef struct prof_thread {
-    _Atomic uint64_t head; /* next slot the producer writes */
-    uint64_t tail_seen;    /* producer's cached copy of tail */
-    char pad0[48];
-    _Atomic uint64_t tail; /* next slot the writer reads */
-    char pad1[56];
-    prof_rec *ring;
-    uint64_t cap;         /* power of two */
-    _Atomic uint32_t gen; /* session the ring belongs to (0 = none) */
-    _Atomic int state;    /* enum prof_thread_state */
-    int tid;
+    /* the thread's side */
+    prof_block *wblk;  /* block being filled */
+    prof_rec *wrecs;   /* wblk->recs */
+    uint32_t wpos;     /* records written in wblk */
+    uint32_t wcap;     /* wblk->cap */
+    uint32_t grow_cap; /* size of the next block to allocate */
     int depth;
-    _Atomic uint64_t dropped; /* records lost to a full ring */
+    int64_t last_tick; /* ticks never go back on one thread (vCPUs' TSCs may differ) */
+    char pad0[24];
+    /* the writer's side */
+    prof_block *rblk; /* oldest block not drained */
+    uint32_t rpos;    /* records of rblk drained */
+    char pad1[52];
+    _Atomic(prof_block *) spare; /* a drained block the thread takes before allocating */
+    prof_block first;            /* the chain's empty first link */
+    _Atomic uint32_t gen;        /* session the chain belongs to (0 = none) */
+    _Atomic int state;           /* enum prof_thread_state */
+    int tid;
+    _Atomic uint64_t dropped; /* records lost past the memory limit */
     struct prof_thread *next; /* registry list; immutable once published */
     const char *cache_ptr[PROF_NAME_CACHE];
     uint32_t cache_id[PROF_NAME_CACHE];
     prof_frame stack[PROF_MAX_DEPTH];
 } prof_thread;
+
+#define PROF_BLOCK_MIN         256u               /* records in a thread's first block (8 KiB) */
+#define PROF_BLOCK_MAX         65536u             /* records in the largest block (2 MiB) */
+#define PROF_BUF_LIMIT_DEFAULT ((int64_t)1 << 30) /* see gp_prof_options.buffer_bytes */
 
 /* ---- session (session.c) ---- */
 
@@ -125,7 +167,7 @@ typedef struct prof_session {
     _Atomic uint32_t gen;  /* incremented by every init */
     unsigned record;       /* gp_prof_record_flags */
     int wait_when_full;
-    uint64_t ring_cap;
+    int64_t buf_limit; /* bytes all threads' blocks may hold together */
     int pid;
 } prof_session;
 
@@ -158,19 +200,34 @@ int prof_thread_names(int *tids, uint32_t *names, int cap);
 /* ---- threads and rings (thread.c) ---- */
 
 /** @return the calling thread's state, registering it on first use (may malloc); NULL if out
- * of memory. Its ring is attached to the current session. */
+ * of memory. Its chain is attached to the current session. */
 prof_thread *prof_thread_self(void);
-/** Append `r` to the calling thread's ring; drops (and counts) when full. Hot path. */
+/** Append `r` to the calling thread's chain; drops (and counts) past the memory limit. */
 void prof_emit(prof_thread *t, const prof_rec *r);
+/** @return the calling thread's tick, at least prof_tick_gap after the last one it took: a
+ * thread's times never go back (the TSCs of a VM's vCPUs may differ) and two of its events never
+ * share a nanosecond, so nesting is unambiguous in the trace. Hot path. */
+static inline int64_t prof_thread_ticks(prof_thread *t)
+{
+    int64_t now = prof_ticks(), min = t->last_tick + prof_tick_gap;
+    now = now > min ? now : min;
+    t->last_tick = now;
+    return now;
+}
 /** @return the first registered thread (walk with ->next). */
 prof_thread *prof_threads_head(void);
 /** Writer side: the oldest unread records of `t`, in place (a contiguous span that stays valid
  * until released); @return how many. */
-size_t prof_ring_peek(prof_thread *t, const prof_rec **span);
-/** Writer side: hand `n` records read with prof_ring_peek back to the producer. */
-void prof_ring_release(prof_thread *t, size_t n);
-/** Writer side: free rings of threads that exited and are drained. */
+size_t prof_buf_peek(prof_thread *t, const prof_rec **span);
+/** Writer side: hand `n` records read with prof_buf_peek back. */
+void prof_buf_release(prof_thread *t, size_t n);
+/** Writer side: free the chains of threads that exited and are drained. */
 void prof_threads_reap(uint32_t gen);
+/** Bytes all threads' blocks hold now, and the most they held this session. */
+int64_t prof_buf_bytes(void);
+int64_t prof_buf_peak(void);
+/** Forget the previous session's peak. */
+void prof_buf_reset_peak(void);
 /** Begin/end an NVTX start/end range (any thread may end it). */
 uint64_t prof_async_start(uint32_t name);
 void prof_async_end(uint64_t id);

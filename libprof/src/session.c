@@ -214,18 +214,61 @@ static gp_status check_options(const gp_prof_options *o, gp_error *err)
     return GP_OK;
 }
 
-static uint64_t ring_records(size_t bytes)
+/* "512M", "1G", "65536" -> bytes. @return -1 if not a size. */
+static int64_t parse_size(const char *s)
 {
-    if (bytes == 0)
-        bytes = 4u << 20;
-    if (bytes < (64u << 10))
-        bytes = 64u << 10;
-    if (bytes > (1u << 30))
-        bytes = 1u << 30;
-    uint64_t n = 1;
-    while (n * 2 * sizeof(prof_rec) <= bytes)
-        n *= 2;
-    return n;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    int shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
+    }
+    if ((*end == 'i' || *end == 'I') && shift)
+        end++;
+    if ((*end == 'b' || *end == 'B'))
+        end++;
+    if (*end || v > (1ULL << 50) >> shift)
+        return -1;
+    return (int64_t)(v << shift);
+}
+
+/* Bytes all threads' record blocks may hold: the option, else $GP_PROF_BUFFER_LIMIT, else
+ * PROF_BUF_LIMIT_DEFAULT or an eighth of the machine's memory if that is less; at least
+ * 64 KiB. `bad_env` is set to the variable's value if it is not a size. */
+static int64_t buffer_limit(size_t option, const char **bad_env)
+{
+    int64_t limit = (int64_t)option;
+    const char *env = getenv("GP_PROF_BUFFER_LIMIT");
+    *bad_env = NULL;
+    if (limit == 0 && env && *env && (limit = parse_size(env)) < 0) {
+        *bad_env = env;
+        limit = 0;
+    }
+    if (limit == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        int64_t eighth = pages > 0 && page > 0 ? (int64_t)pages * page / 8 : INT64_MAX;
+        limit = eighth < PROF_BUF_LIMIT_DEFAULT ? eighth : PROF_BUF_LIMIT_DEFAULT;
+    }
+    return limit < (64 << 10) ? (64 << 10) : limit;
 }
 
 static void start_gpu(unsigned record)
@@ -256,7 +299,9 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     trace_done = 0;
     prof_g.record = o->record;
     prof_g.wait_when_full = o->wait_when_full;
-    prof_g.ring_cap = ring_records(o->buffer_bytes);
+    const char *bad_limit;
+    prof_g.buf_limit = buffer_limit(o->buffer_bytes, &bad_limit);
+    prof_buf_reset_peak();
     prof_g.pid = (int)getpid();
     sched = o->schedule;
     next_step = 0;
@@ -279,6 +324,9 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     wc.world_size = o->world_size;
     wc.gen = atomic_load(&prof_g.gen) + 1;
     GP_TRY(prof_writer_start(&wc, err));
+    if (bad_limit)
+        prof_warn("GP_PROF_BUFFER_LIMIT='%s' is not a size (like 512M): the default was used",
+                  bad_limit);
     atomic_store(&prof_g.gen, wc.gen);
     atomic_store(&signal_finishing, 0);
     atomic_store(&prof_g.running, 1);
@@ -360,11 +408,10 @@ static void step_end_locked(void)
 {
     if (open_step < 0)
         return;
-    if (open_step_rec) {
-        prof_thread *t = prof_thread_self();
-        prof_rec r = {open_step_t0, prof_ticks(), (uint64_t)open_step, 0, PROF_REC_STEP, 0};
-        if (t)
-            prof_emit(t, &r);
+    prof_thread *t = open_step_rec ? prof_thread_self() : NULL;
+    if (t) {
+        prof_rec r = {open_step_t0, prof_thread_ticks(t), (uint64_t)open_step, 0, PROF_REC_STEP, 0};
+        prof_emit(t, &r);
     }
     open_step = -1;
 }
@@ -380,7 +427,8 @@ int64_t gp_prof_step_begin(void)
     int64_t n = next_step++;
     window_set(phase_of(n) == 2, prof_now());
     open_step = n;
-    open_step_t0 = prof_ticks();
+    prof_thread *t = prof_thread_self();
+    open_step_t0 = t ? prof_thread_ticks(t) : prof_ticks();
     open_step_rec = prof_recording(GP_PROF_RECORD_CPU);
     pthread_mutex_unlock(&lock);
     return n;

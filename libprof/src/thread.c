@@ -1,7 +1,9 @@
-/* thread.c: per-thread state and the hot path. Each thread owns a ring of fixed-size records
- * (single producer, single consumer: the writer thread) and a stack of open ranges; push, pop,
- * mark and counter append records with no malloc, lock or formatting. Threads register once
- * (malloc) into a lock-free list whose nodes are recycled after the thread exits. */
+/* thread.c: per-thread state and the hot path. Each thread owns a chain of blocks of fixed-size
+ * records (single producer, single consumer: the writer thread) and a stack of open ranges; push,
+ * pop, mark and counter append records with no lock or formatting, and no malloc but once per
+ * block. Blocks start at 8 KiB and double while the writer falls behind, within one limit for
+ * the whole process; drained blocks go back to their thread. Threads register once (malloc) into
+ * a lock-free list whose nodes are recycled after the thread exits. */
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -52,25 +54,86 @@ static prof_thread *claim_node(void)
     return t;
 }
 
-/* Give the thread a ring for the current session (the owning thread does this itself, so
- * the writer never sees a ring being reset). */
-static int attach(prof_thread *t, uint32_t gen)
+/* ---- blocks ---- */
+
+static _Atomic int64_t buf_bytes, buf_peak;
+
+static int64_t block_bytes(uint32_t cap)
 {
-    if (t->cap != prof_g.ring_cap) {
-        free(t->ring);
-        t->ring = aligned_alloc(64, prof_g.ring_cap * sizeof(prof_rec));
-        t->cap = t->ring ? prof_g.ring_cap : 0;
-        if (!t->ring)
-            return -1;
-        /* Touch every page now, so the hot path never takes a page fault. */
-        memset(t->ring, 0, t->cap * sizeof(prof_rec));
+    return (int64_t)(sizeof(prof_block) + (size_t)cap * sizeof(prof_rec));
+}
+
+/* A block of `cap` records within the process-wide limit. @return NULL past it or out of
+ * memory. Not the hot path: once per block. */
+static prof_block *block_new(uint32_t cap)
+{
+    int64_t bytes = block_bytes(cap);
+    int64_t now = atomic_fetch_add(&buf_bytes, bytes) + bytes;
+    prof_block *b = now <= prof_g.buf_limit ? malloc((size_t)bytes) : NULL;
+    if (!b) {
+        atomic_fetch_sub(&buf_bytes, bytes);
+        return NULL;
     }
-    atomic_store_explicit(&t->head, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->tail, 0, memory_order_relaxed);
-    t->tail_seen = 0;
+    int64_t peak = atomic_load(&buf_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&buf_peak, &peak, now))
+        ;
+    atomic_init(&b->next, NULL);
+    atomic_init(&b->committed, 0);
+    b->cap = cap;
+    b->recs = (prof_rec *)(b + 1);
+    return b;
+}
+
+static void block_free(prof_block *b)
+{
+    if (!b || b->cap == 0)
+        return; /* the empty first link lives in the thread's state */
+    atomic_fetch_sub(&buf_bytes, block_bytes(b->cap));
+    free(b);
+}
+
+int64_t prof_buf_bytes(void)
+{
+    return atomic_load(&buf_bytes);
+}
+
+int64_t prof_buf_peak(void)
+{
+    return atomic_load(&buf_peak);
+}
+
+void prof_buf_reset_peak(void)
+{
+    atomic_store(&buf_peak, atomic_load(&buf_bytes));
+}
+
+/* Free every block of `t`'s chain and its spare (no other thread may use them). */
+static void chain_free(prof_thread *t)
+{
+    for (prof_block *b = t->rblk; b;) {
+        prof_block *next = atomic_load_explicit(&b->next, memory_order_relaxed);
+        block_free(b);
+        b = next;
+    }
+    block_free(atomic_exchange(&t->spare, NULL));
+}
+
+/* Start an empty chain for the current session (the owning thread does this itself, so the
+ * writer never sees a chain being reset; the previous session's writer has finished). */
+static void attach(prof_thread *t, uint32_t gen)
+{
+    if (t->rblk)
+        chain_free(t);
+    atomic_init(&t->first.next, NULL);
+    atomic_init(&t->first.committed, 0);
+    t->first.cap = 0;
+    t->first.recs = NULL;
+    t->wblk = t->rblk = &t->first;
+    t->wrecs = NULL;
+    t->wpos = t->wcap = t->rpos = 0;
+    t->grow_cap = PROF_BLOCK_MIN;
     atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
     atomic_store_explicit(&t->gen, gen, memory_order_release);
-    return 0;
 }
 
 prof_thread *prof_thread_self(void)
@@ -86,42 +149,52 @@ prof_thread *prof_thread_self(void)
             return NULL;
         t->tid = (int)syscall(SYS_gettid);
         t->depth = 0;
+        t->last_tick = 0;
         memset(t->cache_ptr, 0, sizeof(t->cache_ptr));
         self = t;
         pthread_setspecific(exit_key, t);
     }
-    if (attach(t, gen) != 0)
-        return NULL;
+    attach(t, gen);
     return t;
 }
 
-/* The ring looked full: refresh the cached tail, wait (lossless mode) or drop. @return 1 if
- * there is room now. */
-static int ring_full(prof_thread *t, uint64_t h)
+/* The block is full: link the spare, or a new block (doubling while the writer is behind),
+ * or wait for the writer (lossless mode). @return 1 if there is room now, 0 to drop. */
+static int next_block(prof_thread *t)
 {
-    t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-    while (h - t->tail_seen >= t->cap) {
+    prof_block *b;
+    for (;;) {
+        if ((b = atomic_exchange_explicit(&t->spare, NULL, memory_order_acquire)) != NULL)
+            break;
+        if ((b = block_new(t->grow_cap)) != NULL || (b = block_new(PROF_BLOCK_MIN)) != NULL) {
+            t->grow_cap = t->grow_cap < PROF_BLOCK_MAX ? t->grow_cap * 2 : PROF_BLOCK_MAX;
+            break;
+        }
         if (!prof_g.wait_when_full || !atomic_load(&prof_g.running)) {
             atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
             return 0;
         }
-        /* lossless mode: let the writer catch up (it loops while behind) */
-        prof_writer_wake();
+        prof_writer_wake(); /* lossless mode: let the writer drain and hand a block back */
         struct timespec pause = {0, 20000};
         nanosleep(&pause, NULL);
-        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
     }
+    atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->wblk->next, b, memory_order_release);
+    t->wblk = b;
+    t->wrecs = b->recs;
+    t->wpos = 0;
+    t->wcap = b->cap;
     return 1;
 }
 
-/* Append in line on the hot path (pop): one compare against the cached tail, one store. */
+/* Append in line on the hot path (pop): one compare, one copy, one release store. */
 static inline void emit(prof_thread *t, const prof_rec *r)
 {
-    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
-    if (__builtin_expect(h - t->tail_seen >= t->cap, 0) && !ring_full(t, h))
+    if (__builtin_expect(t->wpos == t->wcap, 0) && !next_block(t))
         return;
-    t->ring[h & (t->cap - 1)] = *r;
-    atomic_store_explicit(&t->head, h + 1, memory_order_release);
+    t->wrecs[t->wpos++] = *r;
+    atomic_store_explicit(&t->wblk->committed, t->wpos, memory_order_release);
 }
 
 void prof_emit(prof_thread *t, const prof_rec *r)
@@ -129,21 +202,45 @@ void prof_emit(prof_thread *t, const prof_rec *r)
     emit(t, r);
 }
 
-size_t prof_ring_peek(prof_thread *t, const prof_rec **span)
+/* Writer side: a drained block goes back to its thread as the spare, else is freed. */
+static void recycle(prof_thread *t, prof_block *b)
 {
-    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
-    uint64_t at = tail & (t->cap - 1);
-    uint64_t n = head - tail;
-    if (n > t->cap - at)
-        n = t->cap - at; /* up to the end of the ring; the rest comes next call */
-    *span = &t->ring[at];
-    return (size_t)n;
+    prof_block *none = NULL;
+    if (b->cap == 0 || atomic_compare_exchange_strong_explicit(
+                               &t->spare, &none, b, memory_order_release, memory_order_relaxed))
+        return;
+    block_free(b);
 }
 
-void prof_ring_release(prof_thread *t, size_t n)
+size_t prof_buf_peek(prof_thread *t, const prof_rec **span)
 {
-    atomic_fetch_add_explicit(&t->tail, n, memory_order_release);
+    for (;;) {
+        prof_block *b = t->rblk;
+        uint32_t n = atomic_load_explicit(&b->committed, memory_order_acquire);
+        if (t->rpos < n) {
+            *span = &b->recs[t->rpos];
+            return n - t->rpos;
+        }
+        if (t->rpos < b->cap)
+            return 0; /* the thread is still filling this block */
+        prof_block *next = atomic_load_explicit(&b->next, memory_order_acquire);
+        if (!next)
+            return 0;
+        t->rblk = next; /* the thread never touches a block again once it linked the next */
+        t->rpos = 0;
+        recycle(t, b);
+    }
+}
+
+void prof_buf_release(prof_thread *t, size_t n)
+{
+    t->rpos += (uint32_t)n;
+}
+
+static int drained(prof_thread *t)
+{
+    const prof_rec *span;
+    return prof_buf_peek(t, &span) == 0 && t->rblk == t->wblk;
 }
 
 void prof_threads_reap(uint32_t gen)
@@ -151,11 +248,11 @@ void prof_threads_reap(uint32_t gen)
     for (prof_thread *t = prof_threads_head(); t; t = t->next) {
         if (atomic_load_explicit(&t->state, memory_order_acquire) != PROF_THREAD_DEAD)
             continue;
-        if (atomic_load(&t->gen) == gen && atomic_load(&t->head) != atomic_load(&t->tail))
+        if (atomic_load(&t->gen) == gen && !drained(t))
             continue; /* still has records for this session */
-        free(t->ring);
-        t->ring = NULL;
-        t->cap = 0;
+        if (t->rblk)
+            chain_free(t);
+        t->rblk = t->wblk = NULL;
         atomic_store(&t->gen, 0);
         atomic_store_explicit(&t->state, PROF_THREAD_FREE, memory_order_release);
     }
@@ -187,7 +284,7 @@ static inline prof_thread *fast_self(void)
 
 static void push_on(prof_thread *t, uint32_t name, unsigned flag)
 {
-    int64_t now = prof_ticks();
+    int64_t now = prof_thread_ticks(t);
     if (t->depth >= PROF_MAX_DEPTH) {
         prof_rec r = {now, now, 0, name, PROF_REC_DEEP, (uint16_t)t->depth};
         prof_emit(t, &r);
@@ -217,7 +314,7 @@ void prof_nvtx_push(prof_thread *t, uint32_t name)
 /* Shared by gp_prof_pop and NVTX's pop. */
 static void pop_on(prof_thread *t)
 {
-    int64_t now = prof_ticks();
+    int64_t now = prof_thread_ticks(t);
     if (t->depth == 0) {
         prof_rec r = {now, now, 0, 0, PROF_REC_BAD_POP, 0};
         emit(t, &r);
@@ -249,7 +346,7 @@ void gp_prof_mark(gp_prof_name name)
     prof_thread *t = prof_thread_self();
     if (!t)
         return;
-    int64_t now = prof_ticks();
+    int64_t now = prof_thread_ticks(t);
     prof_rec r = {now, now, 0, name, PROF_REC_MARK, (uint16_t)t->depth};
     prof_emit(t, &r);
 }
@@ -261,7 +358,7 @@ void gp_prof_counter(gp_prof_name name, double value)
     prof_thread *t = prof_thread_self();
     if (!t)
         return;
-    int64_t now = prof_ticks();
+    int64_t now = prof_thread_ticks(t);
     prof_rec r = {now, now, 0, name, PROF_REC_COUNTER, 0};
     memcpy(&r.aux, &value, sizeof(value));
     prof_emit(t, &r);

@@ -17,9 +17,10 @@
 #include "gp/trace_schema.h"
 #include "prof_int.h"
 
-#define TAKE_BATCH 4096
-#define MAX_WARN   64
-#define MAX_TIDS   4096
+#define TAKE_BATCH      4096
+#define PASS_PER_THREAD (1u << 20) /* records from one thread in one pass */
+#define MAX_WARN        64
+#define MAX_TIDS        4096
 
 typedef struct async_range {
     int64_t t0, t1;
@@ -55,7 +56,7 @@ static struct {
     int n_tids;
     async_range *async;
     size_t n_async, cap_async;
-    int64_t last_sync_ns;
+    int64_t last_sync_ns, last_header_ns;
     int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
 } W;
 
@@ -249,15 +250,17 @@ static inline const char *range_head(uint32_t id, uint32_t *len)
     return build_head(id, len);
 }
 
-static inline int64_t map_ns(const prof_tick_map *m, int64_t ticks)
+static inline int64_t map_ns(prof_tick_map *m, int64_t ticks)
 {
-    if (__builtin_expect(m->mode == PROF_MAP_LINEAR && ticks >= m->t0, 1))
-        return m->ns0 + (int64_t)(((unsigned __int128)(uint64_t)(ticks - m->t0) * m->scale) >> 32);
+    if (__builtin_expect(m->mode == PROF_MAP_LINEAR && ticks >= m->seg[0].t, 1)) {
+        m->max_ticks = ticks > m->max_ticks ? ticks : m->max_ticks;
+        return prof_seg_ns(&m->seg[ticks >= m->seg[1].t], ticks);
+    }
     return m->mode == PROF_MAP_IDENTITY ? ticks : prof_ticks_to_ns(ticks);
 }
 
 /* One CPU range record (the writer's hot loop: measured in bench_prof.sh). */
-static void write_range(prof_out *o, const prof_rec *r, const prof_tick_map *m, int tid)
+static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int tid)
 {
     int64_t t0 = map_ns(m, r->t0), t1 = map_ns(m, r->t1);
     uint32_t hlen;
@@ -353,7 +356,7 @@ static void keep_async(const prof_rec *r)
 }
 
 /* Any record but a range (rare: steps, marks, counters, warnings, NVTX start/end). */
-static void write_rec(prof_out *o, const prof_rec *raw, const prof_tick_map *m, int pid, int tid)
+static void write_rec(prof_out *o, const prof_rec *raw, prof_tick_map *m, int pid, int tid)
 {
     prof_rec conv = *raw;
     const prof_rec *r = &conv;
@@ -400,17 +403,21 @@ static size_t drain_threads(prof_out *o)
         set_thread_tail(prof_g.pid, t->tid);
         const prof_rec *span;
         size_t n;
-        while ((n = prof_ring_peek(t, &span)) > 0) {
+        size_t taken = 0; /* a thread that records faster than this loop writes: move on */
+        while (taken < PASS_PER_THREAD && (n = prof_buf_peek(t, &span)) > 0) {
             for (size_t i = 0; i < n; i++) {
                 if (__builtin_expect(span[i].kind == PROF_REC_RANGE, 1))
                     write_range(o, &span[i], &map, t->tid);
                 else
                     write_rec(o, &span[i], &map, prof_g.pid, t->tid);
             }
-            prof_ring_release(t, n);
+            prof_buf_release(t, n);
             total += n;
+            taken += n;
         }
     }
+    if (map.mode == PROF_MAP_LINEAR)
+        prof_clock_converted(map.max_ticks);
     prof_threads_reap(W.cfg.gen);
     return total;
 }
@@ -557,6 +564,12 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     prof_out_u64(h, dropped_cpu);
     prof_out_str(h, ",\"" GP_CFG_DROPPED_GPU "\":");
     prof_out_u64(h, prof_gpu_dropped());
+    prof_out_str(h, ",\"" GP_CFG_BUFFER_LIMIT "\":");
+    prof_out_i64(h, prof_g.buf_limit);
+    prof_out_str(h, ",\"" GP_CFG_BUFFER_PEAK "\":");
+    prof_out_i64(h, prof_buf_peak());
+    prof_out_str(h, ",\"" GP_CFG_FLUSH_INTERVAL "\":");
+    prof_out_i64(h, W.cfg.flush_ms);
     prof_out_str(h, ",\"" GP_CFG_COMPLETE "\":");
     prof_out_str(h, final ? "true" : "false");
     prof_gpu_config(h);
@@ -612,15 +625,26 @@ static void report_io(void)
     atomic_store(&prof_g.recording, 0);
 }
 
+/* A killed program keeps what the writer had drained before its last pass: every pass that
+ * wrote something makes the file a readable prefix (gzip: a sync flush, at most every
+ * SYNC_EVERY_NS while busy), and the header's counts are rewritten every HEADER_EVERY_NS. */
+#define SYNC_EVERY_NS   100000000LL
+#define HEADER_EVERY_NS 1000000000LL
+
 static size_t periodic(void)
 {
+    uint64_t before = W.n_events;
     size_t n = drain_threads(&W.out);
     prof_gpu_drain(&W.out, 0);
     int64_t now = prof_now();
-    int sync = now - W.last_sync_ns > 1000000000LL; /* a readable gzip prefix once a second */
+    int sync = W.n_events != before && now - W.last_sync_ns >= SYNC_EVERY_NS;
     if (sync)
         W.last_sync_ns = now;
     prof_out_flush(&W.out, sync);
+    if (now - W.last_header_ns >= HEADER_EVERY_NS && !W.out.failed) {
+        W.last_header_ns = now;
+        write_header(cpu_dropped(), 0);
+    }
     if (W.out.failed)
         report_io();
     return n;
@@ -641,8 +665,9 @@ static int finish(void)
                       (unsigned long long)W.tids[i].deep, PROF_MAX_DEPTH, W.tids[i].tid);
     }
     if (dropped)
-        prof_warn("%llu CPU record(s) dropped: a thread's buffer was full (raise buffer_bytes)",
-                  (unsigned long long)dropped);
+        prof_warn("%llu CPU record(s) dropped: the record buffers reached their limit of %lld "
+                  "MiB (raise it: GP_PROF_BUFFER_LIMIT or gprof-train run --buffer-limit)",
+                  (unsigned long long)dropped, (long long)(prof_g.buf_limit >> 20));
     write_async(o);
     write_cpu_metadata(o);
     prof_gpu_metadata(o);
@@ -710,7 +735,7 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     W.n_events = 0;
     W.n_tids = 0;
     W.n_async = 0;
-    W.last_sync_ns = prof_now();
+    W.last_sync_ns = W.last_header_ns = prof_now();
     atomic_store(&W.stop, 0);
     atomic_store(&W.state, 0);
     warnings_clear();

@@ -40,6 +40,12 @@ def load(path):
     return trace
 
 
+def ns(us):
+    """Trace times are microseconds with three decimals: exact integer ns (no float sums, which
+    make touching ranges overlap by 1e-10)."""
+    return round(us * 1000)
+
+
 def check_nesting(events):
     """X events on one (pid, tid) must nest; returns {id(event): depth}."""
     depth = {}
@@ -48,14 +54,14 @@ def check_nesting(events):
         if e["ph"] == "X":
             by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
     for key, evs in by_thread.items():
-        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        evs.sort(key=lambda e: (ns(e["ts"]), -ns(e["dur"])))
         stack = []
         for e in evs:
-            end = e["ts"] + e["dur"]
-            while stack and stack[-1] < e["ts"] + 1e-9 and stack[-1] <= e["ts"]:
+            start, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+            while stack and stack[-1] <= start:
                 stack.pop()
             if stack:
-                check(end <= stack[-1] + 1e-6, "partial overlap on %s: %r" % (key, e))
+                check(end <= stack[-1], "partial overlap on %s: %r" % (key, e))
             depth[id(e)] = len(stack)
             stack.append(end)
     return depth

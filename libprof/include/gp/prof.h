@@ -70,20 +70,25 @@ typedef struct gp_prof_options {
     const char *output_dir;
     /** enum gp_prof_gzip. Default GP_PROF_GZIP_AUTO. */
     int gzip;
-    /** Bytes of each thread's record buffer (a ring drained by the writer thread).
-     * 0 = default (4 MiB, 131072 records); clamped to [64 KiB, 1 GiB]. */
+    /** Most memory all threads' record buffers may hold together, bytes. Each thread's buffer
+     * starts at 8 KiB and grows (blocks of up to 2 MiB) while the writer thread falls behind;
+     * drained blocks are reused or freed. Only past this limit are records dropped (counted in
+     * the trace; or waited for, with wait_when_full). 0 = $GP_PROF_BUFFER_LIMIT ("512M", "2G")
+     * if set, else 1 GiB or an eighth of the machine's memory if that is less; at least 64 KiB. */
     size_t buffer_bytes;
     /** enum gp_prof_record_flags. Default GP_PROF_RECORD_DEFAULT. */
     unsigned record;
     /** Profiling window; default all zero (record everything). */
     gp_prof_schedule schedule;
-    /** 1: a thread whose buffer is full waits for the writer (lossless, for benchmarks and
-     * tests); 0 (default): the record is dropped and counted in the trace metadata. */
+    /** 1: a thread that finds the buffers at their limit waits for the writer (lossless, for
+     * benchmarks and tests); 0 (default): the record is dropped and counted in the trace. */
     int wait_when_full;
     /** 1 (default): flush and finish the trace on SIGINT/SIGTERM when their action is the
      * default one (process death), then die by the same signal. */
     int handle_signals;
-    /** How often the writer drains buffers and flushes the file, ms. 0 = default (100). */
+    /** How often the writer drains buffers and flushes the file, ms. 0 = default (100). A
+     * program killed without warning (SIGKILL, a crash) keeps what was flushed: all but about
+     * this much of its end, in <output>.tmp, a valid prefix of the trace. */
     int flush_interval_ms;
     /** "producer" in the "gprof" object ("trainer", "inject", "api"). NULL = "api". */
     const char *producer;

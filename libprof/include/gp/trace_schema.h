@@ -36,8 +36,11 @@
 #define GP_CFG_GPU_STATUS         "gpu_status"      /* "recorded" | why GPU activity is absent */
 #define GP_CFG_DROPPED_RECORDS    "dropped_records" /* records lost to full buffers */
 #define GP_CFG_WARNINGS           "warnings"        /* array of strings (e.g. unbalanced pops) */
-#define GP_CFG_DROPPED_CPU        "dropped_cpu_records" /* part of dropped_records: full rings */
+#define GP_CFG_DROPPED_CPU        "dropped_cpu_records" /* part of dropped_records: past the limit */
 #define GP_CFG_DROPPED_GPU        "dropped_gpu_records" /* part of dropped_records: CUPTI */
+#define GP_CFG_BUFFER_LIMIT       "buffer_limit_bytes"  /* libprof: record memory limit */
+#define GP_CFG_BUFFER_PEAK        "buffer_peak_bytes"   /* libprof: most record memory held */
+#define GP_CFG_FLUSH_INTERVAL     "flush_interval_ms"   /* libprof: the writer's pass period */
 #define GP_CFG_COMPLETE           "complete"            /* bool: false while written / if cut off */
 #define GP_CFG_PEAK_DEVICE_MEMORY "peak_device_memory_allocated" /* bytes, device 0, CUPTI */
 #define GP_CFG_CLOCK_REALTIME_NS  "clock_realtime_ns"            /* anchor pair read together */
