@@ -653,7 +653,8 @@ static size_t periodic(void)
 static int finish(void)
 {
     prof_out *o = &W.out;
-    drain_threads(o);
+    while (drain_threads(o) > 0) /* a pass takes at most PASS_PER_THREAD from a thread */
+        ;
     prof_gpu_drain(o, 1);
     uint64_t dropped = cpu_dropped();
     for (int i = 0; i < W.n_tids; i++) {

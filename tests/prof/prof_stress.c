@@ -1,0 +1,136 @@
+/* prof_stress.c: capture under stress, for tests/prof/test_prof_capture.py. Default options
+ * throughout (records are dropped only past the memory limit), one mode a run:
+ *   nest OUT THREADS ITERS   THREADS threads nest three ranges ITERS times, yielding the CPU
+ *                            inside (so threads migrate between CPUs mid-range)
+ *   tight OUT N              one thread records N ranges in a tight loop
+ *   many OUT N               N threads alive at once, 10 ranges each
+ *   seq OUT N                N short-lived threads one after another, one range each
+ * Prints one JSON line: what was recorded and the process's peak RSS. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "gp/prof.h"
+
+static long iters;
+static pthread_barrier_t all_alive;
+
+static void start(const char *out)
+{
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.output_path = out;
+    gp_error err;
+    if (gp_prof_init(&o, &err) != GP_OK) {
+        fprintf(stderr, "prof_stress: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void *nest_worker(void *arg)
+{
+    (void)arg;
+    gp_prof_name outer = gp_prof_intern("outer"), mid = gp_prof_intern("mid");
+    gp_prof_name leaf = gp_prof_intern("leaf");
+    for (long i = 0; i < iters; i++) {
+        gp_prof_push(outer);
+        gp_prof_push(mid);
+        if (i % 64 == 0)
+            sched_yield();
+        gp_prof_push(leaf);
+        gp_prof_pop();
+        gp_prof_pop();
+        gp_prof_pop();
+    }
+    return NULL;
+}
+
+static void *many_worker(void *arg)
+{
+    (void)arg;
+    gp_prof_name n = gp_prof_intern("short");
+    for (int i = 0; i < 10; i++) {
+        gp_prof_push(n);
+        gp_prof_pop();
+    }
+    pthread_barrier_wait(&all_alive);
+    return NULL;
+}
+
+static void *seq_worker(void *arg)
+{
+    (void)arg;
+    gp_prof_push(gp_prof_intern("once"));
+    gp_prof_pop();
+    return NULL;
+}
+
+/* Start `n` threads running `fn` (all at once, or each joined before the next). @return 0. */
+static int run_threads(long n, void *(*fn)(void *), int one_by_one)
+{
+    pthread_t *th = calloc((size_t)n, sizeof(*th));
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 << 10);
+    for (long i = 0; i < n; i++) {
+        if (!th || pthread_create(&th[i], &attr, fn, NULL) != 0) {
+            fprintf(stderr, "prof_stress: cannot start thread %ld\n", i);
+            exit(1);
+        }
+        if (one_by_one)
+            pthread_join(th[i], NULL);
+    }
+    for (long i = 0; i < n && !one_by_one; i++)
+        pthread_join(th[i], NULL);
+    pthread_attr_destroy(&attr);
+    free(th);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: prof_stress nest|tight|many|seq OUT N [ITERS]\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    long n = atol(argv[3]);
+    long rss_before = peak_rss_kb();
+    start(argv[2]);
+    if (strcmp(mode, "nest") == 0) {
+        iters = argc > 4 ? atol(argv[4]) : 1000;
+        run_threads(n, nest_worker, 0);
+    } else if (strcmp(mode, "tight") == 0) {
+        gp_prof_name r = gp_prof_intern("tight");
+        for (long i = 0; i < n; i++) {
+            gp_prof_push(r);
+            gp_prof_pop();
+        }
+    } else if (strcmp(mode, "many") == 0) {
+        pthread_barrier_init(&all_alive, NULL, (unsigned)n);
+        run_threads(n, many_worker, 0);
+    } else if (strcmp(mode, "seq") == 0) {
+        run_threads(n, seq_worker, 1);
+    } else {
+        fprintf(stderr, "prof_stress: unknown mode '%s'\n", mode);
+        return 2;
+    }
+    gp_error err;
+    if (gp_prof_shutdown(&err) != GP_OK) {
+        fprintf(stderr, "prof_stress: %s\n", err.msg);
+        return 1;
+    }
+    printf("{\"mode\":\"%s\",\"n\":%ld,\"iters\":%ld,\"rss_before_kb\":%ld,\"peak_rss_kb\":%ld}\n",
+           mode, n, iters, rss_before, peak_rss_kb());
+    return 0;
+}
