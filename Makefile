@@ -26,7 +26,7 @@ run: deps build
 	$(BIN) run $(RUN_ARGS)
 
 # Every test that can run here, then the same suite under ASan/UBSan (CUDA off), then the
-# trace reader and analysis tests under ThreadSanitizer (they split files and rules on threads).
+# trace reader, analysis and libprof capture tests under ThreadSanitizer (they run on threads).
 test: deps
 	@$(MAKE) --no-print-directory test-main
 	@$(MAKE) --no-print-directory test-asan
@@ -42,7 +42,7 @@ test-asan:
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE cuda
 
-TSAN_TESTS = test_analyze|analyze_split_same|golden_report|golden_diagnose|golden_export
+TSAN_TESTS = test_analyze|analyze_split_same|golden_report|golden_diagnose|golden_export|test_prof|prof_capture_(nest|many|seq|die)|prof_trace_(threads|sigint|sigterm)
 
 test-tsan:
 	@cmake -S . -B build-tsan -DGP_WITH_CUDA=OFF -DGP_SANITIZE=thread -DGP_BUILD_TESTS=ON \

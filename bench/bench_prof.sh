@@ -16,5 +16,9 @@ for fmt in plain gzip; do
         rm -f "$out/t.json"
     done
 done
+echo "default options (no waiting: record buffers grow while the writer is behind, limit"
+echo "min(1 GiB, RAM/8)): 10 M ranges in a tight loop, gzip"
+"$bin/bench_prof_writer" gzip 10000000 "$out/t.json" default || exit 1
+rm -f "$out/t.json"
 echo "targets: push+pop <= 40 ns; writer >= 5 M events/s plain, >= 1 M events/s gzip (wall; the"
 echo "CPU-second rate is the ceiling when the writer has a core); same peak RSS for 10 M and 20 M"

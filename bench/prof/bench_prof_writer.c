@@ -3,7 +3,7 @@
  * the wall rate, the writer thread's CPU per event (independent of other load on the machine)
  * and, side by side, the floor: the same bytes pushed through write(2) alone (plain) or zlib
  * level 1 plus write(2) (gzip), without formatting. Peak RSS shows whether memory grows with N.
- * usage: bench_prof_writer plain|gzip N OUT */
+ * usage: bench_prof_writer plain|gzip N OUT [default] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,17 +115,21 @@ static void report(const char *fmt, long n, double wall, const char *out)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: bench_prof_writer plain|gzip N OUT\n");
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "default") == 0)) {
+        fprintf(stderr, "usage: bench_prof_writer plain|gzip N OUT [default]\n");
         return 2;
     }
+    int defaults = argc == 5;
     int gz = strcmp(argv[1], "gzip") == 0;
     long n = atol(argv[2]);
     gp_prof_options o;
     gp_prof_options_init(&o);
     o.output_path = argv[3];
     o.gzip = gz ? GP_PROF_GZIP_ON : GP_PROF_GZIP_OFF;
-    o.wait_when_full = 1;
+    /* Lossless within 16 MiB of record buffers, so peak RSS shows whether memory grows with N;
+     * "default": the options a user gets (the buffers grow while the writer is behind). */
+    o.wait_when_full = !defaults;
+    o.buffer_bytes = defaults ? 0 : 16u << 20;
     o.handle_signals = 0;
     gp_prof_name names[4] = {gp_prof_intern("forward"), gp_prof_intern("backward"),
                              gp_prof_intern_cat("aten::linear", GP_PROF_CAT_CPU_OP),

@@ -20,7 +20,11 @@ static char trace_path[PATH_MAX];
 static int trace_done; /* trace_path was written completely */
 static int hooks_installed;
 static int signals_installed;
-static struct sigaction old_int, old_term;
+/* Signals whose default action ends the process: the trace is finished first, then the signal
+ * does what it would have done. */
+static const int finish_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_FINISH_SIGNALS ((int)(sizeof(finish_signals) / sizeof(finish_signals[0])))
+static struct sigaction old_actions[N_FINISH_SIGNALS];
 static _Atomic int signal_finishing;
 static int defer_gpu; /* injected through NVTX only: wait for InitializeInjection */
 
@@ -139,7 +143,10 @@ static void call_old(int sig, const struct sigaction *old, siginfo_t *info, void
 
 static void on_signal(int sig, siginfo_t *info, void *uc)
 {
-    const struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
+    const struct sigaction *old = &old_actions[0];
+    for (int i = 0; i < N_FINISH_SIGNALS; i++)
+        if (finish_signals[i] == sig)
+            old = &old_actions[i];
     int old_is_default = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
     if (!old_is_default) {
         call_old(sig, old, info, uc); /* the program handles it; exit() will flush */
@@ -161,15 +168,13 @@ static void install_signals(void)
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    const int sigs[2] = {SIGINT, SIGTERM};
-    struct sigaction *olds[2] = {&old_int, &old_term};
-    for (int i = 0; i < 2; i++) {
-        if (sigaction(sigs[i], NULL, &cur) != 0 || cur.sa_sigaction == on_signal)
+    for (int i = 0; i < N_FINISH_SIGNALS; i++) {
+        if (sigaction(finish_signals[i], NULL, &cur) != 0 || cur.sa_sigaction == on_signal)
             continue;
         if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
             continue; /* ignored (nohup): leave it so */
-        *olds[i] = cur;
-        sigaction(sigs[i], &sa, NULL);
+        old_actions[i] = cur;
+        sigaction(finish_signals[i], &sa, NULL);
     }
     signals_installed = 1;
 }

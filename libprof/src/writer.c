@@ -38,8 +38,9 @@ static struct {
     pthread_t th;
     int started;
     sem_t wake;
-    _Atomic int stop;  /* 1: finish requested */
-    _Atomic int state; /* 0 running, 1 finished ok, -1 failed */
+    _Atomic int stop;        /* 1: finish requested */
+    _Atomic int from_signal; /* 1: ... by a signal handler */
+    _Atomic int state;       /* 0 running, 1 finished ok, -1 failed */
     prof_writer_cfg cfg;
     char path[PATH_MAX], tmp[PATH_MAX], producer[32], trace_name[256];
     prof_out out;
@@ -655,7 +656,9 @@ static int finish(void)
     prof_out *o = &W.out;
     while (drain_threads(o) > 0) /* a pass takes at most PASS_PER_THREAD from a thread */
         ;
-    prof_gpu_drain(o, 1);
+    /* From a signal handler, the interrupted thread may hold CUPTI's lock: write what CUPTI has
+     * handed over already, never call it (a forced flush would wait forever). */
+    prof_gpu_drain(o, !atomic_load(&W.from_signal));
     uint64_t dropped = cpu_dropped();
     for (int i = 0; i < W.n_tids; i++) {
         if (W.tids[i].bad_pops)
@@ -738,6 +741,7 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     W.n_async = 0;
     W.last_sync_ns = W.last_header_ns = prof_now();
     atomic_store(&W.stop, 0);
+    atomic_store(&W.from_signal, 0);
     atomic_store(&W.state, 0);
     warnings_clear();
     GP_TRY(prof_out_open(&W.out, W.tmp, cfg->gzip, err));
@@ -753,6 +757,8 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&W.th, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -775,6 +781,7 @@ int prof_writer_finish(int timeout_ms, int from_signal)
 {
     if (!W.started)
         return -1;
+    atomic_store(&W.from_signal, from_signal);
     atomic_store(&W.stop, 1);
     sem_post(&W.wake);
     if (from_signal) {

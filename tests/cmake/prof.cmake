@@ -36,10 +36,11 @@ if(TARGET gp_prof)
   # Capture under stress with default options (test_prof_capture.py).
   add_executable(prof_stress ${gp_prof_dir}/prof_stress.c)
   target_link_libraries(prof_stress PRIVATE gp_prof Threads::Threads)
-  foreach(case nest tight many seq)
+  foreach(case nest tight many seq die)
     add_test(NAME prof_capture_${case}
              COMMAND python3 ${gp_prof_dir}/test_prof_capture.py ${case} $<TARGET_FILE_DIR:prof_stress>)
-    set_tests_properties(prof_capture_${case} PROPERTIES LABELS unit TIMEOUT 600)
+    set_tests_properties(prof_capture_${case} PROPERTIES LABELS unit TIMEOUT 600
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endforeach()
   foreach(case ${gp_prof_cases})
     add_test(NAME prof_trace_${case}

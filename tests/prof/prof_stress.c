@@ -5,9 +5,14 @@
  *   tight OUT N              one thread records N ranges in a tight loop
  *   many OUT N               N threads alive at once, 10 ranges each
  *   seq OUT N                N short-lived threads one after another, one range each
+ *   die OUT HOW              records ranges, then after 1.5 s dies by HOW: kill (SIGKILL),
+ *                            segv, abort, _exit, hup (SIGHUP); prints each range's end as it goes
  * Prints one JSON line: what was recorded and the process's peak RSS. */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +102,45 @@ static int run_threads(long n, void *(*fn)(void *), int one_by_one)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Record ranges ("work", 1 ms each) for 1.5 s, then die by `how` without shutting down. */
+static int mode_die(const char *how)
+{
+    gp_prof_name work = gp_prof_intern("work");
+    double t0 = now_s();
+    long n = 0;
+    while (now_s() - t0 < 1.5) {
+        gp_prof_push(work);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        gp_prof_pop();
+        n++;
+    }
+    printf("{\"ranges\":%ld,\"died_at\":%.6f}\n", n, now_s());
+    fflush(stdout);
+    if (strcmp(how, "kill") == 0)
+        raise(SIGKILL);
+    if (strcmp(how, "hup") == 0)
+        raise(SIGHUP);
+    if (strcmp(how, "abort") == 0)
+        abort();
+    if (strcmp(how, "_exit") == 0)
+        _exit(3);
+    if (strcmp(how, "segv") == 0)
+        raise(SIGSEGV); /* as a wild pointer would, without undefined behaviour in the test */
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: prof_stress nest|tight|many|seq OUT N [ITERS]\n");
+        fprintf(stderr, "usage: prof_stress nest|tight|many|seq|die OUT N|HOW [ITERS]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -119,6 +159,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "many") == 0) {
         pthread_barrier_init(&all_alive, NULL, (unsigned)n);
         run_threads(n, many_worker, 0);
+    } else if (strcmp(mode, "die") == 0) {
+        return mode_die(argv[3]);
     } else if (strcmp(mode, "seq") == 0) {
         run_threads(n, seq_worker, 1);
     } else {

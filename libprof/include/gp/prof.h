@@ -83,8 +83,8 @@ typedef struct gp_prof_options {
     /** 1: a thread that finds the buffers at their limit waits for the writer (lossless, for
      * benchmarks and tests); 0 (default): the record is dropped and counted in the trace. */
     int wait_when_full;
-    /** 1 (default): flush and finish the trace on SIGINT/SIGTERM when their action is the
-     * default one (process death), then die by the same signal. */
+    /** 1 (default): flush and finish the trace on SIGINT, SIGTERM, SIGHUP and SIGQUIT when
+     * their action is the default one (process death), then die by the same signal. */
     int handle_signals;
     /** How often the writer drains buffers and flushes the file, ms. 0 = default (100). A
      * program killed without warning (SIGKILL, a crash) keeps what was flushed: all but about
