@@ -22,9 +22,13 @@ if(NOT CMAKE_CUDA_COMPILER OR NOT CUDAToolkit_FOUND)
   message(STATUS "CUDA toolkit not found: building without the CUDA backend and CUPTI")
   return()
 endif()
+# Every architecture CUDA 13 builds for, from Turing (7.5, T4 / RTX 20xx) on, as machine code,
+# plus compute_75 PTX that the driver compiles for chips newer than any listed here.
+# -DCMAKE_CUDA_ARCHITECTURES=native on a GPU box builds for that GPU alone (faster builds).
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-  set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  set(CMAKE_CUDA_ARCHITECTURES 75 80-real 86-real 90-real 100-real 120-real)
 endif()
+string(REPLACE ";" " " GP_CUDA_ARCHS "${CMAKE_CUDA_ARCHITECTURES}")
 enable_language(CUDA)
 set(CMAKE_CUDA_STANDARD 17)
 set(GP_HAVE_CUDA ON)

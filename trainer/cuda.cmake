@@ -9,7 +9,7 @@ add_library(gp_train_cuda SHARED src/cuda/backend_cuda.c src/cuda/cuda_layers.c
             ${gp_train_cuda_kernels})
 set_target_properties(gp_train_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
 target_include_directories(gp_train_cuda PRIVATE include src src/cpu src/cuda)
-target_compile_definitions(gp_train_cuda PRIVATE GP_HAVE_CUDA)
+target_compile_definitions(gp_train_cuda PRIVATE GP_HAVE_CUDA GP_CUDA_ARCHS="${GP_CUDA_ARCHS}")
 target_link_libraries(gp_train_cuda PRIVATE gp_common gp_prof gp_schema CUDA::cudart CUDA::cublas
                       CUDA::cublasLt m)
 target_sources(gp_train PRIVATE src/cuda_module.c)

@@ -29,6 +29,8 @@ if grep -q "^trace: " "$tmp/out"; then
     check "trace steps" sh -c "gzip -dc '$trace' | grep -q 'ProfilerStep#2'"
     check "trace loader" sh -c "gzip -dc '$trace' | grep -q '_SingleProcessDataLoaderIter.__next__'"
     check "trace config" sh -c "gzip -dc '$trace' | grep -q '\"batch_size\": *16'"
+    # The profiler runs while the backend opens (its device memory is allocated then).
+    check "trace setup range" sh -c "gzip -dc '$trace' | grep -q '\"name\":\"setup\"'"
 fi
 
 "$bin" run --device cpu --amp fp16 --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"

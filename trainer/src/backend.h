@@ -79,11 +79,13 @@ extern const struct backend_ops backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
 /* Defined in lib/libgp_train_cuda.so (src/cuda/), which the trainer loads on first use. */
 extern const struct backend_ops backend_cuda_ops;
-/* @return 1 when a CUDA device is usable. */
+/* @return 1 when device 0 is usable: present, compute capability >= 7.5, and this build's
+ * kernels run on it; else 0, and backend_cuda_absent_why says which. */
 int backend_cuda_present(void);
+const char *backend_cuda_absent_why(void);
 
 /* The trainer's side (cuda_module.c), thread-safe: the loaded module's backend or NULL,
- * whether a device is usable, and why the module could not be loaded (NULL when it was). */
+ * whether a device is usable, and why CUDA cannot train here (NULL when it can). */
 const struct backend_ops *train_cuda_ops(void);
 int train_cuda_present(void);
 const char *train_cuda_why(void);

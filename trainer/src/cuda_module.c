@@ -19,6 +19,7 @@
 static pthread_once_t module_once = PTHREAD_ONCE_INIT;
 static const struct backend_ops *module_ops;
 static int (*module_present)(void);
+static const char *(*module_absent_why)(void);
 static char module_why[320];
 
 /* <dir of /proc/self/exe>/../lib/libgp_train_cuda.so, or $GP_TRAIN_CUDA_LIB. */
@@ -69,6 +70,7 @@ static void module_load(void)
     }
     module_ops = (const struct backend_ops *)dlsym(h, "backend_cuda_ops");
     *(void **)&module_present = dlsym(h, "backend_cuda_present");
+    *(void **)&module_absent_why = dlsym(h, "backend_cuda_absent_why");
     if (!module_ops || !module_present) {
         snprintf(module_why, sizeof(module_why), "'%.200s' is not gprof-train's CUDA backend",
                  path);
@@ -92,5 +94,9 @@ int train_cuda_present(void)
 const char *train_cuda_why(void)
 {
     pthread_once(&module_once, module_load);
-    return module_ops ? NULL : module_why;
+    if (!module_ops)
+        return module_why;
+    if (module_present())
+        return NULL;
+    return module_absent_why ? module_absent_why() : "no usable CUDA device on this machine";
 }

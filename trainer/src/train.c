@@ -1,6 +1,8 @@
 /* gp_train_run: check the configuration, open the datasets and the backend, run the loop under
  * the profiler, then save the checkpoint and summary.json. */
 #include "checkpoint.h"
+#include "gp/prof.h"
+#include "gp/trace_schema.h"
 #include "train_int.h"
 
 #include <stdlib.h>
@@ -82,8 +84,8 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
                "this gprof-train was built without CUDA (--device cuda)");
 #endif
 #ifdef GP_HAVE_CUDA
-    GP_FAIL_IF(strcmp(d, "cuda") == 0 && train_cuda_why(), GP_EUNSUPPORTED, err,
-               "--device cuda: %s", train_cuda_why());
+    const char *why = have ? NULL : train_cuda_why();
+    GP_FAIL_IF(strcmp(d, "cuda") == 0 && why, GP_EUNSUPPORTED, err, "--device cuda: %s", why);
 #endif
     GP_FAIL_IF(strcmp(d, "cuda") == 0 && !have, GP_EUNSUPPORTED, err,
                "--device cuda: no usable CUDA device on this machine");
@@ -153,11 +155,14 @@ static gp_status save_state(struct train_run *r, gp_error *err)
     return rc;
 }
 
+/* Under the profiler when it runs: the backend allocates its device memory here, and CUPTI
+ * records an allocation only when it is made. */
 static gp_status open_backend(struct train_run *r, gp_error *err)
 {
     struct backend_config bc = {&r->spec,          r->cfg.batch_size,   r->optim,
                                 (float)r->cfg.lr,  r->cfg.accumulate,   r->amp,
                                 r->cfg.pin_memory, r->cfg.non_blocking, r->cfg.cudnn_benchmark};
+    GP_PROF_RANGE(GP_NAME_SETUP);
     GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name),
                         &r->res->device_memory, err));
     return init_state(r, err);
@@ -168,11 +173,18 @@ static gp_status run(struct train_run *r, gp_error *err)
     GP_TRY(parse_names(r, err));
     GP_TRY(pick_device(r, err));
     GP_TRY(open_data(r, err));
-    GP_TRY(open_backend(r, err));
     GP_TRY(train_make_run_dir(r, err));
     if (r->cfg.profile)
         train_prof_start(r);
-    gp_status rc = train_loop(r, err);
+    gp_status rc = open_backend(r, err);
+    if (rc == GP_OK && r->cfg.profile)
+        train_prof_device(r);
+    if (rc != GP_OK) {
+        train_prof_stop(r);
+        train_discard_run_dir(r); /* nothing trained: leave no folder behind */
+        return rc;
+    }
+    rc = train_loop(r, err);
     if (r->cfg.profile)
         train_prof_stop(r);
     train_close_scalars(r);

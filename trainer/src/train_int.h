@@ -42,6 +42,8 @@ gp_status train_loop(struct train_run *r, gp_error *err);
 
 /* Create <out_dir>/<model>-<date-time>[-N]/ into r->res->run_dir. */
 gp_status train_make_run_dir(struct train_run *r, gp_error *err);
+/* Remove the run folder and its trace after a failure before training began. */
+void train_discard_run_dir(struct train_run *r);
 
 /* Write <run_dir>/summary.json. */
 gp_status train_write_summary(const struct train_run *r, gp_error *err);
@@ -49,6 +51,8 @@ gp_status train_write_summary(const struct train_run *r, gp_error *err);
 /* Start libprof on <run_dir>/<host>_<pid>.<ms>.pt.trace.json.gz with the run's configuration
  * in "gprof"; a profiler that cannot start is logged, not fatal. */
 void train_prof_start(struct train_run *r);
+/* Add the device the backend opened to the trace's run configuration. */
+void train_prof_device(struct train_run *r);
 
 /* Stop libprof and record the trace path in the result. */
 void train_prof_stop(struct train_run *r);

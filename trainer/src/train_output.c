@@ -42,6 +42,14 @@ gp_status train_make_run_dir(struct train_run *r, gp_error *err)
     return gp_error_set(err, GP_EIO, dir, "cannot create a new run folder");
 }
 
+void train_discard_run_dir(struct train_run *r)
+{
+    if (r->res->trace_path[0])
+        unlink(r->res->trace_path);
+    r->res->trace_path[0] = '\0';
+    rmdir(r->res->run_dir); /* only if nothing else is in it */
+}
+
 /* Physical cores: distinct (package, core) pairs in sysfs; the online CPU count otherwise. */
 int gp_train_physical_cores(void)
 {
@@ -89,8 +97,6 @@ static void set_prof_config(const struct train_run *r)
     gp_prof_config_bool(GP_CFG_CUDNN_BENCHMARK, c->cudnn_benchmark);
     gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
-    gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
-    gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
     gp_prof_config_int(GP_CFG_PHYSICAL_CORES, gp_train_physical_cores());
 }
@@ -117,6 +123,12 @@ void train_prof_start(struct train_run *r)
     gp_prof_thread_name("training loop");
 }
 
+void train_prof_device(struct train_run *r)
+{
+    gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
+    gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
+}
+
 void train_prof_stop(struct train_run *r)
 {
     if (!gp_prof_running())
@@ -134,6 +146,11 @@ void train_prof_start(struct train_run *r)
 {
     (void)r;
     GP_LOG(GP_LOG_INFO, "built without libprof: no trace");
+}
+
+void train_prof_device(struct train_run *r)
+{
+    (void)r;
 }
 
 void train_prof_stop(struct train_run *r)

@@ -7,10 +7,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Oldest compute capability CUDA 13 (and so this build) supports: Turing, 7.5. */
+#define MIN_CC 75
+
+static char absent_why[256];
+
 int backend_cuda_present(void)
 {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    int n = 0, major = 0, minor = 0;
+    cudaError_t rc = cudaGetDeviceCount(&n);
+    if (rc != cudaSuccess || n == 0) {
+        snprintf(absent_why, sizeof(absent_why), "no usable CUDA device (%s)",
+                 rc != cudaSuccess ? cudaGetErrorString(rc) : "none found");
+        return 0;
+    }
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    if (major * 10 + minor < MIN_CC) {
+        snprintf(absent_why, sizeof(absent_why),
+                 "GPU 0 has compute capability %d.%d; CUDA 13 and this build need 7.5 or newer",
+                 major, minor);
+        return 0;
+    }
+    if (!cuk_have_image()) {
+        snprintf(absent_why, sizeof(absent_why),
+                 "this build has no kernels for GPU 0 (compute capability %d.%d; built for %s): "
+                 "rebuild with -DCMAKE_CUDA_ARCHITECTURES=native",
+                 major, minor, GP_CUDA_ARCHS);
+        return 0;
+    }
+    return 1;
+}
+
+const char *backend_cuda_absent_why(void)
+{
+    return absent_why;
 }
 
 static void *host_alloc(size_t bytes, void *ud)

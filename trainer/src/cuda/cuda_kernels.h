@@ -32,6 +32,9 @@ struct cuk_amp {
 };
 
 size_t cuk_dtype_size(enum cuk_dtype dt);
+/* @return 1 if this build's device code runs on the current device (machine code for its
+ * architecture, or PTX the driver can compile for it). */
+int cuk_have_image(void);
 
 /* ---- k_elementwise.cu ---- */
 void cuk_cast_from_f32(enum cuk_dtype dt, void *dst, const float *src, size_t n, cudaStream_t s);

@@ -6,6 +6,14 @@ extern "C" size_t cuk_dtype_size(enum cuk_dtype dt)
     return dt == CUK_F32 ? 4 : 2;
 }
 
+template <typename T> __global__ void cast_kernel(T *dst, const float *src, size_t n);
+
+extern "C" int cuk_have_image(void)
+{
+    cudaFuncAttributes a;
+    return cudaFuncGetAttributes(&a, cast_kernel<float>) == cudaSuccess;
+}
+
 template <typename T> __global__ void cast_kernel(T *dst, const float *src, size_t n)
 {
     CUK_GRID_LOOP(i, n)
