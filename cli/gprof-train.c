@@ -20,6 +20,7 @@ static const struct gp_cmd commands[] = {
         {"export", cmd_export, "write a trace for TensorBoard, Perfetto or as an HTML report"},
         {"prepare", cmd_prepare,
          "write Fashion-MNIST as a PNG image folder for the decoding loader"},
+        {"doctor", cmd_doctor, "check the driver, GPUs, CUPTI and libraries GPU profiling needs"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

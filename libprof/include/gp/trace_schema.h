@@ -113,7 +113,7 @@
 #define GP_NAME_LOADER_NEXT    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 #define GP_NAME_LOADER_NEXT_MP "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
 #define GP_NAME_MEMORY         "[memory]"
-#define GP_NAME_SETUP          "setup"          /* trainer: backend, device memory, weights */
+#define GP_NAME_SETUP          "setup" /* trainer: backend, device memory, weights */
 #define GP_NAME_FORWARD        "forward"
 #define GP_NAME_BACKWARD       "backward"
 #define GP_NAME_OPTIMIZER      "Optimizer.step"
