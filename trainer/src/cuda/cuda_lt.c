@@ -3,6 +3,7 @@
  * size), not rebuilt per call. A shape cuBLASLt cannot run reports *done = 0 and the caller uses
  * cublasGemmEx + the bias kernel. */
 #include "cuda_int.h"
+#include "gp/log.h"
 
 #include <cublasLt.h>
 #include <stdlib.h>
@@ -94,12 +95,15 @@ static int set_prefs(cublasLtMatmulPreference_t pref, struct lt_plan *p, const v
 }
 
 /* Describe y^T (cout, n) = op_T(W (cin, cout)) . x^T (cin, n) + bias and ask for an algorithm.
- * Any refusal (e.g. an fp32 bias with fp16 output on an older cuBLASLt) leaves the plan unusable,
- * which is not an error: the caller falls back to cublasGemmEx. */
+ * Any refusal leaves the plan unusable, which is not an error: the caller falls back to
+ * cublasGemmEx. The bias is fp32 (the master weights), and cublasLt.h documents the bias type
+ * as the output's (fp8 and int8 kernels aside): fp16/bf16 outputs take the fallback. */
 static void plan_make(struct backend *b, struct lt_plan *p, const struct layer_spec *l,
                       const float *bias, const void *const mats[3])
 {
     cudaDataType_t t = lt_type(b->dt), bt = CUDA_R_32F;
+    if (b->dt != CUK_F32)
+        return; /* p->usable stays 0 */
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
     cublasLtMatmulDescAttributes_t keys[5] = {
@@ -160,9 +164,15 @@ gp_status cuda_lt_linear_fwd(struct backend *b, int layer, void *y, const void *
         if (ptr_align(mats[k]) < p->align[k])
             return GP_OK;
     const float one = 1.0f, zero = 0.0f;
-    LT_TRY(cublasLtMatmul(b->lt->h, p->op, &one, w, p->a, x, p->x, &zero, y, p->y, y, p->y,
-                          &p->algo, b->lt_workspace, CUDA_LT_WORKSPACE_BYTES, b->compute),
-           err);
+    cublasStatus_t rc =
+            cublasLtMatmul(b->lt->h, p->op, &one, w, p->a, x, p->x, &zero, y, p->y, y, p->y,
+                           &p->algo, b->lt_workspace, CUDA_LT_WORKSPACE_BYTES, b->compute);
+    if (rc != CUBLAS_STATUS_SUCCESS) { /* the heuristic's algorithm refused: not fatal */
+        GP_LOG(GP_LOG_DEBUG, "cublasLtMatmul failed (%d) for layer %d: using cublasGemmEx", (int)rc,
+               layer);
+        p->usable = 0;
+        return GP_OK;
+    }
     *done = 1;
     return GP_OK;
 }
