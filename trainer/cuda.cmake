@@ -29,3 +29,16 @@ if(GP_HAVE_CUDNN)
   target_compile_definitions(gp_train_cuda PRIVATE GP_HAVE_CUDNN)
   target_link_libraries(gp_train_cuda PRIVATE gp::cudnn)
 endif()
+# The module finds the CUDA runtime, cuBLAS and cuDNN where this build found them (a runfile
+# install or pip's nvidia-* wheels are not on the loader's default path); LD_LIBRARY_PATH still
+# comes first.
+set(gp_cuda_rpath ${CUDAToolkit_LIBRARY_DIR})
+if(GP_HAVE_CUDNN)
+  get_target_property(gp_cudnn_lib gp::cudnn IMPORTED_LOCATION)
+  if(gp_cudnn_lib)
+    get_filename_component(gp_cudnn_dir ${gp_cudnn_lib} DIRECTORY)
+    list(APPEND gp_cuda_rpath ${gp_cudnn_dir})
+  endif()
+endif()
+set_property(TARGET gp_train_cuda APPEND PROPERTY BUILD_RPATH ${gp_cuda_rpath})
+set_property(TARGET gp_train_cuda APPEND PROPERTY INSTALL_RPATH ${gp_cuda_rpath})

@@ -65,7 +65,9 @@ static void module_load(void)
     }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        snprintf(module_why, sizeof(module_why), "cannot load the CUDA backend: %s", dlerror());
+        snprintf(module_why, sizeof(module_why),
+                 "cannot load the CUDA backend: %s (add the library's folder to LD_LIBRARY_PATH)",
+                 dlerror());
         return;
     }
     module_ops = (const struct backend_ops *)dlsym(h, "backend_cuda_ops");
