@@ -42,6 +42,14 @@ if(TARGET gp_prof)
     set_tests_properties(prof_capture_${case} PROPERTIES LABELS unit TIMEOUT 600
                          ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endforeach()
+  if(GP_NVTX3_INCLUDE)
+    # NVTX ranges from Python (NVIDIA's nvtx package, in the export tests' venv) by injection.
+    add_test(NAME prof_capture_python_nvtx
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/export/run_py.sh ${CMAKE_BINARY_DIR}
+                     ${gp_prof_dir}/py_nvtx_ranges.py ${CMAKE_BINARY_DIR}/lib)
+    set_tests_properties(prof_capture_python_nvtx PROPERTIES LABELS unit SKIP_RETURN_CODE 77
+                         TIMEOUT 900)
+  endif()
   foreach(case ${gp_prof_cases})
     add_test(NAME prof_trace_${case}
              COMMAND python3 ${gp_prof_dir}/test_prof_trace.py ${case}

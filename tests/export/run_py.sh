@@ -1,16 +1,17 @@
 #!/bin/sh
 # run_py.sh BUILD_DIR SCRIPT.py ARGS...: run a Python export test in a venv under BUILD_DIR that
-# holds tensorboard, torch-tb-profiler 0.4.3, pandas and perfetto (created once, under a lock).
+# holds tensorboard, torch-tb-profiler 0.4.3, pandas, perfetto and nvtx (created once, under a
+# lock; again when the package list changes).
 # Exits 77 (skip) with a message only when pip cannot reach its package index.
 build=$1
 shift
 venv="$build/export-pyenv"
 log="$build/export-pyenv.log"
-pkgs="tensorboard torch-tb-profiler==0.4.3 pandas perfetto"
+pkgs="tensorboard torch-tb-profiler==0.4.3 pandas perfetto nvtx"
 mkdir -p "$build" || exit 2
 exec 9>"$build/export-pyenv.lock"
 flock 9 || exit 2
-if [ ! -f "$venv/.complete" ]; then
+if [ "$(cat "$venv/.complete" 2>/dev/null)" != "$pkgs" ]; then
     rm -rf "$venv"
     if ! python3 -m venv "$venv" >"$log" 2>&1; then
         echo "run_py: cannot create a venv (python3 -m venv): see $log" >&2
@@ -28,7 +29,7 @@ if [ ! -f "$venv/.complete" ]; then
         tail -20 "$log" >&2
         exit 1
     fi
-    touch "$venv/.complete"
+    echo "$pkgs" >"$venv/.complete"
 fi
 exec 9>&-
 exec "$venv/bin/python" "$@"
