@@ -71,11 +71,12 @@ static void check_build(void)
 #endif
 }
 
+#ifdef GP_HAVE_CUPTI
 /* Does this build run on compute capability `cc` (e.g. 86)? Machine code for the same major
  * version and an older or equal minor runs; PTX compiles for anything at least as new. */
 static int build_runs_on(int cc)
 {
-#ifdef GP_HAVE_CUDA
+#    ifdef GP_HAVE_CUDA
     char archs[256];
     snprintf(archs, sizeof(archs), "%s", GP_CUDA_ARCHS);
     for (char *save = NULL, *tok = strtok_r(archs, " ", &save); tok;
@@ -85,13 +86,12 @@ static int build_runs_on(int cc)
         if ((sass && a / 10 == cc / 10 && a <= cc) || (ptx && a <= cc))
             return 1;
     }
-#else
+#    else
     (void)cc;
-#endif
+#    endif
     return 0;
 }
 
-#ifdef GP_HAVE_CUPTI
 typedef struct driver_api {
     __typeof__(&cuInit) init;
     __typeof__(&cuDriverGetVersion) version;
