@@ -240,6 +240,17 @@ def starved_pytorch():
     return run(Gen(None), loader=LOADER_SP, loader_us=10000.0)
 
 
+def starved_pytorch_cpu():
+    """A PyTorch run on the CPU alone (no GPU, no "gprof" object): GT01 must not ask for
+    pin_memory or GPU decoding, nor assume a core count."""
+    g = Gen(None, gpu=False)
+
+    def body(g, n):
+        for name in ("aten::addmm", "aten::relu", "aten::addmm"):
+            g.range("cpu_op", name, lambda: g.work(900.0))
+    return run(g, loader=LOADER_SP, loader_us=9000.0, copy=None, n_ops=0, extra=body)
+
+
 def launch_bound():
     return run(Gen(trainer_cfg()), n_ops=60, kernel_us=20.0, op_us=150.0)
 
@@ -376,6 +387,7 @@ SCENARIOS = {
     "no_steps": no_steps,
     "starved_trainer": starved_trainer,
     "starved_pytorch": starved_pytorch,
+    "starved_pytorch_cpu": starved_pytorch_cpu,
     "launch_bound": launch_bound,
     "small_kernels": small_kernels,
     "pageable_copy": pageable_copy,

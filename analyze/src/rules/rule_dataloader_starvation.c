@@ -35,6 +35,26 @@ static int cmp_key(const void *pa, const void *pb)
     return (a->ts > b->ts) - (a->ts < b->ts);
 }
 
+/* The loader waits of step `s` (its DataLoader events: the time the metric counted), or the
+ * whole step where the trace has no such event inside it. */
+static gp_status wait_ranges(const struct rules_ctx *c, const gp_step *s, const char *name,
+                             struct rules_out *o)
+{
+    const char *label = rules_strf(o, "%s: loader wait", name);
+    int n = 0;
+    if (s->event != GP_NONE) {
+        size_t n_tracks;
+        const gp_track *tr = &gp_trace_tracks(c->t, &n_tracks)[c->ev[s->event].track];
+        for (uint32_t i = s->event + 1;
+             i < tr->first + tr->count && c->ev[i].ts < s->host_end && n < 4; i++)
+            if (c->ev[i].flags & GP_EVF_DATALOADER) {
+                GP_TRY(rules_range(o, c->ev[i].ts, c->ev[i].ts + c->ev[i].dur, label));
+                n++;
+            }
+    }
+    return n ? GP_OK : rules_range(o, s->ts, s->end, label);
+}
+
 static gp_status worst_steps(const struct rules_ctx *c, struct rules_out *o)
 {
     struct key *k = malloc(c->n_steps * sizeof(*k));
@@ -53,7 +73,7 @@ static gp_status worst_steps(const struct rules_ctx *c, struct rules_out *o)
                                       {(double)w / 1e3, NULL},
                                       {len ? 100.0 * (double)w / (double)len : 0, NULL}});
         if (rc == GP_OK)
-            rc = rules_range(o, s->ts, s->end, rules_strf(o, "%s: loader wait", name));
+            rc = wait_ranges(c, s, name, o);
     }
     free(k);
     return rc;
@@ -109,27 +129,45 @@ static gp_status knob_trainer(const struct rules_ctx *c, const double *p, struct
                       pin);
 }
 
+/* num_workers to ask for: what the load and compute times need, at most all but one of the
+ * cores the trace reports. @return it; *capped set when the cores limited it. */
+static long pytorch_workers(const struct rules_ctx *c, double need, int *capped)
+{
+    long cores = c->cfg.cpu_count, cap = cores > 2 ? cores - 1 : 1;
+    *capped = cores > 0 && need > cap;
+    return *capped ? cap : (long)need;
+}
+
 static gp_status knob_pytorch(const struct rules_ctx *c, const double *p, struct rules_out *o,
                               double wait, double step)
 {
-    if (single_process(c)) {
-        long need = workers_needed(wait, step - wait, p[HEADROOM]);
-        GP_TRY(rules_knob(o,
-                          "DataLoader(num_workers=%ld, pin_memory=True, "
-                          "persistent_workers=True)",
-                          need < 2 ? 2 : need));
+    const char *gpu_pin = c->has_gpu ? ", pin_memory=True" : "";
+    const char *gpu_move = c->has_gpu ? " to the GPU or" : "";
+    if (!single_process(c)) {
+        GP_TRY(rules_knob(o, "DataLoader(num_workers=..., prefetch_factor=...)"));
         return rules_reco(o,
-                          "The batches are loaded in the training process "
-                          "(_SingleProcessDataLoaderIter: num_workers=0). Set num_workers to "
-                          "%ld or more on the DataLoader, with pin_memory=True and "
-                          "persistent_workers=True; move decoding/augmentation to the GPU or "
-                          "offline if the workers cannot keep up.",
-                          need < 2 ? 2 : need);
+                          "Increase DataLoader num_workers and prefetch_factor%s, set "
+                          "persistent_workers=True; move decoding/augmentation%s offline.",
+                          c->has_gpu ? ", set pin_memory=True" : "", gpu_move);
     }
-    GP_TRY(rules_knob(o, "DataLoader(num_workers=..., prefetch_factor=...)"));
-    return rules_reco(o, "Increase DataLoader num_workers and prefetch_factor, set "
-                         "pin_memory=True and persistent_workers=True; move decoding/augmentation "
-                         "to the GPU or offline.");
+    long need = workers_needed(wait, step - wait, p[HEADROOM]);
+    int capped;
+    long w = pytorch_workers(c, need < 2 ? 2 : need, &capped);
+    long cores = c->cfg.cpu_count;
+    const char *why = capped      ? rules_strf(o,
+                                               " (%ld would keep up, but this machine has %ld cores: "
+                                                    "leave one to the training loop)",
+                                               need, cores)
+                      : cores > 0 ? rules_strf(o, " (this machine has %ld cores)", cores)
+                                  : " (the trace does not say how many cores the machine has: keep "
+                                    "num_workers below that)";
+    GP_TRY(rules_knob(o, "DataLoader(num_workers=%ld%s, persistent_workers=True)", w, gpu_pin));
+    return rules_reco(o,
+                      "The batches are loaded in the training process "
+                      "(_SingleProcessDataLoaderIter: num_workers=0). Set num_workers=%ld on the "
+                      "DataLoader%s, with persistent_workers=True%s; move decoding/augmentation"
+                      "%s offline if the workers cannot keep up.",
+                      w, why, c->has_gpu ? " and pin_memory=True" : "", gpu_move);
 }
 
 gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, struct rules_out *o)
