@@ -71,6 +71,29 @@ static void test_empty_trace(void)
     free(s);
 }
 
+static void test_cpu_only_trace(void)
+{
+    /* Two steps on the CPU, a CPU [memory] event (Device Id -1, as PyTorch writes), no GPU. */
+    char *s = export_html(
+            "{\"traceEvents\":["
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":1,"
+            "\"tid\":1,\"ts\":0,\"dur\":100},"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,"
+            "\"dur\":50},"
+            "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":"
+            "1,"
+            "\"tid\":1,\"ts\":20,\"args\":{\"Total Reserved\":0,\"Total Allocated\":4096,"
+            "\"Bytes\":4096,\"Addr\":1,\"Device Id\":-1,\"Device Type\":0}},"
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+            "\"tid\":1,\"ts\":100,\"dur\":100}]}");
+    GP_CHECK(s != NULL);
+    GP_ASSERT_CONTAINS(s, "No GPU activity in this trace.");
+    GP_CHECK(strstr(s, "GPU 0 busy") == NULL);
+    GP_CHECK(strstr(s, "peak CPU -1") == NULL);
+    GP_ASSERT_CONTAINS(s, "peak CPU allocated");
+    free(s);
+}
+
 static void test_unwritable_path(void)
 {
     gp_error err;
@@ -84,6 +107,7 @@ int main(void)
     GP_RUN(test_sample_report);
     GP_RUN(test_hostile_names);
     GP_RUN(test_empty_trace);
+    GP_RUN(test_cpu_only_trace);
     GP_RUN(test_unwritable_path);
     return gp_test_summary();
 }

@@ -107,8 +107,11 @@ static void summary_cards(export_out *o, const gp_analysis *a)
     const gp_mem_series *m = gp_analysis_memory(a, &nm);
     for (size_t i = 0; i < nm && i < 4; i++) {
         fmt_bytes(v, sizeof v, m[i].peak_allocated);
-        snprintf(t1, sizeof t1, "peak %s %d allocated", m[i].device_type ? "GPU" : "CPU",
-                 m[i].device_id);
+        if (m[i].device_id >= 0)
+            snprintf(t1, sizeof t1, "peak %s %d allocated", m[i].device_type ? "GPU" : "CPU",
+                     m[i].device_id);
+        else /* PyTorch writes Device Id -1 for the CPU */
+            snprintf(t1, sizeof t1, "peak %s allocated", m[i].device_type ? "GPU" : "CPU");
         card(o, v, t1);
     }
 }
@@ -243,12 +246,15 @@ static void one_finding(export_out *o, const gp_finding *f, const html_time *tx)
     export_out_html(o, f->summary);
     export_out_puts(o, "</p>\n");
     evidence_table(o, f);
+    int64_t first = f->n_ranges ? f->ranges[0].ts : 0; /* ranges come costliest first */
+    for (size_t i = 1; i < f->n_ranges; i++)
+        first = f->ranges[i].ts < first ? f->ranges[i].ts : first;
     if (f->n_ranges)
         export_out_printf(o,
                           "<p class=\"ranges\">%zu time range%s, the first at %.3f %s (shaded "
                           "on the charts)</p>\n",
                           f->n_ranges, f->n_ranges == 1 ? "" : "s",
-                          (double)(f->ranges[0].ts - tx->t0) / tx->scale, tx->unit);
+                          (double)(first - tx->t0) / tx->scale, tx->unit);
     recommendation(o, f);
     export_out_puts(o, "</div>\n");
 }
@@ -408,8 +414,14 @@ static void charts(export_out *o, const gp_analysis *a, const gp_export_opts *op
     export_out_puts(o, "<section><h2>Step time breakdown</h2>\n");
     html_chart_steps(o, a);
     export_out_puts(o, "</section>\n<section><h2>GPU utilisation</h2>\n");
-    html_chart_util(o, a, bands, n_bands);
-    band_legend(o, a, opts);
+    size_t n_dev;
+    gp_analysis_devices(a, &n_dev);
+    if (n_dev == 0) { /* a CPU-only trace: no empty chart, no legend of GPU categories */
+        export_out_puts(o, "<p class=\"none\">No GPU activity in this trace.</p>\n");
+    } else {
+        html_chart_util(o, a, bands, n_bands);
+        band_legend(o, a, opts);
+    }
     export_out_puts(o, "</section>\n<section><h2>Memory</h2>\n");
     html_chart_memory(o, a, bands, n_bands);
     band_legend(o, a, opts);
