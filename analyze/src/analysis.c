@@ -383,7 +383,7 @@ static int find_steps(gp_analysis *a)
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
-        if (is_op(e->kind) || e->kind == GP_EV_PYTHON) {
+        if (e->kind == GP_EV_CPU_OP) { /* tb: operators, not annotations or Python frames */
             lo = e->ts < lo ? e->ts : lo;
             hi = e->ts + e->dur > hi ? e->ts + e->dur : hi;
         }
@@ -433,15 +433,22 @@ int32_t analysis_step_of(const gp_analysis *a, uint32_t i)
     if (!(e->flags & GP_EVF_GPU))
         return step_at(a, e->ts);
     uint32_t r = analysis_runtime(a, i);
-    return analysis_is_gpu_work(e->kind) && r != GP_NONE ? step_at(a, a->ev[r].ts) : -1;
+    if (!analysis_is_gpu_work(e->kind) || r == GP_NONE)
+        return -1;
+    /* tb_plugin: GPU work belongs to the step whose host span holds its whole launch call. */
+    int32_t k = step_at(a, a->ev[r].ts);
+    const gp_step *s = (const gp_step *)a->steps.data;
+    return k >= 0 && a->ev[r].ts + a->ev[r].dur <= s[k].host_end ? k : -1;
 }
 
-/* One half of the events' GPU work, by step: how many activities and where the last ends. */
+/* One half of the events' GPU work, by step: how many activities, where the first starts and
+ * the last ends, and how many belong to no step. */
 typedef struct align_half {
     const gp_analysis *a;
     uint32_t lo, hi;
-    int64_t *gpu_end; /* per step */
-    uint32_t *n_gpu;  /* per step */
+    int64_t *gpu_ts, *gpu_end; /* per step */
+    uint32_t *n_gpu;           /* per step */
+    uint32_t n_unmatched;
 } align_half;
 
 static void align_count(void *arg)
@@ -449,42 +456,98 @@ static void align_count(void *arg)
     align_half *h = arg;
     const gp_analysis *a = h->a;
     for (uint32_t i = h->lo; i < h->hi; i++) {
-        if (!analysis_is_gpu_work(a->ev[i].kind))
+        const gp_event *e = &a->ev[i];
+        if (!analysis_is_gpu_work(e->kind))
             continue;
         int32_t k = analysis_step_of(a, i);
-        if (k < 0)
+        if (k < 0) {
+            h->n_unmatched++;
             continue;
+        }
         h->n_gpu[k]++;
-        if (a->ev[i].ts + a->ev[i].dur > h->gpu_end[k])
-            h->gpu_end[k] = a->ev[i].ts + a->ev[i].dur;
+        h->gpu_ts[k] = e->ts < h->gpu_ts[k] ? e->ts : h->gpu_ts[k];
+        h->gpu_end[k] = e->ts + e->dur > h->gpu_end[k] ? e->ts + e->dur : h->gpu_end[k];
     }
 }
 
-/* tb_plugin's device alignment of each step: it ends after the GPU work its calls launched.
- * The events are counted in two halves (on two threads), then combined per step. */
+/* tb_plugin's start of the first step: after GPU work that no step launched and that ended
+ * before the first step's own GPU work began (work queued before the profiled window). */
+static int64_t first_step_start(const gp_analysis *a, int64_t first_gpu_ts)
+{
+    const gp_step *s = (const gp_step *)a->steps.data;
+    int64_t start = s[0].host_ts;
+    size_t n_tracks;
+    const gp_track *tr = gp_trace_tracks(a->t, &n_tracks);
+    for (size_t k = 0; k < n_tracks; k++) {
+        if (tr[k].count == 0 || !(a->ev[tr[k].first].flags & GP_EVF_GPU))
+            continue;
+        for (uint32_t i = tr[k].first; i < tr[k].first + tr[k].count; i++) {
+            const gp_event *e = &a->ev[i];
+            int64_t end = e->ts + e->dur;
+            if (analysis_is_gpu_work(e->kind) && end < first_gpu_ts && end > start &&
+                analysis_step_of(a, i) < 0)
+                start = end;
+        }
+    }
+    return start;
+}
+
+/* tb_plugin drops trailing steps that launched no GPU work (the profiler may have missed their
+ * kernels), and the last one that did if it launched under 80% of its predecessor's. */
+static size_t steps_kept(const gp_step *s, size_t n)
+{
+    size_t last = n;
+    while (last > 0 && s[last - 1].n_gpu_ops == 0)
+        last--;
+    if (last == 0)
+        return n;
+    if (last > 1 && (double)s[last - 2].n_gpu_ops * 0.8 > (double)s[last - 1].n_gpu_ops)
+        last--;
+    return last;
+}
+
+/* tb_plugin's device alignment of the steps: where any step launched GPU work, a step starts
+ * where the previous one ended (the first after earlier queued work) and ends after the GPU work
+ * it launched; trailing steps without GPU work are dropped. The events are counted in two halves
+ * (on two threads), then combined per step. */
 static void align_steps(gp_analysis *a)
 {
     gp_step *s = (gp_step *)a->steps.data;
     size_t ns = a->steps.n + 1;
-    int64_t *end = calloc(2 * ns, sizeof(int64_t));
+    int64_t *ts = malloc(2 * ns * sizeof(int64_t)), *end = calloc(2 * ns, sizeof(int64_t));
     uint32_t *cnt = calloc(2 * ns, sizeof(uint32_t));
-    if (end && cnt) {
-        uint32_t mid = (uint32_t)(a->n / 2);
-        align_half h0 = {a, 0, mid, end, cnt}, h1 = {a, mid, (uint32_t)a->n, end + ns, cnt + ns};
-        analysis_par2(align_count, &h0, align_count, &h1);
-    }
-    int64_t prev_end = INT64_MIN;
+    int ok = ts && end && cnt;
+    align_half h[2] = {{a, 0, (uint32_t)(a->n / 2), ts, end, cnt, 0},
+                       {a, (uint32_t)(a->n / 2), (uint32_t)a->n, ts + ns, end + ns, cnt + ns, 0}};
+    for (size_t k = 0; ok && k < 2 * ns; k++)
+        ts[k] = INT64_MAX;
+    if (ok)
+        analysis_par2(align_count, &h[0], align_count, &h[1]);
+    int use_gpu = 0;
     for (size_t k = 0; k < a->steps.n; k++) {
-        int64_t gpu_end = end && cnt ? (end[k] > end[ns + k] ? end[k] : end[ns + k]) : 0;
-        s[k].n_gpu_ops += end && cnt ? cnt[k] + cnt[ns + k] : 0;
-        s[k].ts = s[k].host_ts > prev_end ? s[k].host_ts : prev_end;
+        s[k].ts = s[k].host_ts;
         s[k].end = s[k].host_end;
-        if (gpu_end > s[k].end)
-            s[k].end = gpu_end;
-        if (s[k].end < s[k].ts)
-            s[k].end = s[k].ts;
-        prev_end = s[k].end;
+        s[k].n_gpu_ops += ok ? cnt[k] + cnt[ns + k] : 0;
+        use_gpu |= s[k].n_gpu_ops > 0;
     }
+    if (use_gpu) {
+        int64_t first_gpu = ts[0] < ts[ns] ? ts[0] : ts[ns];
+        int64_t prev_end = s[0].n_gpu_ops && h[0].n_unmatched + h[1].n_unmatched
+                                   ? first_step_start(a, first_gpu)
+                                   : s[0].host_ts;
+        for (size_t k = 0; k < a->steps.n; k++) {
+            int64_t gpu_end = end[k] > end[ns + k] ? end[k] : end[ns + k];
+            s[k].ts = s[k].host_ts > prev_end ? s[k].host_ts : prev_end;
+            if (s[k].n_gpu_ops && gpu_end > s[k].end)
+                s[k].end = gpu_end;
+            if (s[k].end < s[k].ts)
+                s[k].end = s[k].ts;
+            prev_end = s[k].end;
+        }
+        if (a->steps.n > 1)
+            a->steps.n = steps_kept(s, a->steps.n);
+    }
+    free(ts);
     free(end);
     free(cnt);
 }
@@ -507,8 +570,7 @@ static int role_of(const gp_analysis *a, uint32_t i)
     case GP_EV_DRIVER:
         return GP_BD_RUNTIME;
     case GP_EV_CPU_OP:
-    case GP_EV_USER_ANNOTATION:
-    case GP_EV_PYTHON:
+    case GP_EV_USER_ANNOTATION: /* Python frames (python_function) have no role: Other, as tb */
         if (e->flags & GP_EVF_STEP)
             return -1;
         if (e->flags & GP_EVF_DATALOADER)

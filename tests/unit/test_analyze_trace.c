@@ -88,13 +88,13 @@ static void test_analysis(void)
     GP_ASSERT_OK(gp_analysis_run(t, NULL, &a, NULL));
     size_t n;
     const gp_step *s = gp_analysis_steps(a, &n);
-    GP_ASSERT_EQ_INT(n, 2);
+    /* The last step launched 1 GPU activity after the first's 2 (< 80%): tb_plugin's Overview
+     * drops it as possibly cut off, and so do we (test_analyze_tbsteps has tb's own cases). */
+    GP_ASSERT_EQ_INT(n, 1);
     GP_ASSERT_EQ_INT(s[0].bd[GP_BD_KERNEL], 50000);
     GP_ASSERT_EQ_INT(s[0].bd[GP_BD_RUNTIME], 10000);
     GP_ASSERT_EQ_INT(s[0].bd[GP_BD_CPU_EXEC], 25000);
     GP_ASSERT_EQ_INT(s[0].bd[GP_BD_OTHER], 15000);
-    GP_ASSERT_EQ_INT(s[1].bd[GP_BD_DATALOADER], 20000);
-    GP_ASSERT_EQ_INT(s[1].bd[GP_BD_MEMCPY], 9000);
     const gp_device_stats *d = gp_analysis_devices(a, &n);
     GP_ASSERT_EQ_INT(n, 1);
     GP_ASSERT_EQ_INT(d[0].busy_ns, 59000);
