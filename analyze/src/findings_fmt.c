@@ -54,6 +54,8 @@ static const char *cell_text(char *buf, size_t cap, const gp_finding *f, size_t 
     return fmt_value(buf, cap, cell->num, f->cols[c].unit);
 }
 
+/* Widest a text column is padded to, and cut at (names in tables); the last column is never cut:
+ * it holds the sentence that explains the row. */
 #define MAX_TEXT_CELL 48
 
 /* Text left-aligned, numbers right-aligned; the last column is not padded (no trailing blanks). */
@@ -62,7 +64,7 @@ static void write_cell(FILE *out, const char *s, int width, size_t c, size_t n, 
     if (c)
         fputs("  ", out);
     if (text && c + 1 == n)
-        fprintf(out, "%.*s", MAX_TEXT_CELL, s);
+        fputs(s, out);
     else
         fprintf(out, text ? "%-*.*s" : "%*.*s", width, MAX_TEXT_CELL, s);
 }

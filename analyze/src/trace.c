@@ -216,6 +216,7 @@ void gp_trace_free(gp_trace *t)
     trace_vec_release(&t->meta);
     trace_vec_release(&t->unknown_cats);
     trace_vec_release(&t->warnings);
+    trace_vec_release(&t->quality_warnings);
     free(t);
 }
 

@@ -75,6 +75,8 @@ struct gp_trace {
     trace_vec config, meta; /* gp_kv */
     trace_vec unknown_cats; /* gp_cat_count */
     trace_vec warnings;     /* const char * */
+    gp_trace_quality quality;
+    trace_vec quality_warnings; /* const char *: quality.warnings */
 };
 
 /* Add a formatted warning to the trace (kept, and logged at WARN). */
@@ -83,6 +85,10 @@ void trace_warn(gp_trace *t, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)))
 #endif
         ;
+
+/* Fill t->quality from the "gprof" config and the events (trace_quality.c). @return 0, or -1
+ * when out of memory. */
+int trace_quality_compute(gp_trace *t);
 
 /* @return the kind of a category string ("kernel", "Kernel", ...), or -1 when unknown. */
 int trace_cat_kind(const char *cat, size_t n);

@@ -247,6 +247,7 @@ gp_trace *trace_new_empty(const char *path)
     trace_vec_init(&t->meta, sizeof(gp_kv));
     trace_vec_init(&t->unknown_cats, sizeof(gp_cat_count));
     trace_vec_init(&t->warnings, sizeof(const char *));
+    trace_vec_init(&t->quality_warnings, sizeof(const char *));
     t->info.rank = -1;
     t->info.path = trace_arena_strdup(&t->arena, path, strlen(path));
     if (trace_intern_init(&t->strings) != 0 || !t->info.path) {
@@ -267,6 +268,8 @@ static gp_status finish(reader *r, gp_error *err)
         trace_warn(t, "%llu invalid escape sequences kept verbatim (written by an old Kineto)",
                    (unsigned long long)r->b.lex.lenient_escapes);
     t->info.gzip = r->src.gzip;
+    if (trace_quality_compute(t) != 0)
+        return gp_error_set(err, GP_ENOMEM, t->info.path, "out of memory");
     return GP_OK;
 }
 

@@ -267,6 +267,26 @@ const gp_cat_count *gp_trace_unknown_cats(const gp_trace *t, size_t *n);
 /** @return warnings from the read (truncation, lenient escapes, ...), and their count. */
 const char *const *gp_trace_warnings(const gp_trace *t, size_t *n);
 
+/** What the profiler said it lost, and whether it finished the trace: from the "gprof" header
+ * of a gprof-train trace (zeros and no warnings for other traces) and the events read. */
+typedef struct gp_trace_quality {
+    int incomplete;              /**< "complete": false (the program died, or is still running:
+                                      a .tmp) or the file ends early (info.truncated) */
+    uint64_t dropped_cpu;        /**< CPU records dropped past the buffer limit */
+    uint64_t dropped_gpu;        /**< GPU activity records dropped (CUPTI) */
+    uint64_t dropped_other;      /**< "dropped_records" not split into CPU and GPU (older traces) */
+    uint64_t n_cpu;              /**< CPU ranges and instants read */
+    uint64_t n_gpu;              /**< GPU activities, CUDA API calls and memory samples read */
+    const char *const *warnings; /**< the header's "warnings" (unbalanced pops, deep ranges...) */
+    size_t n_warnings;
+} gp_trace_quality;
+
+/** @return what the trace says was lost or unfinished; never NULL, valid until gp_trace_free. */
+const gp_trace_quality *gp_trace_get_quality(const gp_trace *t);
+
+/** @return the percentage of `dropped` records among dropped + `kept` (0 when both are 0). */
+double gp_trace_dropped_pct(uint64_t dropped, uint64_t kept);
+
 /** @return a static lowercase name for a kind ("kernel", "cpu_op", ...). */
 const char *gp_ev_kind_name(gp_ev_kind kind);
 

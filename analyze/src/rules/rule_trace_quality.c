@@ -1,16 +1,21 @@
 /* GT00 trace_quality: is the analysis trustworthy? Too few steps, no ProfilerStep markers, GPU
- * activity with no launch correlation, a truncated file, records the profiler dropped. Info only
- * (anchors: Composer's >= 10 data points, XProf's "No step time measured"). */
+ * activity with no launch correlation, an unfinished or truncated file, the profiler's warnings,
+ * records it dropped. Info, or crit when more than crit_dropped_pct of the CPU ranges or of the
+ * GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
+ * measured"; the 1% is ours). */
 #include "rules_int.h"
 
 #include "gp/trace_schema.h"
 
 #include <string.h>
 
-enum { MIN_STEPS, MAX_UNCORRELATED_PCT };
+enum { MIN_STEPS, MAX_UNCORRELATED_PCT, CRIT_DROPPED_PCT };
 static const gp_rule_param params[] = {
         {"min_steps", 10, "fewer analysed steps than this is flagged (Composer: 10 data points)"},
         {"max_uncorrelated_pct", 5, "GPU activities without a launch call above this share"},
+        {"crit_dropped_pct", 1,
+         "crit when the profiler dropped more than this share of CPU or GPU "
+         "records"},
 };
 RULES_INFO(trace_quality, "GT00", "trace quality");
 
@@ -36,51 +41,92 @@ static double uncorrelated_pct(const struct rules_ctx *c, uint64_t *n_gpu)
     return nl >= *n_gpu ? 0.0 : 100.0 * (double)(*n_gpu - nl) / (double)*n_gpu;
 }
 
-static gp_status dropped(const struct rules_ctx *c, struct rules_out *o, int *n)
+/* Rows for the records the profiler dropped, by kind. @return the larger dropped share (%). */
+static gp_status dropped(const struct rules_ctx *c, struct rules_out *o, int *n, double *worst)
 {
-    size_t nk;
-    const gp_kv *kv = gp_trace_config(c->t, &nk);
-    const gp_kv *d = gp_kv_find(kv, nk, GP_CFG_DROPPED_RECORDS);
-    if (d && d->type == GP_KV_INT && d->i > 0)
-        GP_TRY(problem(o, n, rules_strf(o, "the profiler dropped %lld records", (long long)d->i),
-                       "GPU activity is missing: time-based metrics are low bounds"));
-    const gp_kv *g = gp_kv_find(kv, nk, GP_CFG_GPU_STATUS);
-    if (g && g->type == GP_KV_STRING && c->cfg.device && strcmp(c->cfg.device, "cuda") == 0 &&
-        strcmp(g->str, "recorded") != 0)
-        GP_TRY(problem(o, n, rules_strf(o, "GPU activity not recorded: %s", g->str),
-                       "GPU rules cannot run"));
+    const gp_trace_quality *q = gp_trace_get_quality(c->t);
+    double cpu = gp_trace_dropped_pct(q->dropped_cpu, q->n_cpu);
+    double gpu = gp_trace_dropped_pct(q->dropped_gpu, q->n_gpu);
+    *worst = cpu > gpu ? cpu : gpu;
+    if (q->dropped_cpu)
+        GP_TRY(problem(o, n,
+                       rules_strf(o, "%llu CPU records dropped (%.1f%%)",
+                                  (unsigned long long)q->dropped_cpu, cpu),
+                       "CPU ranges are missing (the record buffers reached their limit): CPU "
+                       "times and step metrics are low bounds"));
+    if (q->dropped_gpu)
+        GP_TRY(problem(o, n,
+                       rules_strf(o, "%llu GPU records dropped (%.1f%%)",
+                                  (unsigned long long)q->dropped_gpu, gpu),
+                       "GPU activity is missing: device times and utilisation are low bounds"));
+    if (q->dropped_other)
+        GP_TRY(problem(o, n,
+                       rules_strf(o, "%llu records dropped", (unsigned long long)q->dropped_other),
+                       "events are missing: time-based metrics are low bounds"));
     return GP_OK;
 }
 
-gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules_out *o)
+/* The profiler's own warnings, an unfinished file, GPU activity that was not recorded. */
+static gp_status capture(const struct rules_ctx *c, struct rules_out *o, int *n)
 {
-    int n = 0;
-    uint64_t n_gpu;
-    double unc = uncorrelated_pct(c, &n_gpu);
-    rules_cols(o, 2, cols);
-    rules_measure(o, "steps_analysed", GP_UNIT_COUNT, (double)c->n_steps, "<", 0, 0);
-    o->f.threshold = p[MIN_STEPS];
+    const gp_trace_quality *q = gp_trace_get_quality(c->t);
+    for (size_t i = 0; i < q->n_warnings; i++)
+        if (!strstr(q->warnings[i], "record(s) dropped")) /* a row of dropped() already */
+            GP_TRY(problem(o, n, "profiler warning", q->warnings[i]));
+    if (q->incomplete)
+        GP_TRY(problem(o, n, "the trace was not finished",
+                       "the program ended early (killed or crashed): its last moments are "
+                       "missing"));
+    size_t nk;
+    const gp_kv *kv = gp_trace_config(c->t, &nk);
+    const gp_kv *g = gp_kv_find(kv, nk, GP_CFG_GPU_STATUS);
+    if (g && g->type == GP_KV_STRING && c->cfg.device && strcmp(c->cfg.device, "cuda") == 0 &&
+        strcmp(g->str, "recorded") != 0)
+        GP_TRY(problem(o, n, "GPU activity not recorded",
+                       rules_strf(o, "%s: GPU rules cannot run", g->str)));
+    return GP_OK;
+}
+
+/* Crit: what to do about the dropped records. */
+static gp_status reco_dropped(const struct rules_ctx *c, struct rules_out *o)
+{
+    const gp_trace_quality *q = gp_trace_get_quality(c->t);
+    double cpu = gp_trace_dropped_pct(q->dropped_cpu, q->n_cpu);
+    double gpu = gp_trace_dropped_pct(q->dropped_gpu, q->n_gpu);
+    GP_TRY(rules_summary(o,
+                         "the profiler dropped %.1f%% of the %s records: the analysis misses "
+                         "part of the run",
+                         cpu > gpu ? cpu : gpu, cpu > gpu ? "CPU" : "GPU"));
+    if (cpu > gpu)
+        return rules_reco(o, "Raise the profiler's record memory limit: gprof-train run "
+                             "--buffer-limit 2G (or GP_PROF_BUFFER_LIMIT=2G), or profile fewer "
+                             "steps.");
+    return rules_reco(o, "Profile fewer steps (a shorter window) so the GPU activity buffers keep "
+                         "up with the program.");
+}
+
+/* Too few steps, or none marked. Sets *few when so. */
+static gp_status steps(const struct rules_ctx *c, const double *p, struct rules_out *o, int *n,
+                       int *few)
+{
+    *few = 1;
     if (c->n_all_steps == 1 && c->steps[0].synthetic)
-        GP_TRY(problem(o, &n, "no ProfilerStep#N markers", "the whole trace is one step"));
-    else if ((double)c->n_steps < p[MIN_STEPS])
-        GP_TRY(problem(
-                o, &n,
+        return problem(o, n, "no ProfilerStep#N markers", "the whole trace is one step");
+    if ((double)c->n_steps < p[MIN_STEPS])
+        return problem(
+                o, n,
                 rules_strf(o, "only %zu steps analysed (first dropped as warm-up)", c->n_steps),
-                "step statistics and outliers are approximate"));
-    if (unc > p[MAX_UNCORRELATED_PCT])
-        GP_TRY(problem(o, &n, rules_strf(o, "%.1f%% of GPU activities have no launch call", unc),
-                       "launch, copy and sync rules miss them"));
-    if (gp_trace_get_info(c->t)->truncated)
-        GP_TRY(problem(o, &n, "the trace file is truncated", "the last steps may be incomplete"));
-    GP_TRY(dropped(c, o, &n));
-    if (n == 0)
-        return rules_summary(o,
-                             "%zu steps analysed of %zu, %llu GPU activities, %.1f%% without "
-                             "a launch call",
-                             c->n_steps, c->n_all_steps, (unsigned long long)n_gpu, unc);
-    rules_fire(o, GP_SEV_INFO, p[MIN_STEPS]);
-    GP_TRY(rules_summary(o, "the analysis is limited by %d problem%s with this trace", n,
-                         n > 1 ? "s" : ""));
+                "step statistics and outliers are approximate");
+    *few = 0;
+    return GP_OK;
+}
+
+/* Info: the fix for the first problem the user can act on. */
+static gp_status reco_info(const struct rules_ctx *c, const double *p, struct rules_out *o, int few)
+{
+    if (!few && gp_trace_get_quality(c->t)->incomplete)
+        return rules_reco(o, "Let the program finish, or stop it with Ctrl-C or SIGTERM (which "
+                             "finish the trace); a killed program keeps all but its last moments.");
     if (c->cfg.trainer)
         return rules_reco(o,
                           "Profile at least %.0f steady-state steps: gprof-train run --steps "
@@ -91,4 +137,35 @@ gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules
                       "torch.profiler.schedule(wait=1, warmup=1, active=%.0f) and call "
                       "prof.step() every iteration, so ProfilerStep#N ranges are recorded.",
                       p[MIN_STEPS], p[MIN_STEPS]);
+}
+
+gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    int n = 0, few;
+    uint64_t n_gpu;
+    double unc = uncorrelated_pct(c, &n_gpu), worst;
+    rules_cols(o, 2, cols);
+    rules_measure(o, "steps_analysed", GP_UNIT_COUNT, (double)c->n_steps, "<", 0, 0);
+    o->f.threshold = p[MIN_STEPS];
+    GP_TRY(steps(c, p, o, &n, &few));
+    if (unc > p[MAX_UNCORRELATED_PCT])
+        GP_TRY(problem(o, &n, rules_strf(o, "%.1f%% of GPU activities have no launch call", unc),
+                       "launch, copy and sync rules miss them"));
+    GP_TRY(dropped(c, o, &n, &worst));
+    GP_TRY(capture(c, o, &n));
+    if (n == 0)
+        return rules_summary(o,
+                             "%zu steps analysed of %zu, %llu GPU activities, %.1f%% without "
+                             "a launch call",
+                             c->n_steps, c->n_all_steps, (unsigned long long)n_gpu, unc);
+    if (worst > p[CRIT_DROPPED_PCT]) {
+        rules_measure(o, "dropped_records", GP_UNIT_PCT, worst, ">=", p[CRIT_DROPPED_PCT],
+                      p[CRIT_DROPPED_PCT]);
+        rules_fire(o, GP_SEV_CRIT, p[CRIT_DROPPED_PCT]);
+        return reco_dropped(c, o);
+    }
+    rules_fire(o, GP_SEV_INFO, p[MIN_STEPS]);
+    GP_TRY(rules_summary(o, "the analysis is limited by %d problem%s with this trace", n,
+                         n > 1 ? "s" : ""));
+    return reco_info(c, p, o, few);
 }
