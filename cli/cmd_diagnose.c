@@ -46,7 +46,7 @@ static void diagnose_one(size_t i, void *ud)
 }
 
 int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings_format format,
-             gp_severity fail_on, long jobs, FILE *out)
+             gp_severity fail_on, long jobs, int warn, FILE *out)
 {
     size_t n = paths->n;
     struct job *js = calloc(n ? n : 1, sizeof(struct job));
@@ -57,7 +57,8 @@ int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings
     if (rc == CLI_OK)
         trace_jobs_run(n, jobs, diagnose_one, js);
     for (size_t i = 0; rc == CLI_OK && i < n; i++) {
-        trace_warnings_print(&js[i].warnings, js[i].path);
+        if (warn)
+            trace_warnings_print(&js[i].warnings, js[i].path);
         if (js[i].rc != GP_OK)
             rc = cli_error_from(&js[i].err, js[i].rc);
         fs[i] = js[i].out;
@@ -87,7 +88,7 @@ int diag_print_default(const char *const *paths, int n)
     gp_error err;
     int rc = gp_rules_new(&r, &err) == GP_OK ? trace_paths_expand(&p, paths, n) : CLI_ERROR;
     if (rc == CLI_OK)
-        rc = diag_run(&p, r, GP_FINDINGS_TEXT, GP_SEV_OK, 0, stdout);
+        rc = diag_run(&p, r, GP_FINDINGS_TEXT, GP_SEV_OK, 0, 0, stdout);
     trace_paths_release(&p);
     gp_rules_free(r);
     return rc == CLI_OK ? 0 : n;
@@ -179,7 +180,7 @@ int cmd_diagnose(int argc, const char **argv)
     else if (rc == CLI_OK && n == 0)
         rc = cli_error("no trace given"), cli_hint("gprof-train diagnose TRACE|DIR...");
     else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
-        rc = diag_run(&paths, r, fmt, sev, jobs, stdout);
+        rc = diag_run(&paths, r, fmt, sev, jobs, 1, stdout);
     trace_paths_release(&paths);
     gp_rules_free(r);
     return rc;

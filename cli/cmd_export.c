@@ -68,8 +68,13 @@ static int run_export(const struct export_args *x)
     gp_analysis *a = NULL;
     gp_findings *f = NULL;
     gp_status rc = gp_trace_open(x->trace, NULL, &t, &err);
-    if (rc == GP_OK)
+    if (rc == GP_OK) {
+        struct trace_warnings w;
+        trace_warnings_keep(&w, t);
+        trace_warnings_print(&w, x->trace);
+        trace_warnings_release(&w);
         rc = gp_analysis_run(t, NULL, &a, &err);
+    }
     if (rc == GP_OK && (x->perfetto || x->html))
         rc = gp_rules_run(NULL, a, &f, &err);
     int code = rc == GP_OK ? CLI_OK : cli_error_from(&err, rc);

@@ -20,10 +20,10 @@ int cmd_run_exec(int argc, const char **argv);
  * `v`), so that `run --help` lists the same table that cmd_run_exec parses. */
 struct opt;
 struct run_exec_opts {
-    const char *out;
+    const char *out, *buffer_limit;
     int no_report, driver_api;
 };
-#define RUN_EXEC_N_OPTS 5
+#define RUN_EXEC_N_OPTS 6
 void run_exec_options(struct run_exec_opts *v, struct opt *t);
 
 #endif

@@ -1,6 +1,7 @@
-/* The report and diagnosis printed at the end of `gprof-train run`: for each trace, the summary
- * and the top of the key-averages table (device time when the trace has any, else CPU time),
- * then the findings of every rule. */
+/* What `gprof-train run` prints after the profiled work ends: for each trace, the summary and
+ * the top of the key-averages table (device time when the trace has any, else CPU time), then
+ * the findings of every rule; last, on stderr, where each trace is, how many events it holds
+ * and what it lost (an incomplete trace, dropped records, the profiler's warnings). */
 #include "run_analysis.h"
 #include "cli.h"
 #include "diagnose.h"
@@ -8,23 +9,37 @@
 #include "gp/report.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define RUN_REPORT_ROWS 15
 
-static int report_one(const char *path)
+static void keep_note(struct run_trace_note *note, const gp_trace *t)
+{
+    note->read = 1;
+    note->events = gp_trace_get_info(t)->n_events;
+    note->incomplete = gp_trace_get_quality(t)->incomplete;
+    trace_warnings_keep(&note->warnings, t);
+}
+
+static int report_one(const char *path, int no_report, struct run_trace_note *note)
 {
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
     gp_error err;
+    memset(note, 0, sizeof(*note));
+    note->path = path;
     gp_status rc = gp_trace_open(path, NULL, &t, &err);
     if (rc == GP_OK)
+        keep_note(note, t);
+    if (rc == GP_OK && !no_report)
         rc = gp_analysis_run(t, NULL, &a, &err);
-    if (rc == GP_OK) {
+    if (rc == GP_OK && !no_report) {
         size_t n_dev = 0;
         gp_analysis_devices(a, &n_dev);
         gp_report_opts o = {GP_REPORT_TABLE,
                             n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL, GP_GROUP_NAME,
                             RUN_REPORT_ROWS, path};
+        fputc('\n', stdout);
         rc = gp_report_write(stdout, a, &o, &err);
     }
     if (rc != GP_OK)
@@ -34,16 +49,29 @@ static int report_one(const char *path)
     return rc == GP_OK ? 0 : 1;
 }
 
-int run_print_analysis(const char *const *paths, int n)
+int run_print_analysis(const char *const *paths, int n, int no_report, struct run_trace_note *notes)
 {
     int failed = 0;
-    for (int i = 0; i < n; i++) {
-        fputc('\n', stdout);
-        failed += report_one(paths[i]);
-    }
-    if (n > 0) {
+    for (int i = 0; i < n; i++)
+        failed += report_one(paths[i], no_report, &notes[i]);
+    if (n > 0 && !no_report) {
         fputc('\n', stdout);
         failed += diag_print_default(paths, n) ? 1 : 0;
     }
+    fflush(stdout);
     return failed;
+}
+
+void run_print_notes(struct run_trace_note *notes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct run_trace_note *t = &notes[i];
+        if (t->read)
+            fprintf(stderr, "gprof-train: %s '%s': %llu events\n",
+                    t->incomplete ? "incomplete trace" : "trace", t->path,
+                    (unsigned long long)t->events);
+        for (size_t k = 0; k < t->warnings.n; k++)
+            cli_warn("%s", t->warnings.v[k]);
+        trace_warnings_release(&t->warnings);
+    }
 }

@@ -3,8 +3,28 @@
 #ifndef GP_CLI_RUN_ANALYSIS_H
 #define GP_CLI_RUN_ANALYSIS_H
 
-/* Analyse and print each of `paths` (n traces) to stdout. Problems are reported as warnings:
- * the run itself already succeeded. @return the number of traces that could not be analysed. */
-int run_print_analysis(const char *const *paths, int n);
+#include "trace_jobs.h"
+
+#include <stdint.h>
+
+/* What the end of a run says about one trace: where it is, what it holds, what it lost. */
+struct run_trace_note {
+    const char *path;
+    int read;        /* the trace could be read */
+    int incomplete;  /* a .tmp, or "complete": false */
+    uint64_t events; /* events read */
+    struct trace_warnings warnings;
+};
+
+/* Unless no_report, analyse and print each of `paths` (n traces) to stdout, then the diagnosis;
+ * in any case fill notes[0..n) (the caller prints them with run_print_notes, last). Problems are
+ * reported as warnings: the run itself already succeeded.
+ * @return the number of traces that could not be analysed. */
+int run_print_analysis(const char *const *paths, int n, int no_report,
+                       struct run_trace_note *notes);
+
+/* Print and release notes[0..n) to stderr: "trace 'P': N events" or "incomplete trace 'P': ...",
+ * then what each trace lost (dropped records, the profiler's warnings). */
+void run_print_notes(struct run_trace_note *notes, int n);
 
 #endif

@@ -1,7 +1,9 @@
 /* gprof-train run [options] -- CMD ARGS...: run any program with libprof injected
  * (CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH point at lib/libgp_prof.so next to this
- * binary; GP_PROF_OUT tells every process where to write its trace), forward SIGINT/SIGTERM,
- * then print the analysis of each trace. The exit status is CMD's (128 + signal if killed). */
+ * binary; GP_PROF_OUT tells every process where to write its trace, in a folder of its own),
+ * forward SIGINT/SIGTERM/SIGHUP/SIGQUIT, then print the analysis of each trace and, last, how
+ * CMD ended and what each trace holds (a .tmp left by a process that died counts; a trace lost
+ * to an I/O error is said). The exit status is CMD's (128 + signal if killed). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +26,8 @@
 
 #include "gp/fs.h"
 #include "run_analysis.h"
+#include "run_child.h"
+#include "trace_jobs.h"
 
 #define MAX_TRACES 1024
 
@@ -30,14 +35,6 @@ static const char *const usage[] = {
         "gprof-train run [profiler options] -- CMD [ARGS...]",
         NULL,
 };
-
-static volatile sig_atomic_t child_pid;
-
-static void forward_signal(int sig)
-{
-    if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
-}
 
 /* <dir of this binary>/../lib/libgp_prof.so, absolute. */
 static int find_library(char *out, size_t cap)
@@ -57,7 +54,8 @@ static int find_library(char *out, size_t cap)
     return CLI_OK;
 }
 
-/* <out>/<cmd name>-<YYYYmmdd-HHMMSS>, created, absolute. */
+/* <out>/<cmd name>-<YYYYmmdd-HHMMSS>[-N], created (a new folder: two runs started in the same
+ * second get -2, -3, ... as the trainer's runs do), absolute. */
 static int make_run_dir(const char *out, const char *cmd, char *dir, size_t cap)
 {
     char base[256], stamp[32], path[PATH_MAX];
@@ -66,66 +64,24 @@ static int make_run_dir(const char *out, const char *cmd, char *dir, size_t cap)
     struct tm tm;
     localtime_r(&now, &tm);
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-    snprintf(path, sizeof(path), "%s/%s-%s", out, basename(base), stamp);
     gp_error err;
-    gp_status rc = gp_mkdir_p(path, &err);
+    gp_status rc = gp_mkdir_p(out, &err);
     if (rc != GP_OK)
         return cli_error_from(&err, rc);
+    int made = -1;
+    for (int k = 1; made != 0 && k < 1000; k++) {
+        int n = k == 1 ? snprintf(path, sizeof(path), "%s/%s-%s", out, basename(base), stamp)
+                       : snprintf(path, sizeof(path), "%s/%s-%s-%d", out, basename(base), stamp, k);
+        if (n >= (int)sizeof(path))
+            return cli_error("output path too long under '%s'", out);
+        if ((made = mkdir(path, 0777)) != 0 && errno != EEXIST)
+            return cli_error("cannot create '%s': %s", path, strerror(errno));
+    }
+    if (made != 0)
+        return cli_error("cannot create a run folder under '%s': 999 exist for this second", out);
     if (!realpath(path, dir) || strlen(dir) >= cap)
         return cli_error("cannot resolve '%s'", path);
     return CLI_OK;
-}
-
-/* fork + exec; an exec failure comes back through a close-on-exec pipe. */
-static int spawn(const char **cmd, pid_t *pid)
-{
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return cli_error("cannot run '%s': %s", cmd[0], strerror(errno));
-    *pid = fork();
-    if (*pid < 0)
-        return cli_error("cannot run '%s': %s", cmd[0], strerror(errno));
-    if (*pid == 0) {
-        close(fds[0]);
-        execvp(cmd[0], (char *const *)cmd);
-        int e = errno;
-        if (write(fds[1], &e, sizeof(e)) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    close(fds[1]);
-    int e = 0;
-    ssize_t n;
-    while ((n = read(fds[0], &e, sizeof(e))) < 0 && errno == EINTR)
-        ;
-    close(fds[0]);
-    if (n == (ssize_t)sizeof(e)) {
-        waitpid(*pid, NULL, 0);
-        cli_error("cannot run '%s': %s", cmd[0], strerror(e));
-        return 127;
-    }
-    return CLI_OK;
-}
-
-/* Wait for the child, forwarding SIGINT/SIGTERM. @return its status as a shell reports it. */
-static int wait_child(pid_t pid)
-{
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    child_pid = pid;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    child_pid = 0;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 static int has_suffix(const char *s, const char *suffix)
@@ -145,7 +101,7 @@ static int collect_traces(const char *dir, char **paths, int cap)
     DIR *d = opendir(dir);
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d)) != NULL && n < cap;) {
-        if (!has_suffix(e->d_name, GP_TRACE_SUFFIX) && !has_suffix(e->d_name, GP_TRACE_SUFFIX_GZ))
+        if (!trace_name_wanted(dirfd(d), e->d_name, 0))
             continue;
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
         if ((paths[n] = malloc(len)) != NULL)
@@ -155,6 +111,43 @@ static int collect_traces(const char *dir, char **paths, int cap)
         closedir(d);
     qsort(paths, (size_t)n, sizeof(*paths), cmp_str);
     return n;
+}
+
+/* Watch `dir` for the .tmp files the profiler creates, so that a trace it started and then
+ * removed (libprof deletes its .tmp when a write fails: a full disk) can be told from no trace
+ * at all. @return an inotify descriptor, or -1 (then nothing is told apart). */
+static int watch_dir(const char *dir)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd >= 0 && inotify_add_watch(fd, dir, IN_CREATE) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* The first trace the profiler started in `dir` that is gone now, neither finished nor left as
+ * a .tmp (copied to `lost`). @return 1 if there is one. */
+static int lost_trace(int fd, const char *dir, char *lost, size_t cap)
+{
+    _Alignas(struct inotify_event) char buf[16384];
+    ssize_t n;
+    while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+            p += sizeof(*ev) + ev->len;
+            char tmp[PATH_MAX], done[PATH_MAX];
+            if (!ev->len || !has_suffix(ev->name, ".tmp"))
+                continue;
+            snprintf(tmp, sizeof(tmp), "%s/%s", dir, ev->name);
+            snprintf(done, sizeof(done), "%.*s", (int)strlen(tmp) - 4, tmp);
+            if (access(tmp, F_OK) != 0 && access(done, F_OK) != 0) {
+                snprintf(lost, cap, "%s", done);
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 static void set_env(const char *lib, const char *dir, int driver_api)
@@ -167,19 +160,44 @@ static void set_env(const char *lib, const char *dir, int driver_api)
         setenv("GP_PROF_DRIVER", "1", 1);
 }
 
-static void report(const char *dir, char **paths, int n, int no_report)
+/* No trace in `dir`: say why, and never "no call" when the profiler did start one. */
+static void no_trace(const char *dir, int watch)
 {
-    int gpu = access("/dev/nvidia0", F_OK) == 0;
-    if (!gpu)
-        cli_warn("no GPU activity could be recorded: no NVIDIA GPU on this machine (CPU and NVTX "
-                 "ranges only)");
-    if (n == 0) {
+    char lost[PATH_MAX];
+    if (!lost_trace(watch, dir, lost, sizeof(lost))) {
         cli_warn("no trace was written under '%s': the program made no NVTX or CUDA call", dir);
         return;
     }
-    fprintf(stderr, "gprof-train: %d trace(s) under '%s'\n", n, dir);
-    if (!no_report)
-        run_print_analysis((const char *const *)paths, n);
+    struct statvfs vfs;
+    int full = statvfs(dir, &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize < 1 << 20;
+    cli_warn("the profiler started the trace '%s' but could not write it, and removed it: %s", lost,
+             full ? "the disk is full"
+                  : "an I/O error (a full disk or a file size limit: see the program's "
+                    "'cannot write trace' message above)");
+    cli_hint("free some space under '%s' (or use -o DIR elsewhere) and run again", dir);
+}
+
+/* After CMD ended: the analysis, then how CMD ended and what each trace holds. */
+static void report(const char *dir, const char *cmd, int status, int watch, int no_report)
+{
+    char *paths[MAX_TRACES];
+    int n = collect_traces(dir, paths, MAX_TRACES);
+    struct run_trace_note *notes = calloc(n ? (size_t)n : 1, sizeof(*notes));
+    if (access("/dev/nvidia0", F_OK) != 0)
+        cli_warn("no GPU activity could be recorded: no NVIDIA GPU on this machine (CPU and NVTX "
+                 "ranges only)");
+    if (notes)
+        run_print_analysis((const char *const *)paths, n, no_report, notes);
+    run_child_describe(cmd, status);
+    if (n == 0)
+        no_trace(dir, watch);
+    else
+        fprintf(stderr, "gprof-train: %d trace(s) under '%s'\n", n, dir);
+    if (notes)
+        run_print_notes(notes, n);
+    free(notes);
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
 }
 
 void run_exec_options(struct run_exec_opts *v, struct opt *t)
@@ -190,14 +208,64 @@ void run_exec_options(struct run_exec_opts *v, struct opt *t)
                     "write traces under DIR/<cmd>-<date-time>/ (default runs)"),
             OPT_BOOL(0, "no-report", &v->no_report, "skip the report and diagnosis at the end"),
             OPT_BOOL(0, "driver-api", &v->driver_api, "also record CUDA driver API calls"),
+            OPT_STR(0, "buffer-limit", &v->buffer_limit, "SIZE",
+                    "memory the profiler may hold records in before it drops\n"
+                    "                              them: bytes, or with K, M, G (e.g. 512M; "
+                    "default 1G\n"
+                    "                              or 1/8 of RAM if less; sets "
+                    "GP_PROF_BUFFER_LIMIT)"),
             OPT_END(),
     };
     memcpy(t, opts, sizeof(opts));
 }
 
+/* CMD = argv after "--". @return CLI_OK, or an exit code with the message printed. */
+static int split_cmd(int n, const char **argv, const char ***cmd)
+{
+    int dash = 0;
+    while (dash < n && strcmp(argv[dash], "--") != 0)
+        dash++;
+    if (dash > 0)
+        return cli_error("unexpected argument '%s' before '--'", argv[0]);
+    if (dash + 1 >= n) {
+        cli_error("no command to run after '--'");
+        cli_hint("gprof-train run -- python3 train.py");
+        return CLI_ERROR;
+    }
+    if (!(*cmd = calloc((size_t)(n - dash), sizeof(**cmd))))
+        return cli_error("out of memory");
+    for (int i = dash + 1; i < n; i++)
+        (*cmd)[i - dash - 1] = argv[i];
+    return CLI_OK;
+}
+
+/* Make the run folder, start CMD with the profiler injected, wait, report. */
+static int run_cmd(const struct run_exec_opts *v, const char **cmd)
+{
+    char lib[PATH_MAX], dir[PATH_MAX];
+    int rc = find_library(lib, sizeof(lib));
+    if (rc == CLI_OK)
+        rc = make_run_dir(v->out, cmd[0], dir, sizeof(dir));
+    if (rc != CLI_OK)
+        return rc;
+    set_env(lib, dir, v->driver_api);
+    int watch = watch_dir(dir);
+    struct run_child child;
+    if ((rc = run_child_start(&child, cmd)) != CLI_OK) {
+        rmdir(dir); /* nothing ran: leave no empty run folder */
+    } else {
+        int status;
+        rc = run_child_wait(&child, &status);
+        report(dir, cmd[0], status, watch, v->no_report);
+    }
+    if (watch >= 0)
+        close(watch);
+    return rc;
+}
+
 int cmd_run_exec(int argc, const char **argv)
 {
-    struct run_exec_opts v = {"runs", 0, 0};
+    struct run_exec_opts v = {"runs", NULL, 0, 0};
     struct opt opts[RUN_EXEC_N_OPTS];
     run_exec_options(&v, opts);
     const struct opt_help help = {
@@ -210,40 +278,12 @@ int cmd_run_exec(int argc, const char **argv)
     int n = opt_parse(argc, argv, opts, &help, OPT_KEEP_DASHDASH);
     if (n < 0)
         return opt_exit_code(n);
-    int dash = 0;
-    while (dash < n && strcmp(argv[dash], "--") != 0)
-        dash++;
-    if (dash > 0)
-        return cli_error("unexpected argument '%s' before '--'", argv[0]);
-    if (dash + 1 >= n) {
-        cli_error("no command to run after '--'");
-        cli_hint("gprof-train run -- python3 train.py");
-        return CLI_ERROR;
-    }
-    const char **cmd = calloc((size_t)(n - dash), sizeof(*cmd));
-    if (!cmd)
-        return cli_error("out of memory");
-    for (int i = dash + 1; i < n; i++)
-        cmd[i - dash - 1] = argv[i];
-    char lib[PATH_MAX], dir[PATH_MAX];
-    int rc = find_library(lib, sizeof(lib));
+    const char **cmd = NULL;
+    int rc = split_cmd(n, argv, &cmd);
     if (rc == CLI_OK)
-        rc = make_run_dir(v.out, cmd[0], dir, sizeof(dir));
-    pid_t pid = 0;
-    if (rc == CLI_OK) {
-        set_env(lib, dir, v.driver_api);
-        rc = spawn(cmd, &pid);
-        if (rc != CLI_OK)
-            rmdir(dir); /* nothing ran: leave no empty run folder */
-    }
-    if (rc == CLI_OK) {
-        rc = wait_child(pid);
-        char *paths[MAX_TRACES];
-        int nt = collect_traces(dir, paths, MAX_TRACES);
-        report(dir, paths, nt, v.no_report);
-        for (int i = 0; i < nt; i++)
-            free(paths[i]);
-    }
+        rc = run_set_buffer_limit(v.buffer_limit);
+    if (rc == CLI_OK)
+        rc = run_cmd(&v, cmd);
     free(cmd);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "gp/train.h"
 #include "opt.h"
 #include "run_analysis.h"
+#include "run_child.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,12 +114,12 @@ static int train_and_report(gp_train_config *cfg, int no_report)
     printf("run: %s\n", res.run_dir);
     if (!res.trace_path[0])
         return CLI_OK;
-    if (no_report) {
+    if (no_report)
         printf("trace: %s\n", res.trace_path);
-        return CLI_OK;
-    }
     const char *paths[1] = {res.trace_path};
-    run_print_analysis(paths, 1);
+    struct run_trace_note note;
+    run_print_analysis(paths, 1, no_report, &note);
+    run_print_notes(&note, 1); /* last: what the trace lost, where the user looks */
     return CLI_OK;
 }
 
@@ -126,6 +127,7 @@ int cmd_run_train(int argc, const char **argv)
 {
     const char *model = "mlp", *optimizer = "adam", *device = "auto", *amp = "off";
     const char *workers = "0", *data = NULL, *out = "runs", *checkpoint = NULL, *resume = NULL;
+    const char *buffer_limit = NULL;
     long epochs = 1, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0;
@@ -162,6 +164,9 @@ int cmd_run_train(int argc, const char **argv)
             OPT_STR(0, "checkpoint", &checkpoint, "PATH", "save the weights to PATH at the end"),
             OPT_STR(0, "resume", &resume, "PATH", "start from weights saved with --checkpoint"),
             OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
+            OPT_STR(0, "buffer-limit", &buffer_limit, "SIZE",
+                    "memory the profiler may hold records in before it drops\n"
+                    "                              them, e.g. 512M (default 1G or 1/8 of RAM)"),
             OPT_END(),
     };
     struct run_exec_opts exec_vals;
@@ -191,7 +196,7 @@ int cmd_run_train(int argc, const char **argv)
     }
     gp_train_config cfg;
     gp_train_config_init(&cfg);
-    if (parse_workers(workers, &cfg.workers) != 0)
+    if (parse_workers(workers, &cfg.workers) != 0 || run_set_buffer_limit(buffer_limit) != CLI_OK)
         return CLI_ERROR;
     cfg.model = model, cfg.optimizer = optimizer, cfg.device = device, cfg.amp = amp;
     cfg.data_dir = data, cfg.out_dir = out, cfg.checkpoint = checkpoint, cfg.resume = resume;

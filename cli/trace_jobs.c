@@ -6,6 +6,8 @@
 #include "gp/trace_schema.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,11 +22,29 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* pass 0: PyTorch's trace names (*.pt.trace.json[.gz]); pass 1: any *.json[.gz] */
-static int is_trace_name(const char *s, int pass)
+static int is_trace_name(const char *s, size_t n, int pass)
 {
-    if (pass == 0)
-        return ends_with(s, GP_TRACE_SUFFIX) || ends_with(s, GP_TRACE_SUFFIX_GZ);
-    return ends_with(s, ".json") || ends_with(s, ".json.gz");
+    static const char *const names[2][2] = {{GP_TRACE_SUFFIX, GP_TRACE_SUFFIX_GZ},
+                                            {".json", ".json.gz"}};
+    for (int i = 0; i < 2; i++) {
+        size_t k = strlen(names[pass][i]);
+        if (n > k && memcmp(s + n - k, names[pass][i], k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int trace_name_wanted(int dir_fd, const char *s, int pass)
+{
+    size_t n = strlen(s);
+    if (!ends_with(s, ".tmp"))
+        return is_trace_name(s, n, pass);
+    char done[NAME_MAX + 1];
+    if (!is_trace_name(s, n - 4, pass) || n - 4 > NAME_MAX)
+        return 0;
+    snprintf(done, sizeof(done), "%.*s", (int)(n - 4), s);
+    struct stat st;
+    return fstatat(dir_fd, done, &st, 0) != 0;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -59,7 +79,7 @@ static int add_matching(struct trace_paths *p, const char *dir, int pass)
     if (!d)
         return cli_error("cannot open directory '%s'", dir);
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !is_trace_name(e->d_name, pass))
+        if (e->d_name[0] == '.' || !trace_name_wanted(dirfd(d), e->d_name, pass))
             continue;
         size_t n = len + strlen(e->d_name) + 2;
         char *s = malloc(n);
@@ -82,7 +102,9 @@ static int add_dir(struct trace_paths *p, const char *dir)
             return CLI_ERROR;
     qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
     if (p->n == first)
-        return cli_error("no trace files (*.json, *.json.gz) in '%s'", dir);
+        return cli_error("no trace files (*.json, *.json.gz, or a .tmp left by a program that "
+                         "died) in '%s'",
+                         dir);
     return CLI_OK;
 }
 
@@ -155,6 +177,8 @@ void trace_warnings_keep(struct trace_warnings *w, const gp_trace *t)
     for (size_t i = 0; w->v && i < n; i++)
         if ((w->v[w->n] = strdup(src[i])) != NULL)
             w->n++;
+    if (w->v)
+        trace_notes_add(w, t);
 }
 
 void trace_warnings_print(const struct trace_warnings *w, const char *path)

@@ -20,6 +20,11 @@ struct trace_paths {
 int trace_paths_expand(struct trace_paths *p, const char *const *args, int n);
 void trace_paths_release(struct trace_paths *p);
 
+/* @return 1 when `name`, in the directory open as `dir_fd`, is a trace to read: pass 0 takes
+ * *.pt.trace.json[.gz], pass 1 any *.json[.gz]; either also takes "<such a name>.tmp", what a
+ * program that died left (readable, incomplete), when its finished twin is not beside it. */
+int trace_name_wanted(int dir_fd, const char *name, int pass);
+
 /* Call fn(i, ud) for every i in [0, n) on up to `threads` threads (0 = one per core); returns
  * when all calls have returned. fn must be safe to run concurrently for different i. */
 void trace_jobs_run(size_t n, long threads, void (*fn)(size_t i, void *ud), void *ud);
@@ -29,7 +34,11 @@ struct trace_warnings {
     char **v;
     size_t n;
 };
+/* Keep the read warnings of `t`, then its notes (trace_notes_add). */
 void trace_warnings_keep(struct trace_warnings *w, const gp_trace *t);
+/* Append what `t` says was lost or unfinished: "incomplete: the program ended at ...", records
+ * the profiler dropped (CPU, GPU), the profiler's warnings (trace_notes.c). */
+void trace_notes_add(struct trace_warnings *w, const gp_trace *t);
 void trace_warnings_print(const struct trace_warnings *w, const char *path);
 void trace_warnings_release(struct trace_warnings *w);
 

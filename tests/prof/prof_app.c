@@ -1,6 +1,9 @@
-/* prof_app.c: scenarios for tests/prof/test_prof_trace.py, one per mode: threads (nested
- * ranges on many threads, awkward names, config, steps), atexit (no explicit shutdown), spin
- * (records until killed), fsize (a "full disk" via RLIMIT_FSIZE), unwritable, schedule. */
+/* prof_app.c: scenarios for tests/prof/test_prof_trace.py and tests/cli/test_run_capture.py,
+ * one per mode: threads (nested ranges on many threads, awkward names, config, steps), atexit
+ * (no explicit shutdown), spin (records until killed), fsize (a "full disk" via RLIMIT_FSIZE),
+ * unwritable, schedule, die (records for a while, then dies by a signal or _exit), tight (N
+ * ranges as fast as it can, records dropped past the buffer limit). OUT "-"
+ * means the generated name in $GP_PROF_OUT (as under gprof-train run). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "gp/prof.h"
 #include "gp/trace_schema.h"
@@ -19,7 +23,7 @@ static void start(const char *out, int gzip, int wait_when_full, gp_prof_schedul
 {
     gp_prof_options o;
     gp_prof_options_init(&o);
-    o.output_path = out;
+    o.output_path = strcmp(out, "-") == 0 ? NULL : out;
     o.gzip = gzip;
     o.wait_when_full = wait_when_full;
     o.schedule = sched;
@@ -94,6 +98,44 @@ static int mode_spin(const char *out)
     return 0;
 }
 
+/* Record 1 ms ranges for `ms` milliseconds, then die by `how` without shutting down: kill
+ * (SIGKILL), segv, abort, exit (_exit(3)). */
+static int mode_die(const char *out, const char *how, long ms)
+{
+    start(out, GP_PROF_GZIP_AUTO, 0, (gp_prof_schedule){0, 0, 0, 0, 0});
+    struct timespec t0, now, one = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = 0;
+    do {
+        gp_prof_step();
+        GP_PROF_RANGE("work");
+        nanosleep(&one, NULL);
+        n++;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+    printf("ranges %ld\n", n);
+    fflush(stdout);
+    if (strcmp(how, "kill") == 0)
+        raise(SIGKILL);
+    if (strcmp(how, "segv") == 0)
+        raise(SIGSEGV); /* as a wild pointer would, without undefined behaviour in the test */
+    if (strcmp(how, "abort") == 0)
+        abort();
+    _exit(3);
+}
+
+static int mode_tight(const char *out, long n)
+{
+    start(out, GP_PROF_GZIP_AUTO, 0, (gp_prof_schedule){0, 0, 0, 0, 0});
+    gp_prof_name r = gp_prof_intern("tight");
+    for (long i = 0; i < n; i++) {
+        gp_prof_push(r);
+        gp_prof_pop();
+    }
+    gp_prof_shutdown(NULL);
+    return 0;
+}
+
 static int mode_fsize(const char *out)
 {
     struct rlimit rl = {256 << 10, 256 << 10};
@@ -146,5 +188,9 @@ int main(int argc, char **argv)
         start(out, 0, 0, (gp_prof_schedule){0, 0, 0, 0, 0});
     if (strcmp(mode, "schedule") == 0)
         return mode_schedule(out);
+    if (strcmp(mode, "tight") == 0 && argc > 3)
+        return mode_tight(out, atol(argv[3]));
+    if (strcmp(mode, "die") == 0 && argc > 4)
+        return mode_die(out, argv[3], atol(argv[4]));
     return 0;
 }

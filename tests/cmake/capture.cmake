@@ -1,0 +1,11 @@
+# What the CLI makes of a profiled program that dies or loses records, and `run -- CMD` as a
+# parent (tests/cli/test_run_capture.py, with tests/prof/prof_app.c as the program).
+if(TARGET gp_prof AND TARGET gprof-train) # prof_app: tests/cmake/prof.cmake
+  foreach(case die twin messages dropped signals folders)
+    add_test(NAME cli_capture_${case}
+             COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_run_capture.py ${case}
+                     $<TARGET_FILE:gprof-train> $<TARGET_FILE:prof_app>)
+    set_tests_properties(cli_capture_${case} PROPERTIES LABELS cli TIMEOUT 600
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+  endforeach()
+endif()
