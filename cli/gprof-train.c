@@ -21,6 +21,7 @@ static const struct gp_cmd commands[] = {
         {"prepare", cmd_prepare,
          "write Fashion-MNIST as a PNG image folder for the decoding loader"},
         {"doctor", cmd_doctor, "check the driver, GPUs, CUPTI and libraries GPU profiling needs"},
+        {"job", cmd_job, "compare the ranks of a distributed job: stragglers, collective waits"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

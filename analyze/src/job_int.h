@@ -1,0 +1,64 @@
+/* job_int.h: private parts of gp_job shared by the rank summary (job_rank.c), the cross-rank view
+ * (job.c), its output (job_write.c) and GT16 (rules/rule_straggler.c). */
+#ifndef GP_ANALYZE_JOB_INT_H
+#define GP_ANALYZE_JOB_INT_H
+
+#include "gp/job.h"
+#include "rules_int.h"
+
+/* One step of a rank: its time and what filled it, ns. */
+struct job_step {
+    int64_t num, dur, compute, comm, exposed, idle, loader;
+};
+
+/* One collective of a rank: unix ns on the rank's own clock. */
+struct job_call {
+    int64_t step;
+    uint32_t index;
+    uint16_t op; /* index into job_ops[] */
+    int64_t ts, end;
+};
+
+#define JOB_N_OPS 11
+extern const char *const job_ops[JOB_N_OPS];
+
+struct gp_job_part {
+    int rank;
+    const char *rank_from;
+    char *path, *host;
+    struct job_step *steps;
+    size_t n_steps;
+    struct job_call *calls; /* sorted by (step, index) */
+    size_t n_calls;
+    int64_t clock_offset; /* set by gp_job_finish */
+    /* per collective operation (job_ops[]), set by gp_job_finish */
+    uint64_t op_calls[JOB_N_OPS];
+    int64_t op_time[JOB_N_OPS], op_waited[JOB_N_OPS];
+};
+
+/* GT16's parameters. */
+enum { JOB_WARN_PCT, JOB_CRIT_PCT, JOB_MIN_LAG_US, JOB_MIN_SHARE_PCT, JOB_MIN_COUNT, JOB_CLOCK_US };
+#define JOB_N_PARAMS 6
+
+struct gp_job {
+    gp_job_part **parts; /* sorted by rank after finish */
+    size_t n, cap;
+    double p[JOB_N_PARAMS];
+    gp_job_rank *ranks;
+    gp_job_collective *colls;
+    size_t n_colls;
+    int64_t *common_steps; /* step numbers every rank has, ascending */
+    size_t n_common;
+    gp_findings *findings;
+    int clocks_aligned;
+};
+
+extern const gp_rule_info job_straggler_info;
+
+/* rules/rule_straggler.c: GT16 over a finished job's ranks and collectives. */
+gp_status job_straggler(const gp_job *j, gp_findings **out);
+
+/* Per-step mean of the rank's steps among the common ones (all when none are common). */
+int64_t job_median(int64_t *v, size_t n);
+
+#endif

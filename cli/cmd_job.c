@@ -1,0 +1,130 @@
+/* gprof-train job: one distributed job's rank traces compared (issue 15): the per-rank table,
+ * who waits for whom at each collective, and GT16 (straggler rank). Traces are read a few at a
+ * time and each is reduced to a small summary before the next, so memory follows --jobs, not
+ * the number of ranks. */
+#include "cli.h"
+#include "cmds.h"
+#include "opt.h"
+#include "trace_jobs.h"
+
+#include "gp/job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const usage[] = {
+        "gprof-train job [options] TRACE|DIR...",
+        NULL,
+};
+
+struct rank_job {
+    const char *path;
+    gp_job_part *part;
+    gp_status rc;
+    gp_error err;
+    struct trace_warnings warnings;
+};
+
+static void summarise_one(size_t i, void *ud)
+{
+    struct rank_job *r = &((struct rank_job *)ud)[i];
+    gp_trace *t = NULL;
+    gp_analysis *a = NULL;
+    gp_error_clear(&r->err);
+    r->rc = gp_trace_open(r->path, NULL, &t, &r->err);
+    if (r->rc == GP_OK) {
+        trace_warnings_keep(&r->warnings, t);
+        r->rc = gp_analysis_run(t, NULL, &a, &r->err);
+    }
+    if (r->rc == GP_OK)
+        r->rc = gp_job_part_new(a, &r->part, &r->err);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Read every trace into `j`, in argument order. */
+static int gather(gp_job *j, const struct trace_paths *paths, long threads)
+{
+    struct rank_job *rs = calloc(paths->n ? paths->n : 1, sizeof(*rs));
+    if (!rs)
+        return cli_error("out of memory");
+    for (size_t i = 0; i < paths->n; i++)
+        rs[i].path = paths->v[i];
+    trace_jobs_run(paths->n, threads, summarise_one, rs);
+    int rc = CLI_OK;
+    for (size_t i = 0; i < paths->n; i++) {
+        trace_warnings_print(&rs[i].warnings, rs[i].path);
+        gp_error err;
+        if (rc == CLI_OK && rs[i].rc != GP_OK)
+            rc = cli_error_from(&rs[i].err, rs[i].rc);
+        else if (rc == CLI_OK && gp_job_add(j, rs[i].part, &err) != GP_OK)
+            rc = cli_error_from(&err, GP_ENOMEM);
+        else if (rc != CLI_OK)
+            gp_job_part_free(rs[i].part);
+        trace_warnings_release(&rs[i].warnings);
+    }
+    free(rs);
+    return rc;
+}
+
+static int run_job(const struct trace_paths *paths, const struct opt_list *sets, gp_job_format fmt,
+                   unsigned flags, const char *name, long threads)
+{
+    gp_job *j = NULL;
+    gp_error err;
+    gp_status st = gp_job_new(&j, &err);
+    for (int i = 0; st == GP_OK && i < sets->n; i++)
+        st = gp_job_set(j, sets->items[i], &err);
+    int rc = st == GP_OK ? gather(j, paths, threads) : cli_error_from(&err, st);
+    if (rc == CLI_OK && (st = gp_job_finish(j, &err)) == GP_OK)
+        st = gp_job_write(stdout, j, fmt, flags, name, &err);
+    if (rc == CLI_OK && st != GP_OK)
+        rc = cli_error_from(&err, st);
+    gp_job_free(j);
+    return rc;
+}
+
+int cmd_job(int argc, const char **argv)
+{
+    const char *format = "text", *name = NULL;
+    struct opt_list sets = {0};
+    int per_op = 0;
+    long jobs = 0;
+    const struct opt opts[] = {
+            OPT_GROUP("options:"),
+            OPT_STR('f', "format", &format, "FMT", "text (default), json or ndjson"),
+            OPT_BOOL(0, "per-op", &per_op, "ndjson: also a line per rank and collective op"),
+            OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
+            OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
+                     "override a threshold, e.g. GT16.min_lag_us=500"),
+            OPT_INT('j', "jobs", &jobs, "N", "read N traces at once (default: one per core)", 0,
+                    1024),
+            OPT_END(),
+    };
+    const struct opt_help help = {
+            "job", usage,
+            "Compare the rank traces of one distributed job: per rank, step time (mean, p95),\n"
+            "compute, communication, exposed communication, GPU idle and DataLoader per step,\n"
+            "ranks aligned by step number and clocks aligned on collectives; which rank arrives\n"
+            "last at each collective and how long the others wait; GT16 names a straggler rank\n"
+            "and what makes it slow in its own trace.",
+            "examples:\n"
+            "    gprof-train job runs/ddp-job/\n"
+            "    gprof-train job rank*.pt.trace.json.gz --format json\n"
+            "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n",
+            NULL};
+    int n = opt_parse(argc, argv, opts, &help, 0);
+    if (n < 0)
+        return opt_exit_code(n);
+    gp_job_format fmt;
+    gp_error err;
+    struct trace_paths paths = {0};
+    gp_status st = gp_job_format_parse(format, &fmt, &err);
+    int rc = st == GP_OK ? CLI_OK : cli_error_from(&err, st);
+    if (rc == CLI_OK && n == 0)
+        rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|DIR...");
+    else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
+        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs);
+    trace_paths_release(&paths);
+    return rc;
+}
