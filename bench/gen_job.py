@@ -153,7 +153,7 @@ def main():
         for r in range(lo, min(a.ranks, lo + 64)):
             v = variants[r % len(variants)] if a.names == "mixed" else a.names
             ranks.append(Rank(r, 1000 + r, skew.get(r, 0.0), NAMES[v], CPU_OPS[r % len(CPU_OPS)]))
-        t = 1000.0
+        t = 50000.0  # clock skews stay positive
         for s in range(1, a.steps + 1):
             t = step(a, ranks, s, t)
         for rk in ranks:

@@ -80,9 +80,14 @@ static gp_status text_waits(FILE *f, const gp_job *j)
     for (size_t i = 0; i < j->n_colls; i++)
         v[i] = &j->colls[i];
     qsort(v, j->n_colls, sizeof(*v), cmp_waited);
+    if (j->n_colls == 0 || v[0]->waited == 0) {
+        fprintf(f, "\nno rank waited for another at any of the %zu collectives\n", j->n_colls);
+        free(v);
+        return GP_OK;
+    }
     fprintf(f, "\ncollectives that waited longest (of %zu):\n", j->n_colls);
     fprintf(f, "%6s %5s %-14s %6s %10s %12s\n", "step", "#", "op", "last", "lag ms", "waited ms");
-    for (size_t i = 0; i < j->n_colls && i < 10; i++)
+    for (size_t i = 0; i < j->n_colls && i < 10 && v[i]->waited > 0; i++)
         fprintf(f, "%6lld %5u %-14s %6d %10.3f %12.3f\n", (long long)v[i]->step, v[i]->index,
                 v[i]->op, v[i]->last_rank, ms(v[i]->lag), ms(v[i]->waited));
     free(v);

@@ -2,6 +2,7 @@
  * schemas), name -> flags (steps, loader, communication, sync and launch APIs), memcpy names. */
 #include "trace_int.h"
 
+#include "gp/job.h"
 #include "gp/log.h"
 #include "gp/trace_schema.h"
 
@@ -123,8 +124,7 @@ unsigned trace_name_flags(const char *s, size_t n)
     if ((starts_with(s, GP_NAME_LOADER_PREFIX) && ends_with(s, n, GP_NAME_LOADER_SUFFIX)) ||
         starts_with(s, "enumerate(DataPipe)#"))
         f |= GP_EVF_DATALOADER;
-    if (starts_with(s, "nccl:") || starts_with(s, "gloo:") || starts_with(s, "nccl") ||
-        strstr(s, "ncclKernel") || strstr(s, "ncclDevKernel"))
+    if (gp_job_is_comm_name(s)) /* NCCL's and RCCL's kernels under every name, c10d ops */
         f |= GP_EVF_COMM;
     for (size_t i = 0; i < sizeof(sync_apis) / sizeof(sync_apis[0]); i++)
         if (strcmp(s, sync_apis[i]) == 0)

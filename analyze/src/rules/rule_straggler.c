@@ -167,6 +167,12 @@ static gp_status judge(const gp_job *j, const double *p, struct rules_out *o)
         return rules_summary(o, "no collective matched across ranks: not applicable");
     uint64_t late = 0;
     size_t w = worst_rank(j, &late);
+    if (late == 0) {
+        rules_measure(o, "straggler_wait_share", GP_UNIT_PCT, 0, ">=", p[JOB_WARN_PCT],
+                      p[JOB_CRIT_PCT]);
+        return rules_summary(o, "no rank is late at any of the %zu collectives (by %g us or more)",
+                             j->n_colls, p[JOB_MIN_LAG_US]);
+    }
     const gp_job_rank *r = &j->ranks[w];
     int64_t *steps = calloc(j->n, sizeof(int64_t));
     GP_FAIL_IF(!steps, GP_ENOMEM, NULL, "out of memory");

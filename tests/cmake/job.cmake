@@ -1,0 +1,14 @@
+# Tests of `gprof-train job` (issue 15) beyond tests/unit/test_analyze_job.c and the golden cases
+# in tests/golden/job/: the committed fixtures in tests/data/job/ match bench/gen_job.py, and
+# tests/job/test_job.py runs generated jobs with known stragglers, NCCL name variants, clock
+# skews and NDJSON output.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND)
+  add_test(NAME job_fixtures_fresh
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/make_fixtures.py --check)
+  set_tests_properties(job_fixtures_fresh PROPERTIES LABELS unit TIMEOUT 120)
+  add_test(NAME job_cli
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job.py
+                   $<TARGET_FILE:gprof-train>)
+  set_tests_properties(job_cli PROPERTIES LABELS cli TIMEOUT 300)
+endif()
