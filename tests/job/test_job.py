@@ -101,6 +101,29 @@ def test_ndjson(tmp):
     check(all(x["op"] == "AllReduce" and x["calls"] == 6 for x in ops), "ops: AllReduce x6")
     plain = job(d, "--format", "ndjson")
     check(len(plain.splitlines()) == 6, "without --per-op, a line per rank")
+    readme_query(tmp, out)
+
+
+def readme_query(tmp, ndjson):
+    """The README's DuckDB query finds the straggler (only where duckdb is installed)."""
+    try:
+        import duckdb
+    except ImportError:
+        print("duckdb absent: README query not run")
+        return
+    import re
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "README.md")).read()
+    m = re.search(r"```sql\n(.*?)```", readme[readme.index("## Multi-rank jobs"):], re.S)
+    os.makedirs(os.path.join(tmp, "q", "jobs"))
+    with open(os.path.join(tmp, "q", "jobs", "a.ndjson"), "w") as f:
+        f.write(ndjson)
+    cwd = os.getcwd()
+    os.chdir(os.path.join(tmp, "q"))
+    try:
+        rows = duckdb.sql(m.group(1).replace("run42", "j1")).fetchall()
+    finally:
+        os.chdir(cwd)
+    check(rows and rows[0][1] == 4, "README query: slowest rank 4, got %s" % rows[:1])
 
 
 def main():
