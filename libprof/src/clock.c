@@ -32,6 +32,15 @@ static size_t n_knots, cap_knots;
 static int64_t max_converted; /* the largest tick converted so far */
 static int64_t last_steer;    /* where the last measurement started its segments */
 
+/* The newest two segments, published for other threads (prof_clock_now_ns: CUPTI's timestamp
+ * callback) under a sequence lock, and the largest tick they converted: the writer never moves
+ * the function there either. */
+static _Atomic uint32_t pub_seq;
+static _Atomic int64_t pub_t[2], pub_ns[2];
+static _Atomic uint64_t pub_scale[2];
+static _Atomic int pub_valid;
+static _Atomic int64_t pub_max_used = INT64_MIN;
+
 static int cpu_has_invariant_tsc(void)
 {
 #if defined(__x86_64__)
@@ -146,6 +155,47 @@ static int keep_measurement(int64_t ticks, int64_t ns)
     return n_measured <= N_MEASURED ? 0 : n_measured % N_MEASURED;
 }
 
+static void add_knots(uint64_t rate, int64_t ticks, int64_t ns);
+
+/* Copy the newest two segments for other threads; the sequence goes back to even. */
+static void publish(void)
+{
+    if ((atomic_load(&pub_seq) & 1) == 0)
+        atomic_fetch_add(&pub_seq, 1);
+    for (int i = 0; i < 2; i++) {
+        const knot *k = &knots[n_knots >= 2 ? n_knots - 2 + i : 0];
+        atomic_store_explicit(&pub_t[i], k->t, memory_order_relaxed);
+        atomic_store_explicit(&pub_ns[i], k->ns, memory_order_relaxed);
+        atomic_store_explicit(&pub_scale[i], k->scale, memory_order_relaxed);
+    }
+    atomic_store(&pub_valid, 1);
+    atomic_fetch_add(&pub_seq, 1);
+}
+
+int64_t prof_clock_now_ns(void)
+{
+    if (!prof_tsc || !atomic_load(&pub_valid))
+        return prof_now();
+    for (;;) {
+        uint32_t s = atomic_load(&pub_seq);
+        if (s & 1)
+            continue;
+        prof_tick_seg seg[2]; /* may be torn: then the sequence moved, and we retry */
+        for (int i = 0; i < 2; i++)
+            seg[i] = (prof_tick_seg){atomic_load_explicit(&pub_t[i], memory_order_relaxed),
+                                     atomic_load_explicit(&pub_ns[i], memory_order_relaxed),
+                                     atomic_load_explicit(&pub_scale[i], memory_order_relaxed)};
+        int64_t ticks = prof_ticks();
+        int64_t ns = on_segment(&seg[ticks >= seg[1].t], ticks);
+        int64_t used = atomic_load(&pub_max_used);
+        while (ticks > used && !atomic_compare_exchange_weak(&pub_max_used, &used, ticks))
+            ;
+        atomic_thread_fence(memory_order_acquire); /* the loads above before the re-check */
+        if (atomic_load(&pub_seq) == s)
+            return ns;
+    }
+}
+
 void prof_clock_add(int64_t ticks, int64_t ns)
 {
     int oldest = keep_measurement(ticks, ns);
@@ -156,8 +206,20 @@ void prof_clock_add(int64_t ticks, int64_t ns)
         /* The first segment runs through the first measurement and this one exactly. */
         push_knot(m_ticks[oldest], m_ns[oldest], rate);
         last_steer = m_ticks[oldest];
+        publish();
         return;
     }
+    atomic_fetch_add(&pub_seq, 1); /* odd: other threads retry (see prof_clock_now_ns) */
+    int64_t used = atomic_load(&pub_max_used);
+    if (used > max_converted)
+        max_converted = used;
+    add_knots(rate, ticks, ns);
+    publish();
+}
+
+/* prof_clock_add's new segments from a tick past every converted one. */
+static void add_knots(uint64_t rate, int64_t ticks, int64_t ns)
+{
     int64_t t = ticks > max_converted ? ticks : max_converted + 1;
     /* Knots come often while the session is young (its first rate may have been measured over
      * microseconds), then at most every KNOT_MIN_NS. */
@@ -223,7 +285,15 @@ void prof_clock_converted(int64_t max_ticks)
 
 void prof_clock_reset(void)
 {
+    atomic_store(&pub_valid, 0);
+    atomic_store(&pub_max_used, INT64_MIN);
     n_measured = 0;
     n_knots = 0;
     max_converted = INT64_MIN;
+}
+
+void prof_clock_start(void)
+{
+    if (prof_tsc)
+        first_knot();
 }

@@ -24,10 +24,56 @@ static int forked;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static done_buf *queue_head, *queue_tail;
 static _Atomic size_t outstanding;
-static _Atomic uint64_t refused_buffers, cupti_dropped;
+static _Atomic uint64_t refused_buffers, cupti_dropped, late_buffers;
 static CUpti_ActivityKind enabled[16];
 static int n_enabled;
+static char failed_kinds[192]; /* "memory (CUPTI_ERROR_...)", for gpu_status */
 static cupti_conv conv;
+
+static done_buf *take_queue(void);
+
+/* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed out:
+ * one from before a finished forced flush means another client took CUPTI's callbacks over. */
+#define MAX_HELD (MAX_OUTSTANDING / BUF_BYTES)
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *held[MAX_HELD];
+static uint64_t held_flush[MAX_HELD];
+static uint64_t flushes;
+static int taken_over;
+
+static void held_add(uint8_t *buf)
+{
+    pthread_mutex_lock(&held_lock);
+    for (size_t i = 0; i < MAX_HELD; i++) {
+        if (!held[i]) {
+            held[i] = buf;
+            held_flush[i] = flushes;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&held_lock);
+}
+
+static void held_remove(uint8_t *buf)
+{
+    pthread_mutex_lock(&held_lock);
+    for (size_t i = 0; i < MAX_HELD; i++)
+        if (held[i] == buf)
+            held[i] = NULL;
+    pthread_mutex_unlock(&held_lock);
+}
+
+/* After a forced flush: @return 1 if a buffer handed out before it is still held by CUPTI. */
+static int held_after_flush(void)
+{
+    int stale = 0;
+    pthread_mutex_lock(&held_lock);
+    for (size_t i = 0; i < MAX_HELD; i++)
+        stale |= held[i] && held_flush[i] < flushes;
+    flushes++;
+    pthread_mutex_unlock(&held_lock);
+    return stale;
+}
 
 void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
 {
@@ -36,10 +82,12 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_re
     *buf = NULL;
     if (atomic_fetch_add(&outstanding, BUF_BYTES) + BUF_BYTES <= MAX_OUTSTANDING)
         *buf = aligned_alloc(64, BUF_BYTES);
-    if (!*buf) { /* CUPTI >= 13 drops and counts records when refused */
+    if (!*buf) { /* CUPTI drops the records and counts them itself */
         atomic_fetch_sub(&outstanding, BUF_BYTES);
         atomic_fetch_add(&refused_buffers, 1);
+        return;
     }
+    held_add(*buf);
 }
 
 void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
@@ -48,8 +96,11 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     (void)ctx;
     (void)stream;
     (void)size;
-    done_buf *d = malloc(sizeof(*d));
+    held_remove(buf);
+    /* After the session stopped (a late buffer from CUPTI's worker): never into the next one. */
+    done_buf *d = atomic_load(&gpu_state) == 1 ? malloc(sizeof(*d)) : NULL;
     if (!d) {
+        atomic_fetch_add(&late_buffers, atomic_load(&gpu_state) != 1);
         free(buf);
         atomic_fetch_sub(&outstanding, BUF_BYTES);
         return;
@@ -88,24 +139,29 @@ static const char *api_name(int driver, uint32_t cbid)
 /* Enable what `record` asks for; @return how many GPU kinds are on. */
 static int enable_kinds(unsigned record, CUptiResult *last_err)
 {
+    /* Driver calls with kernels: the converter keeps only those that launch GPU work (Triton,
+     * NVRTC) unless every driver call is asked for. */
     static const struct {
         unsigned flag;
         CUpti_ActivityKind kind;
+        const char *what;
     } table[] = {
-            {~0u, CUPTI_ACTIVITY_KIND_DEVICE},
-            {GP_PROF_RECORD_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
-            {GP_PROF_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY},
-            {GP_PROF_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
-            {GP_PROF_RECORD_RUNTIME, CUPTI_ACTIVITY_KIND_RUNTIME},
-            {GP_PROF_RECORD_DRIVER, CUPTI_ACTIVITY_KIND_DRIVER},
-            {GP_PROF_RECORD_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-            {GP_PROF_RECORD_SYNC, CUPTI_ACTIVITY_KIND_CUDA_EVENT},
-            {GP_PROF_RECORD_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2},
-            {GP_PROF_RECORD_GPU, CUPTI_ACTIVITY_KIND_OVERHEAD},
-            {GP_PROF_RECORD_GPU, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION},
+            {~0u, CUPTI_ACTIVITY_KIND_DEVICE, "devices"},
+            {GP_PROF_RECORD_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
+            {GP_PROF_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+            {GP_PROF_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+            {GP_PROF_RECORD_RUNTIME, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"},
+            {GP_PROF_RECORD_DRIVER | GP_PROF_RECORD_KERNEL, CUPTI_ACTIVITY_KIND_DRIVER,
+             "driver API"},
+            {GP_PROF_RECORD_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
+            {GP_PROF_RECORD_SYNC, CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA events"},
+            {GP_PROF_RECORD_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+            {GP_PROF_RECORD_GPU, CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
+            {GP_PROF_RECORD_GPU, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation"},
     };
     int on = 0;
     n_enabled = 0;
+    failed_kinds[0] = '\0';
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (!(record & table[i].flag))
             continue;
@@ -116,8 +172,9 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
                                  : api->ActivityEnable(table[i].kind);
         if (rc != CUPTI_SUCCESS) {
             *last_err = rc;
-            GP_LOG(GP_LOG_DEBUG, "cuptiActivityEnable(%d): %s", (int)table[i].kind,
-                   cupti_error(api, rc));
+            size_t len = strlen(failed_kinds);
+            snprintf(failed_kinds + len, sizeof(failed_kinds) - len, "%s%s (%s)", len ? ", " : "",
+                     table[i].what, cupti_error(api, rc));
             continue;
         }
         enabled[n_enabled++] = table[i].kind;
@@ -141,6 +198,11 @@ static int fail(const char *what, CUptiResult rc, char *why, size_t why_len)
     return -1;
 }
 
+static uint64_t CUPTIAPI gpu_timestamp(void)
+{
+    return (uint64_t)prof_clock_now_ns();
+}
+
 int prof_gpu_start(unsigned record, char *why, size_t why_len)
 {
     if (forked || atomic_load(&gpu_state) == 1)
@@ -156,6 +218,10 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
     api->EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* = gettid(), like our ranges */
+    /* CUPTI's own clock is CLOCK_MONOTONIC_RAW on WSL: stamp with ours, before any kind is on */
+    if (api->ActivityRegisterTimestampCallback)
+        api->ActivityRegisterTimestampCallback(gpu_timestamp);
+    conv.all_driver = (record & GP_PROF_RECORD_DRIVER) != 0;
     rc = api->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
     CUptiResult last = CUPTI_SUCCESS;
     if (rc != CUPTI_SUCCESS || enable_kinds(record, &last) == 0) {
@@ -165,7 +231,19 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
     }
     api->ActivityFlushPeriod(500);
     atomic_store(&gpu_state, 1);
+    atomic_store(&prof_g.gpu_ext, api->ActivityPushExternalCorrelationId &&
+                                          api->ActivityPopExternalCorrelationId &&
+                                          (record & GP_PROF_RECORD_GPU));
     return 0;
+}
+
+/* The status line: "recorded", or which kinds CUPTI refused. */
+static void set_recorded_status(void)
+{
+    char status[256];
+    if (failed_kinds[0])
+        snprintf(status, sizeof(status), "recorded, except: %s", failed_kinds);
+    prof_set_gpu_status(failed_kinds[0] ? status : "recorded");
 }
 
 void prof_gpu_ensure_started(void)
@@ -173,7 +251,15 @@ void prof_gpu_ensure_started(void)
     if (!atomic_load(&prof_g.running) || atomic_load(&gpu_state) != 0)
         return;
     char why[256];
-    prof_set_gpu_status(prof_gpu_start(prof_g.record, why, sizeof(why)) == 0 ? "recorded" : why);
+    if (prof_gpu_start(prof_g.record, why, sizeof(why)) == 0)
+        set_recorded_status();
+    else
+        prof_set_gpu_status(why);
+}
+
+void prof_gpu_started_status(void)
+{
+    set_recorded_status();
 }
 
 void prof_gpu_flush(void)
@@ -184,16 +270,60 @@ void prof_gpu_flush(void)
     size_t n = 0;
     if (api->ActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
         atomic_fetch_add(&cupti_dropped, n); /* reading resets CUPTI's counter */
+    if (held_after_flush() && !taken_over) {
+        taken_over = 1;
+        prof_set_gpu_status("recorded until another profiler in the program (torch.profiler, "
+                            "Kineto?) took over CUPTI's activity buffers: GPU activity after "
+                            "that is missing");
+    }
+}
+
+/* The signal path: the interrupted thread may hold CUPTI's (or malloc's) lock, so the forced
+ * flush runs on a thread of its own and is waited for at most FLUSH_WAIT_MS; past that, the
+ * trace ends with what CUPTI handed over already. */
+#define FLUSH_WAIT_MS 500
+static _Atomic int flusher_done;
+
+static void *flusher(void *arg)
+{
+    (void)arg;
+    prof_gpu_flush();
+    atomic_store(&flusher_done, 1);
+    return NULL;
+}
+
+static void flush_bounded(void)
+{
+    pthread_t th;
+    atomic_store(&flusher_done, 0);
+    if (pthread_create(&th, NULL, flusher, NULL) != 0)
+        return;
+    pthread_detach(th);
+    for (int ms = 0; ms < FLUSH_WAIT_MS && !atomic_load(&flusher_done); ms++) {
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+    }
+    if (!atomic_load(&flusher_done))
+        prof_warn("GPU activity of the last %d ms may be missing: CUPTI could not be flushed "
+                  "when the signal came (the interrupted thread was inside CUDA)",
+                  FLUSH_WAIT_MS);
 }
 
 void prof_gpu_stop(void)
 {
     if (atomic_load(&gpu_state) != 1)
         return;
+    atomic_store(&prof_g.gpu_ext, 0);
     for (int i = 0; i < n_enabled; i++)
         api->ActivityDisable(enabled[i]);
     api->Unsubscribe(subscriber);
     atomic_store(&gpu_state, 0);
+    for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
+        next = d->next;
+        free(d->buf);
+        free(d);
+        atomic_fetch_sub(&outstanding, BUF_BYTES);
+    }
 }
 
 static done_buf *take_queue(void)
@@ -205,10 +335,14 @@ static done_buf *take_queue(void)
     return d;
 }
 
-void prof_gpu_drain(prof_out *o, int final)
+void prof_gpu_drain(prof_out *o, int final, int from_signal)
 {
-    if (final && atomic_load(&gpu_state) == 1 && !forked)
-        prof_gpu_flush(); /* also on the signal path, from the writer thread */
+    if (final && atomic_load(&gpu_state) == 1 && !forked) {
+        if (from_signal)
+            flush_bounded();
+        else
+            prof_gpu_flush();
+    }
     for (done_buf *d = take_queue(), *next; d; d = next) {
         next = d->next;
         CUpti_Activity *rec = NULL;
@@ -222,8 +356,10 @@ void prof_gpu_drain(prof_out *o, int final)
         prof_warn("%llu GPU record(s) had no timestamps (CUPTI device buffers exhausted)",
                   (unsigned long long)conv.no_timestamp);
     if (final && prof_gpu_dropped())
-        prof_warn("%llu GPU record(s) dropped by CUPTI (buffers full or refused)",
-                  (unsigned long long)prof_gpu_dropped());
+        prof_warn("%llu GPU record(s) dropped by CUPTI (its buffers full, or %llu buffer "
+                  "request(s) refused: %u MiB were waiting for the writer)",
+                  (unsigned long long)prof_gpu_dropped(),
+                  (unsigned long long)atomic_load(&refused_buffers), MAX_OUTSTANDING >> 20);
 }
 
 int prof_gpu_device_props(prof_out *o)
@@ -246,12 +382,25 @@ void prof_gpu_config(prof_out *o)
 void prof_gpu_after_fork(void)
 {
     forked = 1; /* CUDA cannot be used in a forked child; never touch CUPTI there */
+    atomic_store(&prof_g.gpu_ext, 0);
     atomic_store(&gpu_state, -1);
 }
 
+/* CUPTI's own count: it includes the records of the buffers we refused. */
 uint64_t prof_gpu_dropped(void)
 {
-    return atomic_load(&cupti_dropped) + atomic_load(&refused_buffers);
+    return atomic_load(&cupti_dropped);
+}
+
+void prof_gpu_ext_push(uint64_t id)
+{
+    api->ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+}
+
+void prof_gpu_ext_pop(void)
+{
+    uint64_t last;
+    api->ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
 /** CUDA's injection entry point (CUDA_INJECTION64_PATH): runs inside the first cuInit. */

@@ -298,6 +298,14 @@ static int launches_work(const char *name)
     return 0;
 }
 
+/* Driver calls are recorded by default only where they put work on the GPU (Triton and NVRTC
+ * launch with cuLaunchKernel; the runtime's own driver calls are not reported by CUPTI). */
+static int driver_launch(cupti_conv *c, uint32_t cbid)
+{
+    const char *name = prof_name_str(api_name(c, 1, cbid));
+    return name && launches_work(name);
+}
+
 static void conv_api(cupti_conv *c, prof_out *o, const CUpti_ActivityAPI *a, int driver)
 {
     uint32_t s = a->correlationId & (CUPTI_CORR_SLOTS - 1);
@@ -511,6 +519,8 @@ void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *a = (const void *)r;
+        if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER && !c->all_driver && !driver_launch(c, a->cbid))
+            break;
         if (prof_window_contains((int64_t)a->start))
             conv_api(c, o, a, r->kind == CUPTI_ACTIVITY_KIND_DRIVER);
         break;

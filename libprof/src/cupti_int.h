@@ -30,6 +30,10 @@ typedef struct cupti_api {
     CUptiResult (*ActivityFlushAll)(uint32_t);
     CUptiResult (*ActivityFlushPeriod)(uint32_t);
     CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
+    /* optional (NULL when missing) */
+    CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
+    CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
+    CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
 } cupti_api;
 
 /** Load libcupti and its functions once. @return the table, or NULL with `why` filled. */
@@ -70,6 +74,7 @@ typedef struct cupti_device_info {
 
 typedef struct cupti_conv {
     int pid;
+    int all_driver; /* 1: every driver API call; 0: only those that put work on the GPU */
     cupti_api_name_fn api_name;
     /* correlation id -> calling thread and external id, learned from API records */
     uint32_t corr_id[CUPTI_CORR_SLOTS];

@@ -2,6 +2,7 @@
  * and records CPU ranges on machines without CUPTI; it is never closed (CUDA 13.0-13.1 crash at
  * exit when CUPTI is unloaded without cuptiFinalize). */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cupti_int.h"
@@ -41,6 +42,9 @@ SAME_TYPE(ActivityGetNextRecord, cuptiActivityGetNextRecord);
 SAME_TYPE(ActivityFlushAll, cuptiActivityFlushAll);
 SAME_TYPE(ActivityFlushPeriod, cuptiActivityFlushPeriod);
 SAME_TYPE(ActivityGetNumDroppedRecords, cuptiActivityGetNumDroppedRecords);
+SAME_TYPE(ActivityRegisterTimestampCallback, cuptiActivityRegisterTimestampCallback);
+SAME_TYPE(ActivityPushExternalCorrelationId, cuptiActivityPushExternalCorrelationId);
+SAME_TYPE(ActivityPopExternalCorrelationId, cuptiActivityPopExternalCorrelationId);
 
 static int load_symbols(void *h)
 {
@@ -59,12 +63,28 @@ static int load_symbols(void *h)
     SYM(ActivityFlushPeriod, "cuptiActivityFlushPeriod");
     SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
     *(void **)&api.ActivityEnableAndDump = dlsym(h, "cuptiActivityEnableAndDump");
+    *(void **)&api.ActivityRegisterTimestampCallback =
+            dlsym(h, "cuptiActivityRegisterTimestampCallback");
+    *(void **)&api.ActivityPushExternalCorrelationId =
+            dlsym(h, "cuptiActivityPushExternalCorrelationId");
+    *(void **)&api.ActivityPopExternalCorrelationId =
+            dlsym(h, "cuptiActivityPopExternalCorrelationId");
     return 0;
 }
 
-static int load_once(void)
+/* GP_PROF_CUPTI=PATH: that libcupti and no other (a CUPTI of one's choice; the simulated one
+ * in tests/gpusim). Otherwise the build's CUPTI, then the loader's search path
+ * (LD_LIBRARY_PATH, pip wheels). */
+static void *open_cupti(void)
 {
-    /* the build's CUPTI first, then the loader's search path (LD_LIBRARY_PATH, pip wheels) */
+    const char *chosen = getenv("GP_PROF_CUPTI");
+    if (chosen && *chosen) {
+        void *h = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            snprintf(fail_why, sizeof(fail_why), "GP_PROF_CUPTI=%s cannot be loaded: %s", chosen,
+                     dlerror());
+        return h;
+    }
     const char *const names[] = {
 #ifdef GP_CUPTI_LIBDIR
             GP_CUPTI_LIBDIR "/libcupti.so.13", GP_CUPTI_LIBDIR "/libcupti.so",
@@ -73,10 +93,16 @@ static int load_once(void)
     void *h = NULL;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
+    if (!h)
         snprintf(fail_why, sizeof(fail_why), "CUPTI not found (libcupti.so.13): %s", dlerror());
+    return h;
+}
+
+static int load_once(void)
+{
+    void *h = open_cupti();
+    if (!h)
         return -1;
-    }
     if (load_symbols(h) != 0)
         return -1;
     uint32_t v = 0;

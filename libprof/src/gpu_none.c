@@ -17,10 +17,15 @@ void prof_gpu_stop(void)
 {
 }
 
-void prof_gpu_drain(prof_out *o, int final)
+void prof_gpu_drain(prof_out *o, int final, int from_signal)
 {
     (void)o;
     (void) final;
+    (void)from_signal;
+}
+
+void prof_gpu_started_status(void)
+{
 }
 
 int prof_gpu_device_props(prof_out *o)
@@ -49,5 +54,14 @@ void prof_gpu_config(prof_out *o)
 }
 
 void prof_gpu_ensure_started(void)
+{
+}
+
+void prof_gpu_ext_push(uint64_t id)
+{
+    (void)id;
+}
+
+void prof_gpu_ext_pop(void)
 {
 }

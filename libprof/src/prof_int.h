@@ -50,6 +50,12 @@ void prof_clock_sample(void);
 void prof_clock_add(int64_t ticks, int64_t ns);
 /** Forget the function of the previous session. */
 void prof_clock_reset(void);
+/** Session start, before the writer: measure the first rate (tens of microseconds), so
+ * prof_clock_now_ns is on the function from the first GPU record on. */
+void prof_clock_start(void);
+/** Now on the trace's clock (the function of the ticks), from any thread: CUPTI stamps its
+ * records with it, so GPU API calls and CPU ranges share one clock and nest exactly. */
+int64_t prof_clock_now_ns(void);
 /** Writer: ticks -> CLOCK_REALTIME ns. */
 int64_t prof_ticks_to_ns(int64_t ticks);
 
@@ -112,6 +118,7 @@ typedef struct prof_frame {
     int64_t t0;
     uint32_t name;
     uint32_t recorded; /* 1 if the window was recording at push time */
+    uint64_t ext;      /* CUPTI external correlation id pushed for this range, or 0 */
 } prof_frame;
 
 enum prof_thread_state { PROF_THREAD_ALIVE = 1, PROF_THREAD_DEAD, PROF_THREAD_FREE };
@@ -152,6 +159,7 @@ typedef struct prof_thread {
     struct prof_thread *next; /* registry list; immutable once published */
     const char *cache_ptr[PROF_NAME_CACHE];
     uint32_t cache_id[PROF_NAME_CACHE];
+    uint64_t ext_next, ext_end; /* this thread's block of external correlation ids */
     prof_frame stack[PROF_MAX_DEPTH];
 } prof_thread;
 
@@ -169,6 +177,8 @@ typedef struct prof_session {
     int wait_when_full;
     int64_t buf_limit; /* bytes all threads' blocks may hold together */
     int pid;
+    _Atomic int gpu_ext;          /* 1: ranges push CUPTI external correlation ids */
+    _Atomic uint64_t ext_counter; /* external ids handed out, in blocks per thread */
 } prof_session;
 
 extern prof_session prof_g;
@@ -458,7 +468,9 @@ void prof_gpu_flush(void);
 /** Stop recording (disable kinds) after a final flush. */
 void prof_gpu_stop(void);
 /** Writer side: convert pending GPU buffers into events. */
-void prof_gpu_drain(prof_out *o, int final);
+void prof_gpu_drain(prof_out *o, int final, int from_signal);
+/** Set gpu_status after a successful prof_gpu_start: "recorded", or the kinds CUPTI refused. */
+void prof_gpu_started_status(void);
 /** Writer side: write deviceProperties members (without brackets). @return count. */
 int prof_gpu_device_props(prof_out *o);
 /** Writer side: GPU process/stream metadata events, each preceded by a comma. */
@@ -471,6 +483,10 @@ void prof_gpu_ensure_started(void);
 void prof_gpu_after_fork(void);
 /** @return records CUPTI dropped so far. */
 uint64_t prof_gpu_dropped(void);
+/** Link the GPU work launched inside a range to it: CUPTI's external correlation stack
+ * (cuptiActivityPushExternalCorrelationId), as Kineto does for ops. Only while gpu_ext is set. */
+void prof_gpu_ext_push(uint64_t id);
+void prof_gpu_ext_pop(void);
 
 /** Shared by writer and the GPU converter: pid of this process and the trace base time. */
 extern int64_t prof_base_ns;

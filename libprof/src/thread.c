@@ -282,6 +282,20 @@ static inline prof_thread *fast_self(void)
     return prof_thread_self();
 }
 
+#define EXT_BLOCK 4096 /* ids a thread takes from the process counter at a time */
+
+/* Only while CUPTI records: the range gets an id unique in the process (below 2^53, so
+ * JavaScript viewers keep it exact), pushed on CUPTI's external correlation stack. */
+static void push_external_id(prof_thread *t, prof_frame *f)
+{
+    if (t->ext_next == t->ext_end) {
+        t->ext_next = atomic_fetch_add(&prof_g.ext_counter, EXT_BLOCK) + 1;
+        t->ext_end = t->ext_next + EXT_BLOCK;
+    }
+    f->ext = t->ext_next++;
+    prof_gpu_ext_push(f->ext);
+}
+
 static void push_on(prof_thread *t, uint32_t name, unsigned flag)
 {
     int64_t now = prof_thread_ticks(t);
@@ -295,6 +309,10 @@ static void push_on(prof_thread *t, uint32_t name, unsigned flag)
     f->t0 = now;
     f->name = name;
     f->recorded = (uint32_t)prof_recording(flag);
+    f->ext = 0;
+    if (__builtin_expect(atomic_load_explicit(&prof_g.gpu_ext, memory_order_relaxed), 0) &&
+        f->recorded)
+        push_external_id(t, f);
 }
 
 void gp_prof_push(gp_prof_name name)
@@ -324,8 +342,10 @@ static void pop_on(prof_thread *t)
     if (d >= PROF_MAX_DEPTH)
         return;
     prof_frame *f = &t->stack[d];
+    if (f->ext)
+        prof_gpu_ext_pop();
     if (f->recorded) {
-        prof_rec r = {f->t0, now, 0, f->name, PROF_REC_RANGE, (uint16_t)d};
+        prof_rec r = {f->t0, now, f->ext, f->name, PROF_REC_RANGE, (uint16_t)d};
         emit(t, &r);
     }
 }

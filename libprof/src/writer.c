@@ -260,6 +260,15 @@ static inline int64_t map_ns(prof_tick_map *m, int64_t ticks)
     return m->mode == PROF_MAP_IDENTITY ? ticks : prof_ticks_to_ns(ticks);
 }
 
+/* Replace the closing brace of the event just written with its "External id" args. */
+static void external_id_args(prof_out *o, uint64_t id)
+{
+    o->len--;
+    prof_out_str(o, ",\"args\":{\"" GP_ARG_EXTERNAL_ID "\":");
+    prof_out_u64(o, id);
+    prof_out_str(o, "}}");
+}
+
 /* One CPU range record (the writer's hot loop: measured in bench_prof.sh). */
 static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int tid)
 {
@@ -271,6 +280,8 @@ static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int ti
                      prof_name_cat(r->name) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
                                                                   : GP_CAT_USER_ANNOTATION,
                      r->name, prof_g.pid, tid, t0, t1);
+        if (r->aux)
+            external_id_args(o, r->aux);
         return;
     }
     prof_out_reserve(o, FAST_MAX);
@@ -290,6 +301,8 @@ static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int ti
     p = prof_put_us(p + 7, t1 > t0 ? t1 - t0 : 0);
     *p++ = '}';
     o->len = (size_t)(p - o->buf);
+    if (r->aux) /* the range's CUPTI external correlation id: its GPU work carries it too */
+        external_id_args(o, r->aux);
 }
 
 static tid_info *tid_slot(int tid)
@@ -636,7 +649,7 @@ static size_t periodic(void)
 {
     uint64_t before = W.n_events;
     size_t n = drain_threads(&W.out);
-    prof_gpu_drain(&W.out, 0);
+    prof_gpu_drain(&W.out, 0, 0);
     int64_t now = prof_now();
     int sync = W.n_events != before && now - W.last_sync_ns >= SYNC_EVERY_NS;
     if (sync)
@@ -656,9 +669,9 @@ static int finish(void)
     prof_out *o = &W.out;
     while (drain_threads(o) > 0) /* a pass takes at most PASS_PER_THREAD from a thread */
         ;
-    /* From a signal handler, the interrupted thread may hold CUPTI's lock: write what CUPTI has
-     * handed over already, never call it (a forced flush would wait forever). */
-    prof_gpu_drain(o, !atomic_load(&W.from_signal));
+    /* From a signal handler, the interrupted thread may hold CUPTI's lock: the forced flush is
+     * bounded there (cupti_activity.c), never waited for on this thread. */
+    prof_gpu_drain(o, 1, atomic_load(&W.from_signal));
     uint64_t dropped = cpu_dropped();
     for (int i = 0; i < W.n_tids; i++) {
         if (W.tids[i].bad_pops)

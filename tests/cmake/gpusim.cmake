@@ -1,0 +1,34 @@
+# The simulated CUPTI and driver (tests/gpusim, label gpu-sim): a fake libcupti.so.13 and a fake
+# libcuda.so.1, built from CUDA 13's headers, under scenario programs; libprof is built unchanged
+# and pointed at the fake with GP_PROF_CUPTI. test_gpusim.py checks the traces. Needs only CUDA's
+# headers, so it runs in every build here, the sanitizer builds included.
+if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
+  set(gs_src ${CMAKE_CURRENT_SOURCE_DIR}/gpusim)
+  set(gs_out ${CMAKE_CURRENT_BINARY_DIR}/gpusim)
+  get_target_property(gs_cupti_inc gp::cupti INTERFACE_INCLUDE_DIRECTORIES)
+  add_library(fake_cupti SHARED ${gs_src}/fake_cupti.c)
+  target_include_directories(fake_cupti PUBLIC ${gs_src} ${gs_cupti_inc} ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(fake_cupti PRIVATE Threads::Threads)
+  set_target_properties(fake_cupti PROPERTIES OUTPUT_NAME cupti VERSION 13 SOVERSION 13
+                        C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${gs_out})
+  add_library(fake_cuda SHARED ${gs_src}/fake_cuda.c)
+  target_link_libraries(fake_cuda PRIVATE fake_cupti Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(fake_cuda PROPERTIES OUTPUT_NAME cuda VERSION 1 SOVERSION 1
+                        C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${gs_out})
+  foreach(app sim_app sim_app_linked)
+    add_executable(${app} ${gs_src}/sim_app.c)
+    target_include_directories(${app} PRIVATE ${GP_NVTX3_INCLUDE})
+    target_link_libraries(${app} PRIVATE fake_cuda fake_cupti Threads::Threads ${CMAKE_DL_LIBS})
+    set_target_properties(${app} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${gs_out})
+  endforeach()
+  target_compile_definitions(sim_app_linked PRIVATE SIM_LINKED)
+  target_link_libraries(sim_app_linked PRIVATE gp_prof)
+  set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
+      running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id)
+  foreach(case ${gs_cases})
+    add_test(NAME gpusim_${case}
+             COMMAND python3 ${gs_src}/test_gpusim.py ${case} ${gs_out} $<TARGET_FILE:gp_prof>)
+    set_tests_properties(gpusim_${case} PROPERTIES LABELS gpu-sim TIMEOUT 120
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+  endforeach()
+endif()

@@ -1,0 +1,425 @@
+/* fake_cuda.c: a simulated libcuda.so.1 for tests, built from CUDA 13's cuda.h (so each entry
+ * point has the real prototype). cuInit loads CUDA_INJECTION64_PATH and calls its
+ * InitializeInjection once, as the driver does; launches, copies, sets, allocations and syncs
+ * make the records the real CUPTI would (through fake_cupti.h), with device work placed on its
+ * stream after the work before it. "Device memory" is host memory, never touched.
+ *
+ * Simulation knobs: a kernel runs for gridDim.x microseconds; a copy or set moves 10 bytes/ns
+ * (at least 1 us). fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
+ * runtime's (cudaLaunchKernel, cudaMemcpyAsync, ...: what PyTorch does) instead of the driver's
+ * (cuLaunchKernel: Triton, NVRTC). FAKE_CUDA_SIGNAL_AT=N raises SIGTERM inside the Nth launch,
+ * with CUPTI's internal lock held. */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_cupti.h"
+
+#define EXPORT         __attribute__((visibility("default")))
+#define DEFAULT_STREAM 7
+#define CONTEXT_ID     1
+#define MAX_PINNED     256
+
+struct CUstream_st {
+    uint32_t id;
+    uint64_t busy_until;
+};
+struct CUmod_st {
+    int unused;
+};
+struct CUfunc_st {
+    char name[128];
+};
+struct CUctx_st {
+    int unused;
+};
+
+static struct CUstream_st default_stream = {DEFAULT_STREAM, 0};
+static struct CUctx_st the_context;
+static struct CUmod_st the_module;
+static uint32_t next_stream_id = 13;
+static void *pinned[MAX_PINNED];
+static size_t pinned_bytes[MAX_PINNED];
+static int launches;
+static _Thread_local int as_runtime;
+
+/* ---- injection ---- */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void load_injection(void)
+{
+    const char *path = getenv("CUDA_INJECTION64_PATH");
+    if (!path || !*path)
+        return;
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    int (*init)(void) = NULL;
+    if (h)
+        *(void **)&init = dlsym(h, "InitializeInjection");
+    if (!init)
+        fprintf(stderr, "fake libcuda: cannot inject %s: %s\n", path,
+                h ? "no InitializeInjection" : dlerror());
+    else
+        init();
+}
+
+EXPORT CUresult cuInit(unsigned int flags)
+{
+    (void)flags;
+    pthread_once(&init_once, load_injection);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *version)
+{
+    *version = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    *device = ordinal;
+    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    (void)dev;
+    *ctx = &the_context;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    (void)ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    (void)image;
+    *module = &the_module;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
+{
+    (void)mod;
+    struct CUfunc_st *f = calloc(1, sizeof(*f));
+    if (!f)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    *fn = f; /* one per lookup, never freed: the test programs look up a handful */
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+    (void)flags;
+    struct CUstream_st *s = calloc(1, sizeof(*s));
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->id = __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+    *stream = s;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamDestroy(CUstream stream)
+{
+    free(stream);
+    return CUDA_SUCCESS;
+}
+
+/* ---- records ---- */
+
+EXPORT void fake_cuda_as_runtime(int on)
+{
+    as_runtime = on;
+}
+
+static struct CUstream_st *stream_of(CUstream s)
+{
+    return s ? s : &default_stream;
+}
+
+/* Where work of `ns` starts on `s` (after its earlier work, after the call) and ends. */
+static void place(struct CUstream_st *s, uint64_t ns, uint64_t *start, uint64_t *end)
+{
+    uint64_t now = fake_cupti_now() + 2000; /* launch latency */
+    *start = s->busy_until > now ? s->busy_until : now;
+    *end = *start + ns;
+    s->busy_until = *end;
+}
+
+static void api(uint32_t driver_cbid, uint32_t runtime_cbid, uint64_t t0, uint32_t corr)
+{
+    fake_cupti_api(as_runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER,
+                   as_runtime ? runtime_cbid : driver_cbid, t0, fake_cupti_now(), corr);
+}
+
+static void maybe_signal(void)
+{
+    const char *at = getenv("FAKE_CUDA_SIGNAL_AT");
+    if (at && atoi(at) == launches)
+        raise(SIGTERM); /* CUPTI's lock is held: the profiler must not need it to finish */
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+                               CUstream stream, void **params, void **extra)
+{
+    (void)params;
+    (void)extra;
+    fake_cupti_enter();
+    uint64_t t0 = fake_cupti_now();
+    uint32_t corr = fake_cupti_correlation();
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    struct CUstream_st *s = stream_of(stream);
+    k.queued = t0;
+    place(s, (uint64_t)gx * 1000u, &k.start, &k.end);
+    k.name = f->name;
+    k.gridX = (int32_t)gx;
+    k.gridY = (int32_t)gy;
+    k.gridZ = (int32_t)gz;
+    k.blockX = (int32_t)bx;
+    k.blockY = (int32_t)by;
+    k.blockZ = (int32_t)bz;
+    k.dynamicSharedMemory = (int32_t)smem;
+    k.registersPerThread = 32;
+    k.deviceId = 0;
+    k.contextId = CONTEXT_ID;
+    k.streamId = s->id;
+    k.correlationId = corr;
+    fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end);
+    api(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0,
+        corr);
+    launches++;
+    maybe_signal();
+    fake_cupti_leave();
+    return CUDA_SUCCESS;
+}
+
+static int pinned_slot(const void *p)
+{
+    for (int i = 0; i < MAX_PINNED; i++)
+        if (pinned[i] && (const char *)p >= (char *)pinned[i] &&
+            (const char *)p < (char *)pinned[i] + pinned_bytes[i])
+            return i;
+    return -1;
+}
+
+static void memory_record(CUpti_ActivityMemoryOperationType op, CUpti_ActivityMemoryKind kind,
+                          uint64_t addr, uint64_t bytes, uint32_t corr)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = op;
+    m.memoryKind = kind;
+    m.correlationId = corr;
+    m.address = addr;
+    m.bytes = bytes;
+    m.timestamp = fake_cupti_now();
+    m.processId = (uint32_t)getpid();
+    m.deviceId = 0;
+    m.contextId = CONTEXT_ID;
+    m.streamId = DEFAULT_STREAM;
+    fake_cupti_host_record((CUpti_Activity *)&m, sizeof(m));
+}
+
+static CUresult alloc(void **p, size_t bytes, int pin)
+{
+    fake_cupti_enter();
+    uint64_t t0 = fake_cupti_now();
+    uint32_t corr = fake_cupti_correlation();
+    *p = malloc(bytes ? bytes : 1);
+    for (int i = 0; *p && pin && i < MAX_PINNED; i++) {
+        if (!pinned[i]) {
+            pinned[i] = *p;
+            pinned_bytes[i] = bytes;
+            break;
+        }
+    }
+    if (*p)
+        memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                      pin ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                      (uint64_t)(uintptr_t)*p, bytes, corr);
+    if (pin)
+        api(CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+            t0, corr);
+    else
+        api(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, t0,
+            corr);
+    fake_cupti_leave();
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static void release(void *p, int pin)
+{
+    fake_cupti_enter();
+    uint64_t t0 = fake_cupti_now();
+    uint32_t corr = fake_cupti_correlation();
+    int slot = pin ? pinned_slot(p) : -1;
+    if (slot >= 0)
+        pinned[slot] = NULL;
+    memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
+                  pin ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                  (uint64_t)(uintptr_t)p, 0, corr);
+    if (pin)
+        api(CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, t0,
+            corr);
+    else
+        api(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, t0,
+            corr);
+    fake_cupti_leave();
+    free(p);
+}
+
+EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
+{
+    void *p = NULL;
+    CUresult rc = alloc(&p, bytes, 0);
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return rc;
+}
+
+EXPORT CUresult cuMemFree(CUdeviceptr dptr)
+{
+    release((void *)(uintptr_t)dptr, 0);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    return alloc(pp, bytes, 1);
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+    release(p, 1);
+    return CUDA_SUCCESS;
+}
+
+static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
+{
+    fake_cupti_enter();
+    uint64_t t0 = fake_cupti_now();
+    uint32_t corr = fake_cupti_correlation();
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = to_device ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+    uint8_t host_kind = pinned_slot(host) >= 0 ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+                                               : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    m.srcKind = to_device ? host_kind : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.dstKind = to_device ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : host_kind;
+    m.bytes = bytes;
+    struct CUstream_st *s = stream_of(stream);
+    place(s, bytes / 10 > 1000 ? bytes / 10 : 1000, &m.start, &m.end);
+    m.deviceId = 0;
+    m.contextId = CONTEXT_ID;
+    m.streamId = s->id;
+    m.correlationId = corr;
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
+    api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
+                  : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
+    fake_cupti_leave();
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
+{
+    (void)dst;
+    copy(src, bytes, stream, 1);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    (void)src;
+    copy(dst, bytes, stream, 0);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
+{
+    (void)dst;
+    (void)value;
+    fake_cupti_enter();
+    uint64_t t0 = fake_cupti_now();
+    uint32_t corr = fake_cupti_correlation();
+    CUpti_ActivityMemset4 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.bytes = n;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    struct CUstream_st *s = stream_of(stream);
+    place(s, n / 10 > 1000 ? n / 10 : 1000, &m.start, &m.end);
+    m.deviceId = 0;
+    m.contextId = CONTEXT_ID;
+    m.streamId = s->id;
+    m.correlationId = corr;
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
+    api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0,
+        corr);
+    fake_cupti_leave();
+    return CUDA_SUCCESS;
+}
+
+/* A sync call: wait for the device, then its API and synchronization records. */
+static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t dcbid,
+                      uint32_t rcbid)
+{
+    uint64_t t0 = fake_cupti_now();
+    uint32_t corr = fake_cupti_correlation();
+    fake_cupti_synchronize();
+    fake_cupti_enter();
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof(y));
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = type;
+    y.start = t0;
+    y.end = fake_cupti_now();
+    y.correlationId = corr;
+    y.contextId = CONTEXT_ID;
+    y.streamId = stream;
+    fake_cupti_host_record((CUpti_Activity *)&y, sizeof(y));
+    api(dcbid, rcbid, t0, corr);
+    fake_cupti_leave();
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+              CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+              CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream stream)
+{
+    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream)->id,
+              CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
+    return CUDA_SUCCESS;
+}
+
+/** cudaDeviceReset as CUPTI sees it: the runtime callback at entry, then device work and every
+ * record not yet handed to the client are gone. */
+EXPORT void fake_cuda_device_reset(void)
+{
+    fake_cupti_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
+                        CUPTI_API_ENTER);
+    fake_cupti_device_reset();
+    default_stream.busy_until = 0;
+    fake_cupti_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
+                        CUPTI_API_EXIT);
+}

@@ -1,0 +1,53 @@
+/* fake_cupti.h: the simulated CUPTI's side door, used by the simulated driver (fake_cuda.c) to
+ * make the records real CUPTI would make for a driver call, and by scenario programs to reach the
+ * simulation's switches. libprof never sees this header: it talks to the fake through CUPTI's own
+ * API (cupti.h), exactly as to the real library.
+ *
+ * The fake's failure modes are chosen with FAKE_CUPTI (comma-separated words):
+ *   busy          cuptiSubscribe fails: another tool (Nsight, a sanitizer) holds the subscriber
+ *   old           cuptiGetVersion says 12.0 (120000)
+ *   fail_kind=N   cuptiActivityEnable(N) fails (CUPTI_ERROR_NOT_COMPATIBLE)
+ *   stall         the worker thread never delivers: only cuptiActivityFlushAll does
+ *   wsl           timestamps come from CLOCK_MONOTONIC_RAW, as on WSL, unless the client registered
+ *                 its own clock with cuptiActivityRegisterTimestampCallback
+ *   hoard=N       a buffer takes N records, then a fresh one is requested while the old ones are
+ *                 kept until the next flush (a slow consumer: the client's cap makes CUPTI drop)
+ *   late          one more buffer reaches the completion callback 50 ms after the last forced
+ *                 flush (records arriving after the client's exit flush)
+ * FAKE_CUPTI_STATS=PATH writes the fake's counters as JSON at exit (records made, delivered,
+ * dropped), for tests to compare with what the trace says. */
+#ifndef GP_TESTS_FAKE_CUPTI_H
+#define GP_TESTS_FAKE_CUPTI_H
+
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Now, on the clock CUPTI stamps records with (the client's callback, if registered). */
+uint64_t fake_cupti_now(void);
+/** A fresh correlation id. */
+uint32_t fake_cupti_correlation(void);
+/** Take / release CUPTI's internal lock around an API call (records are made under it). */
+void fake_cupti_enter(void);
+void fake_cupti_leave(void);
+/** An API call's record (runtime or driver kind, if enabled), preceded by the external
+ * correlation records of the ids this thread has pushed. Call between enter and leave. */
+void fake_cupti_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint64_t end,
+                    uint32_t corr);
+/** A host-side record (memory, sync): into the buffer now, if its kind is enabled. Call between
+ * enter and leave, as the two below. */
+void fake_cupti_host_record(const CUpti_Activity *rec, size_t size);
+/** Device work (kernel, memcpy, memset) that ends at `end`: delivered once it has ended; a
+ * forced flush before that delivers it without timestamps, as real CUPTI does. */
+void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end);
+/** Wait until every device record has ended (what cuCtxSynchronize waits for). */
+void fake_cupti_synchronize(void);
+/** Call the subscriber's callback for `cbid` of `domain` at `site`. */
+void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         CUpti_ApiCallbackSite site);
+/** A device reset: device work and records not yet delivered are destroyed. */
+void fake_cupti_device_reset(void);
+/** @return whether `kind` is enabled (between enter and leave). */
+int fake_cupti_enabled(CUpti_ActivityKind kind);
+
+#endif

@@ -1,0 +1,236 @@
+/* sim_app.c: scenario programs for the simulated driver and CUPTI (test_gpusim.py checks the
+ * traces they leave). Injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH, like `gprof-train
+ * run -- CMD`), or, built as sim_app_linked, calling libprof itself before CUDA (like the trainer).
+ *
+ *   sim_app SCENARIO [--driver] [--threads N] [--steps N]
+ *   work              NVTX ranges around allocations, pageable and pinned copies, a memset,
+ *                     launches and a stream sync, on N threads (default 4), then exit
+ *   fork              work, a forked child that makes NVTX ranges and exits, more work
+ *   sigterm           work, then SIGTERM to itself
+ *   reset             work, a device reset (cudaDeviceReset), exit
+ *   running_at_exit   a 300 ms kernel launched just before exit, no sync
+ *   takeover          work, then another profiler in the program (torch.profiler does this)
+ *                     registers its own buffer callbacks, more work
+ *   late              (linked) a session, 200 ms for a late CUPTI buffer, a second session
+ * --driver: launches and copies through the driver API (Triton, NVRTC) instead of the runtime. */
+#include <cuda.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef SIM_LINKED
+#    include "gp/prof.h"
+#endif
+#include "fake_cupti.h"
+
+void fake_cuda_as_runtime(int on);
+void fake_cuda_device_reset(void);
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS) {                                                                 \
+            fprintf(stderr, "sim_app: %s failed (%d)\n", #call, (int)rc_);                         \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static int driver_api, n_threads = 4, n_steps = 5;
+static CUfunction fn_gemm, fn_relu;
+
+static void step(CUstream s, float *pinned, float *pageable, size_t n)
+{
+    CUdeviceptr d;
+    nvtxRangePushA("step");
+    CHECK(cuMemAlloc(&d, n * sizeof(float)));
+    nvtxRangePushA("h2d");
+    CHECK(cuMemcpyHtoDAsync(d, pageable, n * sizeof(float), s));
+    CHECK(cuMemcpyHtoDAsync(d, pinned, n * sizeof(float), s));
+    nvtxRangePop();
+    nvtxRangePushA("forward");
+    CHECK(cuMemsetD8Async(d, 0, 4096, s));
+    CHECK(cuLaunchKernel(fn_gemm, 40, 1, 1, 256, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuLaunchKernel(fn_relu, 5, 1, 1, 128, 1, 1, 0, s, NULL, NULL));
+    nvtxRangePop();
+    CHECK(cuMemcpyDtoHAsync(pinned, d, n * sizeof(float), s));
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuMemFree(d));
+    nvtxRangePop();
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    fake_cuda_as_runtime(!driver_api);
+    nvtxNameOsThreadA((uint32_t)gettid(), "sim worker");
+    size_t n = 1 << 16;
+    float *pinned = NULL, *pageable = calloc(n, sizeof(float));
+    CUstream s;
+    CHECK(cuStreamCreate(&s, 0));
+    CHECK(cuMemHostAlloc((void **)&pinned, n * sizeof(float), 0));
+    for (int i = 0; i < n_steps; i++)
+        step(s, pinned, pageable, n);
+    CHECK(cuMemFreeHost(pinned));
+    CHECK(cuStreamDestroy(s));
+    free(pageable);
+    return NULL;
+}
+
+static void work(void)
+{
+    pthread_t t[64];
+    int n = n_threads < 64 ? n_threads : 64;
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, worker, NULL) != 0)
+            exit(1);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+}
+
+static void setup(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&mod, "fatbin"));
+    CHECK(cuModuleGetFunction(&fn_gemm, mod, "_Z9sgemm_nn6ParamsIfE"));
+    CHECK(cuModuleGetFunction(&fn_relu, mod, "relu_kernel"));
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+}
+
+static void do_fork(void)
+{
+    work();
+    pid_t pid = fork();
+    if (pid == 0) {
+        nvtxRangePushA("child");
+        nvtxRangePop();
+        _exit(0);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "sim_app: the forked child failed (status %d)\n", st);
+        exit(1);
+    }
+    work();
+}
+
+static uint8_t own_buf[1 << 16];
+static void CUPTIAPI own_request(uint8_t **buf, size_t *size, size_t *max)
+{
+    *buf = own_buf;
+    *size = sizeof(own_buf);
+    *max = 0;
+}
+static void CUPTIAPI own_complete(CUcontext c, uint32_t s, uint8_t *buf, size_t size, size_t valid)
+{
+    (void)c, (void)s, (void)buf, (void)size, (void)valid; /* a buffer of libprof's is lost */
+}
+
+static void scenario(const char *name)
+{
+    if (strcmp(name, "work") == 0) {
+        work();
+    } else if (strcmp(name, "fork") == 0) {
+        do_fork();
+    } else if (strcmp(name, "sigterm") == 0) {
+        work();
+        raise(SIGTERM);
+        sleep_ms(10000);
+        fprintf(stderr, "sim_app: still alive 10 s after SIGTERM\n");
+        exit(1);
+    } else if (strcmp(name, "reset") == 0) {
+        work();
+        CHECK(cuCtxSynchronize());
+        fake_cuda_device_reset();
+    } else if (strcmp(name, "running_at_exit") == 0) {
+        fake_cuda_as_runtime(!driver_api);
+        nvtxRangePushA("last");
+        CHECK(cuLaunchKernel(fn_gemm, 300000, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
+        nvtxRangePop();
+    } else if (strcmp(name, "takeover") == 0) {
+        work();
+        cuptiActivityRegisterCallbacks(own_request, own_complete);
+        work();
+    } else {
+        fprintf(stderr, "sim_app: unknown scenario '%s'\n", name);
+        exit(2);
+    }
+}
+
+#ifdef SIM_LINKED
+static void session(const char *name, const char *out)
+{
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.output_path = out;
+    o.producer = "sim_app_linked";
+    gp_error err;
+    if (gp_prof_init(&o, &err) != GP_OK) {
+        fprintf(stderr, "sim_app: gp_prof_init: %s\n", err.msg);
+        exit(1);
+    }
+    scenario(name);
+    if (gp_prof_shutdown(&err) != GP_OK) {
+        fprintf(stderr, "sim_app: gp_prof_shutdown: %s\n", err.msg);
+        exit(1);
+    }
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: sim_app SCENARIO [--driver] [--threads N] [--steps N]\n");
+        return 2;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--driver") == 0)
+            driver_api = 1;
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            n_threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
+            n_steps = atoi(argv[++i]);
+    }
+#ifdef SIM_LINKED
+    /* the trainer's order: the profiler first, then CUDA (device memory at setup is seen) */
+    const char *out = getenv("SIM_TRACE");
+    if (strcmp(argv[1], "late") == 0) {
+        char first[4096];
+        snprintf(first, sizeof(first), "%s.first.json", out);
+        setup();
+        session("work", first);
+        sleep_ms(200); /* the late buffer arrives now, between sessions */
+        session("work", out);
+        return 0;
+    }
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.output_path = out;
+    gp_error err;
+    if (gp_prof_init(&o, &err) != GP_OK)
+        return 1;
+    setup();
+    scenario(argv[1]);
+    return gp_prof_shutdown(&err) == GP_OK ? 0 : 1;
+#else
+    setup();
+    scenario(argv[1]);
+    return 0;
+#endif
+}

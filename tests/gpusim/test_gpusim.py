@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""test_gpusim.py: runs a scenario of sim_app over the simulated driver and CUPTI, with libprof
+injected (or linked), and checks the trace it leaves: every GPU activity linked to its launch by
+a flow and launched inside its NVTX range, pageable vs pinned copies, memory totals, drop
+counts, gpu_status, and the failure modes of fake_cupti.h.
+usage: test_gpusim.py CASE FAKE_DIR LIBGP_PROF"""
+import glob
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+THREADS, STEPS = 4, 5
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def ns(us):
+    """Trace times are microseconds with three decimals: compare them as integer ns."""
+    return round(us * 1000)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+class Run:
+    def __init__(self, case_dir, scenario, args=(), fake="", linked=False, extra_env=None,
+                 expect_rc=0):
+        self.dir = case_dir
+        env = dict(os.environ)
+        env.pop("GP_PROF_NVTX_LINKED", None)
+        env["GP_PROF_CUPTI"] = os.path.join(FAKE_DIR, "libcupti.so.13")
+        env["FAKE_CUPTI"] = fake
+        env["FAKE_CUPTI_STATS"] = os.path.join(case_dir, "fake_stats.json")
+        if linked:
+            env["SIM_TRACE"] = os.path.join(case_dir, "trace.json")
+        else:
+            env["CUDA_INJECTION64_PATH"] = LIB
+            env["NVTX_INJECTION64_PATH"] = LIB
+            env["GP_PROF_OUT"] = case_dir
+        if "thread" in os.environ.get("GP_SANITIZE", ""):
+            supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tsan_nvtx.supp")
+            env["TSAN_OPTIONS"] = env.get("TSAN_OPTIONS", "") + " suppressions=" + supp
+        env.update(extra_env or {})
+        app = os.path.join(FAKE_DIR, "sim_app_linked" if linked else "sim_app")
+        t0 = time.monotonic()
+        self.proc = subprocess.run([app, scenario] + list(args), env=env, capture_output=True,
+                                   text=True, timeout=90)
+        self.seconds = time.monotonic() - t0
+        sys.stdout.write(self.proc.stdout)
+        sys.stderr.write(self.proc.stderr)
+        check(self.proc.returncode == expect_rc,
+              "%s exit %d, expected %d" % (scenario, self.proc.returncode, expect_rc))
+        stats = os.path.join(case_dir, "fake_stats.json")
+        self.stats = json.load(open(stats)) if os.path.exists(stats) else None
+        self.tmp = glob.glob(os.path.join(case_dir, "*.tmp"))
+        paths = sorted(p for p in glob.glob(os.path.join(case_dir, "*.json*"))
+                       if "fake_stats" not in p and not p.endswith(".tmp"))
+        self.paths = paths
+        self.traces = [load(p) for p in paths]
+
+    def trace(self):
+        check(len(self.traces) >= 1, "a finished trace was written (%s)" % self.tmp)
+        return self.traces[-1] if self.traces else {"traceEvents": [], "gprof": {}}
+
+
+def events(t, cat=None, ph="X"):
+    return [e for e in t["traceEvents"] if e.get("ph") == ph and (cat is None or e.get("cat") == cat)]
+
+
+def gpu_work(t):
+    return [e for e in events(t) if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+
+
+def check_links(t, launch_cat):
+    """Each GPU activity: a launch call with its correlation id on some thread, started before
+    the work; a flow from the call to the work; the call inside an NVTX range of its thread."""
+    calls = {e["args"]["correlation"]: e for e in events(t, launch_cat)}
+    starts = {e["id"]: e for e in events(t, "ac2g", "s")}
+    ends = {e["id"]: e for e in events(t, "ac2g", "f")}
+    ranges = {}
+    for r in events(t, "user_annotation"):
+        ranges.setdefault(r["tid"], []).append((ns(r["ts"]), ns(r["ts"]) + ns(r["dur"])))
+    work = gpu_work(t)
+    check(len(work) > 0, "GPU work in the trace")
+    unlinked = unnested = early = 0
+    for w in work:
+        corr = w["args"]["correlation"]
+        call = calls.get(corr)
+        if call is None or corr not in starts or corr not in ends:
+            unlinked += 1
+            continue
+        check(starts[corr]["tid"] == call["tid"] and ends[corr]["tid"] == w["tid"],
+              "flow %d runs from the call's thread to the work's stream" % corr)
+        if ns(w["ts"]) < ns(call["ts"]):
+            early += 1
+        c0, c1 = ns(call["ts"]), ns(call["ts"]) + ns(call["dur"])
+        if not any(a <= c0 and c1 <= b for a, b in ranges.get(call["tid"], [])):
+            unnested += 1
+    check(unlinked == 0, "%d of %d GPU activities have no launch call and flow" % (unlinked, len(work)))
+    check(early == 0, "%d GPU activities start before their launch call" % early)
+    check(unnested == 0, "%d launch calls are outside every NVTX range of their thread" % unnested)
+
+
+def check_work(t, threads=THREADS, steps=STEPS, launch_cat="cuda_runtime", rounds=1):
+    g = t.get("gprof", {})
+    check(g.get("gpu_status") == "recorded", "gpu_status recorded: %r" % g.get("gpu_status"))
+    check(g.get("dropped_gpu_records") == 0, "no GPU record dropped: %r" % g.get("dropped_gpu_records"))
+    names = [e["name"] for e in gpu_work(t)]
+    n = threads * steps
+    check(names.count("relu_kernel") == n, "%d relu kernels: %d" % (n, names.count("relu_kernel")))
+    # demangled where the program has the C++ runtime (sim_app is C: it keeps the mangled name)
+    gemm = [x for x in names if "sgemm_nn" in x]
+    check(len(gemm) == n, "%d sgemm kernels: %d %s" % (n, len(gemm), gemm[:1]))
+    for name in ("Memcpy HtoD (Pageable -> Device)", "Memcpy HtoD (Pinned -> Device)",
+                 "Memcpy DtoH (Device -> Pinned)", "Memset (Device)"):
+        check(names.count(name) == n, "%d x %s: %d" % (n, name, names.count(name)))
+    check_links(t, launch_cat)
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"]
+    dev = [e for e in mem if e["args"]["Device Type"] == 1]
+    pinned = [e for e in mem if e["args"]["Device Type"] == 0]
+    check(len(dev) == 2 * n, "device alloc+free records: %d of %d" % (len(dev), 2 * n))
+    check(len(pinned) == 2 * threads * rounds, "pinned alloc+free records: %d" % len(pinned))
+    check(sum(e["args"]["Bytes"] for e in dev) == 0, "device bytes allocated and freed balance")
+    peak = max((e["args"]["Total Allocated"] for e in dev), default=0)
+    check(peak >= (1 << 16) * 4, "peak device memory at least one buffer: %d" % peak)
+    check(ns(max(e["ts"] for e in dev)) > 0, "memory records on the trace clock")
+
+
+def check_stats_delivered(run, t):
+    s = run.stats
+    check(s is not None, "the fake wrote its statistics")
+    if s:
+        check(s["dropped"] == 0, "the fake dropped nothing: %r" % s)
+
+
+def case_threads(d):
+    r = Run(d, "work")
+    t = r.trace()
+    check_work(t)
+    check_stats_delivered(r, t)
+    syncs = [e for e in events(t, "cuda_sync") if e["name"] == "Stream Sync"]
+    check(len(syncs) == THREADS * STEPS, "a Stream Sync per step: %d" % len(syncs))
+
+
+def case_runtime_flows(d):
+    r = Run(d, "work", ["--threads", "1", "--steps", "20"])
+    t = r.trace()
+    check_work(t, 1, 20)
+    drv = events(t, "cuda_driver")
+    check(not drv, "a runtime program gets no driver events: %d" % len(drv))
+
+
+def case_driver_launch(d):
+    """Kernels launched with cuLaunchKernel (Triton, NVRTC) are linked to their launch by
+    default; other driver calls are not recorded unless asked for."""
+    r = Run(d, "work", ["--driver"])
+    t = r.trace()
+    calls = {e["name"] for e in events(t, "cuda_driver")}
+    check("cuLaunchKernel" in calls, "cuLaunchKernel recorded by default: %s" % sorted(calls))
+    check(not (calls - {"cuLaunchKernel"}) - {"cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync",
+                                              "cuMemsetD8Async"},
+          "only launches of work by default: %s" % sorted(calls))
+    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    calls_by_corr = {e["args"]["correlation"]: e for e in events(t, "cuda_driver")}
+    check(kernels and all(k["args"]["correlation"] in calls_by_corr for k in kernels),
+          "every kernel has its cuLaunchKernel")
+    r2 = Run(os.path.join(d, "all"), "work", ["--driver", "--threads", "1", "--steps", "1"],
+             extra_env={"GP_PROF_DRIVER": "1"})
+    all_calls = {e["name"] for e in events(r2.trace(), "cuda_driver")}
+    check("cuMemAlloc" in all_calls, "GP_PROF_DRIVER=1 records every driver call: %s" % sorted(all_calls))
+
+
+def case_linked(d):
+    r = Run(d, "work", linked=True)
+    t = r.trace()
+    check_work(t)
+    check(t["gprof"].get("producer") == "api", "linked session: %r" % t["gprof"].get("producer"))
+
+
+def case_fork(d):
+    r = Run(d, "fork")
+    t = r.trace()
+    check_work(t, THREADS, 2 * STEPS, rounds=2)
+    child = [e for e in events(t, "user_annotation") if e["name"] == "child"]
+    check(not child, "the forked child's ranges are not in the parent's trace")
+
+
+def case_sigterm(d):
+    r = Run(d, "sigterm", expect_rc=-15)
+    t = r.trace()
+    check(not r.tmp, "no .tmp left: %s" % r.tmp)
+    check(len([e for e in gpu_work(t) if e["cat"] == "kernel"]) == 2 * THREADS * STEPS,
+          "the kernels before SIGTERM are in the trace")
+
+
+def case_signal_in_launch(d):
+    """SIGTERM arrives while the launching thread holds CUPTI's lock: the trace is finished
+    from what is queued, without calling CUPTI (which would wait for that lock)."""
+    r = Run(d, "work", ["--threads", "1"], extra_env={"FAKE_CUDA_SIGNAL_AT": "3"}, expect_rc=-15)
+    t = r.trace()
+    check(not r.tmp, "no .tmp left: %s" % r.tmp)
+    check(r.seconds < 5, "finished in %.1f s (the writer's timeout is 10 s)" % r.seconds)
+    check(t["gprof"].get("complete") is True, "the trace says it is complete")
+
+
+def case_reset(d):
+    r = Run(d, "reset", ["--threads", "2"])
+    t = r.trace()
+    check_work(t, 2, STEPS)
+
+
+def case_running_at_exit(d):
+    r = Run(d, "running_at_exit")
+    t = r.trace()
+    k = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    check(len(k) == 1 and ns(k[0]["dur"]) >= 300_000_000,
+          "the 300 ms kernel still running at exit has its timestamps: %s" % k)
+    warn = " ".join(t["gprof"].get("warnings", []))
+    check("no timestamps" not in warn, "no missing-timestamp warning: %s" % warn)
+
+
+def case_wsl_clock(d):
+    """CUPTI stamps with CLOCK_MONOTONIC_RAW on WSL: libprof's clock must be registered."""
+    r = Run(d, "work", fake="wsl")
+    t = r.trace()
+    check_work(t)
+    check(r.stats and r.stats["timestamp_callback"] == 1, "libprof registered its clock")
+
+
+def case_drops(d):
+    """A consumer too slow for CUPTI: libprof refuses buffers past its cap, CUPTI drops and
+    counts; the trace's count must be CUPTI's, not twice it."""
+    r = Run(d, "work", ["--threads", "2", "--steps", "40"], fake="hoard=2")
+    t = r.trace()
+    s = r.stats or {}
+    check(s.get("refused", 0) > 0, "libprof refused buffers: %r" % s)
+    got = t["gprof"].get("dropped_gpu_records")
+    check(got == s.get("dropped"), "trace says %r dropped, CUPTI dropped %r" % (got, s.get("dropped")))
+    warn = " ".join(t["gprof"].get("warnings", []))
+    check("dropped" in warn, "a warning says GPU records were dropped: %s" % warn)
+
+
+def case_busy(d):
+    r = Run(d, "work", fake="busy")
+    t = r.trace()
+    st = t["gprof"].get("gpu_status", "")
+    check("another tool" in st, "gpu_status names another tool: %r" % st)
+    check(len(events(t, "user_annotation")) == THREADS * STEPS * 3, "NVTX ranges still recorded")
+    check(not gpu_work(t), "no GPU work without CUPTI")
+
+
+def case_old(d):
+    r = Run(d, "work", ["--threads", "1"], fake="old")
+    st = r.trace()["gprof"].get("gpu_status", "")
+    check("too old" in st and "120000" in st, "gpu_status says CUPTI is too old: %r" % st)
+
+
+def case_kind_fails(d):
+    r = Run(d, "work", ["--threads", "1"], fake="fail_kind=49")  # CUPTI_ACTIVITY_KIND_MEMORY2
+    t = r.trace()
+    st = t["gprof"].get("gpu_status", "")
+    check(st.startswith("recorded") and "memory" in st and "NOT_COMPATIBLE" in st,
+          "gpu_status names the kind that failed: %r" % st)
+    check(len([e for e in gpu_work(t) if e["cat"] == "kernel"]) == 2 * STEPS, "kernels recorded")
+
+
+def case_stall(d):
+    r = Run(d, "work", fake="stall")
+    check_work(r.trace())
+
+
+def case_late(d):
+    r = Run(d, "late", ["--threads", "2", "--steps", "2"], fake="late", linked=True)
+    second = [t for p, t in zip(r.paths, r.traces) if p.endswith("trace.json")]
+    check(len(second) == 1 and len(r.traces) == 2, "two sessions, two traces: %s" % r.paths)
+    t = second[0] if second else r.trace()
+    check_work(t, 2, 2)
+    check(r.stats and r.stats["late_buffers"] >= 1, "a late buffer reached libprof: %r" % r.stats)
+    late = [e for e in gpu_work(t) if e["name"] == "late_kernel"]
+    check(not late, "a buffer that arrived after the first session ended is not in the second")
+
+
+def case_takeover(d):
+    r = Run(d, "takeover", ["--threads", "1"])
+    t = r.trace()
+    st = t["gprof"].get("gpu_status", "")
+    check("took over" in st, "gpu_status says another profiler took over CUPTI: %r" % st)
+
+
+def case_external_id(d):
+    """Ranges are linked to their GPU work with CUPTI's external correlation (as Kineto links
+    ops): each launch and its kernel carry the External id of the innermost range."""
+    r = Run(d, "work", ["--threads", "2"])
+    t = r.trace()
+    ranges = {e["args"]["External id"]: e for e in events(t, "user_annotation")
+              if "External id" in e.get("args", {})}
+    check(len(ranges) == len(events(t, "user_annotation")), "every range has an External id")
+    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    bad = [k for k in kernels if ranges.get(k["args"].get("External id"), {}).get("name") != "forward"]
+    check(kernels and not bad, "%d of %d kernels carry their range's External id" % (len(kernels) - len(bad), len(kernels)))
+
+
+def main():
+    global FAKE_DIR, LIB
+    if len(sys.argv) != 4:
+        print(__doc__)
+        return 2
+    case, FAKE_DIR, LIB = sys.argv[1], sys.argv[2], sys.argv[3]
+    fn = globals().get("case_" + case)
+    if fn is None:
+        print("unknown case", case)
+        return 2
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "all"))
+        fn(d)
+    print("%s: %s" % (case, "FAIL (%d)" % len(FAILS) if FAILS else "ok"))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
