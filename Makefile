@@ -42,7 +42,7 @@ test-asan:
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE cuda
 
-TSAN_TESTS = gpusim_|test_analyze|analyze_split_same|golden_report|golden_diagnose|golden_export|test_prof|prof_capture_(nest|many|seq|die)|prof_trace_(threads|sigint|sigterm)
+TSAN_TESTS = gpusim_|cudacpu_|test_analyze|analyze_split_same|golden_report|golden_diagnose|golden_export|test_prof|prof_capture_(nest|many|seq|die)|prof_trace_(threads|sigint|sigterm)
 
 test-tsan:
 	@cmake -S . -B build-tsan -DGP_WITH_CUDA=OFF -DGP_SANITIZE=thread -DGP_BUILD_TESTS=ON \

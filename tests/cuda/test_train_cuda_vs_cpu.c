@@ -10,6 +10,7 @@
 #include "rng.h"
 
 #include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static uint64_t rs = 11;
@@ -22,18 +23,27 @@ static float *rnd(size_t n, float lo, float hi)
     return a;
 }
 
+/* Every CUDA call's result is checked: a failing one ends the test with its message. */
+static void must(cudaError_t rc, const char *what)
+{
+    if (rc != cudaSuccess) {
+        fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(rc));
+        exit(1);
+    }
+}
+
 static void *up(const void *h, size_t bytes)
 {
     void *d = NULL;
-    cudaMalloc(&d, bytes);
-    cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+    must(cudaMalloc(&d, bytes), "cudaMalloc");
+    must(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
     return d;
 }
 
 static void down(void *h, const void *d, size_t bytes)
 {
-    cudaDeviceSynchronize();
-    cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
+    must(cudaDeviceSynchronize(), "a kernel"); /* reports a failed launch or kernel */
+    must(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
 }
 
 static double max_diff(const float *a, const float *b, size_t n)
