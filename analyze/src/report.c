@@ -104,19 +104,25 @@ static void summary_gpu(FILE *out, const gp_analysis *a)
     }
 }
 
+/* Peak memory per allocator series: the GPU's with its reserved bytes, then CPU (profile_memory
+ * records the CPU allocator too) and any other device type. */
 static void summary_memory(FILE *out, const gp_analysis *a)
 {
-    size_t n, shown = 0;
+    size_t n;
     const gp_mem_series *m = gp_analysis_memory(a, &n);
     for (size_t i = 0; i < n; i++) {
-        if (m[i].device_type != 1)
-            continue;
-        fprintf(out, "peak memory: GPU %d allocated %.1f MiB, reserved %.1f MiB\n", m[i].device_id,
-                (double)m[i].peak_allocated / 1048576.0, (double)m[i].peak_reserved / 1048576.0);
-        shown++;
+        double alloc = (double)m[i].peak_allocated / 1048576.0;
+        if (m[i].device_type == 1)
+            fprintf(out, "peak memory: GPU %d allocated %.1f MiB, reserved %.1f MiB\n",
+                    m[i].device_id, alloc, (double)m[i].peak_reserved / 1048576.0);
+        else if (m[i].device_type == 0)
+            fprintf(out, "peak memory: CPU allocated %.1f MiB\n", alloc);
+        else
+            fprintf(out, "peak memory: device type %d:%d allocated %.1f MiB\n", m[i].device_type,
+                    m[i].device_id, alloc);
     }
-    if (!shown)
-        fprintf(out, "peak memory: no device [memory] records (profile_memory off)\n");
+    if (n == 0)
+        fprintf(out, "peak memory: no [memory] records (profile_memory off)\n");
 }
 
 gp_status gp_report_write_summary(FILE *out, const gp_analysis *a, gp_error *err)
@@ -130,9 +136,25 @@ gp_status gp_report_write_summary(FILE *out, const gp_analysis *a, gp_error *err
 /* ---- the table ---- */
 
 typedef struct table_fmt {
-    int name_w, shapes_w, has_dev, shapes;
+    int name_w, shapes_w, has_dev, shapes, has_mem, has_dev_mem;
     int64_t cpu_total, dev_total;
 } table_fmt;
+
+/* Bytes as PyTorch's _format_memory prints them: "512 B", "1.50 KB", "-2.00 MB". */
+static char *fmt_mem(char *buf, size_t cap, int64_t bytes)
+{
+    static const char *const units[] = {"GB", "MB", "KB"};
+    int64_t mag = bytes < 0 ? -bytes : bytes;
+    for (int u = 0; u < 3; u++) {
+        double scale = (double)(1ll << (10 * (3 - u)));
+        if ((double)mag >= scale) {
+            snprintf(buf, cap, "%.2f %s", (double)bytes / scale, units[u]);
+            return buf;
+        }
+    }
+    snprintf(buf, cap, "%" PRId64 " B", bytes);
+    return buf;
+}
 
 static void put_cell(FILE *out, const char *s, int w, int left)
 {
@@ -177,6 +199,14 @@ static void table_row(FILE *out, const table_fmt *f, const gp_keyavg_row *r)
         put_cell(out, gp_report_fmt_time(b[7], 48, r->device_total), COL_W, 0);
         put_cell(out, gp_report_fmt_time(b[8], 48, r->device_total / c), COL_W, 0);
     }
+    if (f->has_mem) {
+        put_cell(out, fmt_mem(b[10], 48, r->cpu_mem), COL_W, 0);
+        put_cell(out, fmt_mem(b[11], 48, r->self_cpu_mem), COL_W, 0);
+    }
+    if (f->has_dev_mem) {
+        put_cell(out, fmt_mem(b[10], 48, r->device_mem), COL_W, 0);
+        put_cell(out, fmt_mem(b[11], 48, r->self_device_mem), COL_W, 0);
+    }
     snprintf(b[9], 48, "%" PRIu64, r->count);
     put_cell(out, b[9], COL_W, 0);
     if (f->shapes) {
@@ -193,8 +223,11 @@ static void table_header(FILE *out, const table_fmt *f, int ncols)
                                        "Self CUDA %", "CUDA total",   "CUDA time avg"};
     sep_line(out, f, ncols);
     put_cell(out, "Name", f->name_w, 0);
+    static const char *const mem_cols[] = {"CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"};
     for (int i = 0; i < (f->has_dev ? 9 : 5); i++)
         put_cell(out, cols[i], COL_W, 0);
+    for (int i = 0; i < (f->has_mem ? 2 : 0) + (f->has_dev_mem ? 2 : 0); i++)
+        put_cell(out, mem_cols[i], COL_W, 0);
     put_cell(out, "# of Calls", COL_W, 0);
     if (f->shapes)
         put_cell(out, "Input Shapes", f->shapes_w, 0);
@@ -204,15 +237,22 @@ static void table_header(FILE *out, const table_fmt *f, int ncols)
 
 static void write_table(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
 {
-    table_fmt f = {0, 0, k->has_device, shapes, k->self_cpu_total, k->self_device_total};
-    for (size_t i = 0; i < nrows; i++) {
+    table_fmt f = {0,
+                   0,
+                   k->has_device,
+                   shapes,
+                   k->has_memory,
+                   k->has_memory && k->has_device_memory,
+                   k->self_cpu_total,
+                   k->self_device_total};
+    for (size_t i = 0; i < k->n_rows; i++) { /* widths from every row, printed or not */
         int w = (int)strlen(k->rows[i].name) + 4, sw = (int)strlen(k->rows[i].shape) + 4;
         f.name_w = w > f.name_w ? w : f.name_w;
         f.shapes_w = sw > f.shapes_w ? sw : f.shapes_w;
     }
     f.name_w = f.name_w < 8 ? 8 : f.name_w > MAX_NAME_W ? MAX_NAME_W : f.name_w;
     f.shapes_w = f.shapes_w < 16 ? 16 : f.shapes_w > MAX_SHAPES_W ? MAX_SHAPES_W : f.shapes_w;
-    int ncols = f.has_dev ? 10 : 6;
+    int ncols = (f.has_dev ? 10 : 6) + 2 * f.has_mem + 2 * f.has_dev_mem;
     table_header(out, &f, ncols);
     for (size_t i = 0; i < nrows; i++)
         table_row(out, &f, &k->rows[i]);
@@ -245,8 +285,11 @@ static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
 {
     fprintf(out,
             "name,%sdevice,calls,self_cpu_us,cpu_total_us,cpu_avg_us,self_device_us,"
-            "device_total_us,device_avg_us\n",
-            shapes ? "input_shapes," : "");
+            "device_total_us,device_avg_us%s\n",
+            shapes ? "input_shapes," : "",
+            k->has_memory ? ",cpu_mem_bytes,self_cpu_mem_bytes,device_mem_bytes,"
+                            "self_device_mem_bytes"
+                          : "");
     for (size_t i = 0; i < nrows; i++) {
         const gp_keyavg_row *r = &k->rows[i];
         double c = r->count ? (double)r->count : 1.0;
@@ -256,9 +299,13 @@ static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
             csv_str(out, r->shape);
             fputc(',', out);
         }
-        fprintf(out, "%d,%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", r->is_device, r->count,
+        fprintf(out, "%d,%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", r->is_device, r->count,
                 r->self_cpu / 1e3, r->cpu_total / 1e3, r->cpu_total / 1e3 / c, r->self_device / 1e3,
                 r->device_total / 1e3, r->device_total / 1e3 / c);
+        if (k->has_memory)
+            fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, r->cpu_mem,
+                    r->self_cpu_mem, r->device_mem, r->self_device_mem);
+        fputc('\n', out);
     }
 }
 
@@ -330,9 +377,15 @@ static void write_json(FILE *out, const gp_analysis *a, const gp_keyavg *k, size
         }
         fprintf(out,
                 ",\"device\":%s,\"calls\":%" PRIu64 ",\"self_cpu_us\":%.3f,"
-                "\"cpu_total_us\":%.3f,\"self_device_us\":%.3f,\"device_total_us\":%.3f}",
+                "\"cpu_total_us\":%.3f,\"self_device_us\":%.3f,\"device_total_us\":%.3f",
                 r->is_device ? "true" : "false", r->count, r->self_cpu / 1e3, r->cpu_total / 1e3,
                 r->self_device / 1e3, r->device_total / 1e3);
+        if (k->has_memory)
+            fprintf(out,
+                    ",\"cpu_mem_bytes\":%" PRId64 ",\"self_cpu_mem_bytes\":%" PRId64
+                    ",\"device_mem_bytes\":%" PRId64 ",\"self_device_mem_bytes\":%" PRId64,
+                    r->cpu_mem, r->self_cpu_mem, r->device_mem, r->self_device_mem);
+        fputc('}', out);
     }
     fprintf(out, "]}\n");
 }

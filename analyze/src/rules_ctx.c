@@ -450,6 +450,14 @@ int64_t rules_device_mem(const struct rules_ctx *c, int id)
     return c->cfg.device_mem;
 }
 
+const char *rules_no_device_mem_why(const struct rules_ctx *c)
+{
+    size_t n;
+    gp_analysis_memory(c->a, &n);
+    return n == 0 ? "no [memory] events (profile with profile_memory=True)"
+                  : "the [memory] events are host allocations only, none on a GPU";
+}
+
 long rules_step_of(const struct rules_ctx *c, uint32_t i)
 {
     int s = gp_analysis_step_of(c->a, i);

@@ -225,7 +225,8 @@ static int shape_put(trace_builder *b, const char *s, size_t n)
     return 0;
 }
 
-/* "Input Dims" as Python's str() of the list: "[[64, 64], []]". */
+/* "Input Dims" as Python's str() of PyTorch's input shapes: "[[64, 64], []]"; an input that is
+ * a list of tensors ([[2, 1], [2, 1]] in the trace) reads "[]", as key_averages() shows it. */
 static int shape_value(trace_builder *b, int depth)
 {
     json_lex *l = &b->lex;
@@ -251,6 +252,11 @@ static int shape_value(trace_builder *b, int depth)
     if (*l->p == ']') {
         l->p++;
         return shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
+    }
+    if (*l->p == '[' && depth == 3) { /* a tensor list: PyTorch's shapes() has [] for it */
+        l->p = at;
+        int rc = json_lex_skip(l, depth);
+        return rc != LEX_OK ? rc : shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
     }
     for (int first = 1;; first = 0) {
         int more, rc;

@@ -7,6 +7,11 @@ if(TARGET gp_analyze)
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/kernel_totals.py
                      $<TARGET_FILE:gprof-train> ${GP_SHARED_TRACES_DIR})
     set_tests_properties(analyze_kernel_totals PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+    # issue 17: the table equals PyTorch's key_averages() on real torch.profiler traces
+    add_test(NAME analyze_torch_key_averages
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/torch_key_averages.py
+                     $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch)
+    set_tests_properties(analyze_torch_key_averages PROPERTIES LABELS cli TIMEOUT 120)
   endif()
   if(GP_BUILD_BENCH AND TARGET gprof-train) # gen_kineto_trace is defined in bench/, later
     add_test(NAME analyze_split_same

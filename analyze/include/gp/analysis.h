@@ -278,14 +278,19 @@ typedef enum gp_group_by {
 } gp_group_by;
 
 /** One key-averages row. Times in ns. Device rows (kernels, memcpys, memsets) have no CPU time;
- * CPU rows get the device time of the GPU work linked to them and their children. */
+ * CPU rows get the device time of the GPU work linked to them and their children. Memory is
+ * PyTorch's: the bytes of the [memory] records (any thread) that fall inside the op, self = less
+ * its children's; records inside no op are the row "[memory]". */
 typedef struct gp_keyavg_row {
     const char *name;  /**< ProfilerStep#N shown as "ProfilerStep*" */
-    const char *shape; /**< Input Dims text for GP_GROUP_NAME_SHAPE, else "" */
+    const char *shape; /**< Input Dims text for GP_GROUP_NAME_SHAPE ("[]" for none), else "" */
     int is_device;     /**< a GPU activity row */
+    int is_annotation; /**< a user_annotation (record_function): keyed apart from an op */
     uint64_t count;
     int64_t self_cpu, cpu_total;
     int64_t self_device, device_total;
+    int64_t cpu_mem, self_cpu_mem;       /**< "CPU Mem", "Self CPU Mem" (bytes) */
+    int64_t device_mem, self_device_mem; /**< "CUDA Mem", "Self CUDA Mem" (bytes) */
 } gp_keyavg_row;
 
 /** A computed key-averages table. */
@@ -295,6 +300,8 @@ typedef struct gp_keyavg {
     int64_t self_cpu_total;    /**< "Self CPU time total" */
     int64_t self_device_total; /**< "Self CUDA time total" (device rows only, as PyTorch) */
     int has_device;            /**< any GPU activity: print the CUDA columns */
+    int has_memory;        /**< [memory] records (profile_memory=True): print the CPU Mem columns */
+    int has_device_memory; /**< some row has self device memory: print the CUDA Mem columns */
 } gp_keyavg;
 
 /** Compute key averages, sorted by `key` descending, ties by name then shape ascending.

@@ -53,10 +53,11 @@ gp_status rules_memory_growth(struct rules_ctx *c, const double *p, struct rules
     char a[32];
     const gp_mem_series *s = device_series(c);
     int64_t cap = s ? rules_device_mem(c, s->device_id) : 0;
-    if (!s || cap <= 0 || c->n_steps < 3)
-        return rules_summary(o, !s         ? "no device memory samples ([memory] events)"
-                                : cap <= 0 ? "device capacity unknown: not applicable"
-                                           : "fewer than 3 steps: not applicable");
+    if (!s)
+        return rules_summary(o, "no device memory samples: %s", rules_no_device_mem_why(c));
+    if (cap <= 0 || c->n_steps < 3)
+        return rules_summary(o, cap <= 0 ? "device capacity unknown: not applicable"
+                                         : "fewer than 3 steps: not applicable");
     double *y = malloc(c->n_steps * sizeof(*y));
     if (!y)
         return GP_ENOMEM;

@@ -37,6 +37,16 @@ static const gp_mem_series *worst(const struct rules_ctx *c, double *share)
     return best;
 }
 
+static int device_series_seen(const struct rules_ctx *c)
+{
+    size_t n;
+    const gp_mem_series *s = gp_analysis_memory(c->a, &n);
+    for (size_t i = 0; i < n; i++)
+        if (s[i].device_type == 1)
+            return 1;
+    return 0;
+}
+
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, const gp_mem_series *s)
 {
     int frag = s->peak_reserved > s->peak_allocated + s->peak_allocated / 4;
@@ -71,8 +81,9 @@ gp_status rules_near_oom(struct rules_ctx *c, const double *p, struct rules_out 
     double share;
     const gp_mem_series *s = worst(c, &share);
     if (!s)
-        return rules_summary(o, "no device memory samples with a known capacity ([memory] events "
-                                "need profile_memory=True)");
+        return rules_summary(o, "no device memory samples with a known capacity: %s",
+                             device_series_seen(c) ? "device capacity unknown"
+                                                   : rules_no_device_mem_why(c));
     int64_t cap = rules_device_mem(c, s->device_id);
     int64_t peak = s->peak_reserved > 0 ? s->peak_reserved : s->peak_allocated;
     int64_t at = s->peak_reserved > 0 ? s->peak_reserved_ts : s->peak_allocated_ts;

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Write real torch.profiler traces and PyTorch's own key_averages() beside each (run from any
+folder with a Python that has torch; CPU only; writes into this script's folder).
+
+For each case NAME: NAME.json.gz, the trace as prof.export_chrome_trace() writes it, and
+NAME.expected.json, what prof.key_averages() computes on the same run: per row its key (name,
+and the input shapes as str() prints them when grouped by shape), count, self CPU total, CPU total
+(float microseconds, as PyTorch computes them) and, with profile_memory, CPU Mem and Self CPU Mem
+in bytes. python_function rows are left out by key_averages(), as by default.
+
+    pip install torch            # any recent version; the traces record which one wrote them
+    python3 tests/data/torch/make_torch_traces.py
+"""
+import gzip
+import json
+import os
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def mlp():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+    return model, opt, x, y
+
+
+def train_steps(prof, steps=3):
+    model, opt, x, y = mlp()
+    data = torch.utils.data.TensorDataset(x.repeat(steps, 1), y.repeat(steps))
+    for x, y in torch.utils.data.DataLoader(data, batch_size=32):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        prof.step()
+
+
+def nested_same_name(prof):
+    x = torch.randn(256, 256)
+    for _ in range(10):
+        x.mean()                    # aten::mean inside aten::mean
+        torch.div(x, 3.0)           # aten::div
+        x.div_(1.0001)              # aten::div_
+        with record_function("outer_block"):
+            with record_function("outer_block"):  # one record_function inside its namesake
+                torch.relu(x)
+        with record_function("two_children"):
+            with record_function("two_children"):  # not merged: its parent has two children
+                x.sum()
+            x.sum()
+
+
+CASES = {
+    # name: (profile() keyword arguments, body, group_by_input_shapes)
+    "mlp_step": (dict(schedule=dict(wait=1, warmup=1, active=3)), train_steps, False),
+    "with_stack": (dict(with_stack=True), train_steps, False),
+    "nested_same_name": (dict(), nested_same_name, False),
+    "profile_memory": (dict(profile_memory=True), train_steps, False),
+    "record_shapes": (dict(record_shapes=True), train_steps, True),
+}
+
+
+def row(avg, by_shape, memory):
+    r = {
+        "name": avg.key,
+        "count": avg.count,
+        "self_cpu_us": avg.self_cpu_time_total,
+        "cpu_total_us": avg.cpu_time_total,
+    }
+    if by_shape:
+        r["input_shapes"] = str(avg.input_shapes)
+    if memory:
+        r["cpu_mem_bytes"] = avg.cpu_memory_usage
+        r["self_cpu_mem_bytes"] = avg.self_cpu_memory_usage
+    return r
+
+
+def write_case(name, kwargs, body, by_shape):
+    raw = os.path.join(HERE, name + ".json")
+    if "schedule" in kwargs:  # ProfilerStep#N ranges: a trace as a training loop writes one
+        sched = torch.profiler.schedule(**kwargs["schedule"])
+        steps = sum(kwargs["schedule"].values())
+        with profile(activities=[ProfilerActivity.CPU], schedule=sched,
+                     on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
+            body(prof, steps)
+    else:
+        with profile(activities=[ProfilerActivity.CPU], **kwargs) as prof:
+            body(prof)
+        prof.export_chrome_trace(raw)
+    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
+        g.write(f.read())
+    os.remove(raw)
+    memory = kwargs.get("profile_memory", False)
+    rows = [row(a, by_shape, memory) for a in prof.key_averages(group_by_input_shape=by_shape)]
+    doc = {
+        "torch": torch.__version__,
+        "profile_kwargs": kwargs,
+        "group_by_input_shapes": by_shape,
+        "rows": sorted(rows, key=lambda r: (r["name"], r.get("input_shapes", ""))),
+    }
+    with open(os.path.join(HERE, name + ".expected.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    torch.set_num_threads(1)
+    for name, (kwargs, body, by_shape) in CASES.items():
+        if len(sys.argv) > 1 and name not in sys.argv[1:]:
+            continue
+        write_case(name, kwargs, body, by_shape)
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
