@@ -59,14 +59,23 @@ static void run_job(size_t i, void *ud)
     gp_trace_free(t);
 }
 
-static int print_job(const struct report_job *j, int first)
+/* Print one trace's section: text and CSV sections a blank line apart, JSON objects as the
+ * items of the "traces" array, NDJSON objects a line each. */
+static int print_job(const struct report_job *j, gp_report_format fmt, int *first)
 {
     trace_warnings_print(&j->warnings, j->path);
     if (j->rc != GP_OK)
         return cli_error_from(&j->err, j->rc);
-    if (!first)
+    size_t len = j->out_len;
+    if (fmt == GP_REPORT_JSON) {
+        while (len && j->out[len - 1] == '\n')
+            len--;
+        fputs(*first ? "\n" : ",\n", stdout);
+    } else if (!*first && fmt != GP_REPORT_NDJSON) {
         fputc('\n', stdout);
-    fwrite(j->out, 1, j->out_len, stdout);
+    }
+    fwrite(j->out, 1, len, stdout);
+    *first = 0;
     return CLI_OK;
 }
 
@@ -80,13 +89,17 @@ static int run_all(const struct trace_paths *paths, long n_threads, const gp_rep
     for (size_t i = 0; i < paths->n; i++)
         r.jobs[i].path = paths->v[i];
     trace_jobs_run(paths->n, n_threads, run_job, &r);
-    int rc = CLI_OK;
+    int rc = CLI_OK, first = 1;
+    if (o->format == GP_REPORT_JSON)
+        fputs("{\"schema\":\"gprof-train.report/1\",\"traces\":[", stdout);
     for (size_t i = 0; i < paths->n; i++) {
-        if (print_job(&r.jobs[i], i == 0) != CLI_OK)
+        if (print_job(&r.jobs[i], o->format, &first) != CLI_OK)
             rc = CLI_ERROR;
         trace_warnings_release(&r.jobs[i].warnings);
         free(r.jobs[i].out);
     }
+    if (o->format == GP_REPORT_JSON)
+        fputs("]}\n", stdout);
     free(r.jobs);
     return rc;
 }
@@ -124,7 +137,15 @@ int cmd_report(int argc, const char **argv)
             OPT_INT('n', "row-limit", &row_limit, "N", "print at most N rows (default 20, 0 = all)",
                     0, 1000000000),
             OPT_STR(0, "group-by", &group_by, "KEY", "name (default) or name+shape"),
-            OPT_STR('f', "format", &format, "FMT", "table (default), csv or json"),
+            OPT_STR('f', "format", &format, "FMT",
+                    "table (default), csv, json or ndjson:\n"
+                    "                              json is one document, {\"schema\": "
+                    "\"gprof-train.report/1\",\n"
+                    "                              \"traces\": [{\"trace\", \"summary\", "
+                    "\"rows\": [...]}, ...]},\n"
+                    "                              the traces in argument order; ndjson is one "
+                    "such\n"
+                    "                              trace object a line"),
             OPT_INT('j', "jobs", &jobs_n, "N", "analyse N traces at once (default: one per core)",
                     0, 1024),
             OPT_END(),

@@ -33,13 +33,14 @@ static char *fmt_share(char *buf, size_t cap, int64_t part, int64_t total)
 
 gp_status gp_report_format_parse(const char *s, gp_report_format *out, gp_error *err)
 {
-    static const char *const names[] = {"table", "csv", "json"};
-    for (int i = 0; i < 3; i++)
+    static const char *const names[] = {"table", "csv", "json", "ndjson"};
+    for (int i = 0; i < 4; i++)
         if (strcmp(s, names[i]) == 0) {
             *out = (gp_report_format)i;
             return GP_OK;
         }
-    return gp_error_set(err, GP_EINVAL, NULL, "unknown format '%s' (table, csv or json)", s);
+    return gp_error_set(err, GP_EINVAL, NULL, "unknown format '%s' (table, csv, json or ndjson)",
+                        s);
 }
 
 gp_status gp_group_by_parse(const char *s, gp_group_by *out, gp_error *err)
@@ -369,7 +370,7 @@ static void write_json(FILE *out, const gp_analysis *a, const gp_keyavg *k, size
             k->self_cpu_total / 1e3, k->self_device_total / 1e3);
     for (size_t i = 0; i < nrows; i++) {
         const gp_keyavg_row *r = &k->rows[i];
-        fprintf(out, "%s\n{\"name\":", i ? "," : "");
+        fprintf(out, "%s%s{\"name\":", i ? "," : "", o->format == GP_REPORT_JSON ? "\n" : "");
         json_str(out, r->name);
         if (o->group_by == GP_GROUP_NAME_SHAPE) {
             fprintf(out, ",\"input_shapes\":");

@@ -20,7 +20,8 @@ def report_rows(binary, trace, by_shape):
     if by_shape:
         cmd += ["--group-by", "name+shape"]
     doc = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    return {(r["name"], r.get("input_shapes", "")): r for r in doc["rows"] if not r["device"]}
+    (trace,) = doc["traces"]
+    return {(r["name"], r.get("input_shapes", "")): r for r in trace["rows"] if not r["device"]}
 
 
 def time_ok(got, want):

@@ -16,7 +16,8 @@ extern "C" {
 typedef enum gp_report_format {
     GP_REPORT_TABLE = 0, /**< summary lines, then PyTorch's table and footers */
     GP_REPORT_CSV,       /**< the rows only, one header line, times in us */
-    GP_REPORT_JSON       /**< {"trace":..,"summary":{..},"rows":[..]} */
+    GP_REPORT_JSON,      /**< {"trace":..,"summary":{..},"rows":[..]}, a row a line */
+    GP_REPORT_NDJSON     /**< the same object on one line */
 } gp_report_format;
 
 /** What to print. */
@@ -28,7 +29,7 @@ typedef struct gp_report_opts {
     const char *title; /**< printed as the section heading (the path), or NULL for none */
 } gp_report_opts;
 
-/** Parse "table", "csv", "json". @return GP_OK or GP_EINVAL. */
+/** Parse "table", "csv", "json", "ndjson". @return GP_OK or GP_EINVAL. */
 gp_status gp_report_format_parse(const char *s, gp_report_format *out, gp_error *err);
 
 /** Parse "name", "name+shape". @return GP_OK or GP_EINVAL. */
