@@ -211,6 +211,8 @@ void gp_trace_free(gp_trace *t)
     free(t->tracks);
     trace_vec_release(&t->gpu);
     trace_vec_release(&t->mem);
+    trace_vec_release(&t->py);
+    trace_vec_release(&t->fwdbwd);
     trace_vec_release(&t->devs);
     trace_vec_release(&t->config);
     trace_vec_release(&t->meta);
@@ -256,6 +258,19 @@ const gp_mem_sample *gp_trace_mem_sample(const gp_trace *t, const gp_event *e)
     if (e->kind != GP_EV_MEMORY || e->aux >= t->mem.n)
         return NULL;
     return TRACE_VEC_AT(&t->mem, gp_mem_sample, e->aux);
+}
+
+const gp_flow *gp_trace_fwdbwd_flows(const gp_trace *t, size_t *n)
+{
+    *n = t->fwdbwd.n;
+    return (const gp_flow *)t->fwdbwd.data;
+}
+
+const gp_py_info *gp_trace_py_info(const gp_trace *t, const gp_event *e)
+{
+    if (e->kind != GP_EV_PYTHON || e->aux >= t->py.n)
+        return NULL;
+    return TRACE_VEC_AT(&t->py, gp_py_info, e->aux);
 }
 
 gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e)

@@ -19,7 +19,8 @@ int trace_builder_init(trace_builder *b, gp_trace *t)
     b->track_slots = calloc(b->track_mask + 1, sizeof(uint32_t));
     b->last_track = GP_NONE;
     b->memory_name = trace_intern_str(&t->strings, GP_NAME_MEMORY, strlen(GP_NAME_MEMORY));
-    return b->track_slots && b->memory_name != GP_STR_NONE ? 0 : -1;
+    b->fwdbwd_cat = trace_intern_str(&t->strings, GP_CAT_FLOW_FWDBWD, strlen(GP_CAT_FLOW_FWDBWD));
+    return b->track_slots && b->memory_name != GP_STR_NONE && b->fwdbwd_cat != GP_STR_NONE ? 0 : -1;
 }
 
 void trace_builder_release(trace_builder *b)
@@ -317,6 +318,17 @@ static uint32_t add_mem_sample(trace_builder *b, const raw_ev *r)
     return (uint32_t)(b->t->mem.n - 1);
 }
 
+static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
+{
+    if (r->py_id < 0 && r->py_parent < 0 && r->py_module < 0)
+        return GP_NONE;
+    gp_py_info *p = trace_vec_push(&b->t->py);
+    if (!p)
+        return GP_NONE - 1;
+    *p = (gp_py_info){r->py_id, r->py_parent, r->py_module};
+    return (uint32_t)(b->t->py.n - 1);
+}
+
 static uint32_t event_aux(trace_builder *b, const raw_ev *r, int kind)
 {
     switch (kind) {
@@ -327,6 +339,8 @@ static uint32_t event_aux(trace_builder *b, const raw_ev *r, int kind)
         return add_gpu_info(b, r, kind);
     case GP_EV_MEMORY:
         return add_mem_sample(b, r);
+    case GP_EV_PYTHON:
+        return add_py_info(b, r);
     case GP_EV_CPU_OP:
     case GP_EV_USER_ANNOTATION:
         return r->shape;
@@ -382,15 +396,29 @@ static int phase_stored(char ph)
     return ph == 'X' || ph == 'B' || ph == 'E' || ph == 'i' || ph == 'I' || ph == 'R';
 }
 
+/* A "fwdbwd" flow end is kept for the exports (TensorBoard's backward module tree). */
+static int store_flow(trace_builder *b, const raw_ev *r)
+{
+    b->t->info.n_flows++;
+    if (r->cat != b->fwdbwd_cat || !(r->seen & SEEN_TS))
+        return 0;
+    gp_flow *f = trace_vec_push(&b->t->fwdbwd);
+    if (!f)
+        return -1;
+    *f = (gp_flow){r->ts, r->flow_id, r->pid_str == GP_STR_NONE ? r->pid : -1,
+                   r->tid_str == GP_STR_NONE ? r->tid : -1, r->ph};
+    return 0;
+}
+
 int trace_store_event(trace_builder *b, const raw_ev *r)
 {
     gp_trace_info *info = &b->t->info;
     if (r->ph == 'M')
         return apply_meta(b, r);
+    if (r->ph == 's' || r->ph == 't' || r->ph == 'f')
+        return store_flow(b, r);
     if (!phase_stored(r->ph) || !(r->seen & SEEN_TS)) {
-        if (r->ph == 's' || r->ph == 't' || r->ph == 'f')
-            info->n_flows++;
-        else if (r->ph == 'C')
+        if (r->ph == 'C')
             info->n_counters++;
         else
             info->n_skipped++;

@@ -48,6 +48,8 @@ typedef struct raw_ev {
     int64_t ts, dur, pid, tid;
     int64_t corr, ext, stream, device, bytes, wait_on_stream;
     int64_t addr, mbytes, talloc, tres, devtype, devid;
+    int64_t py_id, py_parent, py_module;
+    int64_t flow_id;
     int32_t grid[3], block[3], regs, shmem;
     float bps, wps, occ;
 } raw_ev;
@@ -78,6 +80,7 @@ typedef struct trace_builder {
     char *shape_buf;    /* Input Dims text being built */
     size_t shape_len, shape_cap;
     gp_str memory_name; /* "[memory]" */
+    gp_str fwdbwd_cat;  /* "fwdbwd" */
     int part;           /* parses a later part of a split file (trace_split.c) */
     uint64_t orphan_e;  /* in a part: E events with no open B on their track */
     build_str_cache str_cache[BUILD_STR_CACHE]; /* direct-mapped, in front of the interner */

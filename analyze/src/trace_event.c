@@ -313,6 +313,8 @@ static int arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
         }
         break;
     case 9:
+        if (KEY_IS(k, n, GP_ARG_PYTHON_ID))
+            return arg_int(l, &r->py_id);
         if (KEY_IS(k, n, GP_ARG_MEM_DEVICE_ID))
             return arg_int(l, &r->devid);
         break;
@@ -365,6 +367,10 @@ static int arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
         return field_str(b, "cuda_sync_kind", &r->sync_kind);
     if (KEY_IS(k, n, GP_ARG_WAIT_ON_STREAM))
         return arg_int(l, &r->wait_on_stream);
+    if (KEY_IS(k, n, GP_ARG_PYTHON_PARENT_ID))
+        return arg_int(l, &r->py_parent);
+    if (KEY_IS(k, n, GP_ARG_PYTHON_MODULE_ID))
+        return arg_int(l, &r->py_module);
     return json_lex_skip(l, 2);
 }
 
@@ -448,6 +454,23 @@ static int event_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
 
 /* A copy of this template (vector moves) costs less than memset's rep stos plus the stores:
  * raw_init ran once per event and was ~2% of a report. */
+/* One key of a flow event: its place and id; the name and the rest are validated, not read. */
+static int flow_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
+{
+    if (n == 2 && k[0] == 'i' && k[1] == 'd') {
+        int ch = json_lex_ws(&b->lex);
+        if (ch < 0)
+            return LEX_MORE;
+        if (ch == '-' || (ch >= '0' && ch <= '9'))
+            return arg_int(&b->lex, &r->flow_id);
+        return json_lex_skip(&b->lex, 1); /* a string id: no fwdbwd flow has one */
+    }
+    if ((n == 2 && k[0] == 't' && k[1] == 's') ||
+        (n == 3 && (!memcmp(k, "cat", 3) || !memcmp(k, "pid", 3) || !memcmp(k, "tid", 3))))
+        return event_field(b, r, k, n);
+    return json_lex_skip(&b->lex, 1);
+}
+
 static const raw_ev raw_template = {
         .name = GP_STR_NONE,
         .cat = GP_STR_NONE,
@@ -461,6 +484,10 @@ static const raw_ev raw_template = {
         .stream = -1,
         .device = -1,
         .wait_on_stream = -1,
+        .py_id = -1,
+        .py_parent = -1,
+        .py_module = -1,
+        .flow_id = -1,
         .devid = -1,
 };
 
@@ -483,8 +510,8 @@ int trace_event_parse(trace_builder *b)
         int more, rc = lex_key(l, &k, &n);
         if (rc != LEX_OK)
             return rc;
-        /* flow events are only counted: once "ph" says so, the rest is validated, not read */
-        if ((rc = flow ? json_lex_skip(l, 1) : event_field(b, &r, k, n)) != LEX_OK)
+        /* of a flow event, once "ph" says so, only what a fwdbwd flow needs is read */
+        if ((rc = flow ? flow_field(b, &r, k, n) : event_field(b, &r, k, n)) != LEX_OK)
             return rc;
         flow = r.ph == 's' || r.ph == 'f' || r.ph == 't';
         if ((rc = json_lex_next(l, '}', "in event", &more)) != LEX_OK)

@@ -71,6 +71,8 @@ struct gp_trace {
     size_t n_tracks;
     trace_vec gpu;          /* gp_gpu_info */
     trace_vec mem;          /* gp_mem_sample */
+    trace_vec py;           /* gp_py_info */
+    trace_vec fwdbwd;       /* gp_flow */
     trace_vec devs;         /* gp_device_props */
     trace_vec config, meta; /* gp_kv */
     trace_vec unknown_cats; /* gp_cat_count */

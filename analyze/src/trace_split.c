@@ -219,7 +219,7 @@ typedef struct merge_map {
     gp_str *str;
     uint32_t *track;
     uint32_t *gpu; /* part's side record -> destination's */
-    uint32_t mem_off;
+    uint32_t mem_off, py_off;
 } merge_map;
 
 static gp_str map_str(const merge_map *m, gp_str s)
@@ -249,6 +249,8 @@ static uint32_t map_aux(const merge_map *m, const gp_event *e)
         return m->gpu[e->aux];
     case GP_EV_MEMORY:
         return e->aux + m->mem_off;
+    case GP_EV_PYTHON:
+        return e->aux == GP_NONE ? GP_NONE : e->aux + m->py_off;
     case GP_EV_CPU_OP:
     case GP_EV_USER_ANNOTATION:
         return map_str(m, e->aux); /* the shape */
@@ -306,6 +308,19 @@ static int merge_tracks(trace_builder *d, const trace_builder *s, merge_map *m)
 static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
 {
     m->mem_off = (uint32_t)d->t->mem.n;
+    m->py_off = (uint32_t)d->t->py.n;
+    for (size_t i = 0; i < s->fwdbwd.n; i++) {
+        gp_flow *f = trace_vec_push(&d->t->fwdbwd);
+        if (!f)
+            return -1;
+        *f = *TRACE_VEC_AT(&s->fwdbwd, gp_flow, i);
+    }
+    for (size_t i = 0; i < s->py.n; i++) {
+        gp_py_info *p = trace_vec_push(&d->t->py);
+        if (!p)
+            return -1;
+        *p = *TRACE_VEC_AT(&s->py, gp_py_info, i);
+    }
     m->gpu = malloc((s->gpu.n ? s->gpu.n : 1) * sizeof(uint32_t));
     if (!m->gpu)
         return -1;
@@ -367,7 +382,7 @@ static int merge_counts(trace_builder *d, const trace_builder *s, const merge_ma
 
 static int merge_part(trace_builder *d, split_part *pt)
 {
-    merge_map m = {NULL, NULL, NULL, 0};
+    merge_map m = {NULL, NULL, NULL, 0, 0};
     /* side records before tracks: a track's open B events map their side record too */
     int ok = merge_strings(d, pt->b.t, &m) == 0 && merge_side(d, pt->b.t, &m) == 0;
     ok = ok && merge_tracks(d, &pt->b, &m) == 0 && merge_events(d, &pt->b, &m) == 0;

@@ -46,6 +46,8 @@ gp_export_py_test(export_tfevents_tensorboard test_tfevents_read.py $<TARGET_FIL
 if(TARGET gp_export)
   gp_export_py_test(export_tb_plugin test_tb_plugin.py $<TARGET_FILE:gprof-train>
                     ${gp_export_sample} ${gp_export_work}/tb_plugin)
+  gp_export_py_test(export_tb_module_view test_tb_module_view.py $<TARGET_FILE:gprof-train>
+                    ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz ${gp_export_work}/tb_module_view)
   # Perfetto's own importer: only where a trace_processor binary is given at configure time
   # (-DGP_TRACE_PROCESSOR=/path; PyPI's perfetto package downloads it from outside PyPI).
   if(GP_TRACE_PROCESSOR)

@@ -279,6 +279,17 @@ static void mem_args(ev_state *s, const gp_mem_sample *m, int *n)
     arg_int(s->o, n, GP_ARG_MEM_TOTAL_RESERVED, m->total_reserved);
 }
 
+/* The Python tracer's ids, which tb's Module view builds its tree from. */
+static void py_args(ev_state *s, const gp_py_info *p, int *n)
+{
+    if (p->id >= 0)
+        arg_int(s->o, n, GP_ARG_PYTHON_ID, p->id);
+    if (p->parent_id >= 0)
+        arg_int(s->o, n, GP_ARG_PYTHON_PARENT_ID, p->parent_id);
+    if (p->module_id >= 0)
+        arg_int(s->o, n, GP_ARG_PYTHON_MODULE_ID, p->module_id);
+}
+
 /* "Input Dims" as the nested list it is ("[[64, 64], []]") when the text is plainly one, else
  * as a string. */
 static void dims_arg(export_out *o, int *n, const char *dims)
@@ -305,6 +316,9 @@ static void event_args(ev_state *s, const gp_event *e)
         gpu_args(s, e, g, &n);
     if (m)
         mem_args(s, m, &n);
+    const gp_py_info *py = gp_trace_py_info(s->t, e);
+    if (py)
+        py_args(s, py, &n);
     /* tb 0.4.3 sizes a communication op's message from Input Dims and "Input type", which the
      * reader does not keep: dims without types crash its distributed view */
     if (shape != GP_STR_NONE && !(s->eo->mode == EXPORT_EV_TB && (e->flags & GP_EVF_COMM)))
@@ -405,6 +419,35 @@ static void all_flows(ev_state *s, const gp_track *tr, const gp_event *ev)
     }
 }
 
+/* The track of a flow end's (pid, tid), else the first track (tb reads only its id and ts). */
+static uint32_t flow_track(const gp_track *tr, size_t nt, const gp_flow *f)
+{
+    for (size_t i = 0; i < nt; i++)
+        if (tr[i].pid == f->pid && tr[i].tid == f->tid && tr[i].pid_str == GP_STR_NONE &&
+            tr[i].tid_str == GP_STR_NONE)
+            return (uint32_t)i;
+    return 0;
+}
+
+/* PyTorch's forward -> backward links ("fwdbwd"), as read: tb 0.4.3 builds the backward part of
+ * its Module view from them. */
+static void fwdbwd_flows(ev_state *s, const gp_track *tr, size_t nt)
+{
+    size_t n;
+    const gp_flow *f = gp_trace_fwdbwd_flows(s->t, &n);
+    for (size_t i = 0; i < n && nt; i++) {
+        uint32_t ti = flow_track(tr, nt, &f[i]);
+        sep(s);
+        export_out_printf(s->o, "{\"ph\":\"%c\",\"id\":%lld,", f[i].ph, (long long)f[i].id);
+        put_pid(s, &tr[ti], ti);
+        put_tid(s, &tr[ti], ti, 0);
+        export_out_puts(s->o, ",\"ts\":");
+        export_out_us(s->o, f[i].ts - s->eo->t0);
+        export_out_printf(s->o, ",\"cat\":\"%s\",\"name\":\"%s\"%s}", GP_CAT_FLOW_FWDBWD,
+                          GP_CAT_FLOW_FWDBWD, f[i].ph == 'f' ? ",\"bp\":\"e\"" : "");
+    }
+}
+
 /* Perfetto: each allocator series as a counter track "<dev> memory allocated|reserved" on the
  * GPU's process (pid = device id) or, for the host, the sampling process. */
 static void all_counters(ev_state *s, const gp_track *tr, const gp_event *ev)
@@ -467,6 +510,8 @@ gp_status export_write_events(export_out *o, const gp_analysis *a, const export_
         all_meta(&s, tr, nt);
         all_events(&s, tr, nt, ev);
         all_flows(&s, tr, ev);
+        if (eo->mode == EXPORT_EV_TB)
+            fwdbwd_flows(&s, tr, nt);
         if (eo->mode == EXPORT_EV_PERFETTO)
             all_counters(&s, tr, ev);
     }

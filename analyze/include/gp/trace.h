@@ -137,6 +137,23 @@ typedef struct gp_mem_sample {
     int32_t device_id;       /**< "Device Id": -1 for CPU */
 } gp_mem_sample;
 
+/** Side record of a python_function event (with_stack=True): the Python tracer's ids, which
+ * TensorBoard's Module view reads. Absent ids are -1. */
+typedef struct gp_py_info {
+    int64_t id;        /**< "Python id" */
+    int64_t parent_id; /**< "Python parent id" */
+    int64_t module_id; /**< "Python module id": the frame is an nn.Module call */
+} gp_py_info;
+
+/** A "fwdbwd" flow end (PyTorch links a forward op to its backward: 's' at the forward, 'f' at
+ * the backward, one id). Other flows are only counted (gp_trace_info.n_flows). */
+typedef struct gp_flow {
+    int64_t ts;       /**< ns, in the events' timebase */
+    int64_t id;       /**< the flow id, -1 if absent */
+    int64_t pid, tid; /**< numeric ids (-1 for string ones) */
+    char ph;          /**< 's' or 'f' ('t' kept as read) */
+} gp_flow;
+
 /** One entry of deviceProperties[] (index = device id). Absent fields are 0 / GP_STR_NONE. */
 typedef struct gp_device_props {
     int id;
@@ -243,6 +260,12 @@ const gp_gpu_info *gp_trace_gpu_info(const gp_trace *t, const gp_event *e);
 
 /** @return the allocator sample of a GP_EV_MEMORY event, else NULL. */
 const gp_mem_sample *gp_trace_mem_sample(const gp_trace *t, const gp_event *e);
+
+/** @return the "fwdbwd" flow ends, in file order, and their count. */
+const gp_flow *gp_trace_fwdbwd_flows(const gp_trace *t, size_t *n);
+
+/** @return the Python ids of a python_function event, else NULL (none, or not Python). */
+const gp_py_info *gp_trace_py_info(const gp_trace *t, const gp_event *e);
 
 /** @return a cpu_op/user_annotation's "Input Dims" as Python prints them ("[[64, 64], []]"),
  * interned, or GP_STR_NONE when the trace has no shapes. */

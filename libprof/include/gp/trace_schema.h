@@ -95,6 +95,10 @@
 #define GP_ARG_INPUT_DIMS      "Input Dims"
 #define GP_ARG_INPUT_TYPE      "Input type"
 #define GP_ARG_SEQUENCE_NUMBER "Sequence number"
+/* python_function (with_stack=True): PyTorch's Python tracer ids */
+#define GP_ARG_PYTHON_ID        "Python id"
+#define GP_ARG_PYTHON_PARENT_ID "Python parent id"
+#define GP_ARG_PYTHON_MODULE_ID "Python module id" /* an nn.Module call */
 /* [memory] instant events */
 #define GP_ARG_MEM_ADDR           "Addr"
 #define GP_ARG_MEM_BYTES          "Bytes" /* negative = free */
