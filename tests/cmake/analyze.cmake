@@ -12,6 +12,10 @@ if(TARGET gp_analyze)
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/torch_key_averages.py
                      $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch)
     set_tests_properties(analyze_torch_key_averages PROPERTIES LABELS cli TIMEOUT 120)
+    add_test(NAME analyze_gt00_advice
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/gt00_advice.py
+                     $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch)
+    set_tests_properties(analyze_gt00_advice PROPERTIES LABELS cli TIMEOUT 120)
   endif()
   if(GP_BUILD_BENCH AND TARGET gprof-train) # gen_kineto_trace is defined in bench/, later
     add_test(NAME analyze_split_same

@@ -134,11 +134,13 @@ static gp_status reco_info(const struct rules_ctx *c, const double *p, struct ru
                           "Profile at least %.0f steady-state steps: gprof-train run --steps "
                           "%.0f or more.",
                           p[MIN_STEPS], p[MIN_STEPS] + 2);
+    /* the first recorded step is dropped as warm-up: one more active step than analysed */
     return rules_reco(o,
                       "Profile at least %.0f steady-state steps with "
-                      "torch.profiler.schedule(wait=1, warmup=1, active=%.0f) and call "
-                      "prof.step() every iteration, so ProfilerStep#N ranges are recorded.",
-                      p[MIN_STEPS], p[MIN_STEPS]);
+                      "torch.profiler.schedule(wait=1, warmup=1, active=%.0f) (the first "
+                      "recorded step is left out as warm-up) and call prof.step() every "
+                      "iteration, so ProfilerStep#N ranges are recorded.",
+                      p[MIN_STEPS], p[MIN_STEPS] + 1);
 }
 
 gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules_out *o)

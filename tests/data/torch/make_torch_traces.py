@@ -59,6 +59,8 @@ def nested_same_name(prof):
 CASES = {
     # name: (profile() keyword arguments, body, group_by_input_shapes)
     "mlp_step": (dict(schedule=dict(wait=1, warmup=1, active=3)), train_steps, False),
+    # GT00's advice, schedule(wait=1, warmup=1, active=11): enough steps, no finding
+    "gt00_schedule": (dict(schedule=dict(wait=1, warmup=1, active=11)), train_steps, False),
     "with_stack": (dict(with_stack=True), train_steps, False),
     "nested_same_name": (dict(), nested_same_name, False),
     "profile_memory": (dict(profile_memory=True), train_steps, False),
