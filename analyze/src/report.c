@@ -84,24 +84,55 @@ static void summary_steps(FILE *out, const gp_analysis *a)
     fputc('\n', out);
 }
 
+/* "idle 1.2ms: host wait 50.00%, kernel wait 10.00%, other 40.00%", or "idle 0.000us". */
+static void idle_split(FILE *out, const int64_t *idle_ns, int64_t idle)
+{
+    char t[4][32];
+    fprintf(out, "idle %s", gp_report_fmt_time(t[0], 32, idle));
+    if (idle > 0)
+        fprintf(out, ": host wait %s, kernel wait %s, other %s",
+                fmt_share(t[1], 32, idle_ns[GP_IDLE_HOST_WAIT], idle),
+                fmt_share(t[2], 32, idle_ns[GP_IDLE_KERNEL_WAIT], idle),
+                fmt_share(t[3], 32, idle_ns[GP_IDLE_OTHER], idle));
+}
+
+/* Each stream of a device, HTA's per-stream idle split (gaps between its own activities). */
+static void summary_streams(FILE *out, const gp_analysis *a, int device)
+{
+    char t[32];
+    size_t n;
+    const gp_stream_stats *s = gp_analysis_streams(a, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].device != device)
+            continue;
+        int64_t idle = 0;
+        for (int k = 0; k < GP_IDLE_COUNT; k++)
+            idle += s[i].idle_ns[k];
+        fprintf(out, "  stream %" PRId64 ": busy %s, ", s[i].stream,
+                gp_report_fmt_time(t, sizeof(t), s[i].busy_ns));
+        idle_split(out, s[i].idle_ns, idle);
+        fputc('\n', out);
+    }
+}
+
 static void summary_gpu(FILE *out, const gp_analysis *a)
 {
-    char t[7][32];
+    char t[6][32];
     size_t n;
     const gp_device_stats *d = gp_analysis_devices(a, &n);
     if (n == 0)
         fprintf(out, "GPU: no GPU activity in the trace\n");
     for (size_t i = 0; i < n; i++) {
         int64_t span = d[i].span_end - d[i].span_ts, idle = span - d[i].busy_ns;
-        fprintf(out,
-                "GPU %d: busy %s of %s span (kernels %s); idle %s: host wait %s, "
-                "kernel wait %s, other %s\n",
-                d[i].device, fmt_share(t[0], 32, d[i].busy_ns, span),
-                gp_report_fmt_time(t[1], 32, span), fmt_share(t[2], 32, d[i].kernel_busy_ns, span),
-                gp_report_fmt_time(t[3], 32, idle),
-                fmt_share(t[4], 32, d[i].idle_ns[GP_IDLE_HOST_WAIT], idle),
-                fmt_share(t[5], 32, d[i].idle_ns[GP_IDLE_KERNEL_WAIT], idle),
-                fmt_share(t[6], 32, d[i].idle_ns[GP_IDLE_OTHER], idle));
+        fprintf(out, "GPU %d: busy %s of %s span (kernels %s); ", d[i].device,
+                fmt_share(t[0], 32, d[i].busy_ns, span), gp_report_fmt_time(t[1], 32, span),
+                fmt_share(t[2], 32, d[i].kernel_busy_ns, span));
+        idle_split(out, d[i].idle_ns, idle);
+        fprintf(out, "\n  compute %s, communication %s, memory %s (HTA's temporal breakdown)\n",
+                gp_report_fmt_time(t[3], 32, d[i].compute_ns),
+                gp_report_fmt_time(t[4], 32, d[i].comm_ns),
+                gp_report_fmt_time(t[5], 32, d[i].memory_ns));
+        summary_streams(out, a, d[i].device);
     }
 }
 
@@ -325,6 +356,20 @@ static void json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
+static void json_streams(FILE *out, const gp_analysis *a, int device)
+{
+    size_t n, k = 0;
+    const gp_stream_stats *s = gp_analysis_streams(a, &n);
+    for (size_t i = 0; i < n; i++)
+        if (s[i].device == device)
+            fprintf(out,
+                    "%s{\"stream\":%" PRId64 ",\"busy_us\":%.3f,\"idle_host_wait_us\":%.3f,"
+                    "\"idle_kernel_wait_us\":%.3f,\"idle_other_us\":%.3f}",
+                    k++ ? "," : "", s[i].stream, s[i].busy_ns / 1e3,
+                    s[i].idle_ns[GP_IDLE_HOST_WAIT] / 1e3, s[i].idle_ns[GP_IDLE_KERNEL_WAIT] / 1e3,
+                    s[i].idle_ns[GP_IDLE_OTHER] / 1e3);
+}
+
 static void json_summary(FILE *out, const gp_analysis *a)
 {
     size_t n;
@@ -340,14 +385,19 @@ static void json_summary(FILE *out, const gp_analysis *a)
     }
     fprintf(out, "},\"gpus\":[");
     const gp_device_stats *d = gp_analysis_devices(a, &n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         fprintf(out,
                 "%s{\"device\":%d,\"span_us\":%.3f,\"busy_us\":%.3f,\"kernel_busy_us\":%.3f,"
                 "\"idle_host_wait_us\":%.3f,\"idle_kernel_wait_us\":%.3f,"
-                "\"idle_other_us\":%.3f}",
+                "\"idle_other_us\":%.3f,\"compute_us\":%.3f,\"communication_us\":%.3f,"
+                "\"memory_us\":%.3f,\"streams\":[",
                 i ? "," : "", d[i].device, (d[i].span_end - d[i].span_ts) / 1e3, d[i].busy_ns / 1e3,
                 d[i].kernel_busy_ns / 1e3, d[i].idle_ns[GP_IDLE_HOST_WAIT] / 1e3,
-                d[i].idle_ns[GP_IDLE_KERNEL_WAIT] / 1e3, d[i].idle_ns[GP_IDLE_OTHER] / 1e3);
+                d[i].idle_ns[GP_IDLE_KERNEL_WAIT] / 1e3, d[i].idle_ns[GP_IDLE_OTHER] / 1e3,
+                d[i].compute_ns / 1e3, d[i].comm_ns / 1e3, d[i].memory_ns / 1e3);
+        json_streams(out, a, d[i].device);
+        fprintf(out, "]}");
+    }
     fprintf(out, "],\"memory\":[");
     const gp_mem_series *m = gp_analysis_memory(a, &n);
     for (size_t i = 0; i < n; i++)
