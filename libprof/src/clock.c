@@ -292,3 +292,8 @@ void prof_clock_reset(void)
     max_converted = INT64_MIN;
 }
 
+void prof_clock_start(void)
+{
+    if (prof_tsc)
+        first_knot();
+}

@@ -50,10 +50,11 @@ void prof_clock_sample(void);
 void prof_clock_add(int64_t ticks, int64_t ns);
 /** Forget the function of the previous session. */
 void prof_clock_reset(void);
+/** Session start, before the writer: measure the first rate (tens of microseconds), so
+ * prof_clock_now_ns is on the function from the first GPU record on. */
+void prof_clock_start(void);
 /** Now on the trace's clock (the function of the ticks), from any thread: CUPTI stamps its
- * records with it, so GPU API calls and CPU ranges share one clock and nest exactly. Before the
- * writer's first pass has measured a rate (a rate measured over microseconds at start would be
- * noisy), it is CLOCK_REALTIME, which the function follows. */
+ * records with it, so GPU API calls and CPU ranges share one clock and nest exactly. */
 int64_t prof_clock_now_ns(void);
 /** Writer: ticks -> CLOCK_REALTIME ns. */
 int64_t prof_ticks_to_ns(int64_t ticks);
