@@ -22,6 +22,8 @@ static const struct gp_cmd commands[] = {
          "write Fashion-MNIST as a PNG image folder for the decoding loader"},
         {"doctor", cmd_doctor, "check the driver, GPUs, CUPTI and libraries GPU profiling needs"},
         {"job", cmd_job, "compare the ranks of a distributed job: stragglers, collective waits"},
+        {"compare", cmd_compare,
+         "what changed between two runs, and whether it is more than noise"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

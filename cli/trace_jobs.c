@@ -3,6 +3,7 @@
 #include "trace_jobs.h"
 #include "cli.h"
 
+#include "gp/analysis.h"
 #include "gp/trace_schema.h"
 
 #include <dirent.h>
@@ -194,4 +195,23 @@ void trace_warnings_release(struct trace_warnings *w)
     free(w->v);
     w->v = NULL;
     w->n = 0;
+}
+
+gp_status trace_analysed(const char *path, struct trace_warnings *w,
+                         gp_status (*use)(const struct gp_analysis *a, void *ud, gp_error *err),
+                         void *ud, gp_error *err)
+{
+    gp_trace *t = NULL;
+    gp_analysis *a = NULL;
+    gp_error_clear(err);
+    gp_status rc = gp_trace_open(path, NULL, &t, err);
+    if (rc == GP_OK) {
+        trace_warnings_keep(w, t);
+        rc = gp_analysis_run(t, NULL, &a, err);
+    }
+    if (rc == GP_OK)
+        rc = use(a, ud, err);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+    return rc;
 }

@@ -42,4 +42,11 @@ void trace_notes_add(struct trace_warnings *w, const gp_trace *t);
 void trace_warnings_print(const struct trace_warnings *w, const char *path);
 void trace_warnings_release(struct trace_warnings *w);
 
+/* Open `path`, keep its warnings in `w`, analyse it and call use(a, ud) on the analysis; both
+ * are freed before returning. @return the first failure's status (err set), else use's. */
+struct gp_analysis;
+gp_status trace_analysed(const char *path, struct trace_warnings *w,
+                         gp_status (*use)(const struct gp_analysis *a, void *ud, gp_error *err),
+                         void *ud, gp_error *err);
+
 #endif
