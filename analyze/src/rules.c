@@ -18,6 +18,7 @@
     }
 #define GPU       RULES_NEEDS_GPU
 #define GPU_STEPS (RULES_NEEDS_GPU | RULES_NEEDS_STEPS)
+#define STEPS     RULES_NEEDS_STEPS
 
 /* The catalogue, in id order. GT02 runs in phase 1: it names the rule explaining the idle time. */
 static const struct rules_def table[] = {
@@ -37,6 +38,8 @@ static const struct rules_def table[] = {
         RULE(no_tensor_cores, 0, GPU),           /* GT13 */
         RULE(step_outliers, 0, 0),               /* GT14 */
         RULE(comm_exposed, 0, GPU_STEPS),        /* GT15 */
+        RULE(optimizer_bound, 0, STEPS),         /* GT17 */
+        RULE(tiny_cpu_ops, 0, STEPS),            /* GT18 */
 };
 #define N_RULES    (sizeof(table) / sizeof(table[0]))
 #define MAX_PARAMS 12

@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static gp_status ivs_push(struct rules_ivs *v, int64_t ts, int64_t end);
-static void ivs_merge(struct rules_ivs *v);
-
 static long kv_long(const gp_kv *kv, size_t n, const char *key)
 {
     const gp_kv *v = gp_kv_find(kv, n, key);
@@ -82,9 +79,9 @@ gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *er
     c->trace_ts = gp_trace_get_info(c->t)->ts_min;
     read_cfg(c);
     for (size_t i = 0; i < c->n_steps; i++)
-        if (ivs_push(&c->step_ivs, c->steps[i].ts, c->steps[i].end) != GP_OK)
+        if (rules_ivs_push(&c->step_ivs, c->steps[i].ts, c->steps[i].end) != GP_OK)
             return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
-    ivs_merge(&c->step_ivs);
+    rules_ivs_merge(&c->step_ivs);
     return GP_OK;
 }
 
@@ -123,7 +120,7 @@ static int cmp_iv(const void *pa, const void *pb)
     return (a[0] > b[0]) - (a[0] < b[0]);
 }
 
-static gp_status ivs_push(struct rules_ivs *v, int64_t ts, int64_t end)
+gp_status rules_ivs_push(struct rules_ivs *v, int64_t ts, int64_t end)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 256;
@@ -139,8 +136,7 @@ static gp_status ivs_push(struct rules_ivs *v, int64_t ts, int64_t end)
     return GP_OK;
 }
 
-/* Sort and merge in place into a disjoint union. */
-static void ivs_merge(struct rules_ivs *v)
+void rules_ivs_merge(struct rules_ivs *v)
 {
     if (v->n == 0)
         return;
@@ -169,9 +165,9 @@ static gp_status collect_gpu(struct rules_ctx *c, const gp_track *tr)
         else if (e->kind == GP_EV_MEMCPY)
             dst = &c->copies;
         if (dst)
-            GP_TRY(ivs_push(dst, e->ts, e->ts + e->dur));
+            GP_TRY(rules_ivs_push(dst, e->ts, e->ts + e->dur));
         if (dst || e->kind == GP_EV_MEMSET)
-            GP_TRY(ivs_push(&c->busy, e->ts, e->ts + e->dur));
+            GP_TRY(rules_ivs_push(&c->busy, e->ts, e->ts + e->dur));
     }
     return GP_OK;
 }
@@ -185,10 +181,10 @@ gp_status rules_ctx_intervals(struct rules_ctx *c)
     for (size_t i = 0; i < nt; i++)
         if (tr[i].is_gpu)
             GP_TRY(collect_gpu(c, &tr[i]));
-    ivs_merge(&c->kernels);
-    ivs_merge(&c->comm);
-    ivs_merge(&c->copies);
-    ivs_merge(&c->busy);
+    rules_ivs_merge(&c->kernels);
+    rules_ivs_merge(&c->comm);
+    rules_ivs_merge(&c->copies);
+    rules_ivs_merge(&c->busy);
     c->have_ivs = 1;
     return GP_OK;
 }

@@ -101,6 +101,8 @@ RULES_DECLARE(memory_growth);
 RULES_DECLARE(no_tensor_cores);
 RULES_DECLARE(step_outliers);
 RULES_DECLARE(comm_exposed);
+RULES_DECLARE(optimizer_bound);
+RULES_DECLARE(tiny_cpu_ops);
 
 /* In a rule file, after its `static const gp_rule_param params[]`: define its info. */
 #define RULES_INFO(name, id, title)                                                                \
@@ -120,6 +122,10 @@ gp_status rules_ctx_intervals(struct rules_ctx *c);
 
 /* |ivs ∩ [ts, end)| */
 int64_t rules_ivs_overlap(const struct rules_ivs *ivs, int64_t ts, int64_t end);
+/* Append [ts, end); then rules_ivs_merge before rules_ivs_overlap. Free with free(ivs->iv). */
+gp_status rules_ivs_push(struct rules_ivs *ivs, int64_t ts, int64_t end);
+/* Sort and merge in place into a disjoint union. */
+void rules_ivs_merge(struct rules_ivs *ivs);
 
 /* |ivs ∩ analysed steps| */
 int64_t rules_ivs_in_steps(const struct rules_ctx *c, const struct rules_ivs *ivs);

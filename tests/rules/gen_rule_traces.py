@@ -380,6 +380,28 @@ def cpu_trainer(workers):
                n_ops=0, extra=body)
 
 
+def optimizer_bound():
+    """A per-parameter optimizer on the host takes most of each step (GT17)."""
+    def extra(g, n):
+        g.range("user_annotation", "Optimizer.step#Adam.step",
+                lambda: [g.range("cpu_op", "aten::add_", lambda: g.work(60.0)) for _ in range(200)])
+    return run(Gen(None), loader=LOADER_MP, extra=extra)
+
+
+def tiny_cpu_ops():
+    """A CPU run whose loss is a Python loop: 300 tiny ops a step with Python between (GT18)."""
+    g = Gen(None, gpu=False)
+
+    def body(g, n):
+        g.range("cpu_op", "aten::addmm", lambda: g.work(900.0))
+        for _ in range(150):
+            g.range("cpu_op", "aten::select", lambda: g.work(2.0))
+            g.work(3.0)
+            g.range("cpu_op", "aten::sub", lambda: g.work(4.0))
+            g.work(3.0)
+    return run(g, loader=LOADER_MP, loader_us=100.0, copy=None, n_ops=0, extra=body)
+
+
 SCENARIOS = {
     "healthy": healthy,
     "healthy_pytorch": healthy_pytorch,
@@ -406,6 +428,8 @@ SCENARIOS = {
     "comm_overlapped": comm(False),
     "cpu_starved": lambda: cpu_trainer(0),
     "cpu_fed": lambda: cpu_trainer(8),
+    "optimizer_bound": optimizer_bound,
+    "tiny_cpu_ops": tiny_cpu_ops,
 }
 
 

@@ -36,6 +36,8 @@ static const struct {
         {"step_outliers", "GT02:info GT04:warn GT14:warn"},
         {"comm_exposed", "GT15:crit"},
         {"comm_overlapped", ""},
+        {"optimizer_bound", "GT02:warn GT04:crit GT17:crit"},
+        {"tiny_cpu_ops", "GT18:crit"},
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 

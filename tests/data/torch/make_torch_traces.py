@@ -56,6 +56,36 @@ def nested_same_name(prof):
             x.sum()
 
 
+def optimizer_bound(prof, steps):
+    """A big MLP at batch 8 with a per-parameter (foreach=False) Adam: the optimizer step takes
+    most of the step (GT17 must fire)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(4)])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+    x, y = torch.randn(8, 1024), torch.randn(8, 1024)
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        prof.step()
+
+
+def tiny_ops_loss(prof, steps):
+    """A loss written as a Python loop over the samples: hundreds of tiny slice/select ops per
+    step (GT18 must fire)."""
+    model, opt, x, y = mlp()
+    x, y = x[:10], y[:10]  # a small batch keeps the trace small; the loop still dominates
+    for _ in range(steps):
+        opt.zero_grad()
+        out = model(x)
+        loss = out.new_zeros(())
+        for i in range(x.shape[0]):
+            loss = loss + (out[i, :5] - out[i, 5:]).abs().sum() * 0.01 + out[i, y[i]] * -0.1
+        loss.backward()
+        opt.step()
+        prof.step()
+
+
 CASES = {
     # name: (profile() keyword arguments, body, group_by_input_shapes)
     "mlp_step": (dict(schedule=dict(wait=1, warmup=1, active=3)), train_steps, False),
@@ -65,6 +95,9 @@ CASES = {
     "nested_same_name": (dict(), nested_same_name, False),
     "profile_memory": (dict(profile_memory=True), train_steps, False),
     "record_shapes": (dict(record_shapes=True), train_steps, True),
+    # the step is the optimizer (GT17) / many tiny CPU ops (GT18): issue 17 §12
+    "optimizer_bound": (dict(schedule=dict(wait=1, warmup=1, active=11)), optimizer_bound, False),
+    "tiny_ops_loss": (dict(schedule=dict(wait=1, warmup=1, active=11)), tiny_ops_loss, False),
 }
 
 
