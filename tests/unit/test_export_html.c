@@ -40,6 +40,9 @@ static void test_sample_report(void)
         GP_ASSERT_CONTAINS(s, want);
     }
     GP_ASSERT_EQ_INT(count_str(s, "<title>step 7"), 0);
+    /* two mean step times on one page, and why (issue 17 §8) */
+    GP_ASSERT_CONTAINS(s, "The findings read the 5 steps after the first (warm-up): mean step ");
+    GP_ASSERT_CONTAINS(s, "The summary above covers all 6 steps.");
     GP_ASSERT_CONTAINS(s, "GPU 0 busy %");
     GP_ASSERT_CONTAINS(s, "GPU 0 allocated");
     GP_ASSERT_CONTAINS(s, "<td class=\"name\">sm90_xmma_gemm_f32f32_tn_n</td><td>30</td>");

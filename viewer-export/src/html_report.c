@@ -46,7 +46,8 @@ static const char css[] =
         "border-radius:3px}.ranges{color:#5b6372;font-size:12.5px;margin:4px 0}\n"
         ".warn .sev{background:#e08a00}.crit .sev{background:#c53a32}.info .sev"
         "{background:#3b75af}\n.finding ul{margin:4px 0;padding-left:20px}.rec{margin:4px 0}\n"
-        ".none{color:#5b6372;font-style:italic}footer{color:#8a93a3;font-size:12px;"
+        ".none{color:#5b6372;font-style:italic}.note{color:#5b6372;font-size:13px}footer{color:#"
+        "8a93a3;font-size:12px;"
         "margin-top:24px}\n";
 
 static const char *base_name(const char *p)
@@ -269,6 +270,21 @@ static const gp_finding *fired(const gp_export_opts *opts, size_t *n)
     return f;
 }
 
+/* The cards count every step; the rules leave the first out as warm-up: say so, with their
+ * mean, so two different mean step times on one page are explained. */
+static void warmup_note(export_out *o, const gp_export_opts *opts)
+{
+    size_t analysed;
+    int64_t mean;
+    size_t steps = opts->findings ? gp_findings_steps(opts->findings, &analysed, &mean) : 0;
+    char t[32];
+    if (analysed < steps)
+        export_out_printf(o,
+                          "<p class=\"note\">The findings read the %zu steps after the first "
+                          "(warm-up): mean step %s. The summary above covers all %zu steps.</p>\n",
+                          analysed, gp_report_fmt_time(t, sizeof t, mean), steps);
+}
+
 static void findings(export_out *o, const gp_analysis *a, const gp_export_opts *opts)
 {
     html_time tx;
@@ -276,6 +292,7 @@ static void findings(export_out *o, const gp_analysis *a, const gp_export_opts *
     size_t n;
     const gp_finding *f = fired(opts, &n);
     export_out_puts(o, "<section><h2>Findings</h2>\n");
+    warmup_note(o, opts);
     if (n == 0)
         export_out_printf(o, "<p class=\"none\">%s</p>\n",
                           opts->findings ? "No findings: nothing in this trace crossed a rule's "
