@@ -7,8 +7,54 @@
 #include "opt.h"
 #include "trace_jobs.h"
 
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The temporary file an export is writing, removed by the handler of the stop signals (Ctrl-C,
+ * kill, a closed terminal) before the process dies of the signal as it would have. */
+static char temp_path[4200];
+static volatile sig_atomic_t temp_live;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_STOP_SIGNALS (sizeof stop_signals / sizeof *stop_signals)
+
+static void note_temp(const char *path, void *ud)
+{
+    (void)ud;
+    temp_live = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!path)
+        return;
+    snprintf(temp_path, sizeof temp_path, "%s", path);
+    atomic_signal_fence(memory_order_seq_cst);
+    temp_live = 1;
+}
+
+static void remove_temp_and_die(int sig)
+{
+    if (temp_live)
+        unlink(temp_path);
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when the handler returns */
+}
+
+static void catch_stop_signals(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_temp_and_die;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++)
+        sigaction(stop_signals[i], &sa, &old[i]);
+}
+
+static void restore_stop_signals(const struct sigaction *old)
+{
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++)
+        sigaction(stop_signals[i], &old[i], NULL);
+}
 
 static const char *const usage[] = {
         "gprof-train export TRACE --tensorboard LOGDIR [--run NAME]",
@@ -34,6 +80,13 @@ static void default_run(const char *path, char *out, size_t cap)
     }
 }
 
+/* Name each output written; one written to stdout ("-") is the output itself. */
+static void say_written(const char *what, const char *path)
+{
+    if (strcmp(path, "-") != 0)
+        printf("%s: %s\n", what, path);
+}
+
 static int write_outputs(const struct export_args *x, const gp_analysis *a,
                          const gp_export_opts *eo)
 {
@@ -42,7 +95,7 @@ static int write_outputs(const struct export_args *x, const gp_analysis *a,
     if (x->perfetto) {
         if ((rc = gp_export_perfetto(a, eo, x->perfetto, &err)) != GP_OK)
             return cli_error_from(&err, rc);
-        printf("perfetto: %s\n", x->perfetto);
+        say_written("perfetto", x->perfetto);
     }
     if (x->tb) {
         char run[256], path[4600];
@@ -55,7 +108,7 @@ static int write_outputs(const struct export_args *x, const gp_analysis *a,
     if (x->html) {
         if ((rc = gp_export_html(a, eo, x->html, &err)) != GP_OK)
             return cli_error_from(&err, rc);
-        printf("html: %s\n", x->html);
+        say_written("html", x->html);
     }
     return CLI_OK;
 }
@@ -79,8 +132,11 @@ static int run_export(const struct export_args *x)
         rc = gp_rules_run(NULL, a, &f, &err);
     int code = rc == GP_OK ? CLI_OK : cli_error_from(&err, rc);
     if (code == CLI_OK) {
-        gp_export_opts eo = {f, NULL};
+        gp_export_opts eo = {f, NULL, note_temp, NULL};
+        struct sigaction old[N_STOP_SIGNALS];
+        catch_stop_signals(old);
         code = write_outputs(x, a, &eo);
+        restore_stop_signals(old);
     }
     gp_findings_free(f);
     gp_analysis_free(a);
@@ -97,9 +153,9 @@ int cmd_export(int argc, const char **argv)
             OPT_STR(0, "run", &x.run, "NAME",
                     "the run's name under LOGDIR (default: the trace's name)"),
             OPT_STR(0, "perfetto", &x.perfetto, "OUT",
-                    "Chrome JSON for ui.perfetto.dev, findings as a track"),
+                    "Chrome JSON for ui.perfetto.dev, findings as a track ('-': stdout)"),
             OPT_STR(0, "html", &x.html, "OUT",
-                    "a self-contained HTML report with charts and findings"),
+                    "a self-contained HTML report with charts and findings ('-': stdout)"),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -125,6 +181,10 @@ int cmd_export(int argc, const char **argv)
     if (!x.tb && !x.perfetto && !x.html) {
         cli_error("nothing to write");
         cli_hint("give --tensorboard LOGDIR, --perfetto OUT or --html OUT");
+        return CLI_ERROR;
+    }
+    if (x.perfetto && x.html && !strcmp(x.perfetto, "-") && !strcmp(x.html, "-")) {
+        cli_error("--perfetto and --html cannot both go to stdout ('-')");
         return CLI_ERROR;
     }
     if (x.run && !x.tb)

@@ -65,3 +65,15 @@ if(TARGET gp_export)
   set_tests_properties(export_perfetto_importer_rules export_html_chromium PROPERTIES
                        LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+
+# export never leaves OUT.tmp.PID behind when it is stopped by a signal mid-write.
+if(TARGET gp_export)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_FOUND)
+    add_test(NAME export_signal_cleanup
+             COMMAND ${Python3_EXECUTABLE} ${gp_export_tests}/test_export_signal.py
+                     $<TARGET_FILE:gprof-train> ${gp_export_work}/signal)
+    set_tests_properties(export_signal_cleanup PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                         TIMEOUT 300)
+  endif()
+endif()

@@ -1,12 +1,16 @@
 /* Unit tests for gp_export's output sink and emitters: JSON and HTML escaping (quotes, control
  * characters, invalid UTF-8), exact microsecond formatting, nice tick steps, the SVG charts'
- * structure and escaping, and the temp-file-then-rename behaviour of file outputs. */
+ * structure and escaping, the temp-file-then-rename behaviour of file outputs, and the targets
+ * that must never be replaced: FIFOs, devices, symlinks (followed), a file's mode. */
 #include "export_int.h"
+#include "gp/export.h"
 #include "gp_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -127,7 +131,7 @@ static void test_file_rename_and_gzip(void)
     snprintf(path, sizeof path, "%s/test_export_out_%d.json.gz", GP_BUILD_DIR, (int)getpid());
     export_out o;
     gp_error err;
-    GP_ASSERT_OK(export_out_open(&o, path, &err));
+    GP_ASSERT_OK(export_out_open(&o, path, NULL, &err));
     GP_CHECK(access(path, F_OK) != 0); /* nothing at the final name until close */
     for (int i = 0; i < 100000; i++)
         export_out_printf(&o, "%d,", i);
@@ -139,8 +143,141 @@ static void test_file_rename_and_gzip(void)
     gzclose(gz);
     GP_ASSERT_STR_EQ(buf, "0,1,2,3,");
     unlink(path);
-    GP_CHECK(export_out_open(&o, "/nonexistent-gp-dir/x.json", &err) == GP_EIO);
+    GP_CHECK(export_out_open(&o, "/nonexistent-gp-dir/x.json", NULL, &err) == GP_EIO);
     GP_ASSERT_STR_EQ(err.path, "/nonexistent-gp-dir/x.json");
+}
+
+static void scratch(char *path, size_t cap, const char *name)
+{
+    snprintf(path, cap, "%s/test_export_out_%d_%s", GP_BUILD_DIR, (int)getpid(), name);
+    unlink(path);
+}
+
+/* Export "hello\n" to `path` the way every exporter does. */
+static gp_status write_hello(const char *path, gp_error *err)
+{
+    export_out o;
+    GP_TRY(export_out_open(&o, path, NULL, err));
+    export_out_puts(&o, "hello\n");
+    return export_out_close(&o, err);
+}
+
+static int file_is(const char *path, const char *want)
+{
+    char buf[64] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    return n == strlen(want) && memcmp(buf, want, n) == 0;
+}
+
+/* A FIFO is written in place (a reader gets the bytes) and stays a FIFO. */
+static void test_fifo_target(void)
+{
+    char fifo[512];
+    scratch(fifo, sizeof fifo, "fifo");
+    GP_CHECK(mkfifo(fifo, 0600) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(5); /* a FIFO replaced by a file would leave this reader waiting for ever */
+        char buf[64] = {0};
+        FILE *f = fopen(fifo, "rb");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        _exit(n == 6 && strcmp(buf, "hello\n") == 0 ? 0 : 1);
+    }
+    gp_error err;
+    GP_ASSERT_OK(write_hello(fifo, &err));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    GP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat st;
+    GP_CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    unlink(fifo);
+}
+
+/* A character device is written, not replaced. /dev/null itself only when not root: as root an
+ * exporter that renames would replace the machine's /dev/null; through a symlink it cannot. */
+static void test_device_target(void)
+{
+    char link[512];
+    gp_error err;
+    struct stat st;
+    scratch(link, sizeof link, "null_link");
+    GP_CHECK(symlink("/dev/null", link) == 0);
+    GP_ASSERT_OK(write_hello(link, &err));
+    GP_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    GP_CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    unlink(link);
+    if (geteuid() != 0) {
+        GP_ASSERT_OK(write_hello("/dev/null", &err));
+        GP_CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    }
+}
+
+/* A symlink is followed: the file it names gets the output and keeps mode 600; the link stays. */
+static void test_symlink_and_mode(void)
+{
+    char file[512], link[512];
+    gp_error err;
+    struct stat st;
+    scratch(file, sizeof file, "target.json");
+    scratch(link, sizeof link, "link.json");
+    FILE *f = fopen(file, "wb");
+    GP_CHECK(f != NULL);
+    fputs("old", f);
+    fclose(f);
+    GP_CHECK(chmod(file, 0600) == 0);
+    GP_CHECK(symlink(file, link) == 0);
+    GP_ASSERT_OK(write_hello(link, &err));
+    GP_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    GP_CHECK(file_is(file, "hello\n"));
+    GP_CHECK(stat(file, &st) == 0 && (st.st_mode & 07777) == 0600);
+    GP_CHECK(chmod(file, 0640) == 0); /* and directly, another mode */
+    GP_ASSERT_OK(write_hello(file, &err));
+    GP_CHECK(stat(file, &st) == 0 && (st.st_mode & 07777) == 0640);
+    unlink(link);
+    GP_CHECK(symlink("missing-target", link) == 0); /* dangling: refused, nothing created */
+    GP_CHECK(write_hello(link, &err) == GP_EIO);
+    GP_ASSERT_CONTAINS(err.msg, "symlink");
+    GP_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    unlink(link);
+    unlink(file);
+    GP_CHECK(write_hello(GP_BUILD_DIR, &err) == GP_EIO); /* a directory */
+    GP_ASSERT_CONTAINS(err.msg, "directory");
+}
+
+static char seen_temp[4200];
+static int temp_calls;
+
+static void note_temp(const char *path, void *ud)
+{
+    (void)ud;
+    temp_calls++;
+    snprintf(seen_temp, sizeof seen_temp, "%s", path ? path : "");
+}
+
+/* The temp_file hook names the file while it exists and clears it once it is renamed. */
+static void test_temp_hook(void)
+{
+    char path[512];
+    scratch(path, sizeof path, "hook.json");
+    gp_export_opts opts = {NULL, NULL, note_temp, NULL};
+    export_out o;
+    gp_error err;
+    GP_ASSERT_OK(export_out_open(&o, path, &opts, &err));
+    GP_ASSERT_EQ_INT(temp_calls, 1);
+    GP_CHECK(access(seen_temp, F_OK) == 0);
+    GP_CHECK(strncmp(seen_temp, path, strlen(path)) == 0 && strlen(seen_temp) > strlen(path));
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s", seen_temp);
+    export_out_puts(&o, "x");
+    GP_ASSERT_OK(export_out_close(&o, &err));
+    GP_ASSERT_EQ_INT(temp_calls, 2);
+    GP_ASSERT_STR_EQ(seen_temp, "");
+    GP_CHECK(access(tmp, F_OK) != 0);
+    unlink(path);
 }
 
 int main(void)
@@ -152,5 +289,9 @@ int main(void)
     GP_RUN(test_stacked_bars);
     GP_RUN(test_line_chart);
     GP_RUN(test_file_rename_and_gzip);
+    GP_RUN(test_fifo_target);
+    GP_RUN(test_device_target);
+    GP_RUN(test_symlink_and_mode);
+    GP_RUN(test_temp_hook);
     return gp_test_summary();
 }

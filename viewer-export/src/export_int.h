@@ -1,10 +1,13 @@
 /* viewer-export/src/export_int.h: private cross-file API of gp_export: the output sink (memory,
- * file or gzip, written to a temporary name and renamed on success), escaping for JSON and HTML,
+ * file or gzip; a regular file is written to a temporary name and renamed on success, stdout, a
+ * device or a FIFO is written directly), escaping for JSON and HTML,
  * and the inline-SVG chart emitters the HTML report uses. */
 #ifndef GP_EXPORT_EXPORT_INT_H
 #define GP_EXPORT_EXPORT_INT_H
 
 #include "gp/status.h"
+
+struct gp_export_opts;
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,19 +19,28 @@ typedef struct export_out {
     size_t len, cap;
     void *file; /* FILE * or gzFile; NULL in memory mode */
     int gzip;
-    int err_no; /* errno of the first failure (ENOMEM for allocation), 0 if none */
-    char path[4096];
-    char tmp[4160];
+    int is_stdout;   /* "-": the process's stdout, flushed but not closed */
+    int err_no;      /* errno of the first failure (ENOMEM for allocation), 0 if none */
+    char path[4096]; /* the file written: a symlink's target once resolved */
+    char tmp[4160];  /* the temporary name; empty when written directly */
+    void (*temp_file)(const char *path, void *ud);
+    void *temp_file_ud;
 } export_out;
 
 /** Start an in-memory sink; take the text with export_out_take(). */
 void export_out_init_mem(export_out *o);
 
-/** Open `path` for writing through `path.tmp.<pid>`; gzip when `path` ends in ".gz". */
-gp_status export_out_open(export_out *o, const char *path, gp_error *err);
+/** Open `path` for writing; gzip when `path` ends in ".gz". Nothing there, a regular file or a
+ * symlink to one: written to `<file>.tmp.<pid>` beside the file and renamed over it at close,
+ * keeping a replaced file's mode (the symlink itself stays). "-" (stdout), a character device, a
+ * FIFO or a socket: written directly, never replaced. A directory or a dangling symlink: GP_EIO.
+ * `opts->temp_file` (opts may be NULL) hears of the temporary file. */
+gp_status export_out_open(export_out *o, const char *path, const struct gp_export_opts *opts,
+                          gp_error *err);
 
-/** Flush, close and rename onto the final path. Frees the sink. On any earlier or current
- * failure the temporary file is removed and GP_EIO (or GP_ENOMEM) returned. */
+/** Flush, close and rename onto the final path (direct outputs: flush and close). Frees the sink.
+ * On any earlier or current failure the temporary file is removed and GP_EIO (or GP_ENOMEM)
+ * returned. */
 gp_status export_out_close(export_out *o, gp_error *err);
 
 /** Give up: close and remove the temporary file, free the sink. */

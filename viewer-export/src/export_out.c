@@ -1,13 +1,19 @@
 /* viewer-export/src/export_out.c: the output sink shared by the exporters (memory, plain file or
- * gzip through zlib; written under a temporary name and renamed, so a failed export never leaves
- * a half-written file behind) and the JSON/HTML escaping every emitter goes through. */
+ * gzip through zlib; a file is written under a temporary name and renamed, so a failed export
+ * never leaves a half-written file behind, while stdout, devices and FIFOs are written in place)
+ * and the JSON/HTML escaping every emitter goes through. */
 #include "export_int.h"
 
+#include "gp/export.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -24,20 +30,112 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-gp_status export_out_open(export_out *o, const char *path, gp_error *err)
+/* Where the output goes. A symlink is followed to the file it names, which is then replaced as a
+ * file would be (the link stays, as with `cp`); a dangling link is refused rather than guessed
+ * at. `*st` receives what is there, `*exists` whether anything is. */
+static gp_status resolve_target(export_out *o, const char *path, struct stat *st, int *exists,
+                                gp_error *err)
+{
+    *exists = 0;
+    snprintf(o->path, sizeof o->path, "%s", path);
+    if (lstat(path, st) != 0) {
+        if (errno == ENOENT)
+            return GP_OK;
+        return gp_error_set(err, GP_EIO, path, "cannot write: %s", strerror(errno));
+    }
+    if (S_ISLNK(st->st_mode)) {
+        char real[PATH_MAX];
+        if (!realpath(path, real) || stat(real, st) != 0)
+            return gp_error_set(err, GP_EIO, path, "cannot write through the symlink: %s",
+                                errno == ENOENT ? "it points to nothing" : strerror(errno));
+        GP_FAIL_IF(strlen(real) >= sizeof o->path, GP_EINVAL, err, "output path too long");
+        snprintf(o->path, sizeof o->path, "%s", real);
+    }
+    *exists = 1;
+    if (S_ISDIR(st->st_mode))
+        return gp_error_set(err, GP_EIO, path, "cannot write: it is a directory");
+    return GP_OK;
+}
+
+static gp_status attach_file(export_out *o, int fd, gp_error *err)
+{
+    o->file = o->gzip ? (void *)gzdopen(fd, "wb6") : (void *)fdopen(fd, "wb");
+    if (o->file)
+        return GP_OK;
+    int e = errno ? errno : ENOMEM;
+    close(fd);
+    return gp_error_set(err, GP_EIO, o->path, "cannot write: %s", strerror(e));
+}
+
+/* A device, FIFO or socket (or "-"): written in place; renaming over it would replace the node. */
+static gp_status open_direct(export_out *o, gp_error *err)
+{
+    if (o->is_stdout) {
+        o->file = stdout;
+        return GP_OK;
+    }
+    int fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return gp_error_set(err, GP_EIO, o->path, "cannot write: %s", strerror(errno));
+    return attach_file(o, fd, err);
+}
+
+/* The temporary file is gone (renamed or removed): say so, after the fact, so a signal between
+ * the two only finds nothing to remove. */
+static void forget_temp(export_out *o)
+{
+    if (o->tmp[0] && o->temp_file)
+        o->temp_file(NULL, o->temp_file_ud);
+    o->tmp[0] = 0;
+}
+
+/* A new or regular file: written beside it under a name that is always longer than the file's
+ * (so never the file itself), with the replaced file's mode and, where allowed, its owner. */
+static gp_status open_temp(export_out *o, const struct stat *old, gp_error *err)
+{
+    int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
+    GP_FAIL_IF(n < 0 || (size_t)n >= sizeof o->tmp, GP_EINVAL, err, "output path too long");
+    if (o->temp_file) /* before it exists: a signal a moment after open() must find it named */
+        o->temp_file(o->tmp, o->temp_file_ud);
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        forget_temp(o);
+        return gp_error_set(err, GP_EIO, o->path, "cannot create: %s", strerror(e));
+    }
+    if (old) {
+        if (fchown(fd, old->st_uid, old->st_gid) != 0) {
+            /* not ours to give away: the new file stays ours, with the old file's mode */
+        }
+        fchmod(fd, old->st_mode & 07777);
+    }
+    gp_status rc = attach_file(o, fd, err);
+    if (rc != GP_OK)
+        export_out_abort(o);
+    return rc;
+}
+
+gp_status export_out_open(export_out *o, const char *path, const gp_export_opts *opts,
+                          gp_error *err)
 {
     memset(o, 0, sizeof *o);
-    int n = snprintf(o->path, sizeof o->path, "%s", path);
-    GP_FAIL_IF(n < 0 || (size_t)n >= sizeof o->path, GP_EINVAL, err, "output path too long");
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
+    GP_FAIL_IF(strlen(path) >= sizeof o->path, GP_EINVAL, err, "output path too long");
+    if (opts) {
+        o->temp_file = opts->temp_file;
+        o->temp_file_ud = opts->temp_file_ud;
+    }
     o->gzip = ends_with(path, ".gz");
-    if (o->gzip)
-        o->file = gzopen(o->tmp, "wb6");
-    else
-        o->file = fopen(o->tmp, "wb");
-    if (!o->file)
-        return gp_error_set(err, GP_EIO, path, "cannot create: %s", strerror(errno ? errno : EIO));
-    return GP_OK;
+    if (strcmp(path, "-") == 0) {
+        o->is_stdout = 1;
+        snprintf(o->path, sizeof o->path, "%s", "(stdout)");
+        return open_direct(o, err);
+    }
+    struct stat st;
+    int exists;
+    GP_TRY(resolve_target(o, path, &st, &exists, err));
+    if (exists && !S_ISREG(st.st_mode))
+        return open_direct(o, err);
+    return open_temp(o, exists ? &st : NULL, err);
 }
 
 static void flush_buf(export_out *o)
@@ -57,7 +155,9 @@ static void close_file(export_out *o)
 {
     if (!o->file)
         return;
-    int rc = o->gzip ? gzclose(o->file) : fclose(o->file);
+    int rc = o->is_stdout ? fflush(stdout) | ferror(stdout)
+             : o->gzip    ? gzclose(o->file)
+                          : fclose(o->file);
     if (rc != 0 && !o->err_no)
         o->err_no = errno ? errno : EIO;
     o->file = NULL;
@@ -69,10 +169,12 @@ gp_status export_out_close(export_out *o, gp_error *err)
     close_file(o);
     free(o->buf);
     o->buf = NULL;
-    if (!o->err_no && rename(o->tmp, o->path) != 0)
+    if (o->tmp[0] && !o->err_no && rename(o->tmp, o->path) != 0)
         o->err_no = errno ? errno : EIO;
-    if (o->err_no) {
+    if (o->tmp[0] && o->err_no)
         unlink(o->tmp);
+    forget_temp(o);
+    if (o->err_no) {
         return gp_error_set(err, o->err_no == ENOMEM ? GP_ENOMEM : GP_EIO, o->path,
                             "cannot write: %s", strerror(o->err_no));
     }
@@ -84,6 +186,7 @@ void export_out_abort(export_out *o)
     close_file(o);
     if (o->tmp[0])
         unlink(o->tmp);
+    forget_temp(o);
     free(o->buf);
     o->buf = NULL;
 }

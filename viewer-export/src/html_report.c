@@ -475,7 +475,7 @@ gp_status gp_export_html(const gp_analysis *a, const gp_export_opts *opts, const
 {
     static const gp_export_opts none = {0};
     export_out o;
-    GP_TRY(export_out_open(&o, path, err));
+    GP_TRY(export_out_open(&o, path, opts, err));
     html_page(&o, a, opts ? opts : &none);
     return export_out_close(&o, err);
 }

@@ -121,7 +121,7 @@ gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, c
     const gp_trace_info *info = gp_trace_get_info(gp_analysis_trace(a));
     export_ev_opts eo = {EXPORT_EV_PERFETTO, 0, info->n_events ? info->ts_min : 0};
     export_out o;
-    GP_TRY(export_out_open(&o, path, err));
+    GP_TRY(export_out_open(&o, path, opts, err));
     export_out_printf(&o,
                       "{\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,"
                       "\"traceEvents\":[",

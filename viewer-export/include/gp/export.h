@@ -1,7 +1,9 @@
 /* gp/export.h: write what viewers open from an analysed trace: Chrome JSON for Perfetto with the
  * diagnosis findings as an annotation track, a torch-tb-profiler run directory for TensorBoard,
  * and a self-contained HTML report with inline SVG charts. Output is deterministic (no wall-clock
- * times) and written under a temporary name, then renamed, so a failure leaves no partial file. */
+ * times). A file is written under a temporary name beside it, then renamed over it (keeping its
+ * mode; a symlink is followed and stays), so a failure leaves no partial file; "-" (stdout), a
+ * device or a FIFO is written directly and never replaced. */
 #ifndef GP_EXPORT_EXPORT_H
 #define GP_EXPORT_EXPORT_H
 
@@ -16,6 +18,10 @@ extern "C" {
 typedef struct gp_export_opts {
     const gp_findings *findings; /**< diagnosis of the same trace (fired ones are shown), or NULL */
     const char *title; /**< report/run title (e.g. the trace's file name); NULL = from the path */
+    /** Called with a temporary file's path when an export creates it and with NULL once it is
+     * renamed or removed, so a signal handler can remove a half-written file; may be NULL. */
+    void (*temp_file)(const char *path, void *ud);
+    void *temp_file_ud; /**< passed to temp_file */
 } gp_export_opts;
 
 /**
