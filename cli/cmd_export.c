@@ -87,13 +87,23 @@ static void say_written(const char *what, const char *path)
         printf("%s: %s\n", what, path);
 }
 
+/* The options for one output: "-" is stdout, written in place and named so in errors. */
+static gp_export_opts for_output(const gp_export_opts *eo, const char *path)
+{
+    gp_export_opts o = *eo;
+    if (strcmp(path, "-") == 0)
+        o.stream = stdout;
+    return o;
+}
+
 static int write_outputs(const struct export_args *x, const gp_analysis *a,
                          const gp_export_opts *eo)
 {
     gp_error err;
     gp_status rc;
     if (x->perfetto) {
-        if ((rc = gp_export_perfetto(a, eo, x->perfetto, &err)) != GP_OK)
+        gp_export_opts po = for_output(eo, x->perfetto);
+        if ((rc = gp_export_perfetto(a, &po, x->perfetto, &err)) != GP_OK)
             return cli_error_from(&err, rc);
         say_written("perfetto", x->perfetto);
     }
@@ -106,7 +116,8 @@ static int write_outputs(const struct export_args *x, const gp_analysis *a,
         printf("tensorboard: %s\n", path);
     }
     if (x->html) {
-        if ((rc = gp_export_html(a, eo, x->html, &err)) != GP_OK)
+        gp_export_opts ho = for_output(eo, x->html);
+        if ((rc = gp_export_html(a, &ho, x->html, &err)) != GP_OK)
             return cli_error_from(&err, rc);
         say_written("html", x->html);
     }
@@ -132,7 +143,7 @@ static int run_export(const struct export_args *x)
         rc = gp_rules_run(NULL, a, &f, &err);
     int code = rc == GP_OK ? CLI_OK : cli_error_from(&err, rc);
     if (code == CLI_OK) {
-        gp_export_opts eo = {f, NULL, note_temp, NULL};
+        gp_export_opts eo = {.findings = f, .temp_file = note_temp};
         struct sigaction old[N_STOP_SIGNALS];
         catch_stop_signals(old);
         code = write_outputs(x, a, &eo);

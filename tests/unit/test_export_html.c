@@ -16,7 +16,7 @@ static char *export_html(const char *json)
     gp_error err;
     if (load_trace(SAMPLE_TRACE, json, &l) != GP_OK)
         return NULL;
-    gp_export_opts eo = {l.f, NULL, NULL, NULL};
+    gp_export_opts eo = {.findings = l.f};
     gp_status rc = gp_export_html(l.a, &eo, out_path, &err);
     unload(&l);
     char *s = rc == GP_OK ? slurp_file(out_path) : NULL;

@@ -263,7 +263,7 @@ static void test_temp_hook(void)
 {
     char path[512];
     scratch(path, sizeof path, "hook.json");
-    gp_export_opts opts = {NULL, NULL, note_temp, NULL};
+    gp_export_opts opts = {.temp_file = note_temp};
     export_out o;
     gp_error err;
     GP_ASSERT_OK(export_out_open(&o, path, &opts, &err));

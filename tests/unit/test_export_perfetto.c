@@ -22,7 +22,7 @@ static gp_trace *round_trip(const char *json, const char *path, size_t *n_in_x)
     *n_in_x = 0;
     for (size_t i = 0; i < ne; i++)
         *n_in_x += ev[i].ph == 'X';
-    gp_export_opts eo = {l.f, NULL, NULL, NULL};
+    gp_export_opts eo = {.findings = l.f};
     gp_status rc = gp_export_perfetto(l.a, &eo, path, &err);
     unload(&l);
     gp_trace *t = NULL;

@@ -1,6 +1,6 @@
 /* viewer-export/src/export_int.h: private cross-file API of gp_export: the output sink (memory,
- * file or gzip; a regular file is written to a temporary name and renamed on success, stdout, a
- * device or a FIFO is written directly), escaping for JSON and HTML,
+ * file or gzip; a regular file is written to a temporary name and renamed on success, a stream
+ * handed in, a device or a FIFO is written directly), escaping for JSON and HTML,
  * and the inline-SVG chart emitters the HTML report uses. */
 #ifndef GP_EXPORT_EXPORT_INT_H
 #define GP_EXPORT_EXPORT_INT_H
@@ -19,7 +19,7 @@ typedef struct export_out {
     size_t len, cap;
     void *file; /* FILE * or gzFile; NULL in memory mode */
     int gzip;
-    int is_stdout;   /* "-": the process's stdout, flushed but not closed */
+    int borrowed;    /* `file` is the caller's stream (gp_export_opts.stream): flushed only */
     int err_no;      /* errno of the first failure (ENOMEM for allocation), 0 if none */
     char path[4096]; /* the file written: a symlink's target once resolved */
     char tmp[4160];  /* the temporary name; empty when written directly */
@@ -32,9 +32,10 @@ void export_out_init_mem(export_out *o);
 
 /** Open `path` for writing; gzip when `path` ends in ".gz". Nothing there, a regular file or a
  * symlink to one: written to `<file>.tmp.<pid>` beside the file and renamed over it at close,
- * keeping a replaced file's mode (the symlink itself stays). "-" (stdout), a character device, a
- * FIFO or a socket: written directly, never replaced. A directory or a dangling symlink: GP_EIO.
- * `opts->temp_file` (opts may be NULL) hears of the temporary file. */
+ * keeping a replaced file's mode (the symlink itself stays). A character device, a FIFO or a
+ * socket: written directly, never replaced. A directory or a dangling symlink: GP_EIO.
+ * `opts->stream` (opts may be NULL), when set, is written instead of `path`; `opts->temp_file`
+ * hears of the temporary file. */
 gp_status export_out_open(export_out *o, const char *path, const struct gp_export_opts *opts,
                           gp_error *err);
 

@@ -1,6 +1,7 @@
 /* viewer-export/src/export_out.c: the output sink shared by the exporters (memory, plain file or
  * gzip through zlib; a file is written under a temporary name and renamed, so a failed export
- * never leaves a half-written file behind, while stdout, devices and FIFOs are written in place)
+ * never leaves a half-written file behind, while devices, FIFOs and a stream handed in are
+ * written in place)
  * and the JSON/HTML escaping every emitter goes through. */
 #include "export_int.h"
 
@@ -67,13 +68,9 @@ static gp_status attach_file(export_out *o, int fd, gp_error *err)
     return gp_error_set(err, GP_EIO, o->path, "cannot write: %s", strerror(e));
 }
 
-/* A device, FIFO or socket (or "-"): written in place; renaming over it would replace the node. */
+/* A device, FIFO or socket: written in place; renaming over it would replace the node. */
 static gp_status open_direct(export_out *o, gp_error *err)
 {
-    if (o->is_stdout) {
-        o->file = stdout;
-        return GP_OK;
-    }
     int fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return gp_error_set(err, GP_EIO, o->path, "cannot write: %s", strerror(errno));
@@ -125,10 +122,12 @@ gp_status export_out_open(export_out *o, const char *path, const gp_export_opts 
         o->temp_file_ud = opts->temp_file_ud;
     }
     o->gzip = ends_with(path, ".gz");
-    if (strcmp(path, "-") == 0) {
-        o->is_stdout = 1;
-        snprintf(o->path, sizeof o->path, "%s", "(stdout)");
-        return open_direct(o, err);
+    if (opts && opts->stream) {
+        snprintf(o->path, sizeof o->path, "%s", path);
+        o->file = o->gzip ? (void *)gzdopen(dup(fileno(opts->stream)), "wb6") : opts->stream;
+        o->borrowed = !o->gzip;
+        GP_FAIL_IF(!o->file, GP_EIO, err, "cannot write: %s", strerror(errno ? errno : EIO));
+        return GP_OK;
     }
     struct stat st;
     int exists;
@@ -155,9 +154,9 @@ static void close_file(export_out *o)
 {
     if (!o->file)
         return;
-    int rc = o->is_stdout ? fflush(stdout) | ferror(stdout)
-             : o->gzip    ? gzclose(o->file)
-                          : fclose(o->file);
+    int rc = o->borrowed ? fflush(o->file) | ferror(o->file)
+             : o->gzip   ? gzclose(o->file)
+                         : fclose(o->file);
     if (rc != 0 && !o->err_no)
         o->err_no = errno ? errno : EIO;
     o->file = NULL;

@@ -2,13 +2,15 @@
  * diagnosis findings as an annotation track, a torch-tb-profiler run directory for TensorBoard,
  * and a self-contained HTML report with inline SVG charts. Output is deterministic (no wall-clock
  * times). A file is written under a temporary name beside it, then renamed over it (keeping its
- * mode; a symlink is followed and stays), so a failure leaves no partial file; "-" (stdout), a
- * device or a FIFO is written directly and never replaced. */
+ * mode; a symlink is followed and stays), so a failure leaves no partial file; a device or a
+ * FIFO, or a stream handed in the options, is written directly and never replaced. */
 #ifndef GP_EXPORT_EXPORT_H
 #define GP_EXPORT_EXPORT_H
 
 #include "gp/analysis.h"
 #include "gp/rules.h"
+
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +24,9 @@ typedef struct gp_export_opts {
      * renamed or removed, so a signal handler can remove a half-written file; may be NULL. */
     void (*temp_file)(const char *path, void *ud);
     void *temp_file_ud; /**< passed to temp_file */
+    /** Write here instead of to the path, which then only names the output in errors (the CLI's
+     * "-" is stdout); flushed, not closed. NULL: the path. */
+    FILE *stream;
 } gp_export_opts;
 
 /**
