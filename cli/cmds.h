@@ -13,6 +13,7 @@ int cmd_prepare(int argc, const char **argv);
 int cmd_doctor(int argc, const char **argv);
 int cmd_job(int argc, const char **argv);
 int cmd_compare(int argc, const char **argv);
+int cmd_sweep(int argc, const char **argv);
 
 /* The two halves of `run`: train the bundled model, or run `-- CMD ARGS...` under the profiler. */
 int cmd_run_train(int argc, const char **argv);

@@ -24,6 +24,7 @@ static const struct gp_cmd commands[] = {
         {"job", cmd_job, "compare the ranks of a distributed job: stragglers, collective waits"},
         {"compare", cmd_compare,
          "what changed between two runs, and whether it is more than noise"},
+        {"sweep", cmd_sweep, "time settings of the trainer or any program, and check the advice"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

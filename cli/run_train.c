@@ -130,7 +130,7 @@ int cmd_run_train(int argc, const char **argv)
     const char *buffer_limit = NULL;
     long epochs = 1, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
-    int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0;
+    int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
     const struct opt opts[] = {
             OPT_GROUP("model and training:"),
             OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
@@ -164,6 +164,8 @@ int cmd_run_train(int argc, const char **argv)
             OPT_STR(0, "checkpoint", &checkpoint, "PATH", "save the weights to PATH at the end"),
             OPT_STR(0, "resume", &resume, "PATH", "start from weights saved with --checkpoint"),
             OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
+            OPT_BOOL(0, "no-profile", &no_profile,
+                     "train without the profiler (no trace): timing runs, as sweep"),
             OPT_STR(0, "buffer-limit", &buffer_limit, "SIZE",
                     "memory the profiler may hold records in before it drops\n"
                     "                              them, e.g. 512M (default 1G or 1/8 of RAM)"),
@@ -203,6 +205,6 @@ int cmd_run_train(int argc, const char **argv)
     cfg.epochs = (int)epochs, cfg.max_steps = steps, cfg.batch_size = (int)batch;
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
-    cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment;
+    cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
     return train_and_report(&cfg, no_report);
 }

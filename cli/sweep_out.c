@@ -1,0 +1,312 @@
+/* What a sweep prints: the table of settings, each baseline finding's predicted gain beside the
+ * measured one, and the same in OUT/sweep.json (schema gprof-train.sweep/1). */
+#include "cli.h"
+#include "sweep_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double sweep_time(const struct sweep_result *r)
+{
+    double v[SWEEP_MAX_REPEAT];
+    if (r->n_times == 0)
+        return NAN;
+    memcpy(v, r->times, (size_t)r->n_times * sizeof(double));
+    qsort(v, (size_t)r->n_times, sizeof(double), cmp_double);
+    int n = r->n_times;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double spread(const struct sweep_result *r)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < r->n_times; i++)
+        lo = fmin(lo, r->times[i]), hi = fmax(hi, r->times[i]);
+    return r->n_times > 1 ? (hi - lo) / 2 : NAN;
+}
+
+const char *sweep_unit(const struct sweep *s, char *buf, size_t cap)
+{
+    if (s->tmpl)
+        snprintf(buf, cap, "per run");
+    else if (s->steps > 0)
+        snprintf(buf, cap, "per %ld steps", s->steps);
+    else
+        snprintf(buf, cap, "per epoch");
+    return buf;
+}
+
+/* ---- predictions ---- */
+
+struct prediction {
+    const gp_finding *f;
+    double predicted_pct;            /* the step time the fix would save, % (NAN: unknown) */
+    double measured_pct;             /* the time the best resolving setting saved, % (NAN) */
+    const struct sweep_result *with; /* that setting, or NULL */
+};
+
+static const gp_finding *same_rule(const gp_findings *fs, const gp_finding *f)
+{
+    size_t n = 0;
+    const gp_finding *all = fs ? gp_findings_get(fs, &n) : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i].rule->id, f->rule->id) == 0)
+            return &all[i];
+    return NULL;
+}
+
+static void predict(const struct sweep *s, const gp_finding *f, struct prediction *p)
+{
+    size_t analysed;
+    int64_t mean = 0;
+    gp_findings_steps(s->res[0].findings, &analysed, &mean);
+    *p = (struct prediction){f, NAN, NAN, NULL};
+    if (f->gain_step_ns >= 0 && mean > 0)
+        p->predicted_pct = (double)f->gain_step_ns / (double)mean * 100.0;
+    double base = sweep_time(&s->res[0]), best = INFINITY;
+    for (size_t i = 1; i < s->n; i++) {
+        const gp_finding *g = same_rule(s->res[i].findings, f);
+        double t = sweep_time(&s->res[i]);
+        if (g && g->severity < GP_SEV_WARN && isfinite(t) && t < best)
+            best = t, p->with = &s->res[i];
+    }
+    if (p->with && base > 0)
+        p->measured_pct = (base - best) / base * 100.0;
+}
+
+/* The baseline's findings that fired (warn or worse), in diagnose's order. */
+static size_t baseline_findings(const struct sweep *s, const gp_finding **out)
+{
+    size_t n = 0, k = 0;
+    const gp_finding *all = s->res[0].findings ? gp_findings_get(s->res[0].findings, &n) : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (all[i].severity >= GP_SEV_WARN)
+            out[k++] = &all[i];
+    return k;
+}
+
+/* ---- text ---- */
+
+static void print_row(FILE *out, const struct sweep *s, const struct sweep_result *r, int width)
+{
+    double t = sweep_time(r), base = sweep_time(&s->res[0]), sp = spread(r);
+    fprintf(out, "%-*s ", width, r->label);
+    if (isnan(t)) {
+        fprintf(out, "failed (exit %d): %s\n", r->exit_code, r->failed_log);
+        return;
+    }
+    fprintf(out, "%9.2f s", t);
+    if (isnan(sp))
+        fprintf(out, " %9s", "-");
+    else
+        fprintf(out, " %7.2f s", sp);
+    if (base > 0 && isfinite(base))
+        fprintf(out, " %8.2fx", base / t);
+    else
+        fprintf(out, " %9s", "-");
+    if (isnan(r->accuracy))
+        fprintf(out, " %14s\n", "-");
+    else
+        fprintf(out, " %14.4f\n", r->accuracy);
+}
+
+static void print_predictions(FILE *out, const struct sweep *s)
+{
+    const gp_finding *fs[64];
+    size_t n = baseline_findings(s, fs);
+    if (!s->res[0].findings)
+        return;
+    fprintf(out, "\nfindings of %s: predicted gain, measured gain\n", s->res[0].label);
+    if (n == 0)
+        fputs("    none fired (warn or worse)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        struct prediction p;
+        predict(s, fs[i], &p);
+        fprintf(out, "    %s %s (%s): ", fs[i]->rule->id, fs[i]->rule->title,
+                fs[i]->knob ? fs[i]->knob : "no knob");
+        if (isnan(p.predicted_pct))
+            fputs("predicted -", out);
+        else
+            fprintf(out, "predicted %.1f%% faster", p.predicted_pct);
+        if (p.with)
+            fprintf(out, "; measured %.1f%% %s with %s\n", fabs(p.measured_pct),
+                    p.measured_pct < 0 ? "slower" : "faster", p.with->label);
+        else
+            fputs("; no setting resolved it\n", out);
+    }
+}
+
+void sweep_print(FILE *out, const struct sweep *s)
+{
+    char unit[64];
+    int width = 13;
+    for (size_t i = 0; i < s->n; i++)
+        width = (int)strlen(s->res[i].label) > width ? (int)strlen(s->res[i].label) : width;
+    fprintf(out,
+            "sweep: %zu setting%s x %ld repeat%s, time %s without the profiler; runs in %s\n\n",
+            s->n, s->n == 1 ? "" : "s", s->repeat, s->repeat == 1 ? "" : "s",
+            sweep_unit(s, unit, sizeof(unit)), s->out);
+    fprintf(out, "%-*s %11s %9s %9s %14s\n", width, "configuration", "time", "spread", "speedup",
+            "test accuracy");
+    for (size_t i = 0; i < s->n; i++)
+        print_row(out, s, &s->res[i], width);
+    print_predictions(out, s);
+}
+
+/* ---- sweep.json ---- */
+
+static void jstring(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        switch (*p) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    fputc('"', f);
+}
+
+static void jnumber(FILE *f, double v, int decimals)
+{
+    if (isfinite(v))
+        fprintf(f, "%.*f", decimals, v);
+    else
+        fputs("null", f);
+}
+
+static void json_setting(FILE *f, const struct sweep *s, size_t i)
+{
+    const struct sweep_result *r = &s->res[i];
+    int idx[SWEEP_MAX_KEYS];
+    sweep_setting(&s->spec, i, idx);
+    fputs("    {\"label\": ", f);
+    jstring(f, r->label);
+    fputs(", \"values\": {", f);
+    for (int k = 0; k < s->spec.n_keys; k++) {
+        fputs(k ? ", " : "", f);
+        jstring(f, s->spec.keys[k].name);
+        fputs(": ", f);
+        jstring(f, s->spec.keys[k].values[idx[k]]);
+    }
+    fputs("}, \"dir\": ", f);
+    jstring(f, r->dir);
+    fputs(", \"times_s\": [", f);
+    for (int t = 0; t < r->n_times; t++) {
+        fputs(t ? ", " : "", f);
+        jnumber(f, r->times[t], 4);
+    }
+    double base = sweep_time(&s->res[0]), t = sweep_time(r);
+    fputs("], \"time_s\": ", f);
+    jnumber(f, t, 4);
+    fputs(", \"speedup\": ", f);
+    jnumber(f, base / t, 3);
+    fputs(", \"test_accuracy\": ", f);
+    jnumber(f, r->accuracy, 4);
+    fprintf(f, ", \"exit\": %d, \"profiled_trace\": ", r->exit_code);
+    if (r->profiled[0])
+        jstring(f, r->profiled);
+    else
+        fputs("null", f);
+    fputs(", \"fired\": [", f);
+    size_t n = 0;
+    const gp_finding *all = r->findings ? gp_findings_get(r->findings, &n) : NULL;
+    for (size_t k = 0, first = 1; k < n; k++)
+        if (all[k].severity >= GP_SEV_WARN) {
+            fprintf(f, "%s\"%s\"", first ? "" : ", ", all[k].rule->id);
+            first = 0;
+        }
+    fputs("]}", f);
+}
+
+static void json_predictions(FILE *f, const struct sweep *s)
+{
+    const gp_finding *fs[64];
+    size_t n = baseline_findings(s, fs);
+    fputs("  \"predictions\": [", f);
+    for (size_t i = 0; i < n; i++) {
+        struct prediction p;
+        predict(s, fs[i], &p);
+        fprintf(f, "%s\n    {\"id\": \"%s\", \"title\": ", i ? "," : "", fs[i]->rule->id);
+        jstring(f, fs[i]->rule->title);
+        fputs(", \"knob\": ", f);
+        if (fs[i]->knob)
+            jstring(f, fs[i]->knob);
+        else
+            fputs("null", f);
+        fputs(", \"predicted_gain_pct\": ", f);
+        jnumber(f, p.predicted_pct, 2);
+        fputs(", \"measured_gain_pct\": ", f);
+        jnumber(f, p.measured_pct, 2);
+        fputs(", \"measured_with\": ", f);
+        if (p.with)
+            jstring(f, p.with->label);
+        else
+            fputs("null", f);
+        fputc('}', f);
+    }
+    fputs("]\n", f);
+}
+
+static void json_head(FILE *f, const struct sweep *s)
+{
+    char unit[64];
+    fputs("{\"schema\": \"gprof-train.sweep/1\",\n  \"command\": ", f);
+    if (s->tmpl) {
+        fputc('[', f);
+        for (int i = 0; i < s->n_tmpl; i++) {
+            fputs(i ? ", " : "", f);
+            jstring(f, s->tmpl[i]);
+        }
+        fputc(']', f);
+    } else {
+        fputs("null", f);
+    }
+    fprintf(f,
+            ",\n  \"unit\": \"%s\", \"repeat\": %ld, \"out\": ", sweep_unit(s, unit, sizeof(unit)),
+            s->repeat);
+    jstring(f, s->out);
+    fputs(",\n", f);
+}
+
+int sweep_write_json(const struct sweep *s)
+{
+    char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/sweep.json", s->out);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return cli_error("cannot write '%s': %s", tmp, strerror(errno));
+    json_head(f, s);
+    fputs("  \"settings\": [\n", f);
+    for (size_t i = 0; i < s->n; i++) {
+        json_setting(f, s, i);
+        fputs(i + 1 < s->n ? ",\n" : "\n", f);
+    }
+    fputs("  ],\n", f);
+    json_predictions(f, s);
+    fputs("}\n", f);
+    int bad = ferror(f) | (fclose(f) != 0);
+    if (bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return cli_error("cannot write '%s'", path);
+    }
+    return CLI_OK;
+}
