@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,6 +142,93 @@ static void test_checkpoint_resume_and_corruption(void)
     GP_ASSERT_CONTAINS(err.msg, "truncated");
 }
 
+/* --checkpoint that cannot be saved is refused before the first step, not after the last. */
+static void test_checkpoint_target_checked_first(void)
+{
+    char ck[300];
+    gp_train_config c;
+    gp_train_result r;
+    gp_error err;
+    base(&c);
+    snprintf(ck, sizeof(ck), "%s/no-such-folder/run.ckpt", tmp_root);
+    c.checkpoint = ck;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EIO);
+    GP_ASSERT_STR_EQ(err.path, ck);
+    GP_ASSERT_EQ_INT(r.steps, 0);
+    c.checkpoint = tmp_root; /* a directory */
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "directory");
+    GP_ASSERT_EQ_INT(r.steps, 0);
+    snprintf(ck, sizeof(ck), "%s/fifo.ckpt", tmp_root); /* like a device: never replaced */
+    GP_CHECK(mkfifo(ck, 0600) == 0);
+    c.checkpoint = ck;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "not a regular file");
+    GP_ASSERT_EQ_INT(r.steps, 0);
+    char sym[300]; /* a symlink to it too */
+    snprintf(sym, sizeof(sym), "%s/fifo-link.ckpt", tmp_root);
+    GP_CHECK(symlink(ck, sym) == 0);
+    c.checkpoint = sym;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "not a regular file");
+}
+
+static void save_small(const char *path)
+{
+    struct model_spec m;
+    model_spec_init(&m, MODEL_MLP, 28, 28);
+    float *p = calloc(m.n_params, sizeof(float)), *o = calloc(m.n_params * 2, sizeof(float));
+    struct backend_state st = {p, o, 7};
+    GP_ASSERT_OK(checkpoint_save(path, &m, OPTIM_ADAM, &st, NULL));
+    free(p), free(o);
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A 1,099-byte path once made the temporary name equal the checkpoint, which was then truncated
+ * in place. The old file must never be written: a hard link to it keeps its bytes. A symlink is
+ * followed and the file it names keeps mode 600. */
+static void test_checkpoint_never_written_in_place(void)
+{
+    char dir[1200], ck[1200], keep[300], sym[1300];
+    int n = snprintf(dir, sizeof(dir), "%s/", tmp_root);
+    while (n < 1099 - 200) {
+        n += snprintf(
+                dir + n, sizeof(dir) - (size_t)n, "%.150s/",
+                "ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+                "ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd");
+        dir[n - 1] = 0;
+        GP_CHECK(mkdir(dir, 0700) == 0);
+        dir[n - 1] = '/';
+    }
+    memcpy(ck, dir, (size_t)n); /* then a file name that makes it exactly 1,099 bytes */
+    memset(ck + n, 'c', (size_t)(1099 - n));
+    ck[1099] = 0;
+    GP_ASSERT_EQ_INT((long)strlen(ck), 1099);
+    FILE *f = fopen(ck, "wb");
+    fputs("old", f);
+    fclose(f);
+    snprintf(keep, sizeof(keep), "%s/keep", tmp_root);
+    GP_CHECK(link(ck, keep) == 0);
+    save_small(ck);
+    GP_ASSERT_EQ_INT(file_size(keep), 3); /* the old inode untouched */
+    GP_CHECK(file_size(ck) > 3);
+    float *params = calloc(200000, sizeof(float));
+    GP_ASSERT_OK(load_params(ck, params, OPTIM_ADAM));
+    free(params);
+    GP_CHECK(chmod(ck, 0600) == 0);
+    snprintf(sym, sizeof(sym), "%s/link.ckpt", tmp_root);
+    GP_CHECK(symlink(ck, sym) == 0);
+    save_small(sym);
+    struct stat st;
+    GP_CHECK(lstat(sym, &st) == 0 && S_ISLNK(st.st_mode));
+    GP_CHECK(stat(ck, &st) == 0 && (st.st_mode & 07777) == 0600);
+}
+
 static void test_cnn_steps(void)
 {
     gp_train_config c;
@@ -188,6 +276,8 @@ int main(void)
     GP_RUN(test_reproducible_any_workers);
     GP_RUN(test_accumulate_matches_big_batch);
     GP_RUN(test_checkpoint_resume_and_corruption);
+    GP_RUN(test_checkpoint_target_checked_first);
+    GP_RUN(test_checkpoint_never_written_in_place);
     GP_RUN(test_cnn_steps);
     GP_RUN(test_bad_options);
     char cmd[400];

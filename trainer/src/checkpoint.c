@@ -3,9 +3,11 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -50,21 +52,84 @@ static gp_status write_body(FILE *f, const struct model_spec *m, enum optim_kind
     return GP_OK;
 }
 
-gp_status checkpoint_save(const char *path, const struct model_spec *m, enum optim_kind opt,
-                          const struct backend_state *st, gp_error *err)
+/* The file a checkpoint at `path` replaces: a symlink's target (the link stays), else `path`.
+ * Malloc'd; NULL when out of memory. */
+static char *replaced_file(const char *path)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    struct stat st;
+    char *real = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+    return real ? real : strdup(path);
+}
+
+/* "<file>.tmp.<pid>", allocated to fit: always longer than the file's name, never the file. */
+static char *temp_name(const char *file)
+{
+    size_t n = strlen(file) + 32;
+    char *tmp = malloc(n);
+    if (tmp)
+        snprintf(tmp, n, "%s.tmp.%ld", file, (long)getpid());
+    return tmp;
+}
+
+gp_status checkpoint_check_target(const char *path, gp_error *err)
+{
+    struct stat st;
+    int linked = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return gp_error_set(err, GP_EINVAL, path, "cannot save a checkpoint: it is a directory");
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return gp_error_set(err, GP_EINVAL, path,
+                            "cannot save a checkpoint: not a regular file (it would be replaced)");
+    if (linked && stat(path, &st) != 0)
+        return gp_error_set(err, GP_EINVAL, path,
+                            "cannot save a checkpoint: a symlink that points to nothing");
+    char *file = replaced_file(path), *tmp = file ? temp_name(file) : NULL;
+    int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+    int e = tmp ? errno : ENOMEM;
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    free(tmp);
+    free(file);
+    if (fd < 0)
+        return gp_error_set(err, e == ENOMEM ? GP_ENOMEM : GP_EIO, path,
+                            "cannot save a checkpoint there: %s", strerror(e));
+    return GP_OK;
+}
+
+/* Write the checkpoint to `tmp`, with `old`'s mode when it replaces a file. */
+static gp_status write_temp(const char *tmp, const struct stat *old, const struct model_spec *m,
+                            enum optim_kind opt, const struct backend_state *st, gp_error *err)
+{
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return gp_error_set(err, GP_EIO, tmp, "cannot create: %s", strerror(errno));
+    if (old)
+        fchmod(fileno(f), old->st_mode & 07777);
     gp_status rc = write_body(f, m, opt, st, tmp, err);
     if (fclose(f) != 0 && rc == GP_OK)
         rc = gp_error_set(err, GP_EIO, tmp, "cannot write: %s", strerror(errno));
-    if (rc == GP_OK && rename(tmp, path) != 0)
+    return rc;
+}
+
+gp_status checkpoint_save(const char *path, const struct model_spec *m, enum optim_kind opt,
+                          const struct backend_state *st, gp_error *err)
+{
+    char *file = replaced_file(path), *tmp = file ? temp_name(file) : NULL;
+    if (!tmp) {
+        free(file);
+        return gp_error_set(err, GP_ENOMEM, path, "out of memory");
+    }
+    struct stat old;
+    int exists = stat(file, &old) == 0 && S_ISREG(old.st_mode);
+    gp_status rc = write_temp(tmp, exists ? &old : NULL, m, opt, st, err);
+    if (rc == GP_OK && rename(tmp, file) != 0)
         rc = gp_error_set(err, GP_EIO, path, "cannot rename '%s' to it: %s", tmp, strerror(errno));
     if (rc != GP_OK)
         unlink(tmp);
+    free(tmp);
+    free(file);
     return rc;
 }
 

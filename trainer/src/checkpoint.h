@@ -5,7 +5,13 @@
 
 #include "backend.h"
 
-/* Write `st` (n_params floats, then the optimizer moments) to `path`. */
+/* Before training: can a checkpoint be saved at `path`? Its folder must exist and take a new
+ * file, and `path` must not be a directory or anything but a regular file (or a symlink to one,
+ * which is followed: the file it names is replaced). GP_EINVAL or GP_EIO naming `path`. */
+gp_status checkpoint_check_target(const char *path, gp_error *err);
+
+/* Write `st` (n_params floats, then the optimizer moments) to `path` through a temporary file
+ * beside it (a name longer than the file's, so never the file itself), keeping its mode. */
 gp_status checkpoint_save(const char *path, const struct model_spec *m, enum optim_kind opt,
                           const struct backend_state *st, gp_error *err);
 

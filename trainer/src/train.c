@@ -173,6 +173,8 @@ static gp_status run(struct train_run *r, gp_error *err)
     GP_TRY(parse_names(r, err));
     GP_TRY(pick_device(r, err));
     GP_TRY(open_data(r, err));
+    if (r->cfg.checkpoint) /* found now, not after the last epoch with the weights lost */
+        GP_TRY(checkpoint_check_target(r->cfg.checkpoint, err));
     GP_TRY(train_make_run_dir(r, err));
     if (r->cfg.profile)
         train_prof_start(r);
