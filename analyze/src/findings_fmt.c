@@ -93,20 +93,27 @@ static void write_evidence(FILE *out, const gp_finding *f)
     }
 }
 
-static void write_gain(FILE *out, const gp_finding *f)
+static double gain_share(const gp_finding *f, int64_t mean_step)
+{
+    return mean_step > 0 ? 100.0 * (double)f->gain_step_ns / (double)mean_step : 0.0;
+}
+
+/* Per step, and as a share of the (profiled) step: the share carries over to a run without
+ * the profiler where it slows every part of the step alike. */
+static void write_gain(FILE *out, const gp_finding *f, int64_t mean_step)
 {
     char a[32], b[32];
     if (f->gain_ns < 0 && !f->gain_text)
         return;
     fprintf(out, "    gain: %s", f->gain_text ? f->gain_text : "");
     if (f->gain_ns >= 0)
-        fprintf(out, "%s(%s per step, %s in all)", f->gain_text ? " " : "",
-                rules_fmt_ns(a, sizeof(a), f->gain_step_ns),
+        fprintf(out, "%s(%s per step = %.0f%% of the step, %s in all)", f->gain_text ? " " : "",
+                rules_fmt_ns(a, sizeof(a), f->gain_step_ns), gain_share(f, mean_step),
                 rules_fmt_ns(b, sizeof(b), f->gain_ns));
     fputc('\n', out);
 }
 
-static void write_text_finding(FILE *out, const gp_finding *f)
+static void write_text_finding(FILE *out, const gp_finding *f, int64_t mean_step)
 {
     char v[32], t[32];
     const gp_rule_info *r = f->rule;
@@ -124,7 +131,7 @@ static void write_text_finding(FILE *out, const gp_finding *f)
         fprintf(out, "    fix:  %s\n", f->recommendation);
     if (f->knob)
         fprintf(out, "    knob: %s\n", f->knob);
-    write_gain(out, f);
+    write_gain(out, f, mean_step);
     if (f->n_rows)
         write_evidence(out, f);
 }
@@ -137,9 +144,17 @@ static void write_text(FILE *out, const gp_findings *fs)
     size_t steps = gp_findings_steps(fs, &analysed, &mean);
     fprintf(out, "== %s: %zu steps (%zu analysed), mean step %s\n", fs->trace, steps, analysed,
             rules_fmt_ns(m, sizeof(m), mean));
+    double py = gp_findings_python_frames(fs);
+    if (py >= 1)
+        fprintf(out,
+                "   note: %.0f Python frames per step were recorded (with_stack=True); the "
+                "profiler "
+                "slows Python-heavy parts (a DataLoader, a Python loss) more than the rest, so "
+                "gains there may be high: confirm without with_stack\n",
+                py);
     const gp_finding *f = gp_findings_get(fs, &n);
     for (size_t i = 0; i < n; i++)
-        write_text_finding(out, &f[i]);
+        write_text_finding(out, &f[i], mean);
 }
 
 /* ---- JSON ---- */
@@ -245,7 +260,7 @@ static void json_head(FILE *out, const gp_finding *f)
     json_str(out, f->summary);
 }
 
-static void json_finding(FILE *out, const gp_finding *f)
+static void json_finding(FILE *out, const gp_finding *f, int64_t mean_step)
 {
     json_head(out, f);
     fputs(",\"recommendation\":", out);
@@ -258,6 +273,8 @@ static void json_finding(FILE *out, const gp_finding *f)
         json_num(out, (double)f->gain_ns / 1e3);
         fputs(",\"per_step_us\":", out);
         json_num(out, (double)f->gain_step_ns / 1e3);
+        fputs(",\"share_of_step_pct\":", out);
+        json_num(out, gain_share(f, mean_step));
         fputs(",\"text\":", out);
         json_str(out, f->gain_text);
         fputc('}', out);
@@ -280,13 +297,15 @@ static void json_trace(FILE *out, const gp_findings *fs)
     json_str(out, fs->trace);
     fprintf(out, ",\"steps\":%zu,\"steps_analysed\":%zu,\"mean_step_us\":", steps, analysed);
     json_num(out, (double)mean / 1e3);
+    fputs(",\"python_frames_per_step\":", out);
+    json_num(out, gp_findings_python_frames(fs));
     fputs(",\"max_severity\":", out);
     json_str(out, gp_severity_name(gp_findings_max_severity(fs)));
     fputs(",\"findings\":[", out);
     const gp_finding *f = gp_findings_get(fs, &n);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n" : "\n", out);
-        json_finding(out, &f[i]);
+        json_finding(out, &f[i], mean);
     }
     fputs("]}", out);
 }

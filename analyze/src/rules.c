@@ -258,6 +258,16 @@ static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs
     return GP_OK;
 }
 
+/* Python frames (with_stack=True) in the analysed steps: the profiler records each call, which
+ * slows Python-heavy parts of the step more than the rest. */
+static size_t python_frames(const struct rules_ctx *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_ev; i++)
+        n += c->ev[i].kind == GP_EV_PYTHON && rules_step_at(c, c->ev[i].ts) >= 0;
+    return n;
+}
+
 gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out, gp_error *err)
 {
     gp_rules *defaults = NULL;
@@ -277,6 +287,7 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->n_steps = c.n_all_steps;
         fs->n_analysed = c.n_steps;
         fs->mean_step_ns = c.n_steps ? c.step_ns / (int64_t)c.n_steps : 0;
+        fs->python_frames_per_step = rules_per_step(&c, (double)python_frames(&c));
         rc = fs->items && fs->trace ? run_all(&c, r, fs, err) : GP_ENOMEM;
         rules_ctx_release(&c);
     }
@@ -300,6 +311,11 @@ const gp_finding *gp_findings_get(const gp_findings *f, size_t *n)
 const char *gp_findings_trace(const gp_findings *f)
 {
     return f->trace;
+}
+
+double gp_findings_python_frames(const gp_findings *f)
+{
+    return f->python_frames_per_step;
 }
 
 size_t gp_findings_steps(const gp_findings *f, size_t *analysed, int64_t *mean_step_ns)

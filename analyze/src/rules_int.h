@@ -229,6 +229,7 @@ struct gp_findings {
     const char *trace;
     size_t n_steps, n_analysed;
     int64_t mean_step_ns;
+    double python_frames_per_step; /* with_stack=True traces: their Python frames per step */
 };
 
 #endif

@@ -29,7 +29,7 @@ def check_finding(f, where):
     check(isinstance(f["summary"], str) and f["summary"], where + ": summary")
     check(f["fired"] or f["recommendation"] is None, where + ": quiet rule with advice")
     g = f["estimated_gain"]
-    check(g is None or (set(g) == {"total_us", "per_step_us", "text"}
+    check(g is None or (set(g) == {"total_us", "per_step_us", "share_of_step_pct", "text"}
                         and isinstance(g["total_us"], NUM)), where + ": gain")
     ev = f["evidence"]
     cols = ev["columns"]

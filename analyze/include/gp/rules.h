@@ -146,6 +146,11 @@ const gp_finding *gp_findings_get(const gp_findings *f, size_t *n);
 const char *gp_findings_trace(const gp_findings *f);
 size_t gp_findings_steps(const gp_findings *f, size_t *analysed, int64_t *mean_step_ns);
 
+/** @return the Python frames (python_function events, recorded with with_stack=True) per analysed
+ * step; 0 without. The profiler slows Python-heavy parts of a step (a DataLoader, a Python loss)
+ * more than the rest, so a gain measured there may be high without the profiler. */
+double gp_findings_python_frames(const gp_findings *f);
+
 /** @return the highest severity among the findings (GP_SEV_OK when none fired). */
 gp_severity gp_findings_max_severity(const gp_findings *f);
 
@@ -165,14 +170,15 @@ gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_er
  *    "max_severity": "ok"|"info"|"warn"|"crit",          over all traces
  *    "traces": [{
  *      "trace": PATH, "steps": N, "steps_analysed": N, "mean_step_us": US,
- *      "max_severity": SEV,
+ *      "python_frames_per_step": NUM (with_stack=True traces; 0 without), "max_severity": SEV,
  *      "findings": [{                                      order of gp_findings_get()
  *        "id": "GT01", "name": "dataloader_starvation", "title": "data-loader starvation",
  *        "severity": SEV, "fired": BOOL,
  *        "metric": {"name": STR, "value": NUM|null, "unit": UNIT, "threshold": NUM,
  *                   "cmp": ">="|"<"},
  *        "summary": STR, "recommendation": STR|null, "knob": STR|null,
- *        "estimated_gain": {"total_us": NUM, "per_step_us": NUM, "text": STR|null} | null,
+ *        "estimated_gain": {"total_us": NUM, "per_step_us": NUM, "share_of_step_pct": NUM,
+ *                           "text": STR|null} | null,     share of the mean analysed step
  *        "evidence": {"columns": [{"name": STR, "unit": UNIT}], "rows": [[NUM|STR, ...]]},
  *        "ranges": [{"start_us": NUM, "dur_us": NUM, "label": STR}]   trace timebase
  *      }]
