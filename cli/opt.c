@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,10 @@ static int set_double(const struct opt *o, const char *arg, const char *name)
     double v = strtod(arg, &end);
     if (errno || end == arg || *end) {
         cli_error("option '%s' expects a number, got '%s'", name, arg);
+        return -1;
+    }
+    if (!isfinite(v)) {
+        cli_error("option '%s' expects a finite number, got '%s'", name, arg);
         return -1;
     }
     *(double *)o->value = v;

@@ -92,6 +92,16 @@ static int parse_workers(const char *s, int *out)
     return 0;
 }
 
+/* Last, where the user looks: a run whose loss became NaN or infinite stopped there. */
+static int say_diverged(const gp_train_config *cfg, const gp_train_result *res)
+{
+    fflush(stdout);
+    cli_error("training diverged: the loss was not finite after step %lld, so it stopped there%s",
+              res->diverged_step, cfg->checkpoint ? " and the checkpoint was not saved" : "");
+    cli_hint("lower --lr (now %g)", cfg->lr);
+    return CLI_ERROR;
+}
+
 static int train_and_report(gp_train_config *cfg, int no_report)
 {
     struct progress pr = {isatty(2), -1.0};
@@ -112,15 +122,15 @@ static int train_and_report(gp_train_config *cfg, int no_report)
     printf("trained %lld steps in %.1f s (%.0f samples/s); test accuracy %.4f\n", res.steps,
            res.wall_s, res.samples_per_s, res.test_accuracy);
     printf("run: %s\n", res.run_dir);
-    if (!res.trace_path[0])
-        return CLI_OK;
-    if (no_report)
-        printf("trace: %s\n", res.trace_path);
-    const char *paths[1] = {res.trace_path};
-    struct run_trace_note note;
-    run_print_analysis(paths, 1, no_report, &note);
-    run_print_notes(&note, 1); /* last: what the trace lost, where the user looks */
-    return CLI_OK;
+    if (res.trace_path[0]) {
+        if (no_report)
+            printf("trace: %s\n", res.trace_path);
+        const char *paths[1] = {res.trace_path};
+        struct run_trace_note note;
+        run_print_analysis(paths, 1, no_report, &note);
+        run_print_notes(&note, 1); /* what the trace lost, where the user looks */
+    }
+    return res.diverged_step ? say_diverged(cfg, &res) : CLI_OK;
 }
 
 int cmd_run_train(int argc, const char **argv)

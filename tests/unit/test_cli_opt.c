@@ -70,6 +70,11 @@ static void test_errors(void)
     GP_ASSERT_EQ_INT(parse(&v, 2, a5, 0), OPT_ERROR);
     const char *a6[] = {"t", "--dbl", "1.5x"};
     GP_ASSERT_EQ_INT(parse(&v, 3, a6, 0), OPT_ERROR);
+    static const char *const non_finite[] = {"inf", "-infinity", "nan", "NAN(1)"};
+    for (int i = 0; i < 4; i++) { /* --lr inf once wrote "lr": inf into summary.json */
+        const char *a7[] = {"t", "--dbl", non_finite[i]};
+        GP_ASSERT_EQ_INT(parse(&v, 3, a7, 0), OPT_ERROR);
+    }
     GP_ASSERT_EQ_INT(opt_exit_code(OPT_ERROR), 2);
 }
 

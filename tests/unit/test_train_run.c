@@ -229,6 +229,48 @@ static void test_checkpoint_never_written_in_place(void)
     GP_CHECK(stat(ck, &st) == 0 && (st.st_mode & 07777) == 0600);
 }
 
+static void read_text(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* A run whose loss becomes NaN stops there, keeps the old checkpoint and still writes JSON
+ * (null, never "nan"); a non-finite lr is refused. */
+static void test_divergence(void)
+{
+    char ck[300], buf[8192];
+    snprintf(ck, sizeof(ck), "%s/diverge.ckpt", tmp_root);
+    save_small(ck);
+    long before = file_size(ck);
+    gp_train_config c;
+    base(&c);
+    c.optimizer = "sgd";
+    c.lr = 1e30;
+    c.epochs = 3;
+    c.batch_size = 8;
+    c.checkpoint = ck;
+    gp_train_result r;
+    gp_error err;
+    GP_ASSERT_OK(gp_train_run(&c, &r, &err));
+    GP_CHECK(r.diverged_step > 0 && r.diverged_step < 3 * 12);
+    GP_ASSERT_EQ_INT(r.steps, r.diverged_step);
+    GP_ASSERT_EQ_INT(file_size(ck), before);
+    GP_ASSERT_OK(load_params(ck, (float[200000]){0}, OPTIM_ADAM)); /* still the old one */
+    read_text(r.summary_path, buf, sizeof(buf));
+    GP_ASSERT_CONTAINS(buf, "\"final_loss\": null");
+    GP_CHECK(strstr(buf, "nan") == NULL && strstr(buf, "inf,") == NULL);
+    base(&c);
+    c.lr = INFINITY;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "lr");
+    c.lr = NAN;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+}
+
 static void test_cnn_steps(void)
 {
     gp_train_config c;
@@ -278,6 +320,7 @@ int main(void)
     GP_RUN(test_checkpoint_resume_and_corruption);
     GP_RUN(test_checkpoint_target_checked_first);
     GP_RUN(test_checkpoint_never_written_in_place);
+    GP_RUN(test_divergence);
     GP_RUN(test_cnn_steps);
     GP_RUN(test_bad_options);
     char cmd[400];

@@ -5,6 +5,7 @@
 #include "gp/trace_schema.h"
 #include "train_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,8 +65,9 @@ static gp_status parse_names(struct train_run *r, gp_error *err)
     GP_FAIL_IF(a < 0, GP_EINVAL, err, "unknown --amp mode '%s' (expected off, fp16 or bf16)",
                c->amp);
     GP_FAIL_IF(c->epochs < 1 || c->batch_size < 1 || c->accumulate < 1 || c->prefetch < 1 ||
-                       c->workers < 0 || !(c->lr > 0.0),
-               GP_EINVAL, err, "epochs, batch size, accumulate, prefetch and lr must be positive");
+                       c->workers < 0 || !(c->lr > 0.0) || !isfinite(c->lr),
+               GP_EINVAL, err,
+               "epochs, batch size, accumulate, prefetch and lr must be positive (lr finite)");
     r->model = m == 0 ? MODEL_MLP : MODEL_CNN;
     r->optim = o == 0 ? OPTIM_ADAM : OPTIM_SGD;
     r->amp = (enum amp_mode)a;
@@ -190,7 +192,7 @@ static gp_status run(struct train_run *r, gp_error *err)
     if (r->cfg.profile)
         train_prof_stop(r);
     train_close_scalars(r);
-    if (rc == GP_OK && r->cfg.checkpoint)
+    if (rc == GP_OK && r->cfg.checkpoint && !r->res->diverged_step) /* keep the old weights */
         rc = save_state(r, err);
     r->res->wall_s = train_now() - r->t_start;
     if (rc == GP_OK)

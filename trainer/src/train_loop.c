@@ -4,6 +4,7 @@
 #include "gp/trace_schema.h"
 #include "train_int.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Counters are read back every step on the CPU (free) but only every STATS_EVERY steps on
@@ -134,6 +135,11 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, s
             rc = pull_stats(r, e, err);
         r->train_seconds += train_now() - t0;
         report_step(r, e, epoch);
+        if (!isfinite(e->loss_sum)) { /* diverged: every later step is NaN too */
+            r->res->diverged_step = r->res->steps;
+            *stop = 1;
+            break;
+        }
         if (r->cfg.max_steps && r->res->steps >= r->cfg.max_steps) {
             *stop = 1;
             break;

@@ -10,6 +10,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,28 @@ static void put_config(FILE *f, const struct train_run *r)
             r->train.kind == DATASET_PNG ? "png" : "idx", r->train.n, r->test.n);
 }
 
+/* `"key": value` with printf format `fmt`, or null where the value is NaN or infinite (a
+ * diverged run's loss): summary.json stays JSON whatever the run did. Then `after`. */
+static void put_num(FILE *f, const char *key, const char *fmt, double v, const char *after)
+{
+    fprintf(f, "\"%s\": ", key);
+    if (isfinite(v))
+        fprintf(f, fmt, v);
+    else
+        fputs("null", f);
+    fputs(after, f);
+}
+
+static void put_epoch(FILE *f, int i, const struct epoch_log *e)
+{
+    fprintf(f, "%s\n    {\"epoch\": %d, ", i ? "," : "", i + 1);
+    put_num(f, "loss", "%.6f", e->loss, ", ");
+    put_num(f, "train_accuracy", "%.4f", e->train_acc, ", ");
+    put_num(f, "test_accuracy", "%.4f", e->test_acc, ", ");
+    put_num(f, "samples_per_s", "%.1f", e->samples_per_s, ", ");
+    put_num(f, "seconds", "%.3f", e->seconds, "}");
+}
+
 static void put_results(FILE *f, const struct train_run *r)
 {
     const gp_train_result *s = r->res;
@@ -241,22 +264,22 @@ static void put_results(FILE *f, const struct train_run *r)
     put_str(f, r->use_cuda ? "cuda" : "cpu");
     fputs(", \"device_name\": ", f);
     put_str(f, s->device_name);
-    fprintf(f,
-            ",\n  \"epochs_done\": %d, \"steps\": %lld, \"samples\": %lld, "
-            "\"final_loss\": %.6f, \"test_accuracy\": %.4f,\n  \"samples_per_s\": %.1f, "
-            "\"train_seconds\": %.3f, \"wall_seconds\": %.3f,\n  \"trace\": ",
-            s->epochs_done, s->steps, s->samples, s->final_loss, s->test_accuracy, s->samples_per_s,
+    fprintf(f, ",\n  \"epochs_done\": %d, \"steps\": %lld, \"samples\": %lld, ", s->epochs_done,
+            s->steps, s->samples);
+    put_num(f, "final_loss", "%.6f", s->final_loss, ", ");
+    put_num(f, "test_accuracy", "%.4f", s->test_accuracy, ",\n  ");
+    put_num(f, "samples_per_s", "%.1f", s->samples_per_s, ", ");
+    fprintf(f, "\"train_seconds\": %.3f, \"wall_seconds\": %.3f, \"diverged_step\": ",
             r->train_seconds, s->wall_s);
+    if (s->diverged_step)
+        fprintf(f, "%lld", s->diverged_step);
+    else
+        fputs("null", f);
+    fputs(",\n  \"trace\": ", f);
     put_str(f, s->trace_path[0] ? s->trace_path : NULL);
     fputs(",\n  \"per_epoch\": [", f);
-    for (int i = 0; i < r->n_logged; i++) {
-        const struct epoch_log *e = &r->epochs[i];
-        fprintf(f,
-                "%s\n    {\"epoch\": %d, \"loss\": %.6f, \"train_accuracy\": %.4f, "
-                "\"test_accuracy\": %.4f, \"samples_per_s\": %.1f, \"seconds\": %.3f}",
-                i ? "," : "", i + 1, e->loss, e->train_acc, e->test_acc, e->samples_per_s,
-                e->seconds);
-    }
+    for (int i = 0; i < r->n_logged; i++)
+        put_epoch(f, i, &r->epochs[i]);
     fputs("\n  ]\n", f);
 }
 

@@ -81,6 +81,9 @@ typedef struct gp_train_result {
     double test_accuracy; /**< after the last epoch */
     double samples_per_s; /**< training samples over training time (evaluation excluded) */
     double wall_s;
+    /** The optimizer step after which the training loss was first NaN or infinite: training
+     * stopped there and no checkpoint was saved (0: it never diverged). */
+    long long diverged_step;
 } gp_train_result;
 
 /** Fill `cfg` with the defaults: mlp, adam, lr 1e-3, 1 epoch, batch 64, seed 42, device auto,
