@@ -174,6 +174,15 @@ static gp_status at_eof(reader *r, const char *at, gp_error *err)
     return GP_OK;
 }
 
+/* The mapped file shrank while it was parsed (a live job rewriting it): read it as truncated at
+ * the start of the event that ran into the vanished part. */
+static gp_status cut_while_read(reader *r, const char *unit, gp_error *err)
+{
+    trace_warn(r->b.t, "the file shrank while it was read (is it still being written?)");
+    r->b.t->info.bytes_read = trace_source_offset(&r->src, unit);
+    return at_eof(r, unit, err);
+}
+
 static void abandon_split(reader *r)
 {
     trace_split_free(r->split);
@@ -218,6 +227,8 @@ static gp_status read_all(reader *r, gp_error *err)
             GP_TRY(join_split(r, unit, err));
             continue;
         }
+        if (rc == LEX_ERR && trace_source_shrank(&r->src))
+            return cut_while_read(r, unit, err);
         if (rc == LEX_ERR)
             return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
         if (l->eof) {

@@ -1,6 +1,7 @@
 /* Block producer for the trace reader: a thread reads (or inflates) the file into a ring of
  * SOURCE_NBLOCKS blocks while the consumer parses; see trace_source.h. */
 #include "trace_source.h"
+#include "map_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +118,8 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
 }
 
 /* Map a plain regular file as the whole window (the read path copies every byte once more and
- * was ~20% of a report's time). @return 1 when mapped, 0 to stream instead. */
+ * was ~20% of a report's time), guarded against the file shrinking meanwhile (map_guard.c).
+ * @return 1 when mapped, 0 to stream instead. */
 static int map_file(trace_source *s)
 {
     struct stat st;
@@ -128,6 +130,11 @@ static int map_file(trace_source *s)
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
     if (m == MAP_FAILED)
         return 0;
+    s->guard = map_guard_add(m, (size_t)st.st_size);
+    if (s->guard < 0) {
+        munmap(m, (size_t)st.st_size);
+        return 0;
+    }
     madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
     s->map = m;
     s->map_len = (size_t)st.st_size;
@@ -151,6 +158,7 @@ gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_u
 {
     memset(s, 0, sizeof(*s));
     s->fd = -1;
+    s->guard = -1;
     s->path = path;
     s->block_size = BLOCK_SIZE;
     s->prefix = max_unit + 64;
@@ -207,6 +215,7 @@ gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, c
 {
     memset(s, 0, sizeof(*s));
     s->fd = -1;
+    s->guard = -1;
     s->path = name;
     const unsigned char *u = data;
     s->gzip = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
@@ -285,6 +294,11 @@ gp_status trace_source_refill(trace_source *s, const char *keep, const char **p,
     return GP_OK;
 }
 
+int trace_source_shrank(const trace_source *s)
+{
+    return map_guard_hit(s->guard);
+}
+
 uint64_t trace_source_offset(const trace_source *s, const char *pos)
 {
     return s->win_off + (uint64_t)(pos - s->win);
@@ -316,6 +330,7 @@ void trace_source_close(trace_source *s)
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
     }
+    map_guard_remove(s->guard);
     if (s->map)
         munmap(s->map, s->map_len);
     if (s->gz)

@@ -47,6 +47,7 @@ typedef struct trace_source {
     char *owned; /* decompressed copy of a gzip buffer */
     void *map;   /* a plain file mapped read-only (MAP_PRIVATE), or NULL */
     size_t map_len;
+    int guard; /* map_guard slot of the mapping, -1 if none */
 } trace_source;
 
 /* Open `path` (gzip detected by magic bytes). A plain regular file is mapped and parsed as one
@@ -54,6 +55,10 @@ typedef struct trace_source {
  * producer thread. `max_unit` bounds how much unfinished tail can be carried into the next block.
  */
 gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, gp_error *err);
+
+/* @return 1 when the mapped file shrank while it was parsed: past its new end the window reads
+ * as zeros (map_guard.c), so a parse error there means the trace was cut short. */
+int trace_source_shrank(const trace_source *s);
 
 /* A buffer as the whole input (gzip inflated into an owned copy). */
 gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, const char *name,
