@@ -144,8 +144,10 @@ static gp_status parse_error(reader *r, gp_status code, const char *msg, const c
                              gp_error *err)
 {
     long line, col;
+    char what[sizeof err->msg]; /* `msg` may be err->msg, which gp_error_set clears first */
+    snprintf(what, sizeof what, "%s", msg);
     trace_source_line_col(&r->src, at, &line, &col);
-    gp_error_set(err, code, r->b.t->info.path, "%s", msg);
+    gp_error_set(err, code, r->b.t->info.path, "%s", what);
     gp_error_at(err, (long long)trace_source_offset(&r->src, at), line, col);
     return code;
 }
@@ -209,6 +211,21 @@ static gp_status join_split(reader *r, const char *unit, gp_error *err)
     return GP_OK;
 }
 
+/* Before an unfinished unit is carried into the next block: the whitespace before it, and the ','
+ * before an event, are consumed here, so only the value itself is carried (a value is bounded by
+ * max_value_bytes; whitespace between values is not). */
+static const char *skip_between(reader *r, const char *unit)
+{
+    const char *p = unit, *end = r->b.lex.end;
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    if (r->state == ST_EV_NEXT && p < end && *p == ',') {
+        r->state = ST_EV_FIRST; /* the ',' is taken: a value (or a trailing ']') follows */
+        return skip_between(r, p + 1);
+    }
+    return p;
+}
+
 static gp_status read_all(reader *r, gp_error *err)
 {
     json_lex *l = &r->b.lex;
@@ -217,6 +234,8 @@ static gp_status read_all(reader *r, gp_error *err)
     for (;;) {
         const char *unit = l->p;
         int rc = step(r);
+        if (rc == LEX_OK && trace_source_too_big(&r->src, unit, l->p))
+            return parse_error(r, GP_EPARSE, r->src.too_big_msg, unit, err);
         if (rc == LEX_OK) {
             r->dropped = trace_source_drop(&r->src, r->dropped, l->p);
             if (r->split && l->p > r->split_at)
@@ -235,6 +254,7 @@ static gp_status read_all(reader *r, gp_error *err)
             r->b.t->info.bytes_read = trace_source_offset(&r->src, l->end);
             return at_eof(r, unit, err);
         }
+        unit = skip_between(r, unit);
         gp_status s = trace_source_refill(&r->src, unit, &l->p, &l->end, &l->eof, err);
         if (s != GP_OK)
             return s == GP_EPARSE ? parse_error(r, s, err->msg, l->p, err) : s;
@@ -339,7 +359,8 @@ gp_status gp_trace_open_mem(const void *data, size_t len, const char *name,
     *out = NULL;
     reader r;
     GP_TRY(reader_init(&r, name, opts, err));
-    gp_status s = trace_source_open_mem(&r.src, data, len, r.b.t->info.path, err);
+    size_t max_unit = opts && opts->max_value_bytes ? opts->max_value_bytes : (64u << 20);
+    gp_status s = trace_source_open_mem(&r.src, data, len, r.b.t->info.path, max_unit, err);
     if (s != GP_OK) {
         gp_trace_free(r.b.t);
         trace_builder_release(&r.b);

@@ -161,6 +161,7 @@ gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_u
     s->guard = -1;
     s->path = path;
     s->block_size = BLOCK_SIZE;
+    s->max_unit = max_unit;
     s->prefix = max_unit + 64;
     GP_TRY(open_fd(s, path, err));
     if (map_file(s))
@@ -211,9 +212,10 @@ static gp_status inflate_all(trace_source *s, const void *data, size_t len, gp_e
 }
 
 gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, const char *name,
-                                gp_error *err)
+                                size_t max_unit, gp_error *err)
 {
     memset(s, 0, sizeof(*s));
+    s->max_unit = max_unit;
     s->fd = -1;
     s->guard = -1;
     s->path = name;
@@ -269,15 +271,37 @@ gp_status trace_source_first(trace_source *s, const char **p, const char **end, 
     return GP_OK;
 }
 
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* Past the whitespace and the ',' that may precede a value. */
+static const char *skip_sep(const char *p, const char *end)
+{
+    p = skip_ws(p, end);
+    return p < end && *p == ',' ? skip_ws(p + 1, end) : p;
+}
+
+int trace_source_too_big(trace_source *s, const char *from, const char *to)
+{
+    if ((size_t)(to - skip_sep(from, to)) <= s->max_unit)
+        return 0;
+    snprintf(s->too_big_msg, sizeof s->too_big_msg, "a single value is larger than %zu bytes",
+             s->max_unit);
+    return 1;
+}
+
 gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
                               int *eof, gp_error *err)
 {
-    size_t tail = (size_t)(s->win_end - keep);
     if (!s->threaded || s->cur->last)
         return gp_error_set(err, GP_EPARSE, s->path, "unexpected end of input");
-    if (tail > s->prefix - 64)
-        return gp_error_set(err, GP_EPARSE, s->path, "a single value is larger than %zu bytes",
-                            s->prefix - 64);
+    if (trace_source_too_big(s, keep, s->win_end))
+        return gp_error_set(err, GP_EPARSE, s->path, "%s", s->too_big_msg);
+    size_t tail = (size_t)(s->win_end - keep);
     source_block *b = take(s, s->taken + 1, err);
     if (!b)
         return GP_EIO;

@@ -48,6 +48,8 @@ typedef struct trace_source {
     void *map;   /* a plain file mapped read-only (MAP_PRIVATE), or NULL */
     size_t map_len;
     int guard; /* map_guard slot of the mapping, -1 if none */
+    size_t max_unit;
+    char too_big_msg[96];
 } trace_source;
 
 /* Open `path` (gzip detected by magic bytes). A plain regular file is mapped and parsed as one
@@ -62,7 +64,13 @@ int trace_source_shrank(const trace_source *s);
 
 /* A buffer as the whole input (gzip inflated into an owned copy). */
 gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, const char *name,
-                                gp_error *err);
+                                size_t max_unit, gp_error *err);
+
+/* Whether the value parsed from `from` to `to` is longer than `max_unit` once its leading
+ * whitespace and ',' are skipped: the rule the streamed path applies when it carries an unfinished
+ * value into the next block, applied to a whole window too, so every path accepts the same inputs.
+ * s->too_big_msg then says so. */
+int trace_source_too_big(trace_source *s, const char *from, const char *to);
 
 /* Get the first window. *eof is set when nothing follows it. */
 gp_status trace_source_first(trace_source *s, const char **p, const char **end, int *eof,

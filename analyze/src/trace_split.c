@@ -80,8 +80,11 @@ static void part_run(split_part *pt)
     l->p = pt->begin;
     for (;;) {
         int more, ch = 0;
+        const char *start = l->p;
         if (trace_event_parse(&pt->b) != LEX_OK)
             return;
+        if ((size_t)(l->p - start) > pt->src->max_unit)
+            return; /* too big: the sequential parse reports it where it is */
         const char *tail = l->p;
         if (json_lex_next(l, ']', "after an event", &more) != LEX_OK)
             return;
