@@ -142,8 +142,10 @@ def test_predicted_and_measured():
         print("skipped: no Fashion-MNIST to prepare a PNG folder from")
         return
     out = fresh("predict")
+    # Batches of 256 make the per-step decode several ms on any CPU: the rule's floor
+    # (min_wait_ms, 1 ms) sat near the 64-sample decode time, and a faster machine missed it.
     p = sweep("--vary", "workers=0,2", "--vary", "device=cpu", "--vary", "data=" + data,
-              "--steps", "100", "--profile-steps", "60", "-o", out)
+              "--vary", "batch-size=256", "--steps", "100", "--profile-steps", "60", "-o", out)
     check(p.returncode == 0, "png sweep exited %d: %s" % (p.returncode, p.stderr))
     doc = json.load(open(os.path.join(out, "sweep.json")))
     check("GT01" in doc["settings"][0]["fired"], "GT01 did not fire on --workers 0 over PNGs")
