@@ -192,9 +192,10 @@ static int ok(gp_status rc, const gp_error *err, const char *what, const char *c
             goto out;                                                                              \
     } while (0)
 
-/* Adam moves every weight by about lr on its first step whatever the gradient's size, so a
- * gradient that fp16 rounds to the other sign or to 0 moves a weight by up to 2 lr: all weights
- * must be within 2 lr + tol and 99% within tol. SGD: every weight within tol. */
+/* Adam moves every weight by lr on its first step whatever the gradient's size, so a gradient
+ * that fp16/bf16 rounds to the other sign moves a weight by up to 2 lr: all weights must be within
+ * 2 lr + tol, and 99% within tol (97% in bf16, 8 significant bits). SGD: every weight within tol.
+ */
 static int weights_close(const struct run_case *c, const float *a, const float *b, size_t n,
                          float lr)
 {
@@ -208,7 +209,7 @@ static int weights_close(const struct run_case *c, const float *a, const float *
     fprintf(stderr, "%s: max weight diff %.3g, %zu of %zu beyond %.3g\n", c->what, worst, far, n,
             c->tol);
     if (c->optimizer == OPTIM_ADAM)
-        return worst <= 2 * lr + c->tol && far <= n / 100;
+        return worst <= 2 * lr + c->tol && far <= n / (c->amp == AMP_BF16 ? 33 : 100);
     return far == 0;
 }
 
@@ -279,9 +280,10 @@ static int compare_backends(const struct run_case *c)
             sc.t, s[0].scale);
     /* near-tied logits may rank differently in fp16/bf16: compare correct counts in fp32 only */
     int same_correct = c->amp != AMP_OFF || s[0].correct == s[1].correct;
-    result = weights_close(c, pg, pc, m.n_params, lr) && dl <= 50 * c->tol &&
-             s[0].samples == total && s[1].samples == total && same_correct && sg.t == sc.t &&
-             s[0].skipped == 0;
+    /* per-sample loss: as before for fp32; fp16/bf16 logits are good to ~1e-3/1e-2 relative */
+    double loss_tol = c->amp == AMP_OFF ? 50 * c->tol : c->amp == AMP_FP16 ? 0.1 : 0.5;
+    result = weights_close(c, pg, pc, m.n_params, lr) && dl <= loss_tol && s[0].samples == total &&
+             s[1].samples == total && same_correct && sg.t == sc.t && s[0].skipped == 0;
 out:
     if (slot)
         gpu->host_free(slot, bs[0]);
