@@ -1,4 +1,4 @@
-/* The rules engine: the rule table (GT00..GT15, rules_anchors.md §8), parameter overrides
+/* The rules engine: the rule table (rules/rules_list.h, rules_anchors.md §8), parameter overrides
  * ("RULE.PARAM=VALUE"), rule selection, and gp_rules_run(), which runs each selected rule once
  * over the analysed trace and orders the findings, most costly first. */
 #include "analysis_int.h"
@@ -12,34 +12,11 @@
 #include <string.h>
 #include <strings.h>
 
-#define RULE(name, phase, needs)                                                                   \
-    {                                                                                              \
-        &rules_##name##_info, rules_##name, phase, needs                                           \
-    }
-#define GPU       RULES_NEEDS_GPU
-#define GPU_STEPS (RULES_NEEDS_GPU | RULES_NEEDS_STEPS)
-#define STEPS     RULES_NEEDS_STEPS
-
-/* The catalogue, in id order. GT02 runs in phase 1: it names the rule explaining the idle time. */
-static const struct rules_def table[] = {
-        RULE(trace_quality, 0, 0),               /* GT00 */
-        RULE(dataloader_starvation, 0, 0),       /* GT01 */
-        RULE(gpu_low_util, 1, GPU),              /* GT02 */
-        RULE(gpu_idle_gaps, 0, GPU),             /* GT03 */
-        RULE(host_launch_bound, 0, GPU_STEPS),   /* GT04 */
-        RULE(small_kernels, 0, GPU_STEPS),       /* GT05 */
-        RULE(pageable_memcpy, 0, GPU),           /* GT06 */
-        RULE(sync_copy_or_memset, 0, GPU_STEPS), /* GT07 */
-        RULE(excessive_sync, 0, GPU_STEPS),      /* GT08 */
-        RULE(exposed_transfer, 0, GPU_STEPS),    /* GT09 */
-        RULE(near_oom, 0, 0),                    /* GT10 */
-        RULE(allocator_churn, 0, GPU_STEPS),     /* GT11 */
-        RULE(memory_growth, 0, 0),               /* GT12 */
-        RULE(no_tensor_cores, 0, GPU),           /* GT13 */
-        RULE(step_outliers, 0, 0),               /* GT14 */
-        RULE(comm_exposed, 0, GPU_STEPS),        /* GT15 */
-        RULE(optimizer_bound, 0, STEPS),         /* GT17 */
-        RULE(tiny_cpu_ops, 0, STEPS),            /* GT18 */
+/* The catalogue, in id order (rules/rules_list.h). */
+static const struct rules_def *const table[] = {
+#define RULES_X(name) &rules_##name##_def,
+#include "rules/rules_list.h"
+#undef RULES_X
 };
 #define N_RULES    (sizeof(table) / sizeof(table[0]))
 #define MAX_PARAMS 12
@@ -57,7 +34,7 @@ size_t gp_rules_count(void)
 
 const gp_rule_info *gp_rules_info(size_t i)
 {
-    return i < N_RULES ? table[i].info : NULL;
+    return i < N_RULES ? table[i]->info : NULL;
 }
 
 gp_status gp_rules_new(gp_rules **out, gp_error *err)
@@ -66,7 +43,7 @@ gp_status gp_rules_new(gp_rules **out, gp_error *err)
     *out = r;
     GP_FAIL_IF(!r, GP_ENOMEM, err, "out of memory");
     for (size_t i = 0; i < N_RULES; i++) {
-        const gp_rule_info *in = table[i].info;
+        const gp_rule_info *in = table[i]->info;
         GP_ASSERT(in->n_params <= MAX_PARAMS);
         for (size_t j = 0; j < in->n_params; j++)
             r->p[i][j] = in->params[j].value;
@@ -82,7 +59,7 @@ void gp_rules_free(gp_rules *r)
 static long find_rule(const char *s, size_t len)
 {
     for (size_t i = 0; i < N_RULES; i++) {
-        const gp_rule_info *in = table[i].info;
+        const gp_rule_info *in = table[i]->info;
         if ((strlen(in->id) == len && strncasecmp(in->id, s, len) == 0) ||
             (strlen(in->name) == len && strncasecmp(in->name, s, len) == 0))
             return (long)i;
@@ -121,7 +98,7 @@ gp_status gp_rules_set(gp_rules *r, const char *assignment, gp_error *err)
                (int)(dot - assignment), assignment, assignment);
     const char *pname = dot + 1;
     size_t plen = (size_t)(eq - pname);
-    const gp_rule_info *in = table[i].info;
+    const gp_rule_info *in = table[i]->info;
     for (size_t j = 0; j < in->n_params; j++) {
         if (strlen(in->params[j].name) == plen && strncasecmp(in->params[j].name, pname, plen) == 0)
             return parse_value(eq + 1, &r->p[i][j], err);
@@ -132,7 +109,7 @@ gp_status gp_rules_set(gp_rules *r, const char *assignment, gp_error *err)
 
 double gp_rules_param(const gp_rules *r, size_t i, size_t j)
 {
-    return (i < N_RULES && j < table[i].info->n_params) ? r->p[i][j] : NAN;
+    return (i < N_RULES && j < table[i]->info->n_params) ? r->p[i][j] : NAN;
 }
 
 int gp_rules_selected(const gp_rules *r, size_t i)
@@ -159,15 +136,15 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
     struct rules_out o;
     memset(&o, 0, sizeof(o));
     o.arena = arena;
-    o.f.rule = table[i].info;
+    o.f.rule = table[i]->info;
     o.f.metric = NAN;
     o.f.cmp = ">=";
     o.f.gain_ns = o.f.gain_step_ns = -1;
     o.f.cols = o.cols;
-    const char *why = not_applicable(c, table[i].needs);
-    gp_status rc = why ? rules_summary(&o, "%s", why) : table[i].fn(c, r->p[i], &o);
+    const char *why = not_applicable(c, table[i]->needs);
+    gp_status rc = why ? rules_summary(&o, "%s", why) : table[i]->fn(c, r->p[i], &o);
     if (rc == GP_OK && !o.f.summary)
-        rc = rules_summary(&o, "%s: nothing measured", table[i].info->title);
+        rc = rules_summary(&o, "%s: nothing measured", table[i]->info->title);
     *f = o.f;
     /* the columns live in `o`; copy them where the finding can keep them */
     gp_evidence_col *cols = trace_arena_alloc(arena, sizeof(o.cols));
@@ -232,7 +209,7 @@ static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp
 {
     phase_run pr = {.r = r, .slots = fs->items + fs->n};
     for (size_t i = 0; i < N_RULES; i++)
-        if (table[i].phase == phase && gp_rules_selected(r, i))
+        if (table[i]->phase == phase && gp_rules_selected(r, i))
             pr.rule[pr.n++] = i;
     atomic_init(&pr.next, 0);
     c->done = fs;

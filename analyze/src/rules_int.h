@@ -81,33 +81,20 @@ struct rules_def {
     int needs; /* enum rules_needs */
 };
 
-/* ---- the rules (rules/rule_<name>.c): each exports its function and its info ---- */
-#define RULES_DECLARE(name)                                                                        \
+/* ---- the rules (rules/rule_<name>.c, listed in rules/rules_list.h) ---- */
+#define RULES_X(name)                                                                              \
     gp_status rules_##name(struct rules_ctx *c, const double *p, struct rules_out *o);             \
-    extern const gp_rule_info rules_##name##_info
-RULES_DECLARE(trace_quality);
-RULES_DECLARE(dataloader_starvation);
-RULES_DECLARE(gpu_low_util);
-RULES_DECLARE(gpu_idle_gaps);
-RULES_DECLARE(host_launch_bound);
-RULES_DECLARE(small_kernels);
-RULES_DECLARE(pageable_memcpy);
-RULES_DECLARE(sync_copy_or_memset);
-RULES_DECLARE(excessive_sync);
-RULES_DECLARE(exposed_transfer);
-RULES_DECLARE(near_oom);
-RULES_DECLARE(allocator_churn);
-RULES_DECLARE(memory_growth);
-RULES_DECLARE(no_tensor_cores);
-RULES_DECLARE(step_outliers);
-RULES_DECLARE(comm_exposed);
-RULES_DECLARE(optimizer_bound);
-RULES_DECLARE(tiny_cpu_ops);
+    extern const struct rules_def rules_##name##_def;
+#include "rules/rules_list.h"
+#undef RULES_X
 
-/* In a rule file, after its `static const gp_rule_param params[]`: define its info. */
-#define RULES_INFO(name, id, title)                                                                \
-    const gp_rule_info rules_##name##_info = {id, #name, title, params,                            \
-                                              sizeof(params) / sizeof(params[0])}
+/* In a rule file, after its `static const gp_rule_param params[]`: its catalogue entry. `phase`
+ * 1 runs after every phase-0 rule and may read their findings (ctx->done); `needs` is a mask of
+ * enum rules_needs (the engine says "not applicable" instead of calling the rule). */
+#define RULES_INFO(name, id, title, phase, needs)                                                  \
+    static const gp_rule_info rules_##name##_info = {id, #name, title, params,                     \
+                                                     sizeof(params) / sizeof(params[0])};          \
+    const struct rules_def rules_##name##_def = {&rules_##name##_info, rules_##name, phase, needs}
 
 /* ---- rules_ctx.c ---- */
 gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err);

@@ -2,8 +2,11 @@
 # Run one golden CLI case: BIN CASE_DIR. CASE_DIR/args holds one argument per line (run from
 # CASE_DIR, so inputs are relative); expected.stdout and expected.exit hold what must come back.
 # GP_UPDATE_GOLDEN=1 rewrites the expected files instead of comparing (review the diff).
+# A case with expected.glob instead of expected.stdout is a glob golden: `...` lines stand for
+# quiet findings (glob_match.py), so a new rule that stays quiet leaves it unchanged.
 bin=$1
 dir=$2
+here=$(cd "$(dirname "$0")" && pwd)
 cd "$dir" || exit 2
 # optional CASE_DIR/requires: input paths (one a line, relative to CASE_DIR); skip (77) if absent
 if [ -f requires ]; then
@@ -21,7 +24,11 @@ done < args
 "$bin" "$@" > "$out" 2>/dev/null
 code=$?
 if [ -n "$GP_UPDATE_GOLDEN" ]; then
-    cp "$out" expected.stdout
+    if [ -f expected.glob ]; then
+        python3 "$here/glob_match.py" "$out" expected.glob --update
+    else
+        cp "$out" expected.stdout
+    fi
     echo "$code" > expected.exit
     echo "updated $dir"
     exit 0
@@ -32,7 +39,12 @@ if [ "$code" != "$want" ]; then
     echo "exit code: got $code, expected $want"
     status=1
 fi
-if ! diff -u expected.stdout "$out"; then
+if [ -f expected.glob ]; then
+    if ! python3 "$here/glob_match.py" "$out" expected.glob; then
+        echo "stdout does not match $dir/expected.glob (GP_UPDATE_GOLDEN=1 to regenerate)"
+        status=1
+    fi
+elif ! diff -u expected.stdout "$out"; then
     echo "stdout differs from $dir/expected.stdout (GP_UPDATE_GOLDEN=1 to regenerate)"
     status=1
 fi

@@ -402,34 +402,37 @@ def tiny_cpu_ops():
     return run(g, loader=LOADER_MP, loader_us=100.0, copy=None, n_ops=0, extra=body)
 
 
+# name -> (document, the findings it must fire: "ID:severity" sorted by id; every other rule
+# must stay quiet). main() writes the expectations to expected_findings.txt beside the traces,
+# which tests/unit/test_analyze_rules.c reads: a scenario and its expectation are one entry.
 SCENARIOS = {
-    "healthy": healthy,
-    "healthy_pytorch": healthy_pytorch,
-    "few_steps": few_steps,
-    "no_steps": no_steps,
-    "starved_trainer": starved_trainer,
-    "starved_pytorch": starved_pytorch,
-    "starved_pytorch_cpu": starved_pytorch_cpu,
-    "launch_bound": launch_bound,
-    "small_kernels": small_kernels,
-    "pageable_copy": pageable_copy,
-    "blocking_copy": blocking_copy,
-    "excessive_sync": excessive_sync,
-    "exposed_copy": exposed_copy,
-    "near_oom": near_oom,
-    "allocator_churn": allocator_churn,
-    "memory_growth": memory_growth,
-    "memory_stable": memory_stable,
-    "no_tensor_cores": no_tensor_cores,
-    "fp32_on_pascal": fp32_on_pascal,
-    "step_outliers": step_outliers,
-    "idle_gap": idle_gap,
-    "comm_exposed": comm(True),
-    "comm_overlapped": comm(False),
-    "cpu_starved": lambda: cpu_trainer(0),
-    "cpu_fed": lambda: cpu_trainer(8),
-    "optimizer_bound": optimizer_bound,
-    "tiny_cpu_ops": tiny_cpu_ops,
+    "healthy": (healthy, ""),
+    "healthy_pytorch": (healthy_pytorch, ""),
+    "few_steps": (few_steps, "GT00:info"),
+    "no_steps": (no_steps, "GT00:info"),
+    "starved_trainer": (starved_trainer, "GT01:crit GT02:warn"),
+    "starved_pytorch": (starved_pytorch, "GT01:crit GT02:warn"),
+    "starved_pytorch_cpu": (starved_pytorch_cpu, "GT01:crit"),
+    "launch_bound": (launch_bound, "GT02:crit GT04:crit"),
+    "small_kernels": (small_kernels, "GT05:warn"),
+    "pageable_copy": (pageable_copy, "GT06:crit GT09:warn"),
+    "blocking_copy": (blocking_copy, "GT07:crit"),
+    "excessive_sync": (excessive_sync, "GT08:crit"),
+    "exposed_copy": (exposed_copy, "GT09:warn"),
+    "near_oom": (near_oom, "GT10:crit"),
+    "allocator_churn": (allocator_churn, "GT11:warn"),
+    "memory_growth": (memory_growth, "GT12:warn"),
+    "memory_stable": (memory_stable, ""),
+    "no_tensor_cores": (no_tensor_cores, "GT13:warn"),
+    "fp32_on_pascal": (fp32_on_pascal, ""),
+    "step_outliers": (step_outliers, "GT02:info GT04:warn GT14:warn"),
+    "idle_gap": (idle_gap, "GT03:crit"),
+    "comm_exposed": (comm(True), "GT15:crit"),
+    "comm_overlapped": (comm(False), ""),
+    "cpu_starved": (lambda: cpu_trainer(0), "GT01:crit"),
+    "cpu_fed": (lambda: cpu_trainer(8), ""),
+    "optimizer_bound": (optimizer_bound, "GT02:warn GT04:crit GT17:crit"),
+    "tiny_cpu_ops": (tiny_cpu_ops, "GT18:crit"),
 }
 
 
@@ -448,7 +451,17 @@ def main(argv):
                                             "..", "data", "rules")
     os.makedirs(out, exist_ok=True)
     bad = 0
-    for name, fn in SCENARIOS.items():
+    expected = "".join("%s\t%s\n" % (name, fired) for name, (_, fired) in SCENARIOS.items())
+    path = os.path.join(out, "expected_findings.txt")
+    if check:
+        with open(path, encoding="utf-8") as f:
+            if f.read() != expected:
+                print("stale expectations: %s (rerun tests/rules/gen_rule_traces.py)" % path)
+                bad = 1
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(expected)
+    for name, (fn, _) in SCENARIOS.items():
         path = os.path.join(out, name + ".json.gz")
         data = encode(fn())
         if check:

@@ -8,38 +8,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* fixture -> the rules that must fire ("ID:severity", sorted by id); all others must not. */
-static const struct {
-    const char *file, *fired;
-} cases[] = {
-        {"healthy", ""},
-        {"healthy_pytorch", ""},
-        {"few_steps", "GT00:info"},
-        {"no_steps", "GT00:info"},
-        {"starved_trainer", "GT01:crit GT02:warn"},
-        {"starved_pytorch", "GT01:crit GT02:warn"},
-        {"cpu_starved", "GT01:crit"},
-        {"cpu_fed", ""},
-        {"launch_bound", "GT02:crit GT04:crit"},
-        {"idle_gap", "GT03:crit"},
-        {"small_kernels", "GT05:warn"},
-        {"pageable_copy", "GT06:crit GT09:warn"},
-        {"blocking_copy", "GT07:crit"},
-        {"excessive_sync", "GT08:crit"},
-        {"exposed_copy", "GT09:warn"},
-        {"near_oom", "GT10:crit"},
-        {"allocator_churn", "GT11:warn"},
-        {"memory_growth", "GT12:warn"},
-        {"memory_stable", ""},
-        {"no_tensor_cores", "GT13:warn"},
-        {"fp32_on_pascal", ""},
-        {"step_outliers", "GT02:info GT04:warn GT14:warn"},
-        {"comm_exposed", "GT15:crit"},
-        {"comm_overlapped", ""},
-        {"optimizer_bound", "GT02:warn GT04:crit GT17:crit"},
-        {"tiny_cpu_ops", "GT18:crit"},
-};
-#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+/* fixture -> the rules that must fire ("ID:severity", sorted by id); all others must not. Read
+ * from tests/data/rules/expected_findings.txt, which gen_rule_traces.py writes from the same
+ * entries as the fixtures (a scenario and its expectation are one line of the generator). */
+#define MAX_CASES 128
+static struct {
+    char file[512], fired[512];
+} cases[MAX_CASES];
+static size_t N_CASES;
+
+static void load_cases(void)
+{
+    char path[1024], line[512];
+    snprintf(path, sizeof(path), "%s/rules/expected_findings.txt", GP_TEST_DATA_DIR);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open\n", path);
+        exit(1);
+    }
+    while (N_CASES < MAX_CASES && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *tab = strchr(line, '\t');
+        if (!tab)
+            continue;
+        *tab = '\0';
+        snprintf(cases[N_CASES].file, sizeof(cases[N_CASES].file), "%s", line);
+        snprintf(cases[N_CASES].fired, sizeof(cases[N_CASES].fired), "%s", tab + 1);
+        N_CASES++;
+    }
+    fclose(f);
+    if (N_CASES < 20) {
+        fprintf(stderr, "%s: only %zu fixtures\n", path, N_CASES);
+        exit(1);
+    }
+}
 
 struct run {
     gp_trace *t;
@@ -263,6 +265,7 @@ static void test_json_output(void)
 
 int main(void)
 {
+    load_cases();
     GP_RUN(test_fixtures_fire_exactly);
     GP_RUN(test_every_rule_has_fire_and_quiet_fixtures);
     GP_RUN(test_starvation_knob_and_gain);

@@ -15,7 +15,7 @@ static const gp_rule_param params[] = {
         {"min_wait_ms", 1, "mean wait per step below this never fires (Composer)"},
         {"headroom", 1.25, "loader capacity asked for, relative to the compute time"},
 };
-RULES_INFO(dataloader_starvation, "GT01", "data-loader starvation");
+RULES_INFO(dataloader_starvation, "GT01", "data-loader starvation", 0, 0);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"step time", GP_UNIT_US},

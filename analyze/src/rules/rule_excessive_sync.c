@@ -12,7 +12,8 @@ static const gp_rule_param params[] = {
         {"device_syncs_per_step", 1, "device-wide syncs per step that fire by themselves (ours)"},
         {"min_pct", 1, "...when they block at least this share of step time (ours)"},
 };
-RULES_INFO(excessive_sync, "GT08", "excessive synchronisation");
+RULES_INFO(excessive_sync, "GT08", "excessive synchronisation", 0,
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
 
 static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},
                                        {"CPU op", GP_UNIT_TEXT},

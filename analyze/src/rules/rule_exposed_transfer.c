@@ -11,7 +11,8 @@ static const gp_rule_param params[] = {
         {"warn_pct", 5, "exposed copy time, share of step time (XProf input moderate)"},
         {"crit_pct", 20, "share for crit (XProf input high)"},
 };
-RULES_INFO(exposed_transfer, "GT09", "exposed (non-overlapped) transfers");
+RULES_INFO(exposed_transfer, "GT09", "exposed (non-overlapped) transfers", 0,
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
 
 static const gp_evidence_col cols[] = {
         {"direction", GP_UNIT_TEXT},    {"exposed", GP_UNIT_US},

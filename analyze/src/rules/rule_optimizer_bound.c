@@ -14,7 +14,7 @@ static const gp_rule_param params[] = {
         {"warn_pct", 30, "optimizer share of step time (ours)"},
         {"crit_pct", 50, "share for crit (ours)"},
 };
-RULES_INFO(optimizer_bound, "GT17", "optimizer-bound step");
+RULES_INFO(optimizer_bound, "GT17", "optimizer-bound step", 0, RULES_NEEDS_STEPS);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"step time", GP_UNIT_US},

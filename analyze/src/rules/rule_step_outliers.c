@@ -13,7 +13,7 @@ static const gp_rule_param params[] = {
         {"crit_pct", 20, "share for crit (ours)"},
         {"min_steps", 5, "fewer analysed steps: not applicable"},
 };
-RULES_INFO(step_outliers, "GT14", "step-time outliers");
+RULES_INFO(step_outliers, "GT14", "step-time outliers", 0, 0);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"duration", GP_UNIT_US},

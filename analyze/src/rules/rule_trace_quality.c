@@ -17,7 +17,7 @@ static const gp_rule_param params[] = {
          "crit when the profiler dropped more than this share of CPU or GPU "
          "records"},
 };
-RULES_INFO(trace_quality, "GT00", "trace quality");
+RULES_INFO(trace_quality, "GT00", "trace quality", 0, 0);
 
 static const gp_evidence_col cols[] = {{"problem", GP_UNIT_TEXT}, {"effect", GP_UNIT_TEXT}};
 
