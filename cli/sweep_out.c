@@ -26,6 +26,19 @@ double sweep_time(const struct sweep_result *r)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Whether r's timed runs overlap the first setting's (min..max): a difference the repeats cannot
+ * tell from noise. With one run a side there is no range: never. */
+static int within_noise(const struct sweep *s, const struct sweep_result *r)
+{
+    const struct sweep_result *b = &s->res[0];
+    double rlo = INFINITY, rhi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
+    for (int i = 0; i < r->n_times; i++)
+        rlo = fmin(rlo, r->times[i]), rhi = fmax(rhi, r->times[i]);
+    for (int i = 0; i < b->n_times; i++)
+        blo = fmin(blo, b->times[i]), bhi = fmax(bhi, b->times[i]);
+    return r != b && r->n_times > 1 && b->n_times > 1 && rlo <= bhi && rhi >= blo;
+}
+
 static double spread(const struct sweep_result *r)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -114,9 +127,10 @@ static void print_row(FILE *out, const struct sweep *s, const struct sweep_resul
     else
         fprintf(out, " %9s", "-");
     if (isnan(r->accuracy))
-        fprintf(out, " %14s\n", "-");
+        fprintf(out, " %14s", "-");
     else
-        fprintf(out, " %14.4f\n", r->accuracy);
+        fprintf(out, " %14.4f", r->accuracy);
+    fputs(within_noise(s, r) ? "  within noise\n" : "\n", out);
 }
 
 static void print_predictions(FILE *out, const struct sweep *s)
@@ -220,7 +234,8 @@ static void json_setting(FILE *f, const struct sweep *s, size_t i)
     jnumber(f, base / t, 3);
     fputs(", \"test_accuracy\": ", f);
     jnumber(f, r->accuracy, 4);
-    fprintf(f, ", \"exit\": %d, \"profiled_trace\": ", r->exit_code);
+    fprintf(f, ", \"within_noise\": %s, \"exit\": %d, \"profiled_trace\": ",
+            within_noise(s, r) ? "true" : "false", r->exit_code);
     if (r->profiled[0])
         jstring(f, r->profiled);
     else

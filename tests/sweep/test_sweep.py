@@ -122,6 +122,18 @@ def test_failing_run():
     check([x["exit"] for x in doc["settings"]] == [0, 3], "json exits")
 
 
+def test_noise_marker():
+    out = fresh("noise")
+    p = sweep("--no-profile", "--repeat", "2", "--vary", "t=0,0.8", "-o", out, "--",
+              sys.executable, "-c", "import sys, time; time.sleep(float(sys.argv[1]))", "{t}")
+    check(p.returncode == 0, "noise sweep exited %d: %s" % (p.returncode, p.stderr))
+    doc = json.load(open(os.path.join(out, "sweep.json")))
+    check([x["within_noise"] for x in doc["settings"]] == [False, False],
+          "0.8 s apart called noise: %s" % doc["settings"])
+    check(all(min(x["times_s"]) > 0 for x in doc["settings"]), "wall times")
+    check(doc["settings"][1]["time_s"] - doc["settings"][0]["time_s"] > 0.6, "sleep not timed")
+
+
 def png_dataset():
     shared = os.path.join(os.path.dirname(WORK), "rules-trainer", "png")
     if os.path.exists(os.path.join(shared, ".done")):
@@ -163,6 +175,7 @@ test_tiny_grid()
 test_template_substitution()
 test_bad_specs()
 test_failing_run()
+test_noise_marker()
 test_predicted_and_measured()
 print("%d failures" % len(FAILS))
 sys.exit(1 if FAILS else 0)

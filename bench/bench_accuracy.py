@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""How right is the diagnosis? (issue 14 item 4; a benchmark, not a timed test.)
+
+A suite of bundled-trainer configurations on this machine's CPU, each with a known bottleneck
+put in on purpose (or none), the findings it must produce and, implicitly, every other finding
+it must not (a rule firing where the suite expects nothing counts as a false positive). Each case
+is trained for --steps steps under the profiler and diagnosed; the script prints each rule's
+precision and recall over the suite. Then, for each case with a fix, `gprof-train sweep` times
+the baseline against the fixed setting without the profiler and the predicted gain (the finding's
+saving per step over its mean step) is set beside the measured one (the drop of time per N
+steps, or per epoch where the fix changes the batch size); it prints the error |predicted -
+measured| in percentage points, median and worst.
+
+Rules the CPU cannot reach (no GPU activity): GT02-GT13 and GT15 need kernels, copies, syncs or
+device memory; GT16 needs a multi-rank job; GT18 needs >= 100 tiny operators a step, which the
+bundled trainer never runs. GT14 (step outliers) has no knob to inject; it is only expected not
+to fire.
+
+usage: bench_accuracy.py GPROF_TRAIN [--png DIR] [--steps N] [--repeat N] [--out DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+# name, trainer flags, findings that must fire (warn or crit), the fix to sweep (KEY, BASE, FIX)
+SUITE = [
+    ("png-workers0", ["--data", "{png}", "--workers", "0"], ["GT01"], ("workers", "0", "1")),
+    ("png-workers1", ["--data", "{png}", "--workers", "1", "--prefetch", "4"], [], None),
+    ("idx-workers0", ["--workers", "0"], [], None),
+    ("idx-adam-b16", ["--workers", "1", "--batch-size", "16"], ["GT17"],
+     ("batch-size", "16", "64")),
+    ("idx-adam-b512", ["--workers", "1", "--batch-size", "512"], [], None),
+]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def fired(bin_, args, steps, out):
+    shutil.rmtree(out, ignore_errors=True)
+    p = run([bin_, "run", "--device", "cpu", "--steps", str(steps), "--no-report", "-o", out]
+            + args)
+    if p.returncode != 0:
+        sys.exit("run %s failed:\n%s" % (args, p.stderr))
+    runs = [os.path.join(out, d) for d in os.listdir(out)]
+    d = run([bin_, "diagnose", "--format", "json"] + runs)
+    doc = json.loads(d.stdout)
+    return sorted({f["id"] for t in doc["traces"] for f in t["findings"]
+                   if f["severity"] in ("warn", "crit")})
+
+
+def classify(results):
+    rules = sorted({r for _, must, got in results for r in must + got})
+    rows = []
+    for rule in rules:
+        tp = sum(1 for _, must, got in results if rule in must and rule in got)
+        fn = sum(1 for _, must, got in results if rule in must and rule not in got)
+        fp = sum(1 for _, must, got in results if rule not in must and rule in got)
+        prec = tp / (tp + fp) if tp + fp else float("nan")
+        rec = tp / (tp + fn) if tp + fn else float("nan")
+        rows.append((rule, tp, fp, fn, prec, rec))
+    return rows
+
+
+def gain(bin_, name, args, fix, rule, repeat, steps, out):
+    key, base, new = fix
+    flags, fixed = [], []
+    for i in range(0, len(args), 2):  # the case's other flags stay fixed
+        if args[i] != "--" + key:
+            fixed += ["--vary", "%s=%s" % (args[i][2:], args[i + 1])]
+    cmd = [bin_, "sweep", "--vary", "device=cpu", "--vary", "%s=%s,%s" % (key, base, new),
+           "--repeat", str(repeat), "--profile-steps", str(steps), "-o", out] + fixed
+    if key != "batch-size":
+        cmd += ["--steps", str(steps * 4)]
+    shutil.rmtree(out, ignore_errors=True)
+    p = run(cmd)
+    if p.returncode != 0:
+        sys.exit("sweep for %s failed:\n%s" % (name, p.stderr))
+    print(p.stdout)
+    doc = json.load(open(os.path.join(out, "sweep.json")))
+    for x in doc["predictions"]:
+        if x["id"] == rule:
+            return x["predicted_gain_pct"], x["measured_gain_pct"]
+    return None, None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("--png", default="fmnist-png")
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default="/tmp/gp_bench_accuracy")
+    a = ap.parse_args()
+    if not os.path.isdir(a.png):
+        p = run([a.bin, "prepare", "--format", "png", a.png])
+        if p.returncode != 0:
+            sys.exit("cannot prepare %s: %s" % (a.png, p.stderr))
+    results = []
+    for name, args, must, _ in SUITE:
+        args = [x.replace("{png}", a.png) for x in args]
+        got = fired(a.bin, args, a.steps, os.path.join(a.out, name))
+        results.append((name, must, got))
+        print("%-14s must %-12s fired %s" % (name, ",".join(must) or "-", ",".join(got) or "-"))
+    print("\nrule  TP FP FN  precision  recall")
+    for rule, tp, fp, fn, prec, rec in classify(results):
+        print("%-5s %2d %2d %2d  %8.0f%%  %5.0f%%" % (rule, tp, fp, fn, prec * 100, rec * 100))
+    errors = []
+    for name, args, must, fix in SUITE:
+        if not fix:
+            continue
+        args = [x.replace("{png}", a.png) for x in args]
+        pred, meas = gain(a.bin, name, args, fix, must[0], a.repeat, a.steps,
+                          os.path.join(a.out, "sweep-" + name))
+        if pred is None or meas is None:
+            print("%s: %s predicted %s, measured %s (not comparable)" % (name, must[0], pred, meas))
+            continue
+        errors.append(abs(pred - meas))
+        print("%s: %s predicted %.1f%% faster, measured %.1f%%: error %.1f points"
+              % (name, must[0], pred, meas, abs(pred - meas)))
+    if errors:
+        print("gain error: median %.1f points, worst %.1f points over %d fixes"
+              % (statistics.median(errors), max(errors), len(errors)))
+
+
+if __name__ == "__main__":
+    main()
