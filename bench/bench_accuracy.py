@@ -97,10 +97,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="/tmp/gp_bench_accuracy")
     a = ap.parse_args()
+    done = os.path.join(a.png, ".prepared")  # a prepare cut short is not a dataset
+    if os.path.isdir(a.png) and not os.path.exists(done) and sorted(os.listdir(a.png)) != ["test", "train"]:
+        sys.exit("%s exists and is not a prepared PNG folder" % a.png)
     if not os.path.isdir(a.png):
         p = run([a.bin, "prepare", "--format", "png", a.png])
         if p.returncode != 0:
+            shutil.rmtree(a.png, ignore_errors=True)
             sys.exit("cannot prepare %s: %s" % (a.png, p.stderr))
+        open(done, "w").close()
     results = []
     for name, args, must, _ in SUITE:
         args = [x.replace("{png}", a.png) for x in args]
