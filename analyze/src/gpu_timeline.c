@@ -58,15 +58,16 @@ enum { WANT_ALL, WANT_KERNEL, WANT_COMPUTE, WANT_COMM, WANT_MEMORY };
 static int want_ok(const gp_analysis *a, uint32_t i, int want)
 {
     int kind = a->ev[i].kind, comm = (a->ev[i].flags & GP_EVF_COMM) != 0;
+    int dma = (a->ev[i].flags & GP_EVF_DMA) != 0; /* a kernel that HTA counts as memory */
     switch (want) {
     case WANT_KERNEL:
         return kind == GP_EV_KERNEL;
     case WANT_COMPUTE:
-        return kind == GP_EV_KERNEL && !comm;
+        return kind == GP_EV_KERNEL && !comm && !dma;
     case WANT_COMM:
         return kind == GP_EV_KERNEL && comm;
     case WANT_MEMORY:
-        return kind != GP_EV_KERNEL;
+        return kind != GP_EV_KERNEL || dma;
     default:
         return 1;
     }

@@ -126,6 +126,8 @@ unsigned trace_name_flags(const char *s, size_t n)
         f |= GP_EVF_DATALOADER;
     if (gp_job_is_comm_name(s)) /* NCCL's and RCCL's kernels under every name, c10d ops */
         f |= GP_EVF_COMM;
+    if (starts_with(s, "dma")) /* HTA's kernel type MEMORY: ^dma (MTIA's copies) */
+        f |= GP_EVF_DMA;
     for (size_t i = 0; i < sizeof(sync_apis) / sizeof(sync_apis[0]); i++)
         if (strcmp(s, sync_apis[i]) == 0)
             f |= GP_EVF_SYNC_API;

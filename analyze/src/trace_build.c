@@ -213,7 +213,7 @@ static unsigned event_flags(unsigned nf, int kind)
     if (kind == GP_EV_PYTHON)
         f |= nf & GP_EVF_DATALOADER;
     if (kind == GP_EV_KERNEL)
-        f |= nf & GP_EVF_COMM;
+        f |= nf & (GP_EVF_COMM | GP_EVF_DMA);
     if (kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER)
         f |= nf & (GP_EVF_SYNC_API | GP_EVF_LAUNCH_API);
     if (kind == GP_EV_KERNEL || kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET ||

@@ -116,10 +116,35 @@ static void test_analysis(void)
     gp_trace_free(t);
 }
 
+/* MTIA's dma* kernels are memory in HTA's temporal breakdown (kernel type MEMORY: ^dma), not
+ * compute; an ordinary kernel stays compute. */
+static void test_dma_kernels_are_memory(void)
+{
+#define KERNEL(name, ts, dur)                                                                      \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts       \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":7}}"
+    static const char doc[] = "{\"traceEvents\":[" KERNEL("dma_copy_in", 100, 10) "," KERNEL(
+            "gemm_kernel", 120, 20) "," KERNEL("dma_copy_out", 150, 5) "]}";
+#undef KERNEL
+    gp_trace *t = NULL;
+    GP_ASSERT_OK(gp_trace_open_mem(doc, sizeof(doc) - 1, "dma", NULL, &t, NULL));
+    gp_analysis *a = NULL;
+    GP_ASSERT_OK(gp_analysis_run(t, NULL, &a, NULL));
+    size_t n;
+    const gp_device_stats *d = gp_analysis_devices(a, &n);
+    GP_ASSERT_EQ_INT(n, 1);
+    GP_ASSERT_EQ_INT(d[0].compute_ns, 20000);
+    GP_ASSERT_EQ_INT(d[0].memory_ns, 15000);
+    GP_ASSERT_EQ_INT(d[0].comm_ns, 0);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     GP_RUN(test_fixtures);
     GP_RUN(test_reader_fields);
     GP_RUN(test_analysis);
+    GP_RUN(test_dma_kernels_are_memory);
     return gp_test_summary();
 }

@@ -53,7 +53,8 @@ enum gp_ev_flags {
     GP_EVF_COMM = 1 << 3,       /**< communication: nccl:* / gloo:* op, or an nccl kernel */
     GP_EVF_SYNC_API = 1 << 4,   /**< a blocking runtime call: cuda*Synchronize, cudaMemcpy, ... */
     GP_EVF_LAUNCH_API = 1 << 5, /**< a runtime/driver call that enqueues GPU work */
-    GP_EVF_FROM_BE = 1 << 6     /**< built from a B/E pair (not an X event) */
+    GP_EVF_FROM_BE = 1 << 6,    /**< built from a B/E pair (not an X event) */
+    GP_EVF_DMA = 1 << 7         /**< a kernel named dma* (MTIA): memory, as HTA counts it */
 };
 
 /** One event: 48 bytes. Times are integer nanoseconds in the trace's timebase:
