@@ -98,8 +98,9 @@ def main():
     ap.add_argument("--out", default="/tmp/gp_bench_accuracy")
     a = ap.parse_args()
     done = os.path.join(a.png, ".prepared")  # a prepare cut short is not a dataset
-    if os.path.isdir(a.png) and not os.path.exists(done) and sorted(os.listdir(a.png)) != ["test", "train"]:
-        sys.exit("%s exists and is not a prepared PNG folder" % a.png)
+    prepared = all(os.path.isdir(os.path.join(a.png, d)) for d in ("train", "test"))
+    if os.path.isdir(a.png) and not os.path.exists(done) and not prepared:
+        sys.exit("%s exists and is not a prepared PNG folder (no train/ and test/)" % a.png)
     if not os.path.isdir(a.png):
         p = run([a.bin, "prepare", "--format", "png", a.png])
         if p.returncode != 0:

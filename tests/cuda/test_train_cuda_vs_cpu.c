@@ -221,8 +221,15 @@ static int compare_backends(const struct run_case *c)
     while (acc < 3 && c->micro[acc])
         total += c->micro[acc++];
     float lr = c->optimizer == OPTIM_ADAM ? 1e-3f : 0.1f;
-    struct backend_config gc = {
-            &m, nb, c->optimizer, lr, acc, c->amp, c->pin, c->non_blocking, c->cudnn_benchmark};
+    struct backend_config gc = {.spec = &m,
+                                .max_batch = nb,
+                                .optimizer = c->optimizer,
+                                .lr = lr,
+                                .accumulate = acc,
+                                .amp = c->amp,
+                                .pin_memory = c->pin,
+                                .non_blocking = c->non_blocking,
+                                .cudnn_benchmark = c->cudnn_benchmark};
     struct backend_config cc = gc;
     cc.amp = AMP_OFF;
     const struct backend_ops *gpu = c->via_module ? train_cuda_ops() : &backend_cuda_ops;

@@ -298,7 +298,8 @@ static int model_check(enum model_kind kind)
     struct model_spec m;
     model_spec_init(&m, kind, 8, 8);
     int n = 4;
-    struct backend_config bc = {&m, n, OPTIM_SGD, 1.0f, 1, AMP_OFF, 0, 0, 0};
+    struct backend_config bc = {
+            .spec = &m, .max_batch = n, .optimizer = OPTIM_SGD, .lr = 1.0f, .accumulate = 1};
     struct backend *be;
     char name[64];
     long long mem;

@@ -80,6 +80,23 @@ static int load_params(const char *path, float *params, enum optim_kind k)
     return rc;
 }
 
+/* OpenBLAS's GEMMs leave a core to the loader: all cores but one, whatever --workers is (its
+ * sums depend on its thread count, so the weights above stay the same for any --workers). */
+static void test_gemm_threads_leave_a_core(void)
+{
+    gp_train_config c;
+    base(&c);
+    c.max_steps = 2;
+    c.workers = 1;
+    gp_train_result r;
+    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char want[64];
+    snprintf(want, sizeof want, "cpu (OpenBLAS, %ld thread%s)", cores > 1 ? cores - 1 : 1,
+             cores > 2 ? "s" : "");
+    GP_ASSERT_STR_EQ(r.device_name, want);
+}
+
 static void test_accumulate_matches_big_batch(void)
 {
     char p1[300], p2[300];
@@ -311,11 +328,13 @@ static void test_bad_options(void)
 
 int main(void)
 {
+    unsetenv("OPENBLAS_NUM_THREADS"); /* read when OpenBLAS is first loaded, by a run below */
     snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_run.XXXXXX", GP_BUILD_DIR);
     if (!mkdtemp(tmp_root))
         return 2;
     GP_RUN(test_learns_and_summary);
     GP_RUN(test_reproducible_any_workers);
+    GP_RUN(test_gemm_threads_leave_a_core);
     GP_RUN(test_accumulate_matches_big_batch);
     GP_RUN(test_checkpoint_resume_and_corruption);
     GP_RUN(test_checkpoint_target_checked_first);

@@ -24,6 +24,7 @@ struct backend_config {
     int accumulate; /* micro-batches per optimizer step: the loss is divided by it */
     enum amp_mode amp;
     int pin_memory, non_blocking, cudnn_benchmark;
+    int host_threads; /* at most this many GEMM threads on the CPU (0: the BLAS library's own) */
 };
 
 /* Counters since the last read_stats. */

@@ -127,7 +127,12 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
         return gp_error_set(err, GP_ENOMEM, NULL, "cannot allocate the CPU model buffers");
     }
     b->stats.scale = 1.0f;
-    snprintf(device_name, name_cap, "cpu (OpenBLAS)");
+    int threads = cpu_blas_limit_threads(cfg->host_threads);
+    if (threads > 0)
+        snprintf(device_name, name_cap, "cpu (OpenBLAS, %d thread%s)", threads,
+                 threads == 1 ? "" : "s");
+    else
+        snprintf(device_name, name_cap, "cpu (OpenBLAS)");
     *out = b;
     return GP_OK;
 }

@@ -17,6 +17,8 @@
 #endif
 
 static __typeof__(&cblas_sgemm) sgemm_fn;
+static int (*get_threads_fn)(void); /* openblas_get_num_threads: optional */
+static void (*set_threads_fn)(int); /* openblas_set_num_threads: optional */
 static char load_error[256];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
@@ -31,6 +33,8 @@ static void load(void)
         return;
     }
     sgemm_fn = (__typeof__(sgemm_fn))dlsym(h, "cblas_sgemm");
+    *(void **)&get_threads_fn = dlsym(h, "openblas_get_num_threads");
+    *(void **)&set_threads_fn = dlsym(h, "openblas_set_num_threads");
     if (!sgemm_fn)
         snprintf(load_error, sizeof(load_error), "OpenBLAS (%s) has no cblas_sgemm",
                  GP_OPENBLAS_SONAME);
@@ -40,6 +44,16 @@ const char *cpu_blas_load(void)
 {
     pthread_once(&load_once, load);
     return sgemm_fn ? NULL : load_error;
+}
+
+int cpu_blas_limit_threads(int most)
+{
+    if (cpu_blas_load() || !get_threads_fn || !set_threads_fn)
+        return 0;
+    int n = get_threads_fn();
+    if (most > 0 && most < n)
+        set_threads_fn(n = most);
+    return n;
 }
 
 void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,

@@ -10,6 +10,10 @@
 
 /* Load OpenBLAS (once; cpu_blas.c). @return NULL, or why it cannot be loaded. */
 const char *cpu_blas_load(void);
+
+/* Lower OpenBLAS's thread count to `most` where it is higher (OPENBLAS_NUM_THREADS or every core:
+ * never raised). @return the threads it now uses, 0 if unknown. */
+int cpu_blas_limit_threads(int most);
 /* Row-major C (m, n) = alpha op(A) op(B) + beta C, op = transpose when trans_*: cblas_sgemm. */
 void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
