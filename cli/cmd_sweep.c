@@ -106,11 +106,14 @@ static void note_failure(struct sweep_result *r, int code, const char *log)
     cli_warn("'%s' failed (exit %d): see %s", r->label, code, log);
 }
 
-static int timed_run(const struct sweep *s, struct sweep_result *r, const int *idx, int rep)
+/* One run without the profiler into r->dir/NAME (NAME.log): its time is recorded unless
+ * `warmup` (a run that only warms the page cache and the CPU's clocks). */
+static int timed_run(const struct sweep *s, struct sweep_result *r, const int *idx,
+                     const char *name, int warmup)
 {
     char dir[PATH_MAX + 192], log[PATH_MAX + 208];
-    snprintf(dir, sizeof(dir), "%s/timed-%d", r->dir, rep + 1);
-    snprintf(log, sizeof(log), "%s/timed-%d.log", r->dir, rep + 1);
+    snprintf(dir, sizeof(dir), "%s/%s", r->dir, name);
+    snprintf(log, sizeof(log), "%s/%s.log", r->dir, name);
     gp_error err;
     if (!s->tmpl && gp_mkdir_p(dir, &err) != GP_OK)
         return cli_error_from(&err, GP_EIO);
@@ -125,8 +128,10 @@ static int timed_run(const struct sweep *s, struct sweep_result *r, const int *i
         note_failure(r, code, log);
         return code < 0 ? CLI_ERROR : CLI_OK;
     }
-    r->times[r->n_times++] = run_time(s, r, dir, wall);
-    fprintf(stderr, " %.2f s\n", r->times[r->n_times - 1]);
+    double t = run_time(s, r, dir, wall);
+    if (!warmup)
+        r->times[r->n_times++] = t;
+    fprintf(stderr, " %.2f s\n", t);
     return CLI_OK;
 }
 
@@ -207,9 +212,27 @@ static int prepare(struct sweep *s)
     return CLI_OK;
 }
 
+/* Untimed runs of the first setting: the first run after a while reads its data from disk and
+ * meets idle CPU clocks, which made the baseline of a PNG sweep 4x slower than its repeats. */
+static int warm_up(struct sweep *s)
+{
+    int idx[SWEEP_MAX_KEYS];
+    char name[32];
+    sweep_setting(&s->spec, 0, idx);
+    for (long w = 0; w < s->warmup; w++) {
+        fprintf(stderr, "[warm-up] %s: untimed run %ld/%ld...", s->res[0].label, w + 1, s->warmup);
+        snprintf(name, sizeof(name), "warmup-%ld", w + 1);
+        if (timed_run(s, &s->res[0], idx, name, 1) != CLI_OK)
+            return CLI_ERROR;
+    }
+    return CLI_OK;
+}
+
 static int run_all(struct sweep *s)
 {
     size_t total = s->n * (size_t)s->repeat, done = 0;
+    if (warm_up(s) != CLI_OK)
+        return CLI_ERROR;
     for (long rep = 0; rep < s->repeat; rep++)
         for (size_t j = 0; j < s->n; j++) {
             size_t i = rep % 2 ? s->n - 1 - j : j; /* alternate: drift hits every setting */
@@ -217,7 +240,9 @@ static int run_all(struct sweep *s)
             sweep_setting(&s->spec, i, idx);
             fprintf(stderr, "[%zu/%zu] %s: timed run %ld/%ld...", ++done, total, s->res[i].label,
                     rep + 1, s->repeat);
-            if (timed_run(s, &s->res[i], idx, (int)rep) != CLI_OK)
+            char name[32];
+            snprintf(name, sizeof(name), "timed-%ld", rep + 1);
+            if (timed_run(s, &s->res[i], idx, name, 0) != CLI_OK)
                 return CLI_ERROR;
         }
     for (size_t i = 0; !s->no_profile && i < s->n; i++) {
@@ -298,7 +323,7 @@ int cmd_sweep(int argc, const char **argv)
 {
     struct opt_list vary = {0};
     const char *out = NULL;
-    struct sweep s = {.steps = 0, .profile_steps = 50, .repeat = 1};
+    struct sweep s = {.steps = 0, .profile_steps = 50, .repeat = 1, .warmup = 1};
     const struct opt opts[] = {
             OPT_GROUP("options:"),
             OPT_LIST(0, "vary", &vary, "KEY=V1,V2",
@@ -310,6 +335,9 @@ int cmd_sweep(int argc, const char **argv)
                     "trainer: steps in the profiled window (default 50)", 2, 1L << 40),
             OPT_INT(0, "repeat", &s.repeat, "N",
                     "timed runs per setting, in alternating order (default 1)", 1,
+                    SWEEP_MAX_REPEAT),
+            OPT_INT(0, "warmup", &s.warmup, "N",
+                    "untimed runs of the first setting before the timed ones (default 1)", 0,
                     SWEEP_MAX_REPEAT),
             OPT_BOOL(0, "no-profile", &s.no_profile, "timed runs only: no profiled window"),
             OPT_STR('o', "out", &out, "DIR",
@@ -324,8 +352,10 @@ int cmd_sweep(int argc, const char **argv)
             "Prints one table (configuration, time, spread over --repeat, speedup against the\n"
             "first setting, test accuracy where known; 'within noise' when its runs' range\n"
             "overlaps the first setting's) and, for each finding of the first setting, the gain\n"
-            "it predicted beside the gain measured: the fastest setting where that finding no\n"
-            "longer fires. A key given one value is fixed (--vary device=cpu).\n"
+            "it predicted beside the gain measured: at the setting that turns the finding's knob\n"
+            "(whether or not it still fires there), else the fastest setting where it no longer\n"
+            "fires. A key given one value is fixed (--vary device=cpu). The first setting is run\n"
+            "once untimed first (--warmup): a first run reads its data from disk.\n"
             "With -- CMD, each {KEY} in an argument is replaced by the setting's value, argument\n"
             "by argument (no shell: spaces and quotes stay); its profiled window is one whole\n"
             "run under 'gprof-train run -- CMD'.\n"

@@ -29,7 +29,7 @@ struct sweep {
     struct sweep_spec spec;
     const char *const *tmpl; /* -- CMD ..., or NULL for the trainer */
     int n_tmpl;
-    long steps, profile_steps, repeat;
+    long steps, profile_steps, repeat, warmup;
     int no_profile;
     char out[PATH_MAX];
     char self[PATH_MAX];

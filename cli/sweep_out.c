@@ -63,8 +63,9 @@ const char *sweep_unit(const struct sweep *s, char *buf, size_t cap)
 struct prediction {
     const gp_finding *f;
     double predicted_pct;            /* the step time the fix would save, % (NAN: unknown) */
-    double measured_pct;             /* the time the best resolving setting saved, % (NAN) */
-    const struct sweep_result *with; /* that setting, or NULL */
+    double measured_pct;             /* the time `with` saved, % (NAN) */
+    const struct sweep_result *with; /* the knob's setting, else the best resolving one, or NULL */
+    int resolved;                    /* the finding no longer fires in `with` */
 };
 
 static const gp_finding *same_rule(const gp_findings *fs, const gp_finding *f)
@@ -77,23 +78,68 @@ static const gp_finding *same_rule(const gp_findings *fs, const gp_finding *f)
     return NULL;
 }
 
-static void predict(const struct sweep *s, const gp_finding *f, struct prediction *p)
+/* Does setting i apply the trainer knob "--KEY VALUE" ("--KEY": a switch on) to the baseline:
+ * KEY takes VALUE and every other key keeps the baseline's value? */
+static int applies_knob(const struct sweep *s, size_t i, const char *knob)
 {
-    size_t analysed;
-    int64_t mean = 0;
-    gp_findings_steps(s->res[0].findings, &analysed, &mean);
-    *p = (struct prediction){f, NAN, NAN, NULL};
-    if (f->gain_step_ns >= 0 && mean > 0)
-        p->predicted_pct = (double)f->gain_step_ns / (double)mean * 100.0;
+    if (!s->spec.trainer || !knob || strncmp(knob, "--", 2) != 0)
+        return 0;
+    const char *key = knob + 2, *val = key + strcspn(key, " ");
+    size_t key_len = (size_t)(val - key), val_len = 2;
+    if (*val == ' ')
+        val_len = strcspn(++val, " ");
+    else
+        val = "on";
+    int base[SWEEP_MAX_KEYS], idx[SWEEP_MAX_KEYS], hit = 0;
+    sweep_setting(&s->spec, 0, base);
+    sweep_setting(&s->spec, i, idx);
+    for (int k = 0; k < s->spec.n_keys; k++) {
+        const struct sweep_key *sk = &s->spec.keys[k];
+        if (strlen(sk->name) == key_len && strncmp(sk->name, key, key_len) == 0) {
+            const char *v = sk->values[idx[k]];
+            if (strlen(v) != val_len || strncmp(v, val, val_len) != 0)
+                return 0;
+            hit = 1;
+        } else if (idx[k] != base[k]) {
+            return 0;
+        }
+    }
+    return hit;
+}
+
+/* The measured side: the setting that turns the finding's knob, whether or not the finding still
+ * fires there (a knob the cores cap removes part of the wait); else the fastest setting where it
+ * no longer fires. */
+static void measure(const struct sweep *s, const gp_finding *f, struct prediction *p)
+{
     double base = sweep_time(&s->res[0]), best = INFINITY;
-    for (size_t i = 1; i < s->n; i++) {
+    for (size_t i = 1; i < s->n && !p->with; i++)
+        if (applies_knob(s, i, f->knob) && isfinite(sweep_time(&s->res[i])))
+            p->with = &s->res[i], best = sweep_time(&s->res[i]);
+    int applied = p->with != NULL;
+    for (size_t i = 1; i < s->n && !applied; i++) {
         const gp_finding *g = same_rule(s->res[i].findings, f);
         double t = sweep_time(&s->res[i]);
         if (g && g->severity < GP_SEV_WARN && isfinite(t) && t < best)
             best = t, p->with = &s->res[i];
     }
+    if (p->with) {
+        const gp_finding *g = same_rule(p->with->findings, f);
+        p->resolved = g && g->severity < GP_SEV_WARN;
+    }
     if (p->with && base > 0)
         p->measured_pct = (base - best) / base * 100.0;
+}
+
+static void predict(const struct sweep *s, const gp_finding *f, struct prediction *p)
+{
+    size_t analysed;
+    int64_t mean = 0;
+    gp_findings_steps(s->res[0].findings, &analysed, &mean);
+    *p = (struct prediction){f, NAN, NAN, NULL, 0};
+    if (f->gain_step_ns >= 0 && mean > 0)
+        p->predicted_pct = (double)f->gain_step_ns / (double)mean * 100.0;
+    measure(s, f, p);
 }
 
 /* The baseline's findings that fired (warn or worse), in diagnose's order. */
@@ -152,10 +198,11 @@ static void print_predictions(FILE *out, const struct sweep *s)
         else
             fprintf(out, "predicted %.1f%% faster", p.predicted_pct);
         if (p.with)
-            fprintf(out, "; measured %.1f%% %s with %s\n", fabs(p.measured_pct),
-                    p.measured_pct < 0 ? "slower" : "faster", p.with->label);
+            fprintf(out, "; measured %.1f%% %s with %s%s\n", fabs(p.measured_pct),
+                    p.measured_pct < 0 ? "slower" : "faster", p.with->label,
+                    p.resolved ? "" : " (still fires there)");
         else
-            fputs("; no setting resolved it\n", out);
+            fputs("; no setting turned its knob or resolved it\n", out);
     }
 }
 
@@ -275,7 +322,7 @@ static void json_predictions(FILE *f, const struct sweep *s)
             jstring(f, p.with->label);
         else
             fputs("null", f);
-        fputc('}', f);
+        fprintf(f, ", \"resolved\": %s}", p.resolved ? "true" : "false");
     }
     fputs("]\n", f);
 }
