@@ -388,6 +388,20 @@ def optimizer_bound():
     return run(Gen(None), loader=LOADER_MP, extra=extra)
 
 
+def optimizer_bound_trainer():
+    """The bundled trainer on the CPU with a small batch: its knob is a 4x batch, and the gain a
+    floor of 3/4 of the optimizer's time (GT17)."""
+    cfg = trainer_cfg(device="cpu", batch_size=16, pin_memory=False, non_blocking=False,
+                      amp="off", device_name="", total_device_memory=0,
+                      gpu_status="no CUDA device")
+
+    def extra(g, n):
+        g.range("cpu_op", "aten::addmm", lambda: g.work(400.0))
+        g.range("user_annotation", "Optimizer.step#Adam.step", lambda: g.work(1200.0))
+    return run(Gen(cfg, gpu=False), loader=LOADER_MP, loader_us=100.0, copy=None, n_ops=0,
+               extra=extra)
+
+
 def tiny_cpu_ops():
     """A CPU run whose loss is a Python loop: 300 tiny ops a step with Python between (GT18)."""
     g = Gen(None, gpu=False)
@@ -435,6 +449,7 @@ SCENARIOS = {
     # trains, so GT01 predicts only the part of the wait that thread removes
     "cpu_starved_2core": (lambda: cpu_trainer(0, cpu_count=2), "GT01:crit"),
     "optimizer_bound": (optimizer_bound, "GT02:warn GT04:crit GT17:crit"),
+    "optimizer_bound_trainer": (optimizer_bound_trainer, "GT17:crit"),
     "tiny_cpu_ops": (tiny_cpu_ops, "GT18:crit"),
 }
 

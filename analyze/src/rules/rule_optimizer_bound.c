@@ -88,12 +88,18 @@ static gp_status advise_other(struct rules_out *o, double share, const char *cls
                       cls, share);
 }
 
+/* The knob is the trainer's --batch-size (not a PyTorch optimizer's own implementation)? */
+static int batch_knob(const struct rules_ctx *c, const char *cls)
+{
+    return !(cls[0] && !has_foreach(cls)) && c->cfg.trainer && c->cfg.batch_size > 0;
+}
+
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double share,
                         const char *cls)
 {
     if (cls[0] && !has_foreach(cls))
         return advise_other(o, share, cls);
-    if (c->cfg.trainer && c->cfg.batch_size > 0) {
+    if (batch_knob(c, cls)) {
         GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 4));
         return rules_reco(o,
                           "The optimizer takes %.0f%% of each step, and its cost is per step, not "
@@ -128,6 +134,27 @@ static gp_status gpu_idle_during(struct rules_ctx *c, const struct rules_ivs *v,
     return GP_OK;
 }
 
+/* The trainer's knob is a 4x batch: the optimizer then runs once per 4x the samples, so at least
+ * 3/4 of its time per sample goes (the share of the epoch; per step the step grows). Every other
+ * per-step cost shrinks too and small GEMMs get faster: the measured gain is larger (a 16-sample
+ * mlp: 60% predicted, 85% of the epoch measured), so this one is a floor. Otherwise the
+ * optimizer's time where the GPU has nothing to do: a ceiling. */
+static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, int64_t idle,
+                              const char *cls)
+{
+    if (batch_knob(c, cls)) {
+        int64_t part = idle - idle / 4;
+        return rules_gain(o, part, (int64_t)rules_per_step(c, (double)part),
+                          "at least 3/4 of the optimizer's time, as a share of the epoch: with "
+                          "4x the batch it runs once per 4x the samples (every other per-step "
+                          "cost shrinks too)");
+    }
+    return rules_gain(o, idle, (int64_t)rules_per_step(c, (double)idle), "%s",
+                      c->has_gpu ? "at most the optimizer's time while the GPU has nothing to "
+                                   "do; the rest overlaps GPU work"
+                                 : "at most the optimizer's whole time");
+}
+
 gp_status rules_optimizer_bound(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     struct rules_ivs v = {0};
@@ -149,10 +176,7 @@ gp_status rules_optimizer_bound(struct rules_ctx *c, const double *p, struct rul
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = gpu_idle_during(c, &v, &idle);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
-        rc = rules_gain(o, idle, (int64_t)rules_per_step(c, (double)idle), "%s",
-                        c->has_gpu ? "at most the optimizer's time while the GPU has nothing to "
-                                     "do; the rest overlaps GPU work"
-                                   : "at most the optimizer's whole time");
+        rc = predict_gain(c, o, idle, cls);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = advise(c, o, share, cls);
     free(v.iv);
