@@ -366,7 +366,7 @@ def comm(exposed):
     return lambda: run(Gen(None), loader=LOADER_MP, extra=allreduce)
 
 
-def cpu_trainer(workers, cpu_count=16):
+def cpu_trainer(workers, cpu_count=16, loader_us=None):
     cfg = trainer_cfg(workers=workers, device="cpu", cpu_count=cpu_count, pin_memory=False, non_blocking=False,
                       amp="off", dataset_format="png", device_name="", total_device_memory=0,
                       gpu_status="no CUDA device")
@@ -375,7 +375,8 @@ def cpu_trainer(workers, cpu_count=16):
     def body(g, n):
         for name in ("aten::addmm", "aten::relu", "aten::addmm", "aten::relu", "aten::addmm"):
             g.range("cpu_op", name, lambda: g.work(900.0))
-    loader_us = 12000.0 if workers == 0 else 100.0
+    if loader_us is None:
+        loader_us = 12000.0 if workers == 0 else 100.0
     return run(g, loader=LOADER_SP if workers == 0 else LOADER_MP, loader_us=loader_us, copy=None,
                n_ops=0, extra=body)
 
@@ -398,7 +399,7 @@ def optimizer_bound_trainer():
     def extra(g, n):
         g.range("cpu_op", "aten::addmm", lambda: g.work(400.0))
         g.range("user_annotation", "Optimizer.step#Adam.step", lambda: g.work(1200.0))
-    return run(Gen(cfg, gpu=False), loader=LOADER_MP, loader_us=100.0, copy=None, n_ops=0,
+    return run(Gen(cfg, gpu=False), loader=LOADER_MP, loader_us=20.0, copy=None, n_ops=0,
                extra=extra)
 
 
@@ -448,6 +449,9 @@ SCENARIOS = {
     # a 2-core machine: the one loader thread it can spare still loads slower than the model
     # trains, so GT01 predicts only the part of the wait that thread removes
     "cpu_starved_2core": (lambda: cpu_trainer(0, cpu_count=2), "GT01:crit"),
+    # 0.5 ms of a 5 ms step: under the 1 ms floor a PyTorch iterator gets, but our trainer's
+    # iterator costs nothing, so the wait is the loader's
+    "cpu_small_wait": (lambda: cpu_trainer(0, loader_us=500.0), "GT01:warn"),
     "optimizer_bound": (optimizer_bound, "GT02:warn GT04:crit GT17:crit"),
     "optimizer_bound_trainer": (optimizer_bound_trainer, "GT17:crit"),
     "tiny_cpu_ops": (tiny_cpu_ops, "GT18:crit"),

@@ -210,6 +210,7 @@ static void test_set_and_select(void)
     GP_ASSERT_OK(gp_rules_new(&r, &err));
     GP_ASSERT_OK(gp_rules_set(r, "GT01.warn_pct=0.01", &err));
     GP_ASSERT_OK(gp_rules_set(r, "dataloader_starvation.MIN_WAIT_MS=0", &err));
+    GP_ASSERT_OK(gp_rules_set(r, "GT01.min_wait_trainer_ms=0", &err));
     GP_ASSERT_OK(gp_rules_set(r, "GT01.crit_pct=0.1", &err));
     GP_ASSERT_OK(gp_rules_select(r, "gt01", &err));
     GP_CHECK(gp_rules_set(r, "GT01.nope=1", &err) == GP_EINVAL);

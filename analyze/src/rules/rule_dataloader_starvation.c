@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { WARN_PCT, CRIT_PCT, MIN_WAIT_MS, HEADROOM };
+enum { WARN_PCT, CRIT_PCT, MIN_WAIT_MS, MIN_WAIT_TRAINER_MS, HEADROOM };
 static const gp_rule_param params[] = {
         {"warn_pct", 5, "loader wait share of step time (tb_plugin R1, XProf moderate)"},
         {"crit_pct", 20, "loader wait share for crit (XProf highly input-bound)"},
         {"min_wait_ms", 1, "mean wait per step below this never fires (Composer)"},
+        {"min_wait_trainer_ms", 0.05,
+         "the same floor for our trainer, whose iterator costs nothing: a 0.5 ms wait in a 1.1 ms "
+         "step is starvation, not Python overhead"},
         {"headroom", 1.25, "loader capacity asked for, relative to the compute time"},
 };
 RULES_INFO(dataloader_starvation, "GT01", "data-loader starvation", 0, 0);
@@ -234,7 +237,7 @@ gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, stru
     double step = rules_per_step(c, (double)c->step_ns);
     double r = rules_pct_of_steps(c, c->bd[GP_BD_DATALOADER]);
     rules_measure(o, "loader_wait_share", GP_UNIT_PCT, r, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    if (wait < p[MIN_WAIT_MS] * 1e6)
+    if (wait < (c->cfg.trainer ? p[MIN_WAIT_TRAINER_MS] : p[MIN_WAIT_MS]) * 1e6)
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
     GP_TRY(rules_summary(o, "%.1f%% of step time waits for the next batch (%s per step)", r,
                          rules_fmt_ns(a, sizeof(a), (int64_t)wait)));
