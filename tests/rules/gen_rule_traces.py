@@ -340,6 +340,22 @@ def step_outliers():
     return run(Gen(trainer_cfg()), extra=ckpt)
 
 
+def uneven_loader():
+    """Every third step waits 4x as long for its batch: outliers that are loader waits are GT01's
+    (GT14 at info), not a periodic stall."""
+    cfg = trainer_cfg(workers=1, device="cpu", pin_memory=False, non_blocking=False, amp="off",
+                      dataset_format="png", device_name="", total_device_memory=0,
+                      gpu_status="no CUDA device", cpu_count=2)
+    g = Gen(cfg, gpu=False)
+
+    def body(g, n):
+        g.range("cpu_op", "aten::addmm", lambda: g.work(1000.0))
+    for n in range(12):
+        step(g, n, loader=LOADER_MP, loader_us=4000.0 if n % 3 == 2 else 1000.0, copy=None,
+             n_ops=0, extra=body)
+    return g.document()
+
+
 def idle_gap():
     g = Gen(trainer_cfg())
     for n in range(12):
@@ -442,6 +458,7 @@ SCENARIOS = {
     "fp32_on_pascal": (fp32_on_pascal, ""),
     "step_outliers": (step_outliers, "GT02:info GT04:warn GT14:warn"),
     "idle_gap": (idle_gap, "GT03:crit"),
+    "uneven_loader": (uneven_loader, "GT01:crit GT14:info"),
     "comm_exposed": (comm(True), "GT15:crit"),
     "comm_overlapped": (comm(False), ""),
     "cpu_starved": (lambda: cpu_trainer(0), "GT01:crit"),

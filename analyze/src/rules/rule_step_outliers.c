@@ -3,17 +3,22 @@
  * category that grew most. Anchor: SageMaker StepOutlier (3 sigma); the MAD form is ours. */
 #include "rules_int.h"
 
+#include <string.h>
+
 #include <stdlib.h>
 
 enum { MAD_K, MIN_EXCESS_PCT, WARN_PCT, CRIT_PCT, MIN_STEPS };
 static const gp_rule_param params[] = {
         {"mad_k", 3, "outlier above median + k * 1.4826 * MAD (SageMaker: 3 sigma)"},
-        {"min_excess_pct", 10, "...and at least this much above the median (ours)"},
+        {"min_excess_pct", 50,
+         "...and at least this much above the median (ours: 10% flagged the jitter of a loader "
+         "thread sharing 2 cores; periodic stalls such as checkpoints or GC double a step)"},
         {"warn_pct", 5, "outliers' excess time, share of step time (ours)"},
         {"crit_pct", 20, "share for crit (ours)"},
         {"min_steps", 5, "fewer analysed steps: not applicable"},
 };
-RULES_INFO(step_outliers, "GT14", "step-time outliers", 0, 0);
+/* phase 1: it reads GT01's finding (outliers that are loader waits are GT01's to fix) */
+RULES_INFO(step_outliers, "GT14", "step-time outliers", 1, 0);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"duration", GP_UNIT_US},
@@ -53,9 +58,36 @@ static const char *grew_most(const gp_step *s, const int64_t bd_med[GP_BD_COUNT]
     return gp_bd_cat_name((gp_bd_cat)best);
 }
 
+/* Did GT01 (data-loader starvation) fire, at warn or worse? */
+static int loader_starved(const struct rules_ctx *c)
+{
+    size_t n;
+    const gp_finding *f = gp_findings_get(c->done, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(f[i].rule->id, "GT01") == 0 && f[i].severity >= GP_SEV_WARN)
+            return 1;
+    return 0;
+}
+
+/* Outliers whose excess is mostly loader wait while GT01 fires are an uneven loader, not a
+ * periodic stall: said at info, pointing at GT01 (a PNG loader with one thread on 2 cores made
+ * 70 of 299 steps 1.5x the median). */
+static gp_status loader_outliers(const struct rules_ctx *c, struct rules_out *o,
+                                 int64_t loader_excess, int64_t excess, double share)
+{
+    if (o->f.severity < GP_SEV_WARN || 2 * loader_excess < excess || !loader_starved(c))
+        return GP_OK;
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    return rules_reco(o,
+                      "%.1f%% of the run is spent in steps well over the median, mostly waiting "
+                      "for the next batch: a loader that cannot keep up delivers batches "
+                      "unevenly. GT01 (data-loader starvation) reports the cause; fix it first.",
+                      share);
+}
+
 gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    int64_t med[2], bd_med[GP_BD_COUNT], excess = 0;
+    int64_t med[2], bd_med[GP_BD_COUNT], excess = 0, loader_excess = 0;
     size_t n_out = 0;
     if ((double)c->n_steps < p[MIN_STEPS])
         return rules_summary(o, "%zu analysed steps, fewer than %.0f: not applicable", c->n_steps,
@@ -72,6 +104,8 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
             continue;
         n_out++;
         excess += d - med[0];
+        int64_t lw = s->bd[GP_BD_DATALOADER] - bd_med[GP_BD_DATALOADER];
+        loader_excess += lw > 0 ? lw : 0;
         GP_TRY(rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
                                         {(double)d / 1e3, NULL},
                                         {(double)(d - med[0]) / 1e3, NULL},
@@ -91,6 +125,9 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
     }
     GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
                       "if the outlier steps took the median time"));
+    GP_TRY(loader_outliers(c, o, loader_excess, excess, share));
+    if (o->f.severity == GP_SEV_INFO)
+        return GP_OK;
     return rules_reco(o,
                       "%zu steps take well over the median step and cost %.1f%% of the run. "
                       "Their extra time is mostly in the category shown; look for periodic "
