@@ -356,6 +356,14 @@ def uneven_loader():
     return g.document()
 
 
+def warmup_steps():
+    """40 steps whose first few run slow (first touches of memory): a warm-up, GT14 at info."""
+    def slow_start(g, n):
+        if 1 <= n <= 4:
+            g.range("cpu_op", "aten::empty", lambda: g.work(9000.0))
+    return run(Gen(trainer_cfg()), steps=40, extra=slow_start)
+
+
 def idle_gap():
     g = Gen(trainer_cfg())
     for n in range(12):
@@ -459,6 +467,7 @@ SCENARIOS = {
     "step_outliers": (step_outliers, "GT02:info GT04:warn GT14:warn"),
     "idle_gap": (idle_gap, "GT03:crit"),
     "uneven_loader": (uneven_loader, "GT01:crit GT14:info"),
+    "warmup_steps": (warmup_steps, "GT02:info GT04:warn GT14:info"),
     "comm_exposed": (comm(True), "GT15:crit"),
     "comm_overlapped": (comm(False), ""),
     "cpu_starved": (lambda: cpu_trainer(0), "GT01:crit"),

@@ -85,6 +85,35 @@ static gp_status loader_outliers(const struct rules_ctx *c, struct rules_out *o,
                       share);
 }
 
+/* The excess of the outliers among the first tenth of the analysed steps (none under 30 steps:
+ * too few to tell): slow first steps are a warm-up (memory touched for the first time, caches,
+ * the allocator), not a periodic stall (a 512-sample mlp: steps 2 to 9 of 99 at 1.5-2x the
+ * median). */
+static int64_t warmup_excess(const struct rules_ctx *c, int64_t med, double thr)
+{
+    size_t head = c->n_steps >= 30 ? c->n_steps / 10 : 0;
+    int64_t sum = 0;
+    for (size_t i = 0; i < c->n_steps && i < head; i++) {
+        int64_t d = c->steps[i].end - c->steps[i].ts;
+        sum += (double)d > thr ? d - med : 0;
+    }
+    return sum;
+}
+
+static gp_status warmup_outliers(const struct rules_ctx *c, struct rules_out *o, int64_t med,
+                                 double thr, int64_t excess, double share)
+{
+    if (o->f.severity < GP_SEV_WARN || 2 * warmup_excess(c, med, thr) < excess)
+        return GP_OK;
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    return rules_reco(o,
+                      "%.1f%% of the run is spent in steps well over the median, most of it in "
+                      "the first steps: a warm-up (memory touched for the first time, caches, "
+                      "the allocator), not a periodic stall. Profile after it (a longer "
+                      "schedule warm-up) to see the steady state.",
+                      share);
+}
+
 gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     int64_t med[2], bd_med[GP_BD_COUNT], excess = 0, loader_excess = 0;
@@ -126,6 +155,7 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
     GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
                       "if the outlier steps took the median time"));
     GP_TRY(loader_outliers(c, o, loader_excess, excess, share));
+    GP_TRY(warmup_outliers(c, o, med[0], thr, excess, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
     return rules_reco(o,
