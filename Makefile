@@ -8,6 +8,9 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DGP_WERROR=ON
 endif
 BIN = $(BUILD)/bin/gprof-train
+# The makes CMake's generator runs inherit this: no "Entering directory" line for each of them
+# (a first `make run` printed 118 before the training output).
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure build run test test-main test-asan test-tsan bench fuzz format clean
 
