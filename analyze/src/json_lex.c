@@ -387,7 +387,8 @@ int json_lex_number_slow(json_lex *l, json_num *out)
     int has_frac = nf > 0;
     l->p = p;
     out->is_int = !has_frac && !has_exp && nd <= 19 && v <= (uint64_t)INT64_MAX;
-    out->i = neg ? -(int64_t)v : (int64_t)v;
+    /* -9223372036854775808 is not an int here (v > INT64_MAX): negating it would overflow */
+    out->i = v > (uint64_t)INT64_MAX ? 0 : neg ? -(int64_t)v : (int64_t)v;
     if (!has_exp && nd <= 19 && v <= (uint64_t)(INT64_MAX / 1000 - 1)) {
         int64_t ns = (int64_t)v * 1000 + (has_frac ? (f + 5) / 10 : 0);
         out->ns = neg ? -ns : ns;

@@ -73,7 +73,11 @@ static void test_numbers_match_general_path(void)
                                        "3]",
                                        "2.50}",
                                        "12345678.12345678",
-                                       "87654321876543218"};
+                                       "87654321876543218",
+                                       "-9223372036854775808", /* UBSan: no negated INT64_MIN */
+                                       "9223372036854775808",
+                                       "-9223372036854775807",
+                                       "-18446744073709551615"};
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
         check_same(nums[i], 0);
         check_same(nums[i], 1);

@@ -111,6 +111,31 @@ static void test_ids_perfetto_would_merge(void)
     unlink(out_path);
 }
 
+/* Crafted numbers stay defined (UBSan, issue 18 item 7): a GPU on device 2147483647 exports (its
+ * sort index is computed in 64 bits), and a baseTimeNanoseconds whose sum with the first event's
+ * time passes 64 bits is an error naming the trace, with nothing written. */
+static void test_huge_numbers(void)
+{
+    static const char gpu[] = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\","
+                              "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":5,"
+                              "\"args\":{\"device\":2147483647,\"stream\":7}}]}";
+    size_t n_in = 0;
+    gp_trace *t = round_trip(gpu, out_path, &n_in);
+    GP_CHECK(t != NULL);
+    gp_trace_free(t);
+    unlink(out_path);
+    static const char base[] = "{\"baseTimeNanoseconds\":9223372036854775807,\"traceEvents\":["
+                               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,"
+                               "\"tid\":1,\"ts\":10,\"dur\":5}]}";
+    loaded l;
+    gp_error err;
+    GP_ASSERT_OK(load_trace(SAMPLE_TRACE, base, &l));
+    GP_ASSERT_EQ_INT(gp_export_perfetto(l.a, NULL, out_path, &err), GP_EPARSE);
+    GP_ASSERT_CONTAINS(err.msg, "beyond 64 bits");
+    GP_CHECK(access(out_path, F_OK) != 0);
+    unload(&l);
+}
+
 static void test_gzip_and_failure(void)
 {
     char gz[600];
@@ -133,5 +158,6 @@ int main(void)
     GP_RUN(test_sample_round_trip);
     GP_RUN(test_ids_perfetto_would_merge);
     GP_RUN(test_gzip_and_failure);
+    GP_RUN(test_huge_numbers);
     return gp_test_summary();
 }

@@ -5,11 +5,13 @@
 #include "gp/train.h"
 #include "gp_test.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define IDX_DIR GP_TEST_DATA_DIR "/idx"
 
@@ -157,6 +159,41 @@ static void test_checkpoint_resume_and_corruption(void)
     GP_ASSERT_EQ_INT(truncate(ck, 50), 0);
     GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EPARSE);
     GP_ASSERT_CONTAINS(err.msg, "truncated");
+}
+
+/* A checkpoint whose step count is INT64_MAX, with a valid checksum, is refused by name: the next
+ * optimizer step would overflow it (UBSan, issue 18 item 7). */
+static void test_checkpoint_step_count_checked(void)
+{
+    char ck[300];
+    snprintf(ck, sizeof(ck), "%s/steps.ckpt", tmp_root);
+    gp_train_config c;
+    base(&c);
+    c.max_steps = 1;
+    c.checkpoint = ck;
+    gp_train_result r;
+    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    FILE *f = fopen(ck, "r+b");
+    GP_CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    unsigned char *buf = malloc((size_t)size);
+    fseek(f, 0, SEEK_SET);
+    GP_CHECK(fread(buf, 1, (size_t)size, f) == (size_t)size);
+    int64_t t = INT64_MAX; /* the header: magic[8], 4 x uint32, uint64 n_params, int64 t */
+    memcpy(buf + 32, &t, sizeof(t));
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)(size - 4));
+    memcpy(buf + size - 4, &crc, sizeof(crc));
+    fseek(f, 0, SEEK_SET);
+    fwrite(buf, 1, (size_t)size, f);
+    fclose(f);
+    free(buf);
+    c.checkpoint = NULL;
+    c.resume = ck;
+    gp_error err;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EPARSE);
+    GP_ASSERT_STR_EQ(err.path, ck);
+    GP_ASSERT_CONTAINS(err.msg, "step count 9223372036854775807 is out of range");
 }
 
 /* --checkpoint that cannot be saved is refused before the first step, not after the last. */
@@ -337,6 +374,7 @@ int main(void)
     GP_RUN(test_gemm_threads_leave_a_core);
     GP_RUN(test_accumulate_matches_big_batch);
     GP_RUN(test_checkpoint_resume_and_corruption);
+    GP_RUN(test_checkpoint_step_count_checked);
     GP_RUN(test_checkpoint_target_checked_first);
     GP_RUN(test_checkpoint_never_written_in_place);
     GP_RUN(test_divergence);

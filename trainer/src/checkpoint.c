@@ -14,6 +14,10 @@
 #define CKPT_MAGIC   "GPTRAIN1"
 #define CKPT_VERSION 1u
 
+/* The most optimizer steps a checkpoint may record: a crafted INT64_MAX with a valid CRC made the
+ * next step's count overflow. */
+#define CKPT_MAX_STEPS (1LL << 53)
+
 struct ckpt_header {
     char magic[8];
     uint32_t version, model, optimizer, reserved;
@@ -184,6 +188,9 @@ static gp_status load_body(FILE *f, const char *path, const struct model_spec *m
         rc = read_all(f, &want, sizeof(want), NULL, path, &off, err);
     if (rc == GP_OK && want != (uint32_t)crc)
         rc = gp_error_set(err, GP_EPARSE, path, "checksum mismatch: the checkpoint is corrupt");
+    if (rc == GP_OK && (h.t < 0 || h.t > CKPT_MAX_STEPS)) /* its optimizer counts on from it */
+        rc = gp_error_set(err, GP_EPARSE, path,
+                          "optimizer step count %lld is out of range (0 to 2^53)", (long long)h.t);
     *opt_loaded = rc == GP_OK && h.optimizer == (uint32_t)opt;
     size_t nopt = m->n_params * (size_t)backend_opt_slots(opt);
     if (*opt_loaded)

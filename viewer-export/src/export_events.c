@@ -167,7 +167,8 @@ static void process_meta(ev_state *s, const gp_track *tr, uint32_t ti)
         name = gp_trace_str(s->t, tr->pid_str);
     else
         snprintf(buf, sizeof buf, "process %lld", (long long)tr->pid);
-    int64_t sort = tr->is_gpu ? GP_GPU_SORT_INDEX_BASE + (tr->device >= 0 ? tr->device : 0)
+    /* in 64 bits: "device": 2147483647 overflowed the int sum */
+    int64_t sort = tr->is_gpu ? (int64_t)GP_GPU_SORT_INDEX_BASE + (tr->device >= 0 ? tr->device : 0)
                               : s->track_pid[ti];
     meta_event(s, tr, ti, 0, GP_NAME_PROCESS_NAME, name, 0);
     meta_event(s, tr, ti, 0, GP_NAME_PROCESS_SORT, NULL, sort);

@@ -120,12 +120,18 @@ gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, c
     opts = opts ? opts : &none;
     const gp_trace_info *info = gp_trace_get_info(gp_analysis_trace(a));
     export_ev_opts eo = {EXPORT_EV_PERFETTO, 0, info->n_events ? info->ts_min : 0};
+    long long base;
+    if (__builtin_add_overflow(info->base_time_ns, eo.t0, &base))
+        return gp_error_set(err, GP_EPARSE, info->path,
+                            "baseTimeNanoseconds %lld plus the first event's time (%lld ns) is "
+                            "beyond 64 bits",
+                            (long long)info->base_time_ns, (long long)eo.t0);
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));
     export_out_printf(&o,
                       "{\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,"
                       "\"traceEvents\":[",
-                      (long long)(info->base_time_ns + eo.t0));
+                      base);
     int first = 1;
     gp_status rc = export_write_events(&o, a, &eo, &first, err);
     if (rc == GP_OK && first) /* findings_track writes ",\n{...}" */
