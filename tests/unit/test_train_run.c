@@ -128,19 +128,28 @@ static void test_accumulate_matches_big_batch(void)
     GP_CHECK(worst < 1e-5);
 }
 
+/* Train `steps` steps into the checkpoint tmp_root/name (ck, the path); c is left set to resume
+ * from it. */
+static void train_checkpoint(gp_train_config *c, char *ck, size_t cap, const char *name,
+                             long long steps)
+{
+    snprintf(ck, cap, "%s/%s", tmp_root, name);
+    base(c);
+    c->max_steps = steps;
+    c->checkpoint = ck;
+    gp_train_result r;
+    GP_ASSERT_OK(gp_train_run(c, &r, NULL));
+    GP_ASSERT_EQ_INT(r.steps, steps);
+    c->checkpoint = NULL;
+    c->resume = ck;
+}
+
 static void test_checkpoint_resume_and_corruption(void)
 {
     char ck[300];
-    snprintf(ck, sizeof(ck), "%s/run.ckpt", tmp_root);
     gp_train_config c;
-    base(&c);
-    c.max_steps = 3;
-    c.checkpoint = ck;
     gp_train_result r;
-    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
-    GP_ASSERT_EQ_INT(r.steps, 3);
-    c.checkpoint = NULL;
-    c.resume = ck;
+    train_checkpoint(&c, ck, sizeof(ck), "run.ckpt", 3);
     GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
     c.model = "cnn"; /* the mlp's weights do not fit the cnn */
     gp_error err;
@@ -166,13 +175,9 @@ static void test_checkpoint_resume_and_corruption(void)
 static void test_checkpoint_step_count_checked(void)
 {
     char ck[300];
-    snprintf(ck, sizeof(ck), "%s/steps.ckpt", tmp_root);
     gp_train_config c;
-    base(&c);
-    c.max_steps = 1;
-    c.checkpoint = ck;
     gp_train_result r;
-    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    train_checkpoint(&c, ck, sizeof(ck), "steps.ckpt", 1);
     FILE *f = fopen(ck, "r+b");
     GP_CHECK(f != NULL);
     fseek(f, 0, SEEK_END);
@@ -188,8 +193,6 @@ static void test_checkpoint_step_count_checked(void)
     fwrite(buf, 1, (size_t)size, f);
     fclose(f);
     free(buf);
-    c.checkpoint = NULL;
-    c.resume = ck;
     gp_error err;
     GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EPARSE);
     GP_ASSERT_STR_EQ(err.path, ck);
