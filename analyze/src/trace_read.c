@@ -159,9 +159,10 @@ static gp_status at_eof(reader *r, const char *at, gp_error *err)
         return GP_OK;
     int in_events = r->state == ST_EV_FIRST || r->state == ST_EV_NEXT;
     if (!r->seen_events || (r->flags & GP_TRACE_STRICT)) {
-        const char *msg = trace_source_offset(&r->src, at) == 0 && r->state == ST_TOP
-                                  ? "empty file"
-                                  : "unexpected end of file (truncated trace)";
+        const char *msg = trace_source_offset(&r->src, at) != 0 || r->state != ST_TOP
+                                  ? "unexpected end of file (truncated trace)"
+                          : r->src.gzip ? "nothing decompresses from this gzip file (cut short?)"
+                                        : "empty file";
         return parse_error(r, GP_EPARSE, msg, at, err);
     }
     t->info.truncated = 1;

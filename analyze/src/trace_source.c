@@ -25,6 +25,21 @@ static uint64_t count_nl(const char *p, const char *end)
     return n;
 }
 
+/* zlib's message without the "<fd:3>: " gzdopen puts before it, and where in the compressed file
+ * it stopped. @return -1 (fail_msg set). */
+static long gz_failure(trace_source *s)
+{
+    int zerr;
+    const char *m = gzerror((gzFile)s->gz, &zerr);
+    if (m[0] == '<' && strstr(m, ">: "))
+        m = strstr(m, ">: ") + 3;
+    snprintf(s->fail_msg, sizeof(s->fail_msg),
+             "cannot decompress: %s (at byte %lld of the gzip file)", m,
+             (long long)gzoffset((gzFile)s->gz));
+    s->fail_code = GP_EPARSE; /* the data is corrupt; a failed read(2) stays GP_EIO */
+    return -1;
+}
+
 /* Fill `b` from the file; @return bytes read, 0 at end, -1 on error (fail_msg set). */
 static long fill_block(trace_source *s, source_block *b)
 {
@@ -33,12 +48,8 @@ static long fill_block(trace_source *s, source_block *b)
         long n;
         if (s->gzip) {
             int r = gzread((gzFile)s->gz, b->data + got, (unsigned)(s->block_size - got));
-            if (r < 0) {
-                int zerr;
-                const char *m = gzerror((gzFile)s->gz, &zerr);
-                snprintf(s->fail_msg, sizeof(s->fail_msg), "cannot decompress: %s", m);
-                return -1;
-            }
+            if (r < 0)
+                return gz_failure(s);
             n = r;
         } else {
             n = (long)read(s->fd, b->data + got, s->block_size - got);
@@ -205,6 +216,13 @@ static gp_status inflate_all(trace_source *s, const void *data, size_t len, gp_e
         if (rc == Z_BUF_ERROR && z.avail_in == 0)
             break; /* truncated gzip: keep what inflated */
     }
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) { /* as the streamed path says */
+        gp_status e = gp_error_set(err, GP_EPARSE, s->path,
+                                   "cannot decompress: %s (at byte %lld of the gzip file)",
+                                   z.msg ? z.msg : "corrupt data", (long long)(len - z.avail_in));
+        inflateEnd(&z);
+        return e;
+    }
     inflateEnd(&z);
     s->win = s->owned;
     s->win_end = s->owned + n;
@@ -237,7 +255,7 @@ static source_block *take(trace_source *s, unsigned k, gp_error *err)
     int failed = s->failed && s->filled <= k + 1;
     pthread_mutex_unlock(&s->mu);
     if (failed) {
-        gp_error_set(err, GP_EIO, s->path, "%s", s->fail_msg);
+        gp_error_set(err, s->fail_code ? s->fail_code : GP_EIO, s->path, "%s", s->fail_msg);
         return NULL;
     }
     return &s->blocks[k % SOURCE_NBLOCKS];
@@ -257,7 +275,7 @@ gp_status trace_source_first(trace_source *s, const char **p, const char **end, 
     if (s->threaded) {
         source_block *b = take(s, 0, err);
         if (!b)
-            return GP_EIO;
+            return err ? err->code : GP_EIO;
         s->cur = b;
         s->win = b->data;
         s->win_end = b->data + b->n;
@@ -304,7 +322,7 @@ gp_status trace_source_refill(trace_source *s, const char *keep, const char **p,
     size_t tail = (size_t)(s->win_end - keep);
     source_block *b = take(s, s->taken + 1, err);
     if (!b)
-        return GP_EIO;
+        return err ? err->code : GP_EIO;
     memcpy(b->data - tail, keep, tail);
     uint64_t keep_off = trace_source_offset(s, keep);
     release_one(s);

@@ -37,6 +37,7 @@ typedef struct trace_source {
     unsigned filled, taken; /* counters: blocks produced / consumed */
     int stop, failed;
     char fail_msg[200];
+    gp_status fail_code; /* GP_EPARSE for corrupt gzip data, else 0 (GP_EIO) */
     uint64_t prod_off, prod_line;
     /* consumer side */
     source_block *cur; /* block being parsed, NULL in memory mode */
