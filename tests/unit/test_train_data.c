@@ -120,6 +120,11 @@ static void test_png_prepare_roundtrip(void)
     gp_error err;
     GP_ASSERT_EQ_INT(dataset_get(&pte, 0, a, &la, &err), GP_EPARSE);
     GP_ASSERT_STR_EQ(err.path, bad);
+    /* an empty file says so (libpng said "Read Error") */
+    f = fopen(bad, "wb");
+    fclose(f);
+    GP_ASSERT_EQ_INT(dataset_get(&pte, 0, a, &la, &err), GP_EPARSE);
+    GP_ASSERT_CONTAINS(err.msg, "empty file: 0 bytes, not a PNG image");
     /* a PNG of the wrong size too */
     GP_ASSERT_OK(png_write_gray(bad, a, 4, 7, NULL));
     GP_ASSERT_EQ_INT(dataset_get(&pte, 0, a, &la, &err), GP_EPARSE);

@@ -155,8 +155,22 @@ static void test_checkpoint_resume_and_corruption(void)
     gp_error err;
     GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EPARSE);
     GP_ASSERT_STR_EQ(err.path, ck);
-    GP_ASSERT_CONTAINS(err.msg, "another model");
+    GP_ASSERT_CONTAINS(err.msg, "checkpoint is for the mlp (109386 parameters); --model cnn has");
     c.model = "mlp";
+    c.resume = tmp_root; /* a directory: said so, not "truncated checkpoint: 0 of 40 bytes" */
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "is a directory, not a checkpoint file");
+    c.resume = ck;
+    FILE *v = fopen(ck, "r+b"); /* version 2: the version found and the version read */
+    fseek(v, 8, SEEK_SET);
+    fputc(2, v);
+    fclose(v);
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EPARSE);
+    GP_ASSERT_CONTAINS(err.msg, "checkpoint version 2, but this gprof-train reads version 1");
+    v = fopen(ck, "r+b");
+    fseek(v, 8, SEEK_SET);
+    fputc(1, v);
+    fclose(v);
     FILE *f = fopen(ck, "r+b"); /* flip one weight byte */
     fseek(f, 100, SEEK_SET);
     int ch = fgetc(f);

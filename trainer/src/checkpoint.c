@@ -152,16 +152,25 @@ static gp_status read_all(FILE *f, void *p, size_t len, uLong *crc, const char *
     return GP_OK;
 }
 
+static const char *model_kind_name(uint32_t kind)
+{
+    return kind == MODEL_MLP ? "mlp" : kind == MODEL_CNN ? "cnn" : "unknown model";
+}
+
 static gp_status check_header(const struct ckpt_header *h, const struct model_spec *m,
                               const char *path, gp_error *err)
 {
-    if (memcmp(h->magic, CKPT_MAGIC, 8) != 0 || h->version != CKPT_VERSION)
-        return gp_error_set(err, GP_EPARSE, path, "not a gprof-train checkpoint (version %u)",
-                            CKPT_VERSION);
+    if (memcmp(h->magic, CKPT_MAGIC, 8) != 0)
+        return gp_error_set(err, GP_EPARSE, path, "not a gprof-train checkpoint (no magic bytes)");
+    if (h->version != CKPT_VERSION)
+        return gp_error_set(err, GP_EPARSE, path,
+                            "checkpoint version %u, but this gprof-train reads version %u",
+                            h->version, CKPT_VERSION);
     if (h->model != (uint32_t)m->kind || h->n_params != m->n_params)
         return gp_error_set(err, GP_EPARSE, path,
-                            "checkpoint is for another model (%llu parameters, %s has %zu)",
-                            (unsigned long long)h->n_params, m->name, m->n_params);
+                            "checkpoint is for the %s (%llu parameters); --model %s has %zu",
+                            model_kind_name(h->model), (unsigned long long)h->n_params, m->name,
+                            m->n_params);
     if (h->optimizer > OPTIM_SGD)
         return gp_error_set(err, GP_EPARSE, path, "unknown optimizer %u", h->optimizer);
     return GP_OK;
@@ -208,6 +217,11 @@ gp_status checkpoint_load(const char *path, const struct model_spec *m, enum opt
     FILE *f = fopen(path, "rb");
     if (!f)
         return gp_error_set(err, GP_EIO, path, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* fopen opens one for reading */
+        fclose(f);
+        return gp_error_set(err, GP_EINVAL, path, "is a directory, not a checkpoint file");
+    }
     gp_status rc = load_body(f, path, m, opt, st, opt_loaded, err);
     fclose(f);
     return rc;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 gp_status png_write_gray(const char *path, const uint8_t *pixels, int rows, int cols, gp_error *err)
 {
@@ -29,7 +30,13 @@ static gp_status png_begin(png_image *img, const char *path, gp_error *err)
     memset(img, 0, sizeof(*img));
     img->version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_file(img, path)) {
-        gp_status rc = gp_error_set(err, GP_EPARSE, path, "cannot decode PNG: %s", img->message);
+        struct stat st; /* libpng says "Read Error" for a file that is empty or cut short */
+        gp_status rc =
+                stat(path, &st) == 0 && st.st_size < 8
+                        ? gp_error_set(err, GP_EPARSE, path, "%s: %lld bytes, not a PNG image",
+                                       st.st_size ? "truncated file" : "empty file",
+                                       (long long)st.st_size)
+                        : gp_error_set(err, GP_EPARSE, path, "cannot decode PNG: %s", img->message);
         png_image_free(img);
         return rc;
     }
