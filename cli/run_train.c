@@ -119,8 +119,9 @@ static int train_and_report(gp_train_config *cfg, int no_report)
             cli_hint("mixed precision runs on the GPU; on the CPU use --amp off");
         return CLI_ERROR;
     }
-    printf("trained %lld steps in %.1f s (%.0f samples/s); test accuracy %.4f\n", res.steps,
-           res.wall_s, res.samples_per_s, res.test_accuracy);
+    printf("trained %lld steps in %.1f s (%.0f samples/s; %.1f s with setup and evaluation); "
+           "test accuracy %.4f\n",
+           res.steps, res.train_s, res.samples_per_s, res.wall_s, res.test_accuracy);
     printf("run: %s\n", res.run_dir);
     if (res.trace_path[0]) {
         if (no_report)

@@ -52,6 +52,31 @@ static void test_learns_and_summary(void)
     GP_ASSERT_CONTAINS(buf, "\"per_epoch\": [");
 }
 
+/* The last STEP report of the epoch, kept by on_progress. */
+static void keep_last_step(const gp_train_progress *p, void *ud)
+{
+    if (p->event == GP_TRAIN_EV_STEP)
+        *(gp_train_progress *)ud = *p;
+}
+
+/* Rates count the samples each batch held, over the training time alone (issue 18 item 9: a
+ * short last batch was counted full, and the run's line divided by a time with evaluation). */
+static void test_rates_count_real_samples(void)
+{
+    gp_train_config c;
+    base(&c);
+    c.batch_size = 7; /* 96 training samples: 13 full batches and one of 5 */
+    gp_train_progress last = {0};
+    c.on_progress = keep_last_step;
+    c.progress_ud = &last;
+    gp_train_result r;
+    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    GP_CHECK(r.samples % 7 != 0);
+    GP_ASSERT_NEAR(last.samples_per_s * last.elapsed_s, (double)r.samples, 0.5);
+    GP_CHECK(r.train_s > 0 && r.train_s < r.wall_s);
+    GP_ASSERT_NEAR(r.samples_per_s, (double)r.samples / r.train_s, 1e-6 * r.samples_per_s);
+}
+
 static void test_reproducible_any_workers(void)
 {
     gp_train_config c;
@@ -388,6 +413,7 @@ int main(void)
         return 2;
     GP_RUN(test_learns_and_summary);
     GP_RUN(test_reproducible_any_workers);
+    GP_RUN(test_rates_count_real_samples);
     GP_RUN(test_gemm_threads_leave_a_core);
     GP_RUN(test_accumulate_matches_big_batch);
     GP_RUN(test_checkpoint_resume_and_corruption);

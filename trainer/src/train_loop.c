@@ -22,6 +22,7 @@
 struct epoch_acc {
     double loss_sum, t0;
     long long correct, samples, steps, nb;
+    long long seen0;     /* r->res->samples when the epoch began: samples fed since, per batch */
     long long pulled_at; /* e->steps when the counters were last read */
 };
 
@@ -59,7 +60,7 @@ static void report_step(struct train_run *r, const struct epoch_acc *e, int epoc
     p.loss = e->samples ? e->loss_sum / (double)e->samples : 0.0;
     p.elapsed_s = train_now() - e->t0;
     double done = (double)e->steps / (double)e->nb;
-    long long seen = e->steps * r->cfg.batch_size;
+    long long seen = r->res->samples - e->seen0; /* a short last batch counts what it holds */
     p.samples_per_s = p.elapsed_s > 0 ? (double)seen / p.elapsed_s : 0;
     p.eta_s = done > 0 ? p.elapsed_s * (1.0 - done) / done : 0;
     r->cfg.on_progress(&p, r->cfg.progress_ud);
@@ -261,6 +262,7 @@ gp_status train_loop(struct train_run *r, gp_error *err)
         memset(&e, 0, sizeof(e));
         e.nb = loader_epoch_batches(l);
         e.t0 = train_now();
+        e.seen0 = r->res->samples;
         double before = r->train_seconds;
         rc = train_epoch(r, l, epoch, &e, &stop, err);
         if (rc == GP_OK)
@@ -268,5 +270,6 @@ gp_status train_loop(struct train_run *r, gp_error *err)
     }
     loader_close(l);
     r->res->samples_per_s = r->train_seconds > 0 ? (double)r->res->samples / r->train_seconds : 0.0;
+    r->res->train_s = r->train_seconds;
     return rc;
 }

@@ -80,7 +80,8 @@ typedef struct gp_train_result {
     double final_loss;    /**< mean training loss of the last epoch */
     double test_accuracy; /**< after the last epoch */
     double samples_per_s; /**< training samples over training time (evaluation excluded) */
-    double wall_s;
+    double train_s;       /**< training time: the steps alone, as samples_per_s counts it */
+    double wall_s;        /**< the whole run: setup, training, evaluation, output */
     /** The optimizer step after which the training loss was first NaN or infinite: training
      * stopped there and no checkpoint was saved (0: it never diverged). */
     long long diverged_step;
