@@ -1,5 +1,6 @@
 /* compare_write.c: a comparison as text (sections: step time and verdict, breakdown, rows that
  * moved, peak memory, findings) or as one JSON document (gprof-train.compare/1). */
+#include "gp/text.h"
 #include "compare_int.h"
 #include "rules_int.h"
 
@@ -163,11 +164,12 @@ static void text_rows(FILE *out, const gp_compare *c, int is_device, size_t top)
                 "time BASE", "NEW", "change");
     for (size_t i = 0; i < n; i++) {
         const struct cmp_row *r = v[i];
-        char b[32], w[32], d[32];
-        int cut = (int)strlen(r->name) > NAME_WIDTH;
+        char b[32], w[32], d[32], name[256];
+        gp_text_clean(name, sizeof(name), r->name); /* no escape codes from the trace */
+        int cut = (int)strlen(name) > NAME_WIDTH;
         fprintf(out, "    %-*.*s%s %9.2f %9.2f %10s %10s %10s", cut ? NAME_WIDTH - 3 : NAME_WIDTH,
-                cut ? NAME_WIDTH - 3 : NAME_WIDTH, r->name, cut ? "..." : "", r->calls[0],
-                r->calls[1], rules_fmt_ns(b, sizeof(b), llround(r->time_ns[0])),
+                cut ? NAME_WIDTH - 3 : NAME_WIDTH, name, cut ? "..." : "", r->calls[0], r->calls[1],
+                rules_fmt_ns(b, sizeof(b), llround(r->time_ns[0])),
                 rules_fmt_ns(w, sizeof(w), llround(r->time_ns[1])),
                 fmt_delta(d, sizeof(d), row_change(r)));
         fprintf(out, "%s%s\n", strcmp(row_status(r), "changed") ? "  " : "",

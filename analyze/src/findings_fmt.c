@@ -1,6 +1,7 @@
 /* Writing findings: a text section per trace (fired findings with their fix, gain and evidence
  * table, then one line per rule that did not fire) or one JSON document whose schema,
  * "gprof-train.diagnose/1", is documented at gp_findings_write() in gp/rules.h. */
+#include "gp/text.h"
 #include "rules_int.h"
 
 #include <math.h>
@@ -69,14 +70,22 @@ static void write_cell(FILE *out, const char *s, int width, size_t c, size_t n, 
         fprintf(out, text ? "%-*.*s" : "%*.*s", width, MAX_TEXT_CELL, s);
 }
 
+/* A cell as the terminal shows it: control bytes of names from the trace escaped. */
+static const char *cell_shown(char *clean, size_t cap, const gp_finding *f, size_t r, size_t c)
+{
+    char buf[64];
+    gp_text_clean(clean, cap, cell_text(buf, sizeof(buf), f, r, c));
+    return clean;
+}
+
 static void write_evidence(FILE *out, const gp_finding *f)
 {
     int width[RULES_MAX_COLS];
-    char buf[64];
+    char buf[256];
     for (size_t c = 0; c < f->n_cols; c++) {
         width[c] = (int)strlen(f->cols[c].name);
         for (size_t r = 0; r < f->n_rows; r++) {
-            int w = (int)strlen(cell_text(buf, sizeof(buf), f, r, c));
+            int w = (int)strlen(cell_shown(buf, sizeof(buf), f, r, c));
             width[c] = w > width[c] ? (w > MAX_TEXT_CELL ? MAX_TEXT_CELL : w) : width[c];
         }
     }
@@ -87,7 +96,7 @@ static void write_evidence(FILE *out, const gp_finding *f)
     for (size_t r = 0; r < f->n_rows; r++) {
         fputs("    ", out);
         for (size_t c = 0; c < f->n_cols; c++)
-            write_cell(out, cell_text(buf, sizeof(buf), f, r, c), width[c], c, f->n_cols,
+            write_cell(out, cell_shown(buf, sizeof(buf), f, r, c), width[c], c, f->n_cols,
                        f->cols[c].unit == GP_UNIT_TEXT);
         fputc('\n', out);
     }
@@ -105,7 +114,8 @@ static void write_gain(FILE *out, const gp_finding *f, int64_t mean_step)
     char a[32], b[32];
     if (f->gain_ns < 0 && !f->gain_text)
         return;
-    fprintf(out, "    gain: %s", f->gain_text ? f->gain_text : "");
+    fputs("    gain: ", out);
+    gp_fputs_clean(out, f->gain_text);
     if (f->gain_ns >= 0)
         fprintf(out, "%s(%s per step = %.0f%% of the step, %s in all)", f->gain_text ? " " : "",
                 rules_fmt_ns(a, sizeof(a), f->gain_step_ns), gain_share(f, mean_step),
@@ -118,19 +128,28 @@ static void write_text_finding(FILE *out, const gp_finding *f, int64_t mean_step
     char v[32], t[32];
     const gp_rule_info *r = f->rule;
     if (f->severity == GP_SEV_OK) {
-        fprintf(out, "[ok]   %s %s: %s\n", r->id, r->title, f->summary);
+        fprintf(out, "[ok]   %s %s: ", r->id, r->title);
+        gp_fputs_clean(out, f->summary);
+        fputc('\n', out);
         return;
     }
-    fprintf(out, "[%s] %s %s: %s", gp_severity_name(f->severity), r->id, r->title, f->summary);
+    fprintf(out, "[%s] %s %s: ", gp_severity_name(f->severity), r->id, r->title);
+    gp_fputs_clean(out, f->summary);
     if (f->metric_name && !isnan(f->metric) && f->severity >= GP_SEV_WARN)
         fprintf(out, " (%s %s %s %s)", f->metric_name,
                 fmt_value(v, sizeof(v), f->metric, f->metric_unit), f->cmp,
                 fmt_value(t, sizeof(t), f->threshold, f->metric_unit));
     fputc('\n', out);
-    if (f->recommendation)
-        fprintf(out, "    fix:  %s\n", f->recommendation);
-    if (f->knob)
-        fprintf(out, "    knob: %s\n", f->knob);
+    if (f->recommendation) {
+        fputs("    fix:  ", out);
+        gp_fputs_clean(out, f->recommendation);
+        fputc('\n', out);
+    }
+    if (f->knob) {
+        fputs("    knob: ", out);
+        gp_fputs_clean(out, f->knob);
+        fputc('\n', out);
+    }
     write_gain(out, f, mean_step);
     if (f->n_rows)
         write_evidence(out, f);
@@ -142,7 +161,9 @@ static void write_text(FILE *out, const gp_findings *fs)
     size_t n, analysed;
     int64_t mean;
     size_t steps = gp_findings_steps(fs, &analysed, &mean);
-    fprintf(out, "== %s: %zu steps (%zu analysed), mean step %s\n", fs->trace, steps, analysed,
+    fputs("== ", out);
+    gp_fputs_clean(out, fs->trace);
+    fprintf(out, ": %zu steps (%zu analysed), mean step %s\n", steps, analysed,
             rules_fmt_ns(m, sizeof(m), mean));
     double py = gp_findings_python_frames(fs);
     if (py >= 1)

@@ -1,6 +1,7 @@
 /* `gprof-train report` output: the summary lines and PyTorch's key-averages table (the layout of
  * torch.autograd.profiler_util._build_table: 12-wide columns, 2-space gaps, names cut at 55,
  * "Self CPU time total" footers), plus CSV and JSON forms of the same rows. */
+#include "gp/text.h"
 #include "gp/report.h"
 
 #include <inttypes.h>
@@ -206,8 +207,11 @@ static void sep_line(FILE *out, const table_fmt *f, int ncols)
     fputc('\n', out);
 }
 
-static void cut(char *buf, size_t cap, const char *s, int max_w)
+/* `raw` as the table shows it: control bytes escaped (gp_text_clean), cut to max_w. */
+static void cut(char *buf, size_t cap, const char *raw, int max_w)
 {
+    char s[512];
+    gp_text_clean(s, sizeof(s), raw);
     if ((int)strlen(s) >= max_w - 3)
         snprintf(buf, cap, "%.*s...", max_w - 3, s);
     else
@@ -449,8 +453,11 @@ gp_status gp_report_write(FILE *out, const gp_analysis *a, const gp_report_opts 
             o->row_limit > 0 && (size_t)o->row_limit < k.n_rows ? (size_t)o->row_limit : k.n_rows;
     int shapes = o->group_by == GP_GROUP_NAME_SHAPE;
     if (o->format == GP_REPORT_TABLE) {
-        if (o->title)
-            fprintf(out, "== %s\n", o->title);
+        if (o->title) {
+            fputs("== ", out);
+            gp_fputs_clean(out, o->title);
+            fputc('\n', out);
+        }
         gp_report_write_summary(out, a, err);
         fputc('\n', out);
         write_table(out, &k, nrows, shapes);
