@@ -62,7 +62,7 @@ gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *er
     /* Warm-up: the first real step (tb_plugin and HTA see it as unrepresentative). */
     c->n_warmup = (n >= 2 && !steps[0].synthetic) ? 1 : 0;
     c->n_all_steps = n;
-    c->steps = steps + c->n_warmup;
+    c->steps = steps ? steps + c->n_warmup : NULL; /* no steps: NULL, not NULL + 0 (UBSan) */
     c->n_steps = n - c->n_warmup;
     for (size_t i = 0; i < c->n_steps; i++) {
         const gp_step *s = &c->steps[i];

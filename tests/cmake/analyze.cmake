@@ -28,4 +28,7 @@ if(TARGET gp_analyze)
   endif()
   gp_add_fuzz(fuzz_trace_read ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_read.c
               ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_read gp_analyze)
+  # every reader path (mapped, streamed, gzip, in memory; agreeing), the rules and the exporters
+  gp_add_fuzz(fuzz_trace_paths ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_paths.c
+              ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_paths gp_export gp_analyze ZLIB::ZLIB)
 endif()

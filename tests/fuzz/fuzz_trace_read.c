@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gp_trace *t = NULL;
     gp_error err;
-    gp_trace_opts opts = {0, 1u << 20};
+    gp_trace_opts opts = {.max_value_bytes = 1u << 20};
     if (gp_trace_open_mem(data, size, "fuzz.json", &opts, &t, &err) != GP_OK)
         return 0;
     gp_analysis *a = NULL;

@@ -1,0 +1,1 @@
+{"traceEvents": [1, 2]}

@@ -1,0 +1,1 @@
+{"traceEvents": []} x

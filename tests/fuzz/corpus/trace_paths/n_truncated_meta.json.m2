@@ -1,0 +1,1 @@
+{"schemaVersion": 1, "deviceProperties": [{"id": 0, "na

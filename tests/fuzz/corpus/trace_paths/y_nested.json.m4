@@ -1,0 +1,23 @@
+{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Test GPU", "totalGlobalMem": 1073741824, "computeMajor": 8, "computeMinor": 0, "numSms": 4}],
+ "gprof": {"model": "mlp", "batch_size": 64, "workers": 0, "pin_memory": false, "amp": "off"},
+ "distributedInfo": {"rank": 0, "world_size": 1},
+ "traceEvents": [
+  {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7 "}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 100, "tid": 1, "ts": 0, "dur": 100, "args": {"External id": 1}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 100, "tid": 1, "ts": 10, "dur": 50, "args": {"External id": 2}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 100, "tid": 1, "ts": 15, "dur": 30, "args": {"External id": 3, "Input Dims": [[4, 8], [8, 16], []]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 1, "ts": 20, "dur": 5, "args": {"External id": 3, "correlation": 100}},
+  {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 100, "pid": 100, "tid": 1, "ts": 20},
+  {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 30, "dur": 40, "args": {"External id": 3, "device": 0, "stream": 7, "correlation": 100, "grid": [4, 1, 1], "block": [128, 1, 1], "blocks per SM": 1.0, "est. achieved occupancy %": 50}},
+  {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 100, "pid": 0, "tid": 7, "ts": 30, "bp": "e"},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 100, "tid": 1, "ts": 70, "dur": 20, "args": {"External id": 4, "Input Dims": [[4, 16]]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 1, "ts": 75, "dur": 5, "args": {"External id": 4, "correlation": 101}},
+  {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 8, "ts": 85, "dur": 10, "args": {"External id": 4, "device": 0, "stream": 8, "correlation": 101}},
+  {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 100, "tid": 1, "ts": 16, "args": {"Addr": 1000, "Bytes": 512, "Total Allocated": 1536, "Total Reserved": 2097152, "Device Type": 1, "Device Id": 0}},
+  {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 100, "tid": 1, "ts": 71, "args": {"Addr": 1000, "Bytes": -512, "Total Allocated": 1024, "Total Reserved": 2097152, "Device Type": 1, "Device Id": 0}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 100, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 5}},
+  {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": 100, "tid": 1, "ts": 100, "dur": 20, "args": {"External id": 6}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 100, "tid": 1, "ts": 125, "dur": 5, "args": {"correlation": 102}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 131, "dur": 9, "args": {"device": 0, "stream": 7, "correlation": 102, "bytes": 4096}},
+  {"ph": "X", "cat": "my_custom_cat", "name": "custom", "pid": 100, "tid": 2, "ts": 1.5, "dur": 0.25}
+ ]}
