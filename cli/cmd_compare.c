@@ -117,6 +117,7 @@ static int check_args(int n, double fail_pct, const char *format, gp_compare_for
 
 int cmd_compare(int argc, const char **argv)
 {
+    const char *max_memory = NULL;
     const char *format = "text";
     double fail_pct = NAN;
     long top = 10, jobs = 0;
@@ -129,6 +130,7 @@ int cmd_compare(int argc, const char **argv)
                        "exit 1 when NEW's mean step is over PCT% slower, and not by noise"),
             OPT_INT('j', "jobs", &jobs, "N", "read N traces at once (default: one per core)", 0,
                     1024),
+            OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -153,6 +155,8 @@ int cmd_compare(int argc, const char **argv)
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);
+    if (cli_set_max_memory(max_memory) != CLI_OK)
+        return CLI_ERROR;
     gp_compare_format fmt;
     struct trace_paths side[2] = {{0}, {0}};
     int rc = check_args(n, fail_pct, format, &fmt);

@@ -1,6 +1,7 @@
 /* gprof-train diagnose: run the rules engine over traces and print findings, costliest first.
  * Traces (files, or every *.json / *.json.gz in a directory) are read and diagnosed in parallel
  * threads; output order follows the arguments. Exit 1 when a finding reaches --fail-on. */
+#include "trace_jobs.h"
 #include "cli.h"
 #include "cmds.h"
 #include "diagnose.h"
@@ -34,7 +35,7 @@ static void diagnose_one(size_t i, void *ud)
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
     gp_error_clear(&j->err);
-    j->rc = gp_trace_open(j->path, NULL, &t, &j->err);
+    j->rc = gp_trace_open(j->path, cli_trace_opts(), &t, &j->err);
     if (j->rc == GP_OK) {
         trace_warnings_keep(&j->warnings, t);
         j->rc = gp_analysis_run(t, NULL, &a, &j->err);
@@ -134,6 +135,7 @@ static int parse_modes(const char *format, const char *fail_on, gp_findings_form
 
 int cmd_diagnose(int argc, const char **argv)
 {
+    const char *max_memory = NULL;
     const char *format = "text", *fail_on = NULL;
     struct opt_list rules = {0}, sets = {0};
     int list = 0;
@@ -149,6 +151,7 @@ int cmd_diagnose(int argc, const char **argv)
             OPT_BOOL(0, "list-rules", &list, "list the rules with their thresholds and exit"),
             OPT_INT('j', "jobs", &jobs, "N", "diagnose N traces at once (default: one per core)", 0,
                     1024),
+            OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -168,6 +171,8 @@ int cmd_diagnose(int argc, const char **argv)
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);
+    if (cli_set_max_memory(max_memory) != CLI_OK)
+        return CLI_ERROR;
     gp_rules *r = NULL;
     gp_findings_format fmt;
     gp_severity sev;

@@ -131,7 +131,7 @@ static int run_export(const struct export_args *x)
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
     gp_findings *f = NULL;
-    gp_status rc = gp_trace_open(x->trace, NULL, &t, &err);
+    gp_status rc = gp_trace_open(x->trace, cli_trace_opts(), &t, &err);
     if (rc == GP_OK) {
         struct trace_warnings w;
         trace_warnings_keep(&w, t);
@@ -157,6 +157,7 @@ static int run_export(const struct export_args *x)
 
 int cmd_export(int argc, const char **argv)
 {
+    const char *max_memory = NULL;
     struct export_args x = {0};
     const struct opt opts[] = {
             OPT_GROUP("outputs (one or more):"),
@@ -167,6 +168,7 @@ int cmd_export(int argc, const char **argv)
                     "Chrome JSON for ui.perfetto.dev, findings as a track ('-': stdout)"),
             OPT_STR(0, "html", &x.html, "OUT",
                     "a self-contained HTML report with charts and findings ('-': stdout)"),
+            OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -181,6 +183,8 @@ int cmd_export(int argc, const char **argv)
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);
+    if (cli_set_max_memory(max_memory) != CLI_OK)
+        return CLI_ERROR;
     if (n != 1) {
         if (n == 0)
             cli_error("no trace given");

@@ -31,7 +31,7 @@ static void summarise_one(size_t i, void *ud)
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
     gp_error_clear(&r->err);
-    r->rc = gp_trace_open(r->path, NULL, &t, &r->err);
+    r->rc = gp_trace_open(r->path, cli_trace_opts(), &t, &r->err);
     if (r->rc == GP_OK) {
         trace_warnings_keep(&r->warnings, t);
         r->rc = gp_analysis_run(t, NULL, &a, &r->err);
@@ -86,6 +86,7 @@ static int run_job(const struct trace_paths *paths, const struct opt_list *sets,
 
 int cmd_job(int argc, const char **argv)
 {
+    const char *max_memory = NULL;
     const char *format = "text", *name = NULL;
     struct opt_list sets = {0};
     int per_op = 0;
@@ -99,6 +100,7 @@ int cmd_job(int argc, const char **argv)
                      "override a threshold, e.g. GT16.min_lag_us=500"),
             OPT_INT('j', "jobs", &jobs, "N", "read N traces at once (default: one per core)", 0,
                     1024),
+            OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -116,6 +118,8 @@ int cmd_job(int argc, const char **argv)
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);
+    if (cli_set_max_memory(max_memory) != CLI_OK)
+        return CLI_ERROR;
     gp_job_format fmt;
     gp_error err;
     struct trace_paths paths = {0};

@@ -41,7 +41,7 @@ static void run_job(size_t i, void *ud)
     FILE *mem = open_memstream(&j->out, &j->out_len);
     gp_report_opts o = *r->opts;
     o.title = j->path;
-    j->rc = mem ? gp_trace_open(j->path, NULL, &t, &j->err) : GP_ENOMEM;
+    j->rc = mem ? gp_trace_open(j->path, cli_trace_opts(), &t, &j->err) : GP_ENOMEM;
     if (j->rc == GP_OK) {
         trace_warnings_keep(&j->warnings, t);
         j->rc = gp_analysis_run(t, NULL, &a, &j->err);
@@ -122,6 +122,7 @@ static int parse_report_opts(const char *sort, const char *group_by, const char 
 
 int cmd_report(int argc, const char **argv)
 {
+    const char *max_memory = NULL;
     const char *sort = NULL, *group_by = "name", *format = "table";
     long row_limit = 20, jobs_n = 0;
     const struct opt opts[] = {
@@ -148,6 +149,7 @@ int cmd_report(int argc, const char **argv)
                     "                              trace object a line"),
             OPT_INT('j', "jobs", &jobs_n, "N", "analyse N traces at once (default: one per core)",
                     0, 1024),
+            OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -166,6 +168,8 @@ int cmd_report(int argc, const char **argv)
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
         return opt_exit_code(n);
+    if (cli_set_max_memory(max_memory) != CLI_OK)
+        return CLI_ERROR;
     if (n == 0) {
         cli_error("no trace given");
         cli_hint("usage: %s", usage[0]);

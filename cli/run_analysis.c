@@ -2,6 +2,7 @@
  * the top of the key-averages table (device time when the trace has any, else CPU time), then
  * the findings of every rule; last, on stderr, where each trace is, how many events it holds
  * and what it lost (an incomplete trace, dropped records, the profiler's warnings). */
+#include "trace_jobs.h"
 #include "run_analysis.h"
 #include "cli.h"
 #include "diagnose.h"
@@ -28,7 +29,7 @@ static int report_one(const char *path, int no_report, struct run_trace_note *no
     gp_error err;
     memset(note, 0, sizeof(*note));
     note->path = path;
-    gp_status rc = gp_trace_open(path, NULL, &t, &err);
+    gp_status rc = gp_trace_open(path, cli_trace_opts(), &t, &err);
     if (rc == GP_OK)
         keep_note(note, t);
     if (rc == GP_OK && !no_report)

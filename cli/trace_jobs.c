@@ -204,7 +204,7 @@ gp_status trace_analysed(const char *path, struct trace_warnings *w,
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
     gp_error_clear(err);
-    gp_status rc = gp_trace_open(path, NULL, &t, err);
+    gp_status rc = gp_trace_open(path, cli_trace_opts(), &t, err);
     if (rc == GP_OK) {
         trace_warnings_keep(w, t);
         rc = gp_analysis_run(t, NULL, &a, err);

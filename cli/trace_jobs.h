@@ -8,6 +8,18 @@
 
 #include <stddef.h>
 
+/* The options every command opens traces with: the memory ceiling (--max-memory; by default a
+ * quarter of the machine's memory for the events). */
+const gp_trace_opts *cli_trace_opts(void);
+/* Parse --max-memory SIZE (512M, 8G, 0 = none; NULL: keep the default). @return CLI_OK or
+ * CLI_ERROR (message printed). */
+int cli_set_max_memory(const char *spec);
+
+#define OPT_MAX_MEMORY(v)                                                                          \
+    OPT_STR(0, "max-memory", (v), "SIZE",                                                          \
+            "memory the events of a trace may take (default a quarter of this\n"                   \
+            "                              machine's; 512M, 8G, 0 = no limit)")
+
 /* Trace paths (owned strings). */
 struct trace_paths {
     char **v;

@@ -3,6 +3,8 @@
  * (pid, tid) order) and each track sorted by start, longer first on ties. */
 #include "trace_build.h"
 
+#include <stdatomic.h>
+
 #include "gp/trace_schema.h"
 
 #include <string.h>
@@ -111,6 +113,16 @@ uint32_t trace_builder_track(trace_builder *b, const raw_ev *r)
     return b->last_track = k;
 }
 
+int trace_budget_take(trace_budget *bg, size_t n)
+{
+    size_t was = atomic_fetch_add(&bg->used, n);
+    if (bg->limit && was + n > bg->limit) {
+        atomic_fetch_sub(&bg->used, n);
+        return -1;
+    }
+    return 0;
+}
+
 int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n)
 {
     if (b->n_chunks == b->cap_chunks) {
@@ -130,6 +142,10 @@ gp_event *trace_builder_append(trace_builder *b)
 {
     build_chunk *c = b->n_chunks ? &b->chunks[b->n_chunks - 1] : NULL;
     if (!c || c->n == BUILD_CHUNK_EVENTS) {
+        if (b->budget && trace_budget_take(b->budget, BUILD_CHUNK_EVENTS * sizeof(gp_event))) {
+            b->over_budget = 1;
+            return NULL;
+        }
         gp_event *ev = malloc(BUILD_CHUNK_EVENTS * sizeof(gp_event));
         if (!ev || trace_builder_adopt(b, ev, 0) != 0) {
             free(ev);

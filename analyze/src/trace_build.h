@@ -84,6 +84,8 @@ typedef struct trace_builder {
     int part;           /* parses a later part of a split file (trace_split.c) */
     uint64_t orphan_e;  /* in a part: E events with no open B on their track */
     build_str_cache str_cache[BUILD_STR_CACHE]; /* direct-mapped, in front of the interner */
+    trace_budget *budget;                       /* the read's memory limit for events, or NULL */
+    int over_budget;                            /* an append failed because of it */
 } trace_builder;
 
 int trace_builder_init(trace_builder *b, gp_trace *t);

@@ -519,5 +519,9 @@ int trace_event_parse(trace_builder *b)
         if (!more)
             break;
     }
-    return trace_store_event(b, &r) == 0 ? LEX_OK : json_lex_error(l, l->p, "out of memory");
+    if (trace_store_event(b, &r) == 0)
+        return LEX_OK;
+    if (b->over_budget)
+        return json_lex_error(l, l->p, "the events need more memory than the limit (--max-memory)");
+    return json_lex_error(l, l->p, "out of memory");
 }

@@ -95,6 +95,16 @@ int trace_quality_compute(gp_trace *t);
 /* @return the kind of a category string ("kernel", "Kernel", ...), or -1 when unknown. */
 int trace_cat_kind(const char *cat, size_t n);
 /* @return gp_ev_flags derived from an event name alone (step, loader, comm, sync/launch API). */
+/* The bytes of events one read may hold (gp_trace_opts.max_memory), shared by the builders of
+ * a split file, whose parts are parsed on several threads. */
+typedef struct trace_budget {
+    size_t limit; /* 0: no limit */
+    _Atomic size_t used;
+} trace_budget;
+
+/* Take n bytes: @return 0, or -1 (nothing taken) when they would pass the limit. */
+int trace_budget_take(trace_budget *bg, size_t n);
+
 unsigned trace_name_flags(const char *name, size_t n);
 /* Parse "Memcpy HtoD (Pageable -> Device)" into a copy kind and memory kinds. */
 void trace_parse_copy_name(const char *name, gp_gpu_info *gi);

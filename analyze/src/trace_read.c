@@ -23,6 +23,7 @@ typedef struct reader {
     const char *dropped; /* mapped input: pages before this were given back */
     trace_split *split;  /* later parts being parsed on other threads, or NULL */
     const char *split_at;
+    trace_budget budget; /* gp_trace_opts.max_memory, for this builder and the parts' */
 } reader;
 
 static void end_events(reader *r)
@@ -310,6 +311,9 @@ static gp_status finish(reader *r, gp_error *err)
 static gp_status open_common(reader *r, const gp_trace_opts *opts, gp_trace **out, gp_error *err)
 {
     gp_trace *t = r->b.t;
+    r->budget.limit = opts ? opts->max_memory : 0;
+    r->b.budget = &r->budget;
+    r->src.budget = &r->budget;
     gp_status s = read_all(r, err);
     abandon_split(r);
     if (s == GP_OK)

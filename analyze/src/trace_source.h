@@ -51,6 +51,7 @@ typedef struct trace_source {
     int guard; /* map_guard slot of the mapping, -1 if none */
     size_t max_unit;
     char too_big_msg[96];
+    struct trace_budget *budget; /* the read's memory limit, for the builders of split parts */
 } trace_source;
 
 /* Open `path` (gzip detected by magic bytes). A plain regular file is mapped and parsed as one

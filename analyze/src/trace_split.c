@@ -140,6 +140,7 @@ static int part_init(split_part *pt, const trace_source *src, const char *end)
     }
     pt->src = src;
     pt->b.part = 1;
+    pt->b.budget = src->budget;
     pt->b.lex.end = end;
     pt->b.lex.eof = 1;
     return 0;

@@ -48,7 +48,7 @@ static void write_file(const char *path, const char *s, size_t n, int gz)
 /* Read `s` by every path; all must agree with the first. */
 static void all_paths_agree(const char *s, size_t n, gp_status want)
 {
-    gp_trace_opts opts = {0, LIMIT};
+    gp_trace_opts opts = {.max_value_bytes = LIMIT};
     char plain[512], gz[520];
     snprintf(plain, sizeof plain, "%s/test_analyze_paths_%d.json", GP_BUILD_DIR, (int)getpid());
     snprintf(gz, sizeof gz, "%s.gz", plain);
@@ -111,7 +111,7 @@ static void test_value_over_the_limit(void)
     free(s);
     gp_trace *t = NULL;
     gp_error err;
-    gp_trace_opts opts = {0, LIMIT};
+    gp_trace_opts opts = {.max_value_bytes = LIMIT};
     s = trace_with_gap(10, LIMIT + 100, &n);
     GP_ASSERT_EQ_INT(gp_trace_open_mem(s, n, "mem", &opts, &t, &err), GP_EPARSE);
     GP_ASSERT_CONTAINS(err.msg, "larger than 1048576 bytes");

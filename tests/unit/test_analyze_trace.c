@@ -198,6 +198,39 @@ static void test_gzip_messages(void)
     unlink(path);
 }
 
+/* The memory ceiling (gp_trace_opts.max_memory, issue 18 item 6): 100,000 small events of a
+ * repetitive document (what a gzip bomb inflates to) fail past 1 MiB of events with the limit
+ * named, and load without it; on one thread and split across three. */
+static void test_memory_ceiling(void)
+{
+    size_t n = 100000, cap = n * 80 + 64, len = 0;
+    char *doc = malloc(cap);
+    GP_CHECK(doc != NULL);
+    len += (size_t)snprintf(doc + len, cap - len, "{\"traceEvents\":[");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(doc + len, cap - len,
+                                "%s{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":%zu,"
+                                "\"dur\":1}",
+                                i ? "," : "", i);
+    len += (size_t)snprintf(doc + len, cap - len, "]}");
+    gp_trace_opts tight = {.max_memory = 1u << 20}, none = {0};
+    gp_trace *t = NULL;
+    gp_error err;
+    for (int split = 0; split < 2; split++) {
+        setenv("GP_TRACE_SPLIT_MIN", split ? "0" : "1000000000", 1);
+        setenv("GP_TRACE_THREADS", split ? "3" : "1", 1);
+        GP_ASSERT_EQ_INT(gp_trace_open_mem(doc, len, "bomb", &tight, &t, &err), GP_EPARSE);
+        GP_ASSERT_CONTAINS(err.msg, "more memory than the limit (--max-memory)");
+        GP_ASSERT_STR_EQ(err.path, "bomb");
+        GP_ASSERT_OK(gp_trace_open_mem(doc, len, "bomb", &none, &t, &err));
+        GP_ASSERT_EQ_INT((long)gp_trace_get_info(t)->n_events, (long)n);
+        gp_trace_free(t);
+    }
+    unsetenv("GP_TRACE_SPLIT_MIN");
+    unsetenv("GP_TRACE_THREADS");
+    free(doc);
+}
+
 int main(void)
 {
     GP_RUN(test_fixtures);
@@ -205,5 +238,6 @@ int main(void)
     GP_RUN(test_analysis);
     GP_RUN(test_dma_kernels_are_memory);
     GP_RUN(test_gzip_messages);
+    GP_RUN(test_memory_ceiling);
     return gp_test_summary();
 }

@@ -224,6 +224,10 @@ enum gp_trace_flags {
 typedef struct gp_trace_opts {
     unsigned flags;         /**< gp_trace_flags */
     size_t max_value_bytes; /**< largest single event/top-level value accepted; 0 = 64 MiB */
+    /** Bytes the events read may take (each event is sizeof(gp_event) bytes, allocated in
+     * chunks); past it the read fails with a parse error naming the file and position. The
+     * analysis of a trace takes about as much again. 0: no limit. */
+    size_t max_memory;
 } gp_trace_opts;
 
 /** Read a trace file: Chrome-trace JSON, plain or gzip (by magic bytes), object or array form,
