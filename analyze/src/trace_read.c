@@ -31,6 +31,13 @@ static void end_events(reader *r)
     r->state = r->b.t->info.array_form ? ST_DONE : ST_OBJ_NEXT;
 }
 
+static void abandon_split(reader *r)
+{
+    trace_split_free(r->split);
+    r->split = NULL;
+    r->split_at = NULL;
+}
+
 static int top_kv(reader *r)
 {
     json_lex *l = &r->b.lex;
@@ -61,6 +68,7 @@ static int top_kv(reader *r)
     l->p++;
     r->seen_events = 1;
     r->state = ST_EV_FIRST;
+    abandon_split(r); /* a second traceEvents: the first one's parts were never joined */
     r->split = trace_split_start(&r->src, l->p, l->end, &r->split_at);
     return LEX_OK;
 }
@@ -185,13 +193,6 @@ static gp_status cut_while_read(reader *r, const char *unit, gp_error *err)
     trace_warn(r->b.t, "the file shrank while it was read (is it still being written?)");
     r->b.t->info.bytes_read = trace_source_offset(&r->src, unit);
     return at_eof(r, unit, err);
-}
-
-static void abandon_split(reader *r)
-{
-    trace_split_free(r->split);
-    r->split = NULL;
-    r->split_at = NULL;
 }
 
 /* Merge the later parts and go on after them (or from the first part that was not usable). */

@@ -3,8 +3,9 @@
  *   0  in memory, then analysis, the rules and the three exporters (to /dev/null and a folder);
  *   1  a plain file, mapped;  2  the same file streamed (GP_TRACE_NO_MMAP);
  *   3  gzip-compressed, as a file (streamed through zlib) and in memory (inflated whole);
- *   4  one input, one answer: the in-memory, mapped and streamed readers must agree on the
- *      status, the message and the number of events, else abort() (a finding for the fuzzer).
+ *   4  one input, one answer: the in-memory, mapped, streamed and split (in memory, parts on
+ *      three threads) readers must agree on the status, the message and the number of events,
+ *      else abort() (a finding for the fuzzer).
  * Files go to a private temporary folder, removed at exit. */
 #include "gp/export.h"
 #include "gp/report.h"
@@ -118,9 +119,15 @@ static void open_path(struct outcome *o, int how, const uint8_t *p, size_t n)
     gp_error err;
     if (how == 2)
         setenv("GP_TRACE_NO_MMAP", "1", 1);
-    o->rc = how == 0 ? gp_trace_open_mem(p, n, plain, &opts, &t, &err)
-                     : gp_trace_open(plain, &opts, &t, &err);
+    if (how == 3) { /* in memory, cut into parts parsed on three threads, as big files are */
+        setenv("GP_TRACE_SPLIT_MIN", "0", 1);
+        setenv("GP_TRACE_THREADS", "3", 1);
+    }
+    o->rc = how == 0 || how == 3 ? gp_trace_open_mem(p, n, plain, &opts, &t, &err)
+                                 : gp_trace_open(plain, &opts, &t, &err);
     unsetenv("GP_TRACE_NO_MMAP");
+    unsetenv("GP_TRACE_SPLIT_MIN");
+    unsetenv("GP_TRACE_THREADS");
     snprintf(o->msg, sizeof o->msg, "%s", o->rc == GP_OK ? "" : err.msg);
     o->events = t ? gp_trace_get_info(t)->n_events : 0;
     gp_trace_free(t);
@@ -128,11 +135,11 @@ static void open_path(struct outcome *o, int how, const uint8_t *p, size_t n)
 
 static void agree(const uint8_t *p, size_t n)
 {
-    struct outcome o[3];
+    struct outcome o[4];
     write_file(plain, p, n);
-    for (int how = 0; how < 3; how++)
+    for (int how = 0; how < 4; how++)
         open_path(&o[how], how, p, n);
-    for (int i = 1; i < 3; i++)
+    for (int i = 1; i < 4; i++)
         if (o[i].rc != o[0].rc || strcmp(o[i].msg, o[0].msg) || o[i].events != o[0].events) {
             fprintf(stderr, "path %d: %d '%s' %zu events; in memory: %d '%s' %zu events\n", i,
                     o[i].rc, o[i].msg, o[i].events, o[0].rc, o[0].msg, o[0].events);
