@@ -4,51 +4,30 @@
 #include "rules_int.h"
 #include "sort_runs.h"
 
-#include "gp/trace_schema.h"
+#include "gp/run_config.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long kv_long(const gp_kv *kv, size_t n, const char *key)
-{
-    const gp_kv *v = gp_kv_find(kv, n, key);
-    return v && (v->type == GP_KV_INT || v->type == GP_KV_DOUBLE) ? (long)v->i : -1;
-}
-
-static int kv_bool(const gp_kv *kv, size_t n, const char *key)
-{
-    const gp_kv *v = gp_kv_find(kv, n, key);
-    return v && (v->type == GP_KV_BOOL || v->type == GP_KV_INT) ? v->i != 0 : -1;
-}
-
-static const char *kv_str(const gp_kv *kv, size_t n, const char *key)
-{
-    const gp_kv *v = gp_kv_find(kv, n, key);
-    return v && v->type == GP_KV_STRING ? v->str : NULL;
-}
-
+/* The rules' view of the run configuration: -1 (NULL) where the trace does not say. */
 static void read_cfg(struct rules_ctx *c)
 {
-    size_t n, nd;
-    const gp_kv *kv = gp_trace_config(c->t, &n);
+    gp_run_config rc;
+    gp_run_config_read(c->t, &rc);
     struct rules_cfg *g = &c->cfg;
     /* Knobs are `gprof-train run` flags only for the trainer's own traces; a program run under
      * `run -- CMD` (producer "inject") or linking libprof ("api") has its own settings. */
-    const char *producer = kv_str(kv, n, GP_CFG_PRODUCER);
-    g->trainer = producer ? strcmp(producer, "trainer") == 0 : kv_str(kv, n, GP_CFG_MODEL) != NULL;
-    g->workers = kv_long(kv, n, GP_CFG_WORKERS);
-    g->cpu_count = kv_long(kv, n, GP_CFG_CPU_COUNT);
-    g->batch_size = kv_long(kv, n, GP_CFG_BATCH_SIZE);
-    g->pin_memory = kv_bool(kv, n, GP_CFG_PIN_MEMORY);
-    g->non_blocking = kv_bool(kv, n, GP_CFG_NON_BLOCKING);
-    g->amp = kv_str(kv, n, GP_CFG_AMP);
-    g->device = kv_str(kv, n, GP_CFG_DEVICE);
-    const gp_kv *mem = gp_kv_find(kv, n, GP_CFG_DEVICE_MEMORY);
-    g->device_mem = mem && mem->type == GP_KV_INT ? mem->i : 0;
-    const gp_device_props *dp = gp_trace_devices(c->t, &nd);
-    if (nd > 0 && dp[0].total_global_mem > 0)
-        g->device_mem = dp[0].total_global_mem;
+    g->trainer = rc.trainer;
+    g->workers = rc.workers.known ? (long)rc.workers.v : -1;
+    g->cpu_count = rc.cpu_count.known ? (long)rc.cpu_count.v : -1;
+    g->batch_size = rc.batch_size.known ? (long)rc.batch_size.v : -1;
+    g->pin_memory = rc.pin_memory;
+    g->non_blocking = rc.non_blocking;
+    g->amp = rc.amp;
+    g->device = rc.device;
+    g->device_mem = rc.device_memory.known ? rc.device_memory.v : 0;
+    g->gpu_status = rc.gpu_status;
 }
 
 gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err)

@@ -15,15 +15,16 @@
 
 /* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. */
 struct rules_cfg {
-    int trainer;        /* the trainer wrote this trace: knobs are `gprof-train run` flags */
-    long workers;       /* -1 unknown */
-    long cpu_count;     /* -1 unknown */
-    long batch_size;    /* -1 unknown */
-    int pin_memory;     /* -1 unknown */
-    int non_blocking;   /* -1 unknown */
-    const char *amp;    /* "off", "fp16", "bf16" or NULL */
-    const char *device; /* "cuda", "cpu" or NULL */
-    int64_t device_mem; /* bytes, 0 unknown */
+    int trainer;            /* the trainer wrote this trace: knobs are `gprof-train run` flags */
+    long workers;           /* -1 unknown */
+    long cpu_count;         /* -1 unknown */
+    long batch_size;        /* -1 unknown */
+    int pin_memory;         /* -1 unknown */
+    int non_blocking;       /* -1 unknown */
+    const char *amp;        /* "off", "fp16", "bf16" or NULL */
+    const char *device;     /* "cuda", "cpu" or NULL */
+    int64_t device_mem;     /* bytes, 0 unknown */
+    const char *gpu_status; /* the profiler's word on GPU capture, or NULL */
 };
 
 /* A sorted, disjoint list of [ts, end) intervals (ns). */

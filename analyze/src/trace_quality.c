@@ -4,12 +4,13 @@
 #include "json_lex.h"
 #include "trace_int.h"
 
+#include "gp/run_config.h"
 #include "gp/trace_schema.h"
 
-static uint64_t count_of(const gp_kv *kv, size_t n, const char *key)
+/* A count the trace states, 0 when absent or not positive. */
+static uint64_t count_of(gp_cfg_num v)
 {
-    const gp_kv *v = gp_kv_find(kv, n, key);
-    return v && v->type == GP_KV_INT && v->i > 0 ? (uint64_t)v->i : 0;
+    return v.known && v.v > 0 ? (uint64_t)v.v : 0;
 }
 
 /* The header's "warnings": a JSON array of strings, copied into the arena. */
@@ -62,11 +63,12 @@ int trace_quality_compute(gp_trace *t)
     gp_trace_quality *q = &t->quality;
     size_t n;
     const gp_kv *kv = gp_trace_config(t, &n);
-    const gp_kv *complete = gp_kv_find(kv, n, GP_CFG_COMPLETE);
-    q->incomplete = t->info.truncated || (complete && complete->type == GP_KV_BOOL && !complete->i);
-    q->dropped_cpu = count_of(kv, n, GP_CFG_DROPPED_CPU);
-    q->dropped_gpu = count_of(kv, n, GP_CFG_DROPPED_GPU);
-    uint64_t all = count_of(kv, n, GP_CFG_DROPPED_RECORDS);
+    gp_run_config rc;
+    gp_run_config_read(t, &rc);
+    q->incomplete = t->info.truncated || rc.complete == GP_CFG_OFF;
+    q->dropped_cpu = count_of(rc.dropped_cpu);
+    q->dropped_gpu = count_of(rc.dropped_gpu);
+    uint64_t all = count_of(rc.dropped_records);
     q->dropped_other =
             all > q->dropped_cpu + q->dropped_gpu ? all - q->dropped_cpu - q->dropped_gpu : 0;
     for (size_t i = 0; i < t->n_events; i++) {

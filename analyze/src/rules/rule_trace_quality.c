@@ -77,15 +77,13 @@ static gp_status capture(const struct rules_ctx *c, struct rules_out *o, int *n)
         GP_TRY(problem(o, n, "the trace was not finished",
                        "the program ended early (killed or crashed): its last moments are "
                        "missing"));
-    size_t nk;
-    const gp_kv *kv = gp_trace_config(c->t, &nk);
-    const gp_kv *g = gp_kv_find(kv, nk, GP_CFG_GPU_STATUS);
+    const char *g = c->cfg.gpu_status;
     int cuda = c->cfg.device && strcmp(c->cfg.device, "cuda") == 0;
-    if (g && g->type == GP_KV_STRING && cuda && strncmp(g->str, "recorded", 8) != 0)
+    if (g && cuda && strncmp(g, "recorded", 8) != 0)
         GP_TRY(problem(o, n, "GPU activity not recorded",
-                       rules_strf(o, "%s: GPU rules cannot run", g->str)));
-    else if (g && g->type == GP_KV_STRING && strncmp(g->str, "recorded", 8) == 0 && g->str[8])
-        GP_TRY(problem(o, n, "GPU activity recorded in part", g->str)); /* "recorded, except" */
+                       rules_strf(o, "%s: GPU rules cannot run", g)));
+    else if (g && strncmp(g, "recorded", 8) == 0 && g[8])
+        GP_TRY(problem(o, n, "GPU activity recorded in part", g)); /* "recorded, except" */
     return GP_OK;
 }
 
