@@ -128,25 +128,25 @@ int cmd_report(int argc, const char **argv)
     const struct opt opts[] = {
             OPT_GROUP("options:"),
             OPT_STR('s', "sort", &sort, "KEY",
-                    "sort rows by KEY: cpu_time, cuda_time, cpu_time_total, cuda_time_total,\n"
-                    "                              self_cpu_time_total, self_cuda_time_total, "
-                    "count\n"
-                    "                              (device_* spellings too; default "
-                    "cuda_time_total,\n"
-                    "                              or cpu_time_total for a trace without GPU "
+                    "sort rows by KEY: cpu_time, cuda_time, cpu_time_total, cuda_time_total, "
+                    "self_cpu_time_total, self_cuda_time_total, "
+                    "count "
+                    "(device_* spellings too; default "
+                    "cuda_time_total, "
+                    "or cpu_time_total for a trace without GPU "
                     "activity)"),
             OPT_INT('n', "row-limit", &row_limit, "N", "print at most N rows (default 20, 0 = all)",
                     0, 1000000000),
             OPT_STR(0, "group-by", &group_by, "KEY", "name (default) or name+shape"),
             OPT_STR('f', "format", &format, "FMT",
-                    "table (default), csv, json or ndjson:\n"
-                    "                              json is one document, {\"schema\": "
-                    "\"gprof-train.report/1\",\n"
-                    "                              \"traces\": [{\"trace\", \"summary\", "
-                    "\"rows\": [...]}, ...]},\n"
-                    "                              the traces in argument order; ndjson is one "
-                    "such\n"
-                    "                              trace object a line"),
+                    "table (default), csv, json or ndjson: "
+                    "json is one document, {\"schema\": "
+                    "\"gprof-train.report/1\", "
+                    "\"traces\": [{\"trace\", \"summary\", "
+                    "\"rows\": [...]}, ...]}, "
+                    "the traces in argument order; ndjson is one "
+                    "such "
+                    "trace object a line"),
             OPT_INT('j', "jobs", &jobs_n, "N", "analyse N traces at once (default: one per core)",
                     0, 1024),
             OPT_MAX_MEMORY(&max_memory),

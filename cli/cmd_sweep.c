@@ -327,8 +327,8 @@ int cmd_sweep(int argc, const char **argv)
     const struct opt opts[] = {
             OPT_GROUP("options:"),
             OPT_LIST(0, "vary", &vary, "KEY=V1,V2",
-                     "a trainer flag (or a {KEY} of CMD) and its values; repeat:\n"
-                     "                              the grid is every combination"),
+                     "a trainer flag (or a {KEY} of CMD) and its values; repeat: "
+                     "the grid is every combination"),
             OPT_INT(0, "steps", &s.steps, "N", "trainer: time N steps a run (default: an epoch)", 0,
                     1L << 40),
             OPT_INT(0, "profile-steps", &s.profile_steps, "N",

@@ -197,6 +197,34 @@ int opt_parse(int argc, const char **argv, const struct opt *opts, const struct 
     return npos;
 }
 
+enum { HELP_COLUMN = 30, HELP_WIDTH = 100 };
+
+/* An option's help as flowing text from HELP_COLUMN, wrapped at word boundaries before
+ * HELP_WIDTH (as git's parse-options does): the table's strings carry no hand-made line breaks
+ * or padding, and any whitespace run in them is one space. */
+static void print_wrapped(FILE *out, const char *h)
+{
+    int col = HELP_COLUMN;
+    while (*h) {
+        while (*h == ' ' || *h == '\n')
+            h++;
+        size_t w = strcspn(h, " \n");
+        if (w == 0)
+            break;
+        if (col > HELP_COLUMN && col + 1 + (int)w > HELP_WIDTH) {
+            fprintf(out, "\n%*s", HELP_COLUMN, "");
+            col = HELP_COLUMN;
+        } else if (col > HELP_COLUMN) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(h, 1, w, out);
+        col += (int)w;
+        h += w;
+    }
+    fputc('\n', out);
+}
+
 static void print_option(FILE *out, const struct opt *o)
 {
     char left[96];
@@ -217,9 +245,10 @@ static void print_option(FILE *out, const struct opt *o)
     if (strncmp(h, "(negatable) ", 12) == 0)
         h += 12;
     if (strlen(left) > 24)
-        fprintf(out, "    %s\n    %-24s  %s\n", left, "", h);
+        fprintf(out, "    %s\n    %-24s  ", left, "");
     else
-        fprintf(out, "    %-24s  %s\n", left, h);
+        fprintf(out, "    %-24s  ", left);
+    print_wrapped(out, h);
 }
 
 static void print_table(FILE *out, const struct opt *opts)

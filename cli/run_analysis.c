@@ -37,9 +37,11 @@ static int report_one(const char *path, int no_report, struct run_trace_note *no
     if (rc == GP_OK && !no_report) {
         size_t n_dev = 0;
         gp_analysis_devices(a, &n_dev);
-        gp_report_opts o = {GP_REPORT_TABLE,
-                            n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL, GP_GROUP_NAME,
-                            RUN_REPORT_ROWS, path};
+        gp_report_opts o = {.format = GP_REPORT_TABLE,
+                            .sort = n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL,
+                            .group_by = GP_GROUP_NAME,
+                            .row_limit = RUN_REPORT_ROWS,
+                            .title = path};
         fputc('\n', stdout);
         rc = gp_report_write(stdout, a, &o, &err);
     }

@@ -209,10 +209,10 @@ void run_exec_options(struct run_exec_opts *v, struct opt *t)
             OPT_BOOL(0, "no-report", &v->no_report, "skip the report and diagnosis at the end"),
             OPT_BOOL(0, "driver-api", &v->driver_api, "also record CUDA driver API calls"),
             OPT_STR(0, "buffer-limit", &v->buffer_limit, "SIZE",
-                    "memory the profiler may hold records in before it drops\n"
-                    "                              them: bytes, or with K, M, G (e.g. 512M; "
-                    "default 1G\n"
-                    "                              or 1/8 of RAM if less; sets "
+                    "memory the profiler may hold records in before it drops "
+                    "them: bytes, or with K, M, G (e.g. 512M; "
+                    "default 1G "
+                    "or 1/8 of RAM if less; sets "
                     "GP_PROF_BUFFER_LIMIT)"),
             OPT_END(),
     };
@@ -265,7 +265,7 @@ static int run_cmd(const struct run_exec_opts *v, const char **cmd)
 
 int cmd_run_exec(int argc, const char **argv)
 {
-    struct run_exec_opts v = {"runs", NULL, 0, 0};
+    struct run_exec_opts v = {.out = "runs"};
     struct opt opts[RUN_EXEC_N_OPTS];
     run_exec_options(&v, opts);
     const struct opt_help help = {

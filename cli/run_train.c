@@ -161,8 +161,8 @@ int cmd_run_train(int argc, const char **argv)
             OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
             OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),
             OPT_STR('w', "workers", &workers, "N",
-                    "loader threads; 0 = in the training thread (default),\n"
-                    "                              auto = physical cores"),
+                    "loader threads; 0 = in the training thread (default), "
+                    "auto = physical cores"),
             OPT_INT(0, "prefetch", &prefetch, "K", "batches each worker loads ahead (default 2)", 1,
                     64),
             OPT_BOOL(0, "pin-memory", &pin, "load into pinned host memory"),
@@ -178,8 +178,8 @@ int cmd_run_train(int argc, const char **argv)
             OPT_BOOL(0, "no-profile", &no_profile,
                      "train without the profiler (no trace): timing runs, as sweep"),
             OPT_STR(0, "buffer-limit", &buffer_limit, "SIZE",
-                    "memory the profiler may hold records in before it drops\n"
-                    "                              them, e.g. 512M (default 1G or 1/8 of RAM)"),
+                    "memory the profiler may hold records in before it drops "
+                    "them, e.g. 512M (default 1G or 1/8 of RAM)"),
             OPT_END(),
     };
     struct run_exec_opts exec_vals;

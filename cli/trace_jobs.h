@@ -17,8 +17,8 @@ int cli_set_max_memory(const char *spec);
 
 #define OPT_MAX_MEMORY(v)                                                                          \
     OPT_STR(0, "max-memory", (v), "SIZE",                                                          \
-            "memory the events of a trace may take (default a quarter of this\n"                   \
-            "                              machine's; 512M, 8G, 0 = no limit)")
+            "memory the events of a trace may take (default a quarter of this machine's; 512M, "   \
+            "8G, 0 = no limit)")
 
 /* Trace paths (owned strings). */
 struct trace_paths {

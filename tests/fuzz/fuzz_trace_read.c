@@ -28,7 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gp_analysis *a = NULL;
     if (gp_analysis_run(t, NULL, &a, &err) == GP_OK) {
         FILE *out = fopen("/dev/null", "w");
-        gp_report_opts ro = {GP_REPORT_TABLE, GP_SORT_CUDA_TIME_TOTAL, GP_GROUP_NAME_SHAPE, 0, "f"};
+        gp_report_opts ro = {.format = GP_REPORT_TABLE,
+                             .sort = GP_SORT_CUDA_TIME_TOTAL,
+                             .group_by = GP_GROUP_NAME_SHAPE,
+                             .title = "f"};
         if (out) {
             gp_report_write(out, a, &ro, &err);
             fclose(out);

@@ -125,6 +125,40 @@ static void test_help_lists_the_second_table_after_its_own(void)
     GP_CHECK(ordered);
 }
 
+/* Help is flowed text: wrapped at word boundaries before column 100, continued at column 30,
+ * whatever line breaks and padding the string holds (issue 16 item 6). */
+static void test_help_wraps(void)
+{
+    const char *words = "one two three four five six seven eight nine ten eleven twelve thirteen "
+                        "fourteen fifteen sixteen seventeen\n          eighteen nineteen twenty";
+    int a = 0;
+    const struct opt mine[] = {OPT_BOOL(0, "alpha", &a, words), OPT_END()};
+    const struct opt_help h = {"t", usage, NULL, NULL, NULL};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    opt_print_help(f, mine, &h);
+    fclose(f);
+    char *line = strstr(text, "    --alpha");
+    GP_CHECK(line != NULL);
+    while (line > text && line[-1] != '\n')
+        line--;
+    char flowed[512] = "";
+    int lines = 0, width_ok = 1;
+    for (char *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1, lines++) {
+        if (lines && (strncmp(line, "                              ", 30) || line[30] == ' '))
+            break; /* the next option or section */
+        width_ok = width_ok && nl - line <= 100;
+        strncat(flowed, line + 30, (size_t)(nl - line - 30));
+        strcat(flowed, " ");
+    }
+    int same = strcmp(flowed, "one two three four five six seven eight nine ten eleven twelve "
+                              "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
+                              "twenty ") == 0;
+    free(text);
+    GP_CHECK(width_ok && lines == 2 && same);
+}
+
 int main(void)
 {
     GP_RUN(test_long_short_and_inline_values);
@@ -133,5 +167,6 @@ int main(void)
     GP_RUN(test_dashdash);
     GP_RUN(test_help_returns_help);
     GP_RUN(test_help_lists_the_second_table_after_its_own);
+    GP_RUN(test_help_wraps);
     return gp_test_summary();
 }

@@ -26,7 +26,13 @@ static struct dataset make_ds(int n)
 static int run_epochs(const struct dataset *ds, int batch, int workers, int prefetch, int epochs,
                       int32_t *order)
 {
-    struct loader_config c = {ds, batch, workers, prefetch, 1, 0, 99, epochs, NULL, NULL, NULL};
+    struct loader_config c = {.ds = ds,
+                              .batch = batch,
+                              .workers = workers,
+                              .prefetch = prefetch,
+                              .shuffle = 1,
+                              .seed = 99,
+                              .epochs = epochs};
     struct loader *l;
     if (loader_open(&l, &c, NULL) != GP_OK)
         return -1;
@@ -84,7 +90,14 @@ static void test_close_mid_epoch(void)
 {
     struct dataset ds = make_ds(500);
     for (int w = 0; w <= 4; w++) {
-        struct loader_config c = {&ds, 4, w, 2, 1, 1, 1, 5, NULL, NULL, NULL};
+        struct loader_config c = {.ds = &ds,
+                                  .batch = 4,
+                                  .workers = w,
+                                  .prefetch = 2,
+                                  .shuffle = 1,
+                                  .augment = 1,
+                                  .seed = 1,
+                                  .epochs = 5};
         struct loader *l;
         GP_ASSERT_OK(loader_open(&l, &c, NULL));
         GP_ASSERT_EQ_INT(loader_epoch_batches(l), 125);
@@ -111,7 +124,8 @@ static void test_worker_error(void)
     for (int i = 0; i < 6; i++)
         ds.paths[i] = strdup("/nonexistent/gp-test.png");
     for (int w = 0; w <= 2; w++) {
-        struct loader_config c = {&ds, 2, w, 2, 0, 0, 1, 1, NULL, NULL, NULL};
+        struct loader_config c = {
+                .ds = &ds, .batch = 2, .workers = w, .prefetch = 2, .seed = 1, .epochs = 1};
         struct loader *l;
         GP_ASSERT_OK(loader_open(&l, &c, NULL));
         struct batch *b;

@@ -156,17 +156,15 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, s
 /* Accuracy on the test set (in order, no augmentation), as a fraction. */
 static gp_status evaluate(struct train_run *r, double *acc, gp_error *err)
 {
-    struct loader_config lc = {&r->test,
-                               r->cfg.batch_size,
-                               r->cfg.workers,
-                               r->cfg.prefetch,
-                               0,
-                               0,
-                               r->cfg.seed,
-                               1,
-                               r->ops->host_alloc,
-                               r->ops->host_free,
-                               r->be};
+    struct loader_config lc = {.ds = &r->test,
+                               .batch = r->cfg.batch_size,
+                               .workers = r->cfg.workers,
+                               .prefetch = r->cfg.prefetch,
+                               .seed = r->cfg.seed,
+                               .epochs = 1,
+                               .alloc = r->ops->host_alloc,
+                               .free = r->ops->host_free,
+                               .alloc_ud = r->be};
     struct loader *l = NULL;
     struct step_stats s;
     GP_PROF_PUSH("evaluate");
@@ -241,17 +239,17 @@ static void report_start(struct train_run *r)
 
 gp_status train_loop(struct train_run *r, gp_error *err)
 {
-    struct loader_config lc = {&r->train,
-                               r->cfg.batch_size,
-                               r->cfg.workers,
-                               r->cfg.prefetch,
-                               1,
-                               r->cfg.augment,
-                               r->cfg.seed,
-                               r->cfg.epochs,
-                               r->ops->host_alloc,
-                               r->ops->host_free,
-                               r->be};
+    struct loader_config lc = {.ds = &r->train,
+                               .batch = r->cfg.batch_size,
+                               .workers = r->cfg.workers,
+                               .prefetch = r->cfg.prefetch,
+                               .shuffle = 1,
+                               .augment = r->cfg.augment,
+                               .seed = r->cfg.seed,
+                               .epochs = r->cfg.epochs,
+                               .alloc = r->ops->host_alloc,
+                               .free = r->ops->host_free,
+                               .alloc_ud = r->be};
     struct loader *l = NULL;
     GP_TRY(loader_open(&l, &lc, err));
     report_start(r);

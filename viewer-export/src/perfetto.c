@@ -119,7 +119,7 @@ gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, c
     static const gp_export_opts none = {0};
     opts = opts ? opts : &none;
     const gp_trace_info *info = gp_trace_get_info(gp_analysis_trace(a));
-    export_ev_opts eo = {EXPORT_EV_PERFETTO, 0, info->n_events ? info->ts_min : 0};
+    export_ev_opts eo = {.mode = EXPORT_EV_PERFETTO, .t0 = info->n_events ? info->ts_min : 0};
     long long base;
     if (__builtin_add_overflow(info->base_time_ns, eo.t0, &base))
         return gp_error_set(err, GP_EPARSE, info->path,

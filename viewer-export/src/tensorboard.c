@@ -69,7 +69,8 @@ static gp_status write_run_file(const gp_analysis *a, const gp_export_opts *opts
 {
     const gp_trace *t = gp_analysis_trace(a);
     const gp_trace_info *info = gp_trace_get_info(t);
-    export_ev_opts eo = {EXPORT_EV_TB, 1, info->n_events ? info->ts_min : 0};
+    export_ev_opts eo = {
+            .mode = EXPORT_EV_TB, .old_runtime_cat = 1, .t0 = info->n_events ? info->ts_min : 0};
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));
     export_out_puts(&o, "{\"" GP_KEY_SCHEMA_VERSION "\":1,\n");
