@@ -109,7 +109,12 @@ gp_status gp_export_tensorboard(const gp_analysis *a, const gp_export_opts *opts
     GP_TRY(gp_mkdir_p(dir, err));
     worker_name(info->path, worker, sizeof worker);
     /* the span part of the name: the trace's start in unix ms, so re-exports replace the file */
-    long long ms = (long long)((info->base_time_ns + info->ts_min) / 1000000);
+    long long start;
+    GP_FAIL_IF(__builtin_add_overflow(info->base_time_ns, info->ts_min, &start), GP_EPARSE, err,
+               "'%s': baseTimeNanoseconds %lld plus the first event's time (%lld ns) is beyond "
+               "64 bits",
+               info->path, (long long)info->base_time_ns, (long long)info->ts_min);
+    long long ms = start / 1000000;
     snprintf(path, sizeof path, "%s/%s.%lld" GP_TRACE_SUFFIX_GZ, dir, worker, ms < 0 ? 0 : ms);
     GP_TRY(write_run_file(a, opts, path, err));
     if (out_path && out_cap)
