@@ -114,7 +114,7 @@ int id_map_put(id_map *m, int64_t key, uint32_t val)
     if (m->dense) {
         uint64_t k = (uint64_t)key - (uint64_t)m->base;
         if (k >= m->span)
-            return -1;
+            return ANALYSIS_BROKEN;
         if (m->dense[k] == GP_NONE) {
             m->dense[k] = val;
             m->n++;
@@ -122,7 +122,7 @@ int id_map_put(id_map *m, int64_t key, uint32_t val)
         return 0;
     }
     if ((m->n + 1) * 2 > m->mask && id_map_grow(m) != 0)
-        return -1;
+        return ANALYSIS_NOMEM;
     id_slot *s = &m->slots[id_slot_of(m, key)];
     if (s->val == GP_NONE) {
         s->key_lo = (uint32_t)(uint64_t)key;
@@ -369,7 +369,7 @@ static int link_all(gp_analysis *a)
     }
     id_map_release(&corr);
     id_map_release(&ext);
-    return jc.rc == 0 && je.rc == 0 ? 0 : -1;
+    return jc.rc != ANALYSIS_OK ? jc.rc : je.rc;
 }
 
 static int cmp_step(const void *pa, const void *pb)
@@ -791,9 +791,13 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
         align_steps(a);
         rc = finish_passes(a);
     }
-    if (rc != 0) {
+    if (rc != ANALYSIS_OK) {
         gp_analysis_free(a);
-        return gp_error_set(err, GP_ENOMEM, gp_trace_get_info(t)->path, "out of memory");
+        return rc == ANALYSIS_BROKEN
+                       ? gp_error_set(err, GP_EINVAL, gp_trace_get_info(t)->path,
+                                      "internal error: an id outside the range its map was sized "
+                                      "for (please report it, with the trace)")
+                       : gp_error_set(err, GP_ENOMEM, gp_trace_get_info(t)->path, "out of memory");
     }
     *out = a;
     return GP_OK;

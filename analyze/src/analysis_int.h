@@ -42,14 +42,18 @@ typedef struct id_map {
     uint64_t span;
 } id_map;
 
-/* A hash map for about `expected` ids. @return 0 or -1 (no memory). */
+/* What the analysis' internal steps return: one convention for their ints. ANALYSIS_NOMEM is
+ * reported as "out of memory"; ANALYSIS_BROKEN as an internal error, never as memory. */
+enum { ANALYSIS_OK = 0, ANALYSIS_NOMEM = -1, ANALYSIS_BROKEN = -2 };
+
+/* A hash map for about `expected` ids. @return ANALYSIS_OK or ANALYSIS_NOMEM. */
 int id_map_init(id_map *m, size_t expected);
 /* A map for `count` ids known to lie in [lo, hi]: dense when the range is at most a few times
  * the count (it then costs less memory than the hash), else a hash. */
 int id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count);
 void id_map_release(id_map *m);
-/* Insert unless present (the first event with an id wins). @return 0, or -1 (no memory, or a
- * key outside a dense map's range). */
+/* Insert unless present (the first event with an id wins). @return ANALYSIS_OK, ANALYSIS_NOMEM,
+ * or ANALYSIS_BROKEN for a key outside a dense map's range (it is sized from every key). */
 int id_map_put(id_map *m, int64_t key, uint32_t val);
 uint32_t id_map_get(const id_map *m, int64_t key);
 

@@ -13,7 +13,11 @@
 #    include <emmintrin.h>
 #endif
 
-enum { LEX_OK = 0, LEX_MORE = 1, LEX_ERR = -1 };
+/* What the lexer and the field parsers built on it return: one convention, each value named.
+ * LEX_MORE: the window ended before the token did (refill and re-parse the unit). LEX_SLOW: an
+ * inline fast path declines (the general path takes over; the public calls never return it).
+ * LEX_NOT_MINE: a field parser leaves the key to the next one. */
+enum { LEX_OK = 0, LEX_MORE = 1, LEX_SLOW = 2, LEX_NOT_MINE = 3, LEX_ERR = -1 };
 
 #define LEX_MAX_DEPTH 256
 
@@ -167,8 +171,8 @@ static inline int json_fast_int(const char **pp, uint64_t *out)
 
 /* Fast path with >= 40 bytes of window left (no bounds checks): at most 18 integer digits,
  * at most 7 fraction digits, no exponent, |value * 1000| in range. `want_d`: out->d must be
- * set as the general path sets it. @return LEX_OK, or LEX_MORE for "use the general path"
- * (which also reports errors). */
+ * set as the general path sets it. @return LEX_OK, or LEX_SLOW: the general path decides (it
+ * also reports errors). */
 static inline int json_number_fast(json_lex *l, json_num *out, int want_d)
 {
     const char *p = l->p;
@@ -177,15 +181,15 @@ static inline int json_number_fast(json_lex *l, json_num *out, int want_d)
     uint64_t v, fv = 0;
     int nd = json_fast_int(&p, &v), nf = 0;
     if (nd < 0 || v > (uint64_t)(INT64_MAX / 1000 - 1))
-        return LEX_MORE;
+        return LEX_SLOW;
     if (*p == '.') {
         nf = json_lead_digits(p + 1, &fv);
         if (nf == 0 || nf == 8 || (want_d && (nf > 4 || nd > 15)))
-            return LEX_MORE;
+            return LEX_SLOW;
         p += 1 + nf;
     }
     if (*p == 'e' || *p == 'E')
-        return LEX_MORE;
+        return LEX_SLOW;
     int64_t iv = (int64_t)v;
     l->p = p;
     out->is_int = nf == 0;

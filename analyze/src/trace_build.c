@@ -282,7 +282,7 @@ static int gpu_rehash(trace_builder *b)
 uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g)
 {
     if ((b->t->gpu.n + 1) * 2 > b->gpu_mask && gpu_rehash(b) != 0)
-        return GP_NONE - 1;
+        return BUILD_ID_NOMEM;
     uint64_t i = gpu_hash(g) & b->gpu_mask;
     for (; b->gpu_slots[i]; i = (i + 1) & b->gpu_mask) {
         uint32_t k = b->gpu_slots[i] - 1;
@@ -291,7 +291,7 @@ uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g)
     }
     gp_gpu_info *d = trace_vec_push(&b->t->gpu);
     if (!d)
-        return GP_NONE - 1;
+        return BUILD_ID_NOMEM;
     memcpy(d, g, sizeof(*d));
     b->gpu_slots[i] = (uint32_t)b->t->gpu.n;
     return (uint32_t)(b->t->gpu.n - 1);
@@ -324,7 +324,7 @@ static uint32_t add_mem_sample(trace_builder *b, const raw_ev *r)
 {
     gp_mem_sample *m = trace_vec_push(&b->t->mem);
     if (!m)
-        return GP_NONE - 1;
+        return BUILD_ID_NOMEM;
     m->addr = r->addr;
     m->bytes = r->mbytes;
     m->total_allocated = r->talloc;
@@ -340,7 +340,7 @@ static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
         return GP_NONE;
     gp_py_info *p = trace_vec_push(&b->t->py);
     if (!p)
-        return GP_NONE - 1;
+        return BUILD_ID_NOMEM;
     *p = (gp_py_info){r->py_id, r->py_parent, r->py_module};
     return (uint32_t)(b->t->py.n - 1);
 }
@@ -459,7 +459,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
     ev.flags = (uint16_t)(event_flags(name_flags(b, r->name), kind) |
                           (r->ph == 'B' ? GP_EVF_FROM_BE : 0));
     ev.aux = event_aux(b, r, kind);
-    if (ev.aux == GP_NONE - 1)
+    if (ev.aux == BUILD_ID_NOMEM)
         return -1;
     if (r->ph == 'B') {
         gp_event *open = trace_vec_push(&bt->open_b);

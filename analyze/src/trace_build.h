@@ -63,6 +63,9 @@ typedef struct build_str_cache {
 
 #define BUILD_STR_CACHE 256
 
+/* The index a builder's lookups return when an allocation failed (GP_NONE is "none"). */
+#define BUILD_ID_NOMEM (GP_NONE - 1)
+
 typedef struct trace_builder {
     gp_trace *t;
     json_lex lex;
@@ -111,7 +114,7 @@ int trace_builder_finish(trace_builder *b);
 uint32_t trace_builder_track(trace_builder *b, const raw_ev *r);
 
 /* @return the index of side record `g` in t->gpu, stored unless an equal one is (bytewise,
- * padding zeroed); GP_NONE - 1 when out of memory. */
+ * padding zeroed); BUILD_ID_NOMEM when out of memory. */
 uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g);
 
 /* @return room for one more event (chunked storage), or NULL when out of memory. */

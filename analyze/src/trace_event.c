@@ -333,7 +333,7 @@ static int arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
     default:
         break;
     }
-    return 1; /* not handled by length 4..11 */
+    return LEX_NOT_MINE; /* no key of length 4..11 that it reads */
 }
 
 static int arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
@@ -398,7 +398,7 @@ static int parse_args(trace_builder *b, raw_ev *r)
         if (rc != LEX_OK)
             return rc;
         rc = arg_field(b, r, k, n);
-        if (rc == 1)
+        if (rc == LEX_NOT_MINE)
             rc = arg_field_long(b, r, k, n);
         if (rc != LEX_OK)
             return rc;

@@ -84,8 +84,27 @@ static void test_numbers_match_general_path(void)
     }
 }
 
+/* The fast path declines with LEX_SLOW, never LEX_MORE (which means "the window ended"). */
+static void test_fast_path_declines_by_name(void)
+{
+    static const char *const slow[] = {"1e3", "12345678901234567890", "1.123456789", "-1.5E2"};
+    for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
+        char padded[64];
+        memset(padded, ' ', sizeof(padded));
+        memcpy(padded, slow[i], strlen(slow[i]));
+        json_lex l;
+        json_num x;
+        json_lex_init(&l);
+        l.p = padded;
+        l.end = padded + sizeof(padded);
+        GP_ASSERT_EQ_INT(json_number_fast(&l, &x, 1), LEX_SLOW);
+        GP_CHECK(l.p == padded); /* nothing consumed: the general path starts over */
+    }
+}
+
 int main(void)
 {
     GP_RUN(test_numbers_match_general_path);
+    GP_RUN(test_fast_path_declines_by_name);
     return gp_test_summary();
 }
