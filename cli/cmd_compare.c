@@ -128,8 +128,10 @@ int cmd_compare(int argc, const char **argv)
                     100000),
             OPT_DOUBLE(0, "fail-if-slower", &fail_pct, "PCT",
                        "exit 1 when NEW's mean step is over PCT% slower, and not by noise"),
-            OPT_INT('j', "jobs", &jobs, "N", "read N traces at once (default: one per core)", 0,
-                    1024),
+            OPT_INT('j', "jobs", &jobs, "N",
+                    "use N threads in all (default: one per core): traces read at once, and the "
+                    "threads each is read and analysed with",
+                    0, 1024),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };

@@ -38,7 +38,7 @@ static void diagnose_one(size_t i, void *ud)
     j->rc = gp_trace_open(j->path, cli_trace_opts(), &t, &j->err);
     if (j->rc == GP_OK) {
         trace_warnings_keep(&j->warnings, t);
-        j->rc = gp_analysis_run(t, NULL, &a, &j->err);
+        j->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &j->err);
     }
     if (j->rc == GP_OK)
         j->rc = gp_rules_run(j->rules, a, &j->out, &j->err);
@@ -149,8 +149,10 @@ int cmd_diagnose(int argc, const char **argv)
             OPT_LIST(0, "set", &sets, "RULE.PARAM=VALUE",
                      "override a threshold, e.g. GT01.warn_pct=10"),
             OPT_BOOL(0, "list-rules", &list, "list the rules with their thresholds and exit"),
-            OPT_INT('j', "jobs", &jobs, "N", "diagnose N traces at once (default: one per core)", 0,
-                    1024),
+            OPT_INT('j', "jobs", &jobs, "N",
+                    "use N threads in all (default: one per core): traces read at once, and the "
+                    "threads each is read and analysed with",
+                    0, 1024),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };

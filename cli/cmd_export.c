@@ -137,7 +137,7 @@ static int run_export(const struct export_args *x)
         trace_warnings_keep(&w, t);
         trace_warnings_print(&w, x->trace);
         trace_warnings_release(&w);
-        rc = gp_analysis_run(t, NULL, &a, &err);
+        rc = gp_analysis_run(t, cli_analysis_opts(), &a, &err);
     }
     if (rc == GP_OK && (x->perfetto || x->html))
         rc = gp_rules_run(NULL, a, &f, &err);

@@ -34,7 +34,7 @@ static void summarise_one(size_t i, void *ud)
     r->rc = gp_trace_open(r->path, cli_trace_opts(), &t, &r->err);
     if (r->rc == GP_OK) {
         trace_warnings_keep(&r->warnings, t);
-        r->rc = gp_analysis_run(t, NULL, &a, &r->err);
+        r->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &r->err);
     }
     if (r->rc == GP_OK)
         r->rc = gp_job_part_new(a, &r->part, &r->err);
@@ -98,8 +98,10 @@ int cmd_job(int argc, const char **argv)
             OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
             OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
                      "override a threshold, e.g. GT16.min_lag_us=500"),
-            OPT_INT('j', "jobs", &jobs, "N", "read N traces at once (default: one per core)", 0,
-                    1024),
+            OPT_INT('j', "jobs", &jobs, "N",
+                    "use N threads in all (default: one per core): traces read at once, and the "
+                    "threads each is read and analysed with",
+                    0, 1024),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };

@@ -44,7 +44,7 @@ static void run_job(size_t i, void *ud)
     j->rc = mem ? gp_trace_open(j->path, cli_trace_opts(), &t, &j->err) : GP_ENOMEM;
     if (j->rc == GP_OK) {
         trace_warnings_keep(&j->warnings, t);
-        j->rc = gp_analysis_run(t, NULL, &a, &j->err);
+        j->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &j->err);
     }
     if (j->rc == GP_OK && r->auto_sort) {
         size_t n_dev = 0;
@@ -147,7 +147,9 @@ int cmd_report(int argc, const char **argv)
                     "the traces in argument order; ndjson is one "
                     "such "
                     "trace object a line"),
-            OPT_INT('j', "jobs", &jobs_n, "N", "analyse N traces at once (default: one per core)",
+            OPT_INT('j', "jobs", &jobs_n, "N",
+                    "use N threads in all (default: one per core): traces read at once, and the "
+                    "threads each is read and analysed with",
                     0, 1024),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),

@@ -33,7 +33,7 @@ static int report_one(const char *path, int no_report, struct run_trace_note *no
     if (rc == GP_OK)
         keep_note(note, t);
     if (rc == GP_OK && !no_report)
-        rc = gp_analysis_run(t, NULL, &a, &err);
+        rc = gp_analysis_run(t, cli_analysis_opts(), &a, &err);
     if (rc == GP_OK && !no_report) {
         size_t n_dev = 0;
         gp_analysis_devices(a, &n_dev);

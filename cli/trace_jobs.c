@@ -156,10 +156,8 @@ void trace_jobs_run(size_t n, long threads, void (*fn)(size_t i, void *ud), void
     enum { MAX_THREADS = 64 };
     pthread_t th[MAX_THREADS];
     struct pool p = {n, 0, fn, ud, PTHREAD_MUTEX_INITIALIZER};
-    long want = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    long want = cli_share_threads(threads, n);
     want = want < 1 ? 1 : want > MAX_THREADS ? MAX_THREADS : want;
-    if ((size_t)want > n)
-        want = (long)n;
     long started = 0;
     for (long i = 1; i < want; i++)
         started += pthread_create(&th[started], NULL, worker, &p) == 0;
@@ -207,7 +205,7 @@ gp_status trace_analysed(const char *path, struct trace_warnings *w,
     gp_status rc = gp_trace_open(path, cli_trace_opts(), &t, err);
     if (rc == GP_OK) {
         trace_warnings_keep(w, t);
-        rc = gp_analysis_run(t, NULL, &a, err);
+        rc = gp_analysis_run(t, cli_analysis_opts(), &a, err);
     }
     if (rc == GP_OK)
         rc = use(a, ud, err);

@@ -4,6 +4,7 @@
 #ifndef GP_CLI_TRACE_JOBS_H
 #define GP_CLI_TRACE_JOBS_H
 
+#include "gp/analysis.h"
 #include "gp/trace.h"
 
 #include <stddef.h>
@@ -11,6 +12,13 @@
 /* The options every command opens traces with: the memory ceiling (--max-memory; by default a
  * quarter of the machine's memory for the events). */
 const gp_trace_opts *cli_trace_opts(void);
+/* The analysis options every command uses: its share of the thread budget. */
+const gp_analysis_opts *cli_analysis_opts(void);
+/* One meaning of -j for every command: `budget` threads in all (0 = one per core), shared by
+ * the traces read at once (at most n_traces) and the threads each reads and analyses with.
+ * Sets cli_trace_opts()/cli_analysis_opts() threads; call before the jobs start.
+ * @return the traces to read at once. */
+long cli_share_threads(long budget, size_t n_traces);
 /* Parse --max-memory SIZE (512M, 8G, 0 = none; NULL: keep the default). @return CLI_OK or
  * CLI_ERROR (message printed). */
 int cli_set_max_memory(const char *spec);
@@ -37,8 +45,9 @@ void trace_paths_release(struct trace_paths *p);
  * program that died left (readable, incomplete), when its finished twin is not beside it. */
 int trace_name_wanted(int dir_fd, const char *name, int pass);
 
-/* Call fn(i, ud) for every i in [0, n) on up to `threads` threads (0 = one per core); returns
- * when all calls have returned. fn must be safe to run concurrently for different i. */
+/* Call fn(i, ud) for every i in [0, n) with the -j budget `threads` (0 = one per core): the
+ * traces at once and each one's threads come from cli_share_threads. Returns when all calls
+ * have returned. fn must be safe to run concurrently for different i. */
 void trace_jobs_run(size_t n, long threads, void (*fn)(size_t i, void *ud), void *ud);
 
 /* Copies of a trace's read warnings (e.g. a truncated tail), printed later in order. */

@@ -1,4 +1,5 @@
-/* trace_limits.c: the memory ceiling every command reads traces under (issue 18 item 6): a
+/* trace_limits.c: the options every command reads traces with: the thread budget of -j (issue
+ * 16 item 3) and the memory ceiling (issue 18 item 6): a
  * quarter of the machine's memory for the events by default (the analysis takes about as much
  * again, so a report peaks near half), --max-memory SIZE to change it, 0 for none. */
 #include "cli.h"
@@ -9,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static gp_trace_opts opts; /* the CLI's own: one command, one ceiling */
+static gp_trace_opts opts; /* the CLI's own: one command, one ceiling, one thread budget */
+static gp_analysis_opts aopts;
 static pthread_once_t opts_once = PTHREAD_ONCE_INIT;
 
 static size_t default_ceiling(void)
@@ -18,16 +20,50 @@ static size_t default_ceiling(void)
     return pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : 0;
 }
 
+/* The test hooks the libraries no longer read (tests/analyze/split_same.sh drives the reader's
+ * paths through the CLI): GP_TRACE_THREADS, GP_TRACE_SPLIT_MIN=0, GP_TRACE_NO_MMAP. */
+static void test_hooks(void)
+{
+    const char *v = getenv("GP_TRACE_THREADS");
+    if (v && *v)
+        opts.threads = aopts.threads = atoi(v);
+    v = getenv("GP_TRACE_SPLIT_MIN");
+    if (v && *v && atol(v) == 0)
+        opts.flags |= GP_TRACE_SPLIT_ANY;
+    v = getenv("GP_TRACE_NO_MMAP");
+    if (v && *v)
+        opts.flags |= GP_TRACE_NO_MMAP;
+}
+
 static void init_opts(void)
 {
     opts.max_memory = default_ceiling();
+    test_hooks();
 }
 
-/* Read by the job threads; written only by cli_set_max_memory, before they start. */
+/* Read by the job threads; written only by cli_set_max_memory and cli_share_threads, before
+ * they start. */
 const gp_trace_opts *cli_trace_opts(void)
 {
     pthread_once(&opts_once, init_opts);
     return &opts;
+}
+
+const gp_analysis_opts *cli_analysis_opts(void)
+{
+    pthread_once(&opts_once, init_opts);
+    return &aopts;
+}
+
+long cli_share_threads(long budget, size_t n_traces)
+{
+    pthread_once(&opts_once, init_opts);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long all = budget > 0 ? budget : cores > 0 ? cores : 1;
+    long at_once = n_traces < (size_t)all ? (long)(n_traces ? n_traces : 1) : all;
+    if (!getenv("GP_TRACE_THREADS") || !*getenv("GP_TRACE_THREADS"))
+        opts.threads = aopts.threads = (int)(all / at_once > 0 ? all / at_once : 1);
+    return at_once;
 }
 
 int cli_set_max_memory(const char *spec)

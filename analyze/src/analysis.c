@@ -12,11 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
-int analysis_threads(void)
+int analysis_threads(int budget)
 {
-    const char *v = getenv("GP_TRACE_THREADS");
-    long n = v && *v ? strtol(v, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    long n = budget > 0 ? budget : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 2 ? 2 : (int)n;
+}
+
+int analysis_threads_of(const gp_analysis *a)
+{
+    return a->threads;
 }
 
 typedef struct par_job {
@@ -31,11 +35,11 @@ static void *par_entry(void *arg)
     return NULL;
 }
 
-void analysis_par2(void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1)
+void analysis_par2(int threads, void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1)
 {
     par_job j = {fn1, arg1};
     pthread_t th;
-    if (analysis_threads() < 2 || pthread_create(&th, NULL, par_entry, &j) != 0) {
+    if (threads < 2 || pthread_create(&th, NULL, par_entry, &j) != 0) {
         fn0(arg0);
         fn1(arg1);
         return;
@@ -360,12 +364,12 @@ static int link_all(gp_analysis *a)
 {
     id_map corr = {0}, ext = {0};
     id_job jc = {a, &corr, 0, 0}, je = {a, &ext, 1, 0};
-    analysis_par2(nest_then_corr, &jc, steps_then_ext, &je);
+    analysis_par2(a->threads, nest_then_corr, &jc, steps_then_ext, &je);
     uint32_t mid = (uint32_t)(a->n / 2);
     link_half h0 = {a, &corr, &ext, 0, mid}, h1 = {a, &corr, &ext, mid, (uint32_t)a->n};
     if (jc.rc == 0 && je.rc == 0) {
-        analysis_par2(link_runtime, &h0, link_runtime, &h1);
-        analysis_par2(link_gpu, &h0, link_gpu, &h1);
+        analysis_par2(a->threads, link_runtime, &h0, link_runtime, &h1);
+        analysis_par2(a->threads, link_gpu, &h0, link_gpu, &h1);
     }
     id_map_release(&corr);
     id_map_release(&ext);
@@ -522,7 +526,7 @@ static void align_steps(gp_analysis *a)
     for (size_t k = 0; ok && k < 2 * ns; k++)
         ts[k] = INT64_MAX;
     if (ok)
-        analysis_par2(align_count, &h[0], align_count, &h[1]);
+        analysis_par2(a->threads, align_count, &h[0], align_count, &h[1]);
     int use_gpu = 0;
     for (size_t k = 0; k < a->steps.n; k++) {
         s[k].ts = s[k].host_ts;
@@ -740,7 +744,7 @@ static void pass_gpu_lists(void *arg)
 static int finish_passes(gp_analysis *a)
 {
     pass_job bd = {a, 0}, gpu = {a, 0};
-    analysis_par2(pass_breakdown, &bd, pass_gpu_lists, &gpu);
+    analysis_par2(a->threads, pass_breakdown, &bd, pass_gpu_lists, &gpu);
     return bd.rc == 0 && gpu.rc == 0 ? 0 : -1;
 }
 
@@ -784,6 +788,7 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
     a->t = t;
     a->ev = gp_trace_events(t, &a->n);
     a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
+    a->threads = analysis_threads(opts ? opts->threads : 0);
     int rc = alloc_links(a);
     if (rc == 0)
         rc = link_all(a);

@@ -89,6 +89,7 @@ typedef struct trace_builder {
     build_str_cache str_cache[BUILD_STR_CACHE]; /* direct-mapped, in front of the interner */
     trace_budget *budget;                       /* the read's memory limit for events, or NULL */
     int over_budget;                            /* an append failed because of it */
+    int threads;                                /* gp_trace_opts.threads: 0 = one per core */
 } trace_builder;
 
 int trace_builder_init(trace_builder *b, gp_trace *t);

@@ -127,11 +127,11 @@ static void sort_some(void *arg)
     }
 }
 
-static void sort_tracks(gp_trace *t)
+static void sort_tracks(gp_trace *t, int threads)
 {
     atomic_size_t next = 0;
     sort_job j[2] = {{t, &next, INT64_MAX, INT64_MIN}, {t, &next, INT64_MAX, INT64_MIN}};
-    analysis_par2(sort_some, &j[0], sort_some, &j[1]);
+    analysis_par2(threads, sort_some, &j[0], sort_some, &j[1]);
     t->info.ts_min = j[0].ts_min < j[1].ts_min ? j[0].ts_min : j[1].ts_min;
     t->info.ts_max = j[0].ts_max > j[1].ts_max ? j[0].ts_max : j[1].ts_max;
 }
@@ -196,7 +196,7 @@ static int scatter(trace_builder *b, const uint32_t *remap)
     for (uint64_t seen = 0; mid < b->n_chunks && seen < b->n_events / 2; mid++)
         seen += b->chunks[mid].n;
     scatter_job fwd = {b, remap, start, 0, mid, 0}, bwd = {b, remap, end, mid, b->n_chunks, 1};
-    analysis_par2(scatter_half, &fwd, scatter_half, &bwd);
+    analysis_par2(analysis_threads(b->threads), scatter_half, &fwd, scatter_half, &bwd);
     b->n_chunks = 0;
     free(start);
     free(end);
@@ -264,7 +264,7 @@ int trace_builder_finish(trace_builder *b)
     free(remap);
     t->n_events = b->n_events;
     t->info.n_events = b->n_events;
-    sort_tracks(t);
+    sort_tracks(t, analysis_threads(b->threads));
     if (!t->n_events)
         t->info.ts_min = t->info.ts_max = 0;
     apply_procs(b);

@@ -315,6 +315,8 @@ static gp_status open_common(reader *r, const gp_trace_opts *opts, gp_trace **ou
     r->budget.limit = opts ? opts->max_memory : 0;
     r->b.budget = &r->budget;
     r->src.budget = &r->budget;
+    r->src.flags = r->flags;
+    r->src.threads = r->b.threads = opts ? opts->threads : 0;
     gp_status s = read_all(r, err);
     abandon_split(r);
     if (s == GP_OK)
@@ -349,7 +351,7 @@ gp_status gp_trace_open(const char *path, const gp_trace_opts *opts, gp_trace **
     reader r;
     GP_TRY(reader_init(&r, path, opts, err));
     size_t max_unit = opts && opts->max_value_bytes ? opts->max_value_bytes : (64u << 20);
-    gp_status s = trace_source_open_file(&r.src, r.b.t->info.path, max_unit, err);
+    gp_status s = trace_source_open_file(&r.src, r.b.t->info.path, max_unit, r.flags, err);
     if (s != GP_OK) {
         gp_trace_free(r.b.t);
         trace_builder_release(&r.b);

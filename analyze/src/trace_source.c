@@ -134,9 +134,8 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
 static int map_file(trace_source *s)
 {
     struct stat st;
-    if (s->gzip || (getenv("GP_TRACE_NO_MMAP") && *getenv("GP_TRACE_NO_MMAP")) ||
-        fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-        (uint64_t)st.st_size > SIZE_MAX)
+    if (s->gzip || (s->flags & GP_TRACE_NO_MMAP) || fstat(s->fd, &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
         return 0;
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
     if (m == MAP_FAILED)
@@ -165,9 +164,11 @@ const char *trace_source_drop_now(const trace_source *s, const char *from, const
     return (const char *)b;
 }
 
-gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, gp_error *err)
+gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, unsigned flags,
+                                 gp_error *err)
 {
     memset(s, 0, sizeof(*s));
+    s->flags = flags;
     s->fd = -1;
     s->guard = -1;
     s->path = path;

@@ -6,6 +6,7 @@
 #define GP_ANALYZE_TRACE_SOURCE_H
 
 #include "gp/status.h"
+#include "gp/trace.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -52,13 +53,17 @@ typedef struct trace_source {
     size_t max_unit;
     char too_big_msg[96];
     struct trace_budget *budget; /* the read's memory limit, for the builders of split parts */
+    unsigned flags;              /* gp_trace_flags of the read (GP_TRACE_NO_MMAP, ..._SPLIT_ANY) */
+    int threads;                 /* gp_trace_opts.threads: 0 = one per core */
 } trace_source;
 
 /* Open `path` (gzip detected by magic bytes). A plain regular file is mapped and parsed as one
  * window (no read copies); gzip, pipes and files that cannot be mapped stream through the
  * producer thread. `max_unit` bounds how much unfinished tail can be carried into the next block.
+ * `flags`: gp_trace_flags (GP_TRACE_NO_MMAP streams a plain file too).
  */
-gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, gp_error *err);
+gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_unit, unsigned flags,
+                                 gp_error *err);
 
 /* @return 1 when the mapped file shrank while it was parsed: past its new end the window reads
  * as zeros (map_guard.c), so a parse error there means the trace was cut short. */

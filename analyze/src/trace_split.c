@@ -41,12 +41,6 @@ struct trace_split {
     split_part parts[SPLIT_MAX_PARTS];
 };
 
-static size_t env_size(const char *name, size_t dflt)
-{
-    const char *v = getenv(name);
-    return v && *v ? (size_t)strtoull(v, NULL, 10) : dflt;
-}
-
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
@@ -121,10 +115,10 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int threads_wanted(void)
+/* The threads a read may use: gp_trace_opts.threads, else one per online CPU. */
+static int threads_wanted(const trace_source *src)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t n = env_size("GP_TRACE_THREADS", cores > 0 ? (size_t)cores : 1);
+    long n = src->threads > 0 ? src->threads : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > SPLIT_MAX_THREADS + 1 ? SPLIT_MAX_THREADS + 1 : (int)n;
 }
 
@@ -141,6 +135,7 @@ static int part_init(split_part *pt, const trace_source *src, const char *end)
     pt->src = src;
     pt->b.part = 1;
     pt->b.budget = src->budget;
+    pt->b.threads = src->threads;
     pt->b.lex.end = end;
     pt->b.lex.eof = 1;
     return 0;
@@ -178,9 +173,9 @@ trace_split *trace_split_start(const trace_source *src, const char *start, const
 {
     *split_at = NULL;
     size_t len = (size_t)(end - start);
-    int want = threads_wanted();
+    int want = threads_wanted(src);
     if (!trace_source_whole(src) || want < 2 ||
-        len < env_size("GP_TRACE_SPLIT_MIN", SPLIT_MIN_BYTES))
+        (len < SPLIT_MIN_BYTES && !(src->flags & GP_TRACE_SPLIT_ANY)))
         return NULL;
     trace_split *sp = calloc(1, sizeof(*sp));
     if (!sp)

@@ -1,7 +1,7 @@
 /* libFuzzer target for every way a trace is read and everything that reads it (issue 18 items 8
  * and 10). The first byte picks the path, the rest is the trace:
  *   0  in memory, then analysis, the rules and the three exporters (to /dev/null and a folder);
- *   1  a plain file, mapped;  2  the same file streamed (GP_TRACE_NO_MMAP);
+ *   1  a plain file, mapped;  2  the same file streamed (flag GP_TRACE_NO_MMAP);
  *   3  gzip-compressed, as a file (streamed through zlib) and in memory (inflated whole);
  *   4  one input, one answer: the in-memory, mapped, streamed and split (in memory, parts on
  *      three threads) readers must agree on the status, the message and the number of events,
@@ -117,17 +117,15 @@ static void open_path(struct outcome *o, int how, const uint8_t *p, size_t n)
 {
     gp_trace *t = NULL;
     gp_error err;
+    gp_trace_opts o2 = opts;
     if (how == 2)
-        setenv("GP_TRACE_NO_MMAP", "1", 1);
+        o2.flags |= GP_TRACE_NO_MMAP;
     if (how == 3) { /* in memory, cut into parts parsed on three threads, as big files are */
-        setenv("GP_TRACE_SPLIT_MIN", "0", 1);
-        setenv("GP_TRACE_THREADS", "3", 1);
+        o2.flags |= GP_TRACE_SPLIT_ANY;
+        o2.threads = 3;
     }
-    o->rc = how == 0 || how == 3 ? gp_trace_open_mem(p, n, plain, &opts, &t, &err)
-                                 : gp_trace_open(plain, &opts, &t, &err);
-    unsetenv("GP_TRACE_NO_MMAP");
-    unsetenv("GP_TRACE_SPLIT_MIN");
-    unsetenv("GP_TRACE_THREADS");
+    o->rc = how == 0 || how == 3 ? gp_trace_open_mem(p, n, plain, &o2, &t, &err)
+                                 : gp_trace_open(plain, &o2, &t, &err);
     snprintf(o->msg, sizeof o->msg, "%s", o->rc == GP_OK ? "" : err.msg);
     o->events = t ? gp_trace_get_info(t)->n_events : 0;
     gp_trace_free(t);
@@ -164,11 +162,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         use(t);
     if (mode == 1 || mode == 2) {
         write_file(plain, p, n);
+        gp_trace_opts o2 = opts;
         if (mode == 2)
-            setenv("GP_TRACE_NO_MMAP", "1", 1);
-        if (gp_trace_open(plain, &opts, &t, &err) == GP_OK)
+            o2.flags |= GP_TRACE_NO_MMAP;
+        if (gp_trace_open(plain, &o2, &t, &err) == GP_OK)
             use(t);
-        unsetenv("GP_TRACE_NO_MMAP");
     }
     uint8_t *z = mode == 3 ? gzip_of(p, n, &zn) : NULL;
     if (z) {

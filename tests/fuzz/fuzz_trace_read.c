@@ -7,22 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    setenv("GP_TRACE_SPLIT_MIN", "0", 1); /* split inputs of any size */
-    setenv("GP_TRACE_THREADS", "3", 0);
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gp_trace *t = NULL;
     gp_error err;
-    gp_trace_opts opts = {.max_value_bytes = 1u << 20};
+    /* split inputs of any size into parts parsed on three threads */
+    gp_trace_opts opts = {.flags = GP_TRACE_SPLIT_ANY, .max_value_bytes = 1u << 20, .threads = 3};
     if (gp_trace_open_mem(data, size, "fuzz.json", &opts, &t, &err) != GP_OK)
         return 0;
     gp_analysis *a = NULL;

@@ -59,10 +59,10 @@ static void all_paths_agree(const char *s, size_t n, gp_status want)
     gp_error err;
     gp_status rc = gp_trace_open(plain, &opts, &t, &err);
     record(&o[0], rc, t, &err);
-    setenv("GP_TRACE_NO_MMAP", "1", 1);
-    rc = gp_trace_open(plain, &opts, &t, &err);
+    gp_trace_opts streamed = opts;
+    streamed.flags |= GP_TRACE_NO_MMAP;
+    rc = gp_trace_open(plain, &streamed, &t, &err);
     record(&o[1], rc, t, &err);
-    unsetenv("GP_TRACE_NO_MMAP");
     rc = gp_trace_open(gz, &opts, &t, &err);
     record(&o[2], rc, t, &err);
     rc = gp_trace_open_mem(s, n, "mem", &opts, &t, &err);

@@ -213,12 +213,13 @@ static void test_memory_ceiling(void)
                                 "\"dur\":1}",
                                 i ? "," : "", i);
     len += (size_t)snprintf(doc + len, cap - len, "]}");
-    gp_trace_opts tight = {.max_memory = 1u << 20}, none = {0};
     gp_trace *t = NULL;
     gp_error err;
     for (int split = 0; split < 2; split++) {
-        setenv("GP_TRACE_SPLIT_MIN", split ? "0" : "1000000000", 1);
-        setenv("GP_TRACE_THREADS", split ? "3" : "1", 1);
+        unsigned flags = split ? GP_TRACE_SPLIT_ANY : 0;
+        int threads = split ? 3 : 1;
+        gp_trace_opts tight = {.flags = flags, .max_memory = 1u << 20, .threads = threads};
+        gp_trace_opts none = {.flags = flags, .threads = threads};
         GP_ASSERT_EQ_INT(gp_trace_open_mem(doc, len, "bomb", &tight, &t, &err), GP_EPARSE);
         GP_ASSERT_CONTAINS(err.msg, "more memory than the limit (--max-memory)");
         GP_ASSERT_STR_EQ(err.path, "bomb");
@@ -226,8 +227,6 @@ static void test_memory_ceiling(void)
         GP_ASSERT_EQ_INT((long)gp_trace_get_info(t)->n_events, (long)n);
         gp_trace_free(t);
     }
-    unsetenv("GP_TRACE_SPLIT_MIN");
-    unsetenv("GP_TRACE_THREADS");
     free(doc);
 }
 

@@ -19,6 +19,9 @@ typedef struct gp_analysis gp_analysis;
 /** Options for gp_analysis_run(); NULL means defaults. */
 typedef struct gp_analysis_opts {
     int64_t kernel_wait_ns; /**< HTA consecutive_kernel_delay; 0 = 30000 (30 us) */
+    /** Threads for the analysis' passes, and for key averages and rules over it: 0 = one per
+     * online CPU; it uses at most 2. */
+    int threads;
 } gp_analysis_opts;
 
 /** Analyse `t`. @param out receives the analysis (free with gp_analysis_free).

@@ -217,7 +217,9 @@ typedef struct gp_trace_info {
 
 /** Reader flags. */
 enum gp_trace_flags {
-    GP_TRACE_STRICT = 1 << 0 /**< a truncated file is an error instead of a warning */
+    GP_TRACE_STRICT = 1 << 0,   /**< a truncated file is an error instead of a warning */
+    GP_TRACE_NO_MMAP = 1 << 1,  /**< stream a plain file instead of mapping it (tests) */
+    GP_TRACE_SPLIT_ANY = 1 << 2 /**< cut an input of any size into parts (tests, fuzzing) */
 };
 
 /** Options for gp_trace_open(); NULL means defaults. */
@@ -228,6 +230,9 @@ typedef struct gp_trace_opts {
      * chunks); past it the read fails with a parse error naming the file and position. The
      * analysis of a trace takes about as much again. 0: no limit. */
     size_t max_memory;
+    /** Threads parsing one file: its parts (a big file is cut in up to 16) and the passes
+     * after them. 0 = one per online CPU. */
+    int threads;
 } gp_trace_opts;
 
 /** Read a trace file: Chrome-trace JSON, plain or gzip (by magic bytes), object or array form,
