@@ -117,6 +117,17 @@ void analysis_par2(int threads, void (*fn0)(void *), void *arg0, void (*fn1)(voi
 /* The thread count an analysis was made with (gp_analysis_opts.threads, resolved). */
 int analysis_threads_of(const gp_analysis *a);
 
+/* analysis_link.c: parent_of, runtime_of and op_of of every event (and the steps, found on
+ * one of its threads). @return ANALYSIS_OK, ANALYSIS_NOMEM or ANALYSIS_BROKEN. */
+int analysis_link_all(gp_analysis *a);
+/* analysis_steps.c: the ProfilerStep ranges (a->steps); their alignment to the device; the
+ * step-time statistics. @return 0 or ANALYSIS_NOMEM. */
+int analysis_find_steps(gp_analysis *a);
+void analysis_align_steps(gp_analysis *a);
+int analysis_step_stats(gp_analysis *a);
+/* analysis_breakdown.c: each step's bd. @return 0 or ANALYSIS_NOMEM. */
+int analysis_breakdown(gp_analysis *a);
+
 /* gpu_timeline.c */
 int analysis_gpu(gp_analysis *a);
 /* analysis_lists.c */
