@@ -26,8 +26,10 @@ if(TARGET gp_analyze)
                      ${CMAKE_CURRENT_SOURCE_DIR}/analyze/split_tricky.json)
     set_tests_properties(analyze_split_same PROPERTIES LABELS cli TIMEOUT 300)
   endif()
+  # seeds: its own corpus and the reader's test traces (tests/data/traces, not copied)
   gp_add_fuzz(fuzz_trace_read ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_read.c
-              ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_read gp_analyze)
+              "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_read;${GP_TEST_DATA_DIR}/traces"
+              gp_analyze)
   # every reader path (mapped, streamed, gzip, in memory; agreeing), the rules and the exporters
   gp_add_fuzz(fuzz_trace_paths ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_paths.c
               ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/trace_paths gp_export gp_analyze ZLIB::ZLIB)
