@@ -1,5 +1,6 @@
 /* What a sweep prints: the table of settings, each baseline finding's predicted gain beside the
  * measured one, and the same in OUT/sweep.json (schema gprof-train.sweep/1). */
+#include "gp/json_str.h"
 #include "cli.h"
 #include "sweep_int.h"
 
@@ -227,22 +228,7 @@ void sweep_print(FILE *out, const struct sweep *s)
 
 static void jstring(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        switch (*p) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    fputc('"', f);
+    gp_json_put_str(f, s);
 }
 
 static void jnumber(FILE *f, double v, int decimals)

@@ -1,5 +1,6 @@
 /* compare_write.c: a comparison as text (sections: step time and verdict, breakdown, rows that
  * moved, peak memory, findings) or as one JSON document (gprof-train.compare/1). */
+#include "gp/json_str.h"
 #include "gp/text.h"
 #include "compare_int.h"
 #include "rules_int.h"
@@ -256,17 +257,7 @@ static void write_text(FILE *out, const gp_compare *c, size_t top)
 
 static void put_string(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fputc('\\', out);
-        if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
+    gp_json_put_str(out, s);
 }
 
 /* A number in us (from ns) or as is, 3 decimals at most, null when not finite. */

@@ -1,6 +1,7 @@
 /* Writing findings: a text section per trace (fired findings with their fix, gain and evidence
  * table, then one line per rule that did not fire) or one JSON document whose schema,
  * "gprof-train.diagnose/1", is documented at gp_findings_write() in gp/rules.h. */
+#include "gp/json_str.h"
 #include "gp/text.h"
 #include "rules_int.h"
 
@@ -182,20 +183,7 @@ static void write_text(FILE *out, const gp_findings *fs)
 
 static void json_str(FILE *out, const char *s)
 {
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
+    gp_json_put_str(out, s); /* NULL: null */
 }
 
 static void json_num(FILE *out, double v)

@@ -1,6 +1,7 @@
 /* A finished job as text (the rank table, the longest waits, GT16), one JSON document
  * ("gprof-train.job/1") or NDJSON: a line per rank and, optionally, per rank x operation, for
  * DuckDB, Spark or pandas to aggregate across many machines. */
+#include "gp/json_str.h"
 #include "job_int.h"
 
 #include <stdlib.h>
@@ -20,17 +21,7 @@ gp_status gp_job_format_parse(const char *s, gp_job_format *out, gp_error *err)
 
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    gp_json_put_str(f, s ? s : "");
 }
 
 static double us(int64_t ns)

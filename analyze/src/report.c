@@ -1,6 +1,7 @@
 /* `gprof-train report` output: the summary lines and PyTorch's key-averages table (the layout of
  * torch.autograd.profiler_util._build_table: 12-wide columns, 2-space gaps, names cut at 55,
  * "Self CPU time total" footers), plus CSV and JSON forms of the same rows. */
+#include "gp/json_str.h"
 #include "gp/text.h"
 #include "gp/report.h"
 
@@ -347,17 +348,7 @@ static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
 
 static void json_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    gp_json_put_str(out, s);
 }
 
 static void json_streams(FILE *out, const gp_analysis *a, int device)

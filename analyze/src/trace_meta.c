@@ -1,6 +1,7 @@
 /* Top-level metadata: each value is captured as compact JSON (it is small, and this keeps the
  * unit restartable), then read with a sub-lexer: deviceProperties, distributedInfo, the "gprof"
  * run config (as key/values) and the other keys (as key/values for gp_trace_meta()). */
+#include "gp/json_str.h"
 #include "trace_meta.h"
 
 #include "gp/trace_schema.h"
@@ -36,19 +37,10 @@ static void put(jbuf *o, const char *s, size_t n)
 static void put_quoted(jbuf *o, const char *s, size_t n)
 {
     put(o, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            put(o, esc, 2);
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof(esc), "\\u%04x", c);
-            put(o, esc, 6);
-        } else {
-            put(o, (const char *)&s[i], 1);
-        }
+    char esc[6 * 256]; /* the escape needs up to 6 bytes a byte: in pieces */
+    for (size_t done = 0, k; done < n; done += k) {
+        k = gp_json_piece(s + done, n - done, 256);
+        put(o, esc, gp_json_escape(esc, s + done, k));
     }
     put(o, "\"", 1);
 }

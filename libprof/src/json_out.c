@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "gp/json_str.h"
 #include "prof_int.h"
 
 /* Buffer sizes, measured on the 2-core EPYC (512 KiB L2 a core), kernel 6.18, ext4:
@@ -159,79 +160,12 @@ void prof_out_raw(prof_out *o, const char *s, size_t n)
     }
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if (c == 0xE0 && s[1] < 0xA0)
-        return 0; /* overlong */
-    if (c == 0xED && s[1] >= 0xA0)
-        return 0; /* surrogate */
-    if (c == 0xF0 && s[1] < 0x90)
-        return 0; /* overlong */
-    if (c == 0xF4 && s[1] >= 0x90)
-        return 0; /* > U+10FFFF */
-    return len;
-}
-
-/* Escape into dst (at least 6 * n bytes); @return bytes written. */
-static size_t escape(char *dst, const char *src, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)src;
-    size_t j = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            dst[j++] = (char)c;
-            i++;
-        } else if (c == '"' || c == '\\') {
-            dst[j++] = '\\';
-            dst[j++] = (char)c;
-            i++;
-        } else if (c < 0x20) {
-            const char *short_esc = c == '\n'   ? "\\n"
-                                    : c == '\t' ? "\\t"
-                                    : c == '\r' ? "\\r"
-                                                : NULL;
-            if (short_esc) {
-                memcpy(dst + j, short_esc, 2);
-                j += 2;
-            } else {
-                memcpy(dst + j, "\\u00", 4);
-                dst[j + 4] = hex[c >> 4];
-                dst[j + 5] = hex[c & 15];
-                j += 6;
-            }
-            i++;
-        } else {
-            size_t len = utf8_len(s + i, n - i);
-            if (len) {
-                memcpy(dst + j, s + i, len);
-                j += len;
-                i += len;
-            } else {
-                memcpy(dst + j, "\\ufffd", 6); /* invalid UTF-8 byte */
-                j += 6;
-                i++;
-            }
-        }
-    }
-    return j;
-}
-
 char *prof_json_escape(const char *s, size_t n, size_t *out_len)
 {
     char *d = malloc(n * 6 + 1);
     if (!d)
         return NULL;
-    *out_len = escape(d, s, n);
+    *out_len = gp_json_escape(d, s, n);
     d[*out_len] = '\0';
     return d;
 }
@@ -242,7 +176,7 @@ void prof_out_json_str(prof_out *o, const char *s, size_t n)
     char *d = n * 6 <= sizeof(stackbuf) ? stackbuf : malloc(n * 6);
     prof_out_raw(o, "\"", 1);
     if (d) {
-        prof_out_raw(o, d, escape(d, s, n));
+        prof_out_raw(o, d, gp_json_escape(d, s, n));
         if (d != stackbuf)
             free(d);
     }

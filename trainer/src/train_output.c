@@ -1,5 +1,6 @@
 /* What a run leaves behind: the run folder, the trace (libprof, with the configuration in
  * "gprof"), TensorBoard scalars and summary.json. */
+#include "gp/json_str.h"
 #include "gp/fs.h"
 #include "gp/log.h"
 #include "gp/prof.h"
@@ -196,21 +197,7 @@ void train_close_scalars(struct train_run *r)
 /* JSON string with the few escapes paths and names can need. */
 static void put_str(FILE *f, const char *s)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
+    gp_json_put_str(f, s); /* NULL: null */
 }
 
 static void put_config(FILE *f, const struct train_run *r)

@@ -3,6 +3,7 @@
  * never leaves a half-written file behind, while devices, FIFOs and a stream handed in are
  * written in place)
  * and the JSON/HTML escaping every emitter goes through. */
+#include "gp/json_str.h"
 #include "export_int.h"
 
 #include "gp/export.h"
@@ -313,27 +314,6 @@ static void escape_runs(export_out *o, const char *s, const char *(*esc)(unsigne
     export_out_write(o, run, (size_t)(p - run));
 }
 
-static const char *json_esc(unsigned char c, char *tmp)
-{
-    switch (c) {
-    case '"':
-        return "\\\"";
-    case '\\':
-        return "\\\\";
-    case '\n':
-        return "\\n";
-    case '\t':
-        return "\\t";
-    case '\r':
-        return "\\r";
-    default:
-        if (c >= 0x20)
-            return NULL;
-        snprintf(tmp, 8, "\\u%04x", c);
-        return tmp;
-    }
-}
-
 static const char *html_esc(unsigned char c, char *tmp)
 {
     (void)tmp;
@@ -359,8 +339,11 @@ static const char *html_esc(unsigned char c, char *tmp)
 void export_out_json_str(export_out *o, const char *s)
 {
     export_out_write(o, "\"", 1);
-    if (s)
-        escape_runs(o, s, json_esc, "\\ufffd");
+    char esc[6 * 256]; /* the escape needs up to 6 bytes a byte: in pieces */
+    for (size_t n = s ? strlen(s) : 0, k; n > 0; s += k, n -= k) {
+        k = gp_json_piece(s, n, 256);
+        export_out_write(o, esc, gp_json_escape(esc, s, k));
+    }
     export_out_write(o, "\"", 1);
 }
 
