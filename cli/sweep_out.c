@@ -134,12 +134,11 @@ static void measure(const struct sweep *s, const gp_finding *f, struct predictio
 
 static void predict(const struct sweep *s, const gp_finding *f, struct prediction *p)
 {
-    size_t analysed;
-    int64_t mean = 0;
-    gp_findings_steps(s->res[0].findings, &analysed, &mean);
+    gp_unprofiled_gain g;
     *p = (struct prediction){f, NAN, NAN, NULL, 0};
-    if (f->gain_step_ns >= 0 && mean > 0)
-        p->predicted_pct = (double)f->gain_step_ns / (double)mean * 100.0;
+    /* the timed runs have no profiler: predict the share of the step without its own cost */
+    if (gp_finding_unprofiled_gain(s->res[0].findings, f, &g) && g.step_ns > 0)
+        p->predicted_pct = (g.low_pct + g.high_pct) / 2;
     measure(s, f, p);
 }
 

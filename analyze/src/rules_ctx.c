@@ -28,6 +28,7 @@ static void read_cfg(struct rules_ctx *c)
     g->device = rc.device;
     g->device_mem = rc.device_memory.known ? rc.device_memory.v : 0;
     g->gpu_status = rc.gpu_status;
+    g->record_cost_ns = rc.record_cost_ns.known ? rc.record_cost_ns.v : 0;
 }
 
 gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err)
@@ -498,6 +499,15 @@ static void select_kth(int64_t *v, ptrdiff_t n, ptrdiff_t k)
         else
             return;
     }
+}
+
+int64_t rules_kth(int64_t *v, size_t n, size_t k)
+{
+    if (n == 0)
+        return 0;
+    k = k < n ? k : n - 1;
+    select_kth(v, (ptrdiff_t)n, (ptrdiff_t)k);
+    return v[k];
 }
 
 int64_t rules_median(int64_t *v, size_t n)

@@ -25,6 +25,7 @@ struct rules_cfg {
     const char *device;     /* "cuda", "cpu" or NULL */
     int64_t device_mem;     /* bytes, 0 unknown */
     const char *gpu_status; /* the profiler's word on GPU capture, or NULL */
+    int64_t record_cost_ns; /* libprof's measure of one recorded range; 0 unknown */
 };
 
 /* A sorted, disjoint list of [ts, end) intervals (ns). */
@@ -174,6 +175,10 @@ double rules_per_step(const struct rules_ctx *c, double total);
 /* Share of the analysed step time, in percent. */
 double rules_pct_of_steps(const struct rules_ctx *c, int64_t ns);
 
+/* The k-th smallest of n int64 values (0-based, k clamped to n - 1; reorders `v`); 0 when n == 0.
+ */
+int64_t rules_kth(int64_t *v, size_t n, size_t k);
+
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
 
@@ -218,6 +223,11 @@ struct gp_findings {
     size_t n_steps, n_analysed;
     int64_t mean_step_ns;
     double python_frames_per_step; /* with_stack=True traces: their Python frames per step */
+    gp_profiler_cost cost;         /* the profiler's own time in the analysed steps */
 };
+
+/* rules_cost.c: the profiler's own time in the analysed steps of `c`. @return GP_OK or
+ * GP_ENOMEM. */
+gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out);
 
 #endif

@@ -47,6 +47,9 @@ void gp_run_config_read(const gp_trace *t, gp_run_config *out)
     out->dropped_records = num_of(kv, n, GP_CFG_DROPPED_RECORDS);
     out->dropped_cpu = num_of(kv, n, GP_CFG_DROPPED_CPU);
     out->dropped_gpu = num_of(kv, n, GP_CFG_DROPPED_GPU);
+    out->record_cost_ns = num_of(kv, n, GP_CFG_RECORD_COST);
+    if (out->record_cost_ns.known && out->record_cost_ns.v <= 0)
+        out->record_cost_ns = (gp_cfg_num){0, 0}; /* libprof writes 0 when it could not time it */
     out->pin_memory = switch_of(kv, n, GP_CFG_PIN_MEMORY);
     out->non_blocking = switch_of(kv, n, GP_CFG_NON_BLOCKING);
     out->cudnn_benchmark = switch_of(kv, n, GP_CFG_CUDNN_BENCHMARK);

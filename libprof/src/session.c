@@ -329,6 +329,7 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     prof_clock_reset();
     prof_clock_sample();
     prof_clock_start();
+    wc.range_cost_ns = prof_range_cost_ns();
     wc.producer = o->producer;
     wc.trace_name = o->trace_name;
     wc.rank = o->rank;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -473,4 +474,46 @@ void prof_async_end(uint64_t id)
             prof_emit(t, &r);
         return;
     }
+}
+
+/* ---- the cost of a record ---- */
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int64_t prof_range_cost_ns(void)
+{
+    enum { ROUNDS = 5, RANGES = PROF_BLOCK_MIN };
+    prof_thread *t = calloc(1, sizeof(*t));
+    prof_rec *recs = malloc(RANGES * sizeof(*recs));
+    int64_t round_ns[ROUNDS];
+    if (!t || !recs) {
+        free(t), free(recs);
+        return 0;
+    }
+    prof_block b = {.cap = RANGES, .recs = recs};
+    t->wblk = &b, t->wrecs = recs, t->wcap = RANGES;
+    for (int r = 0; r < ROUNDS; r++) {
+        t->wpos = 0;
+        int64_t t0 = mono_ns();
+        for (int i = 0; i < RANGES; i++) {
+            push_on(t, 1, GP_PROF_RECORD_CPU);
+            t->stack[t->depth - 1].recorded = 1; /* time the recorded path, window or not */
+            pop_on(t);
+        }
+        round_ns[r] = mono_ns() - t0;
+    }
+    free(t), free(recs);
+    qsort(round_ns, ROUNDS, sizeof(round_ns[0]), cmp_i64);
+    return (round_ns[ROUNDS / 2] + RANGES / 2) / RANGES;
 }

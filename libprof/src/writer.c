@@ -584,6 +584,8 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     prof_out_i64(h, prof_buf_peak());
     prof_out_str(h, ",\"" GP_CFG_FLUSH_INTERVAL "\":");
     prof_out_i64(h, W.cfg.flush_ms);
+    prof_out_str(h, ",\"" GP_CFG_RECORD_COST "\":");
+    prof_out_i64(h, W.cfg.range_cost_ns);
     prof_out_str(h, ",\"" GP_CFG_COMPLETE "\":");
     prof_out_str(h, final ? "true" : "false");
     prof_gpu_config(h);

@@ -21,6 +21,7 @@
 #include "gp/prof.h"
 
 static long iters;
+static double range_ns; /* tight: wall time per push/pop pair */
 static pthread_barrier_t all_alive;
 
 static void start(const char *out)
@@ -152,10 +153,12 @@ int main(int argc, char **argv)
         run_threads(n, nest_worker, 0);
     } else if (strcmp(mode, "tight") == 0) {
         gp_prof_name r = gp_prof_intern("tight");
+        double t0 = now_s();
         for (long i = 0; i < n; i++) {
             gp_prof_push(r);
             gp_prof_pop();
         }
+        range_ns = n > 0 ? (now_s() - t0) * 1e9 / (double)n : 0;
     } else if (strcmp(mode, "many") == 0) {
         pthread_barrier_init(&all_alive, NULL, (unsigned)n);
         run_threads(n, many_worker, 0);
@@ -172,7 +175,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "prof_stress: %s\n", err.msg);
         return 1;
     }
-    printf("{\"mode\":\"%s\",\"n\":%ld,\"iters\":%ld,\"rss_before_kb\":%ld,\"peak_rss_kb\":%ld}\n",
-           mode, n, iters, rss_before, peak_rss_kb());
+    printf("{\"mode\":\"%s\",\"n\":%ld,\"iters\":%ld,\"rss_before_kb\":%ld,\"peak_rss_kb\":%ld,"
+           "\"range_ns\":%.1f}\n",
+           mode, n, iters, rss_before, peak_rss_kb(), range_ns);
     return 0;
 }

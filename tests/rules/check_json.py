@@ -29,8 +29,11 @@ def check_finding(f, where):
     check(isinstance(f["summary"], str) and f["summary"], where + ": summary")
     check(f["fired"] or f["recommendation"] is None, where + ": quiet rule with advice")
     g = f["estimated_gain"]
-    check(g is None or (set(g) == {"total_us", "per_step_us", "share_of_step_pct", "text"}
+    check(g is None or (set(g) == {"total_us", "per_step_us", "share_of_step_pct", "text",
+                                   "without_profiler"}
                         and isinstance(g["total_us"], NUM)), where + ": gain")
+    if g is not None:
+        check_unprofiled(g, where)
     ev = f["evidence"]
     cols = ev["columns"]
     check(all(c["unit"] in UNITS for c in cols), where + ": column units")
@@ -41,6 +44,29 @@ def check_finding(f, where):
                   where + ": cell type of " + c["name"])
     for r in f["ranges"]:
         check(set(r) == {"start_us", "dur_us", "label"} and r["dur_us"] >= 0, where + ": range")
+
+
+def check_unprofiled(g, where):
+    """The gain restated without the profiler: bounds that hold the profiled share when the
+    profiler's cost is off the critical path, and a word on how sure."""
+    u = g["without_profiler"]
+    check(set(u) == {"step_us", "low_pct", "high_pct", "sure", "why"}, where + ": unprofiled keys")
+    check(0 <= u["low_pct"] <= u["high_pct"] <= 100, where + ": unprofiled bounds")
+    check(u["sure"] in ("low", "medium", "high") and u["why"], where + ": sure")
+    if u["step_us"] is not None and g["share_of_step_pct"] <= 100:
+        check(u["low_pct"] - 0.01 <= g["share_of_step_pct"] <= u["high_pct"] + 0.01,
+              where + ": profiled share %s outside [%s, %s]"
+              % (g["share_of_step_pct"], u["low_pct"], u["high_pct"]))
+
+
+def check_cost(t):
+    """The profiler's own cost per trace: records times a cost, plus CUPTI's overhead events."""
+    k = t["profiler_cost"]
+    check(set(k) == {"per_step_us", "overhead_per_step_us", "records_per_step", "record_cost_ns",
+                     "source", "step_cv"}, t["trace"] + ": profiler_cost keys")
+    check(k["source"] in ("none", "measured", "gaps"), t["trace"] + ": cost source")
+    est = k["records_per_step"] * k["record_cost_ns"] / 1e3 + k["overhead_per_step_us"]
+    check(abs(k["per_step_us"] - est) <= 0.01 + 1e-3 * est, t["trace"] + ": cost sum")
 
 
 def rule_ids(binary):
@@ -54,8 +80,10 @@ def check_doc(doc, catalogue):
     check(doc["schema"] == "gprof-train.diagnose/1", "schema")
     worst = 0
     for t in doc["traces"]:
-        for k in ("trace", "steps", "steps_analysed", "mean_step_us", "max_severity", "findings"):
+        for k in ("trace", "steps", "steps_analysed", "mean_step_us", "max_severity", "findings",
+                  "profiler_cost"):
             check(k in t, "trace key " + k)
+        check_cost(t)
         fired = [f["fired"] for f in t["findings"]]
         check(fired == sorted(fired, reverse=True), t["trace"] + ": fired findings first")
         ids = [f["id"] for f in t["findings"]]

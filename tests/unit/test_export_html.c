@@ -43,6 +43,8 @@ static void test_sample_report(void)
     /* two mean step times on one page, and why (issue 17 §8) */
     GP_ASSERT_CONTAINS(s, "The findings read the 5 steps after the first (warm-up): mean step ");
     GP_ASSERT_CONTAINS(s, "The summary above covers all 6 steps.");
+    GP_ASSERT_CONTAINS(s, "<p class=\"sure\">Without the profiler: "); /* GT01's gain restated */
+    GP_ASSERT_CONTAINS(s, "how sure: medium (only 5 steps analysed; 10 make it firm)");
     GP_ASSERT_CONTAINS(s, "GPU 0 busy %");
     GP_ASSERT_CONTAINS(s, "GPU 0 allocated");
     GP_ASSERT_CONTAINS(s, "<td class=\"name\">sm90_xmma_gemm_f32f32_tn_n</td><td>30</td>");

@@ -236,7 +236,24 @@ static void recommendation(export_out *o, const gp_finding *f)
     export_out_puts(o, "</p>\n");
 }
 
-static void one_finding(export_out *o, const gp_finding *f, const html_time *tx)
+/* The gain as a share of the step without the profiler's own cost, and how sure it is. */
+static void unprofiled(export_out *o, const gp_findings *fs, const gp_finding *f)
+{
+    char t[32];
+    gp_unprofiled_gain g;
+    if (!gp_finding_unprofiled_gain(fs, f, &g) || g.step_ns <= 0)
+        return;
+    export_out_printf(o,
+                      "<p class=\"sure\">Without the profiler: %.0f-%.0f%% of a %s step; how "
+                      "sure: %s (",
+                      g.low_pct, g.high_pct, gp_report_fmt_time(t, sizeof t, g.step_ns),
+                      gp_sureness_name(g.sure));
+    export_out_html(o, g.why);
+    export_out_puts(o, ")</p>\n");
+}
+
+static void one_finding(export_out *o, const gp_findings *fs, const gp_finding *f,
+                        const html_time *tx)
 {
     const char *sev = gp_severity_name(f->severity);
     export_out_printf(o, "<div class=\"finding %s\"><p><span class=\"sev\">%s</span><b>", sev, sev);
@@ -257,6 +274,7 @@ static void one_finding(export_out *o, const gp_finding *f, const html_time *tx)
                           f->n_ranges, f->n_ranges == 1 ? "" : "s",
                           (double)(first - tx->t0) / tx->scale, tx->unit);
     recommendation(o, f);
+    unprofiled(o, fs, f);
     export_out_puts(o, "</div>\n");
 }
 
@@ -299,7 +317,7 @@ static void findings(export_out *o, const gp_analysis *a, const gp_export_opts *
                                            "threshold."
                                          : "The diagnosis was not run.");
     for (size_t i = 0; i < n; i++)
-        one_finding(o, &f[i], &tx);
+        one_finding(o, opts->findings, &f[i], &tx);
     export_out_puts(o, "</section>\n");
 }
 

@@ -151,6 +151,56 @@ size_t gp_findings_steps(const gp_findings *f, size_t *analysed, int64_t *mean_s
  * more than the rest, so a gain measured there may be high without the profiler. */
 double gp_findings_python_frames(const gp_findings *f);
 
+/** Where the per-record cost of gp_profiler_cost came from. */
+typedef enum gp_cost_source {
+    GP_COST_NONE = 0, /**< no host records in the analysed steps, or too few gaps to estimate */
+    GP_COST_MEASURED, /**< measured by the profiler in the process (libprof's record_cost_ns) */
+    GP_COST_GAPS      /**< estimated from the trace: the 10th percentile of the gaps between
+                           consecutive records on a thread, which hold the profiler's work
+                           between two records and some of the program's (on the high side);
+                           at most 4 us, the per-op cost PyTorch documents for its costliest
+                           profiler mode, where the program works in the gaps */
+} gp_cost_source;
+
+/** The profiler's own time in the analysed steps, as far as the trace shows it: its host
+ * records (CPU ops, annotations, runtime and driver calls, Python frames, memory samples) times
+ * the cost of one, plus the "overhead" events CUPTI reports. GPU-side instrumentation that
+ * leaves no record is not seen. */
+typedef struct gp_profiler_cost {
+    int64_t per_step_ns;     /**< mean per analysed step: records + overhead events */
+    int64_t overhead_ns;     /**< of it, "overhead" events inside the steps, per step */
+    double records_per_step; /**< host records per analysed step */
+    int64_t record_cost_ns;  /**< per record (0 with GP_COST_NONE) */
+    gp_cost_source source;
+    double step_cv; /**< spread of analysed step times: stddev / mean (NAN with < 2 steps) */
+} gp_profiler_cost;
+
+/** @return the profiler's own cost in the analysed steps; never NULL. */
+const gp_profiler_cost *gp_findings_profiler_cost(const gp_findings *f);
+
+/** How far a gain without the profiler can be trusted. */
+typedef enum gp_sureness { GP_SURE_LOW = 0, GP_SURE_MEDIUM, GP_SURE_HIGH } gp_sureness;
+
+/** A finding's gain restated for a run without the profiler. With S the mean analysed step, G
+ * the gain per step and O the profiler's cost per step (gp_profiler_cost), the run without the
+ * profiler has a step of S - O when that cost is on the step's critical path, and a gain of G
+ * less whatever part of O fell in the time the fix removes: so the share of the step the fix
+ * saves lies in [max(0, G - O) / (S - O), min(G, S - O) / (S - O)] (the profiled share G / S is
+ * inside it). */
+typedef struct gp_unprofiled_gain {
+    int64_t step_ns;          /**< S - O: the step without the profiler */
+    double low_pct, high_pct; /**< bounds of the share of that step the fix saves */
+    gp_sureness sure;
+    char why[160]; /**< what limits `sure`: "12 steps, step times within 3%, ..." */
+} gp_unprofiled_gain;
+
+/** Restate `f`'s gain (a finding of `fs`) without the profiler. @return 1 and fills *out, or 0
+ * when `f` has no gain in time. */
+int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out);
+
+/** @return "high", "medium" or "low". */
+const char *gp_sureness_name(gp_sureness s);
+
 /** @return the highest severity among the findings (GP_SEV_OK when none fired). */
 gp_severity gp_findings_max_severity(const gp_findings *f);
 
@@ -171,6 +221,9 @@ gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_er
  *    "traces": [{
  *      "trace": PATH, "steps": N, "steps_analysed": N, "mean_step_us": US,
  *      "python_frames_per_step": NUM (with_stack=True traces; 0 without), "max_severity": SEV,
+ *      "profiler_cost": {"per_step_us": NUM, "overhead_per_step_us": NUM,
+ *                        "records_per_step": NUM, "record_cost_ns": NUM,
+ *                        "source": "none"|"measured"|"gaps", "step_cv": NUM|null},
  *      "findings": [{                                      order of gp_findings_get()
  *        "id": "GT01", "name": "dataloader_starvation", "title": "data-loader starvation",
  *        "severity": SEV, "fired": BOOL,
@@ -178,7 +231,10 @@ gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_er
  *                   "cmp": ">="|"<"},
  *        "summary": STR, "recommendation": STR|null, "knob": STR|null,
  *        "estimated_gain": {"total_us": NUM, "per_step_us": NUM, "share_of_step_pct": NUM,
- *                           "text": STR|null} | null,     share of the mean analysed step
+ *                           "text": STR|null,           share of the mean analysed step
+ *                           "without_profiler": {"step_us": NUM|null, "low_pct": NUM,
+ *                                                "high_pct": NUM, "sure": "low"|"medium"|"high",
+ *                                                "why": STR}} | null,
  *        "evidence": {"columns": [{"name": STR, "unit": UNIT}], "rows": [[NUM|STR, ...]]},
  *        "ranges": [{"start_us": NUM, "dur_us": NUM, "label": STR}]   trace timebase
  *      }]

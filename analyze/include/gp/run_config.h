@@ -39,6 +39,7 @@ typedef struct gp_run_config {
     gp_cfg_num dropped_records; /**< records the profiler lost, all kinds */
     gp_cfg_num dropped_cpu;     /**< of them, CPU ranges past the record-memory limit */
     gp_cfg_num dropped_gpu;     /**< of them, GPU records CUPTI dropped */
+    gp_cfg_num record_cost_ns;  /**< libprof: what one recorded range costs its thread, in ns */
     gp_cfg_switch pin_memory, non_blocking, cudnn_benchmark;
     gp_cfg_switch complete; /**< GP_CFG_OFF while being written, or when the program died */
 } gp_run_config;
