@@ -14,10 +14,7 @@
 
 #include "prof_int.h"
 
-int prof_tsc;
-int prof_tick_gap = 1;
-
-#define N_MEASURED     64         /* the rate is measured over up to 64 measurements back */
+#define N_MEASURED     PROF_CLOCK_MEASURED
 #define MEASURE_GAP_NS 100000000  /* kept measurements are at least this far apart */
 #define KNOT_MIN_NS    1000000000 /* measurements steer at most once a second: 2 knots, 48 B */
 #define STEER_NS       500000000  /* an offset is taken out over this much time */
@@ -25,21 +22,7 @@ int prof_tick_gap = 1;
 
 typedef prof_tick_seg knot;
 
-static int64_t m_ticks[N_MEASURED], m_ns[N_MEASURED];
-static int n_measured; /* total taken; the last N_MEASURED are kept */
-static knot *knots;
-static size_t n_knots, cap_knots;
-static int64_t max_converted; /* the largest tick converted so far */
-static int64_t last_steer;    /* where the last measurement started its segments */
-
-/* The newest two segments, published for other threads (prof_clock_now_ns: CUPTI's timestamp
- * callback) under a sequence lock, and the largest tick they converted: the writer never moves
- * the function there either. */
-static _Atomic uint32_t pub_seq;
-static _Atomic int64_t pub_t[2], pub_ns[2];
-static _Atomic uint64_t pub_scale[2];
-static _Atomic int pub_valid;
-static _Atomic int64_t pub_max_used = INT64_MIN;
+/* The state (prof_clock_g) is defined in session.c. */
 
 static int cpu_has_invariant_tsc(void)
 {
@@ -63,10 +46,9 @@ static int cpu_has_invariant_tsc(void)
 
 void prof_clock_init(void)
 {
-    static int done;
-    if (done)
+    if (prof_clock_g.inited)
         return;
-    done = 1;
+    prof_clock_g.inited = 1;
     const char *env = getenv("GP_PROF_CLOCK");
     prof_tsc = !(env && strcmp(env, "realtime") == 0) && cpu_has_invariant_tsc();
     /* 8 cycles are >= 2 ns up to a 4 GHz TSC, and >= 1 ns while the function's slope is
@@ -88,15 +70,15 @@ static int64_t on_segment(const knot *k, int64_t ticks)
  * writer's hot loop handles the newest segment in line). */
 static const knot *segment_of(int64_t ticks)
 {
-    size_t lo = 0, hi = n_knots; /* answer in [lo, hi) */
+    size_t lo = 0, hi = prof_clock_g.n_knots; /* answer in [lo, hi) */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (knots[mid].t <= ticks)
+        if (prof_clock_g.knots[mid].t <= ticks)
             lo = mid;
         else
             hi = mid;
     }
-    return &knots[lo];
+    return &prof_clock_g.knots[lo];
 }
 
 /* ns per tick * 2^32 between two measurements, or 0 if they cannot give a rate. */
@@ -110,15 +92,15 @@ static uint64_t rate_between(int64_t t0, int64_t ns0, int64_t t1, int64_t ns1)
 
 static int push_knot(int64_t t, int64_t ns, uint64_t scale)
 {
-    if (n_knots == cap_knots) {
-        size_t ncap = cap_knots ? cap_knots * 2 : 64;
-        knot *k = realloc(knots, ncap * sizeof(*k));
+    if (prof_clock_g.n_knots == prof_clock_g.cap_knots) {
+        size_t ncap = prof_clock_g.cap_knots ? prof_clock_g.cap_knots * 2 : 64;
+        knot *k = realloc(prof_clock_g.knots, ncap * sizeof(*k));
         if (!k)
             return -1; /* out of memory: the newest segment simply goes on */
-        knots = k;
-        cap_knots = ncap;
+        prof_clock_g.knots = k;
+        prof_clock_g.cap_knots = ncap;
     }
-    knots[n_knots++] = (knot){t, ns, scale};
+    prof_clock_g.knots[prof_clock_g.n_knots++] = (knot){t, ns, scale};
     return 0;
 }
 
@@ -138,21 +120,22 @@ static void steer(uint64_t rate, int64_t t, int64_t f, int64_t T, int64_t N)
         want = rate / 2;
     if (want > (unsigned __int128)rate * 2)
         want = (unsigned __int128)rate * 2;
-    knots[n_knots - 1].scale = (uint64_t)want;
-    push_knot(t + reach, on_segment(&knots[n_knots - 1], t + reach), rate);
+    prof_clock_g.knots[prof_clock_g.n_knots - 1].scale = (uint64_t)want;
+    push_knot(t + reach, on_segment(&prof_clock_g.knots[prof_clock_g.n_knots - 1], t + reach),
+              rate);
 }
 
 /* Keep measurements at least MEASURE_GAP_NS apart (a busy writer measures every few
  * microseconds): @return the oldest kept, the start of the rate's baseline. */
 static int keep_measurement(int64_t ticks, int64_t ns)
 {
-    int newest = (n_measured - 1) % N_MEASURED;
-    if (n_measured == 0 || ns - m_ns[newest] >= MEASURE_GAP_NS) {
-        m_ticks[n_measured % N_MEASURED] = ticks;
-        m_ns[n_measured % N_MEASURED] = ns;
-        n_measured++;
+    int newest = (prof_clock_g.n_measured - 1) % N_MEASURED;
+    if (prof_clock_g.n_measured == 0 || ns - prof_clock_g.m_ns[newest] >= MEASURE_GAP_NS) {
+        prof_clock_g.m_ticks[prof_clock_g.n_measured % N_MEASURED] = ticks;
+        prof_clock_g.m_ns[prof_clock_g.n_measured % N_MEASURED] = ns;
+        prof_clock_g.n_measured++;
     }
-    return n_measured <= N_MEASURED ? 0 : n_measured % N_MEASURED;
+    return prof_clock_g.n_measured <= N_MEASURED ? 0 : prof_clock_g.n_measured % N_MEASURED;
 }
 
 static void add_knots(uint64_t rate, int64_t ticks, int64_t ns);
@@ -160,38 +143,41 @@ static void add_knots(uint64_t rate, int64_t ticks, int64_t ns);
 /* Copy the newest two segments for other threads; the sequence goes back to even. */
 static void publish(void)
 {
-    if ((atomic_load(&pub_seq) & 1) == 0)
-        atomic_fetch_add(&pub_seq, 1);
+    if ((atomic_load(&prof_clock_g.pub_seq) & 1) == 0)
+        atomic_fetch_add(&prof_clock_g.pub_seq, 1);
     for (int i = 0; i < 2; i++) {
-        const knot *k = &knots[n_knots >= 2 ? n_knots - 2 + i : 0];
-        atomic_store_explicit(&pub_t[i], k->t, memory_order_relaxed);
-        atomic_store_explicit(&pub_ns[i], k->ns, memory_order_relaxed);
-        atomic_store_explicit(&pub_scale[i], k->scale, memory_order_relaxed);
+        const knot *k =
+                &prof_clock_g.knots[prof_clock_g.n_knots >= 2 ? prof_clock_g.n_knots - 2 + i : 0];
+        atomic_store_explicit(&prof_clock_g.pub_t[i], k->t, memory_order_relaxed);
+        atomic_store_explicit(&prof_clock_g.pub_ns[i], k->ns, memory_order_relaxed);
+        atomic_store_explicit(&prof_clock_g.pub_scale[i], k->scale, memory_order_relaxed);
     }
-    atomic_store(&pub_valid, 1);
-    atomic_fetch_add(&pub_seq, 1);
+    atomic_store(&prof_clock_g.pub_valid, 1);
+    atomic_fetch_add(&prof_clock_g.pub_seq, 1);
 }
 
 int64_t prof_clock_now_ns(void)
 {
-    if (!prof_tsc || !atomic_load(&pub_valid))
+    if (!prof_tsc || !atomic_load(&prof_clock_g.pub_valid))
         return prof_now();
     for (;;) {
-        uint32_t s = atomic_load(&pub_seq);
+        uint32_t s = atomic_load(&prof_clock_g.pub_seq);
         if (s & 1)
             continue;
         prof_tick_seg seg[2]; /* may be torn: then the sequence moved, and we retry */
         for (int i = 0; i < 2; i++)
-            seg[i] = (prof_tick_seg){atomic_load_explicit(&pub_t[i], memory_order_relaxed),
-                                     atomic_load_explicit(&pub_ns[i], memory_order_relaxed),
-                                     atomic_load_explicit(&pub_scale[i], memory_order_relaxed)};
+            seg[i] = (prof_tick_seg){
+                    atomic_load_explicit(&prof_clock_g.pub_t[i], memory_order_relaxed),
+                    atomic_load_explicit(&prof_clock_g.pub_ns[i], memory_order_relaxed),
+                    atomic_load_explicit(&prof_clock_g.pub_scale[i], memory_order_relaxed)};
         int64_t ticks = prof_ticks();
         int64_t ns = on_segment(&seg[ticks >= seg[1].t], ticks);
-        int64_t used = atomic_load(&pub_max_used);
-        while (ticks > used && !atomic_compare_exchange_weak(&pub_max_used, &used, ticks))
+        int64_t used = atomic_load(&prof_clock_g.pub_max_used);
+        while (ticks > used &&
+               !atomic_compare_exchange_weak(&prof_clock_g.pub_max_used, &used, ticks))
             ;
         atomic_thread_fence(memory_order_acquire); /* the loads above before the re-check */
-        if (atomic_load(&pub_seq) == s)
+        if (atomic_load(&prof_clock_g.pub_seq) == s)
             return ns;
     }
 }
@@ -199,20 +185,22 @@ int64_t prof_clock_now_ns(void)
 void prof_clock_add(int64_t ticks, int64_t ns)
 {
     int oldest = keep_measurement(ticks, ns);
-    uint64_t rate = rate_between(m_ticks[oldest], m_ns[oldest], ticks, ns);
+    uint64_t rate =
+            rate_between(prof_clock_g.m_ticks[oldest], prof_clock_g.m_ns[oldest], ticks, ns);
     if (rate == 0)
         return; /* too close to the first measurement, or a clock step back: wait */
-    if (n_knots == 0) {
+    if (prof_clock_g.n_knots == 0) {
         /* The first segment runs through the first measurement and this one exactly. */
-        push_knot(m_ticks[oldest], m_ns[oldest], rate);
-        last_steer = m_ticks[oldest];
+        push_knot(prof_clock_g.m_ticks[oldest], prof_clock_g.m_ns[oldest], rate);
+        prof_clock_g.last_steer = prof_clock_g.m_ticks[oldest];
         publish();
         return;
     }
-    atomic_fetch_add(&pub_seq, 1); /* odd: other threads retry (see prof_clock_now_ns) */
-    int64_t used = atomic_load(&pub_max_used);
-    if (used > max_converted)
-        max_converted = used;
+    atomic_fetch_add(&prof_clock_g.pub_seq,
+                     1); /* odd: other threads retry (see prof_clock_now_ns) */
+    int64_t used = atomic_load(&prof_clock_g.pub_max_used);
+    if (used > prof_clock_g.max_converted)
+        prof_clock_g.max_converted = used;
     add_knots(rate, ticks, ns);
     publish();
 }
@@ -220,18 +208,18 @@ void prof_clock_add(int64_t ticks, int64_t ns)
 /* prof_clock_add's new segments from a tick past every converted one. */
 static void add_knots(uint64_t rate, int64_t ticks, int64_t ns)
 {
-    int64_t t = ticks > max_converted ? ticks : max_converted + 1;
+    int64_t t = ticks > prof_clock_g.max_converted ? ticks : prof_clock_g.max_converted + 1;
     /* Knots come often while the session is young (its first rate may have been measured over
      * microseconds), then at most every KNOT_MIN_NS. */
     int64_t spacing = (int64_t)(((unsigned __int128)KNOT_MIN_NS << 32) / rate);
-    if ((t - knots[0].t) / 4 < spacing)
-        spacing = (t - knots[0].t) / 4;
-    if (t - last_steer < spacing)
+    if ((t - prof_clock_g.knots[0].t) / 4 < spacing)
+        spacing = (t - prof_clock_g.knots[0].t) / 4;
+    if (t - prof_clock_g.last_steer < spacing)
         return;
-    while (n_knots > 1 && knots[n_knots - 1].t >= t)
-        n_knots--; /* planned by the last steer, used by nothing yet */
+    while (prof_clock_g.n_knots > 1 && prof_clock_g.knots[prof_clock_g.n_knots - 1].t >= t)
+        prof_clock_g.n_knots--; /* planned by the last steer, used by nothing yet */
     steer(rate, t, on_segment(segment_of(t), t), ticks, ns);
-    last_steer = t;
+    prof_clock_g.last_steer = t;
 }
 
 void prof_clock_sample(void)
@@ -247,49 +235,52 @@ void prof_clock_sample(void)
  * the session's first measurement: microseconds). @return 0, or -1 if the clock never gave one. */
 static int first_knot(void)
 {
-    for (int tries = 0; n_knots == 0 && tries < 1000000; tries++)
+    for (int tries = 0; prof_clock_g.n_knots == 0 && tries < 1000000; tries++)
         prof_clock_sample();
-    return n_knots ? 0 : -1;
+    return prof_clock_g.n_knots ? 0 : -1;
 }
 
 int64_t prof_ticks_to_ns(int64_t ticks)
 {
     if (!prof_tsc)
         return ticks;
-    if (n_knots == 0 && first_knot() != 0)
+    if (prof_clock_g.n_knots == 0 && first_knot() != 0)
         return ticks;
-    if (ticks > max_converted)
-        max_converted = ticks;
+    if (ticks > prof_clock_g.max_converted)
+        prof_clock_g.max_converted = ticks;
     return on_segment(segment_of(ticks), ticks);
 }
 
 void prof_clock_map(prof_tick_map *m)
 {
-    if (prof_tsc && n_knots == 0)
+    if (prof_tsc && prof_clock_g.n_knots == 0)
         first_knot();
-    m->mode = !prof_tsc ? PROF_MAP_IDENTITY : n_knots ? PROF_MAP_LINEAR : PROF_MAP_CALL;
+    m->mode = !prof_tsc              ? PROF_MAP_IDENTITY
+              : prof_clock_g.n_knots ? PROF_MAP_LINEAR
+                                     : PROF_MAP_CALL;
     if (m->mode != PROF_MAP_LINEAR)
         return;
     for (int i = 0; i < 2; i++) { /* the newest two segments, older first */
-        const knot *k = &knots[n_knots >= 2 ? n_knots - 2 + i : 0];
+        const knot *k =
+                &prof_clock_g.knots[prof_clock_g.n_knots >= 2 ? prof_clock_g.n_knots - 2 + i : 0];
         m->seg[i] = (prof_tick_seg){k->t, k->ns, k->scale};
     }
-    m->max_ticks = max_converted;
+    m->max_ticks = prof_clock_g.max_converted;
 }
 
 void prof_clock_converted(int64_t max_ticks)
 {
-    if (max_ticks > max_converted)
-        max_converted = max_ticks;
+    if (max_ticks > prof_clock_g.max_converted)
+        prof_clock_g.max_converted = max_ticks;
 }
 
 void prof_clock_reset(void)
 {
-    atomic_store(&pub_valid, 0);
-    atomic_store(&pub_max_used, INT64_MIN);
-    n_measured = 0;
-    n_knots = 0;
-    max_converted = INT64_MIN;
+    atomic_store(&prof_clock_g.pub_valid, 0);
+    atomic_store(&prof_clock_g.pub_max_used, INT64_MIN);
+    prof_clock_g.n_measured = 0;
+    prof_clock_g.n_knots = 0;
+    prof_clock_g.max_converted = INT64_MIN;
 }
 
 void prof_clock_start(void)

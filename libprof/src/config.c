@@ -5,21 +5,10 @@
 
 #include "prof_int.h"
 
-enum cfg_type { CFG_STR, CFG_INT, CFG_BOOL, CFG_DOUBLE, CFG_STRV };
+typedef prof_cfg_entry cfg_entry;
+#define MAX_CFG PROF_MAX_CFG
 
-typedef struct cfg_entry {
-    char *key;
-    enum cfg_type type;
-    int64_t i;
-    double d;
-    char **strv; /* CFG_STR: strv[0]; CFG_STRV: n strings */
-    int n;
-} cfg_entry;
-
-#define MAX_CFG 128
-static cfg_entry cfg[MAX_CFG];
-static int n_cfg;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The state (prof_config_g) is defined in session.c. */
 
 static void entry_release(cfg_entry *e)
 {
@@ -33,28 +22,28 @@ static void entry_release(cfg_entry *e)
 /* Find or add `key` (lock held) and clear its old value. */
 static cfg_entry *slot(const char *key)
 {
-    for (int i = 0; i < n_cfg; i++) {
-        if (strcmp(cfg[i].key, key) == 0) {
-            char *k = cfg[i].key;
-            cfg[i].key = NULL;
-            entry_release(&cfg[i]);
-            cfg[i].key = k;
-            return &cfg[i];
+    for (int i = 0; i < prof_config_g.n_cfg; i++) {
+        if (strcmp(prof_config_g.cfg[i].key, key) == 0) {
+            char *k = prof_config_g.cfg[i].key;
+            prof_config_g.cfg[i].key = NULL;
+            entry_release(&prof_config_g.cfg[i]);
+            prof_config_g.cfg[i].key = k;
+            return &prof_config_g.cfg[i];
         }
     }
-    if (n_cfg == MAX_CFG)
+    if (prof_config_g.n_cfg == MAX_CFG)
         return NULL;
-    cfg[n_cfg].key = strdup(key);
-    if (!cfg[n_cfg].key)
+    prof_config_g.cfg[prof_config_g.n_cfg].key = strdup(key);
+    if (!prof_config_g.cfg[prof_config_g.n_cfg].key)
         return NULL;
-    return &cfg[n_cfg++];
+    return &prof_config_g.cfg[prof_config_g.n_cfg++];
 }
 
-static void set_strings(const char *key, enum cfg_type type, const char *const *v, int n)
+static void set_strings(const char *key, enum prof_cfg_type type, const char *const *v, int n)
 {
     if (!key || n < 0)
         return;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&prof_config_g.lock);
     cfg_entry *e = slot(key);
     if (e) {
         e->type = type;
@@ -63,84 +52,84 @@ static void set_strings(const char *key, enum cfg_type type, const char *const *
             if ((e->strv[i] = strdup(v[i] ? v[i] : "")) != NULL)
                 e->n = i + 1;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&prof_config_g.lock);
 }
 
-static void set_number(const char *key, enum cfg_type type, int64_t i, double d)
+static void set_number(const char *key, enum prof_cfg_type type, int64_t i, double d)
 {
     if (!key)
         return;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&prof_config_g.lock);
     cfg_entry *e = slot(key);
     if (e) {
         e->type = type;
         e->i = i;
         e->d = d;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&prof_config_g.lock);
 }
 
 void gp_prof_config_str(const char *key, const char *value)
 {
     const char *v[1] = {value ? value : ""};
-    set_strings(key, CFG_STR, v, 1);
+    set_strings(key, PROF_CFG_STR, v, 1);
 }
 
 void gp_prof_config_strv(const char *key, const char *const *values, int n)
 {
-    set_strings(key, CFG_STRV, values, values ? n : 0);
+    set_strings(key, PROF_CFG_STRV, values, values ? n : 0);
 }
 
 void gp_prof_config_int(const char *key, int64_t value)
 {
-    set_number(key, CFG_INT, value, 0);
+    set_number(key, PROF_CFG_INT, value, 0);
 }
 
 void gp_prof_config_bool(const char *key, int value)
 {
-    set_number(key, CFG_BOOL, value != 0, 0);
+    set_number(key, PROF_CFG_BOOL, value != 0, 0);
 }
 
 void gp_prof_config_double(const char *key, double value)
 {
-    set_number(key, CFG_DOUBLE, 0, value);
+    set_number(key, PROF_CFG_DOUBLE, 0, value);
 }
 
 void gp_prof_config_clear(void)
 {
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_cfg; i++)
-        entry_release(&cfg[i]);
-    n_cfg = 0;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&prof_config_g.lock);
+    for (int i = 0; i < prof_config_g.n_cfg; i++)
+        entry_release(&prof_config_g.cfg[i]);
+    prof_config_g.n_cfg = 0;
+    pthread_mutex_unlock(&prof_config_g.lock);
 }
 
 int prof_config_has(const char *key)
 {
     int found = 0;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_cfg && !found; i++)
-        found = strcmp(cfg[i].key, key) == 0;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&prof_config_g.lock);
+    for (int i = 0; i < prof_config_g.n_cfg && !found; i++)
+        found = strcmp(prof_config_g.cfg[i].key, key) == 0;
+    pthread_mutex_unlock(&prof_config_g.lock);
     return found;
 }
 
 static void write_value(prof_out *o, const cfg_entry *e)
 {
     switch (e->type) {
-    case CFG_STR:
+    case PROF_CFG_STR:
         prof_out_json_str(o, e->n ? e->strv[0] : "", e->n ? strlen(e->strv[0]) : 0);
         break;
-    case CFG_INT:
+    case PROF_CFG_INT:
         prof_out_i64(o, e->i);
         break;
-    case CFG_BOOL:
+    case PROF_CFG_BOOL:
         prof_out_str(o, e->i ? "true" : "false");
         break;
-    case CFG_DOUBLE:
+    case PROF_CFG_DOUBLE:
         prof_out_double(o, e->d);
         break;
-    case CFG_STRV:
+    case PROF_CFG_STRV:
         prof_out_raw(o, "[", 1);
         for (int i = 0; i < e->n; i++) {
             if (i)
@@ -154,13 +143,13 @@ static void write_value(prof_out *o, const cfg_entry *e)
 
 void prof_config_write(prof_out *o, int lead_comma)
 {
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_cfg; i++) {
+    pthread_mutex_lock(&prof_config_g.lock);
+    for (int i = 0; i < prof_config_g.n_cfg; i++) {
         if (lead_comma || i > 0)
             prof_out_raw(o, ",", 1);
-        prof_out_json_str(o, cfg[i].key, strlen(cfg[i].key));
+        prof_out_json_str(o, prof_config_g.cfg[i].key, strlen(prof_config_g.cfg[i].key));
         prof_out_raw(o, ":", 1);
-        write_value(o, &cfg[i]);
+        write_value(o, &prof_config_g.cfg[i]);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&prof_config_g.lock);
 }

@@ -8,70 +8,50 @@
 #include "cupti_int.h"
 #include "gp/log.h"
 
-#define BUF_BYTES       (8u << 20)
-#define MAX_OUTSTANDING (256u << 20) /* allocated and not yet converted */
+#define BUF_BYTES       CUPTI_BUF_BYTES
+#define MAX_OUTSTANDING CUPTI_MAX_OUTSTANDING
 
-typedef struct done_buf {
-    uint8_t *buf;
-    size_t valid;
-    struct done_buf *next;
-} done_buf;
+typedef cupti_done_buf done_buf;
 
-static const cupti_api *api;
-static CUpti_SubscriberHandle subscriber;
-static _Atomic int gpu_state; /* 0 off, 1 recording, -1 failed */
-static int forked;
-static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static done_buf *queue_head, *queue_tail;
-static _Atomic size_t outstanding;
-static _Atomic uint64_t refused_buffers, cupti_dropped, late_buffers;
-static CUpti_ActivityKind enabled[16];
-static int n_enabled;
-static char failed_kinds[192]; /* "memory (CUPTI_ERROR_...)", for gpu_status */
-static cupti_conv conv;
+/* The state (prof_cupti_g) is defined in session.c. */
 
 static done_buf *take_queue(void);
 
 /* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed out:
  * one from before a finished forced flush means another client took CUPTI's callbacks over. */
-#define MAX_HELD (MAX_OUTSTANDING / BUF_BYTES)
-static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *held[MAX_HELD];
-static uint64_t held_flush[MAX_HELD];
-static uint64_t flushes;
-static int taken_over;
+#define MAX_HELD CUPTI_MAX_HELD
 
 static void held_add(uint8_t *buf)
 {
-    pthread_mutex_lock(&held_lock);
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
     for (size_t i = 0; i < MAX_HELD; i++) {
-        if (!held[i]) {
-            held[i] = buf;
-            held_flush[i] = flushes;
+        if (!prof_cupti_g.held[i]) {
+            prof_cupti_g.held[i] = buf;
+            prof_cupti_g.held_flush[i] = prof_cupti_g.flushes;
             break;
         }
     }
-    pthread_mutex_unlock(&held_lock);
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
 }
 
 static void held_remove(uint8_t *buf)
 {
-    pthread_mutex_lock(&held_lock);
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
     for (size_t i = 0; i < MAX_HELD; i++)
-        if (held[i] == buf)
-            held[i] = NULL;
-    pthread_mutex_unlock(&held_lock);
+        if (prof_cupti_g.held[i] == buf)
+            prof_cupti_g.held[i] = NULL;
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
 }
 
 /* After a forced flush: @return 1 if a buffer handed out before it is still held by CUPTI. */
 static int held_after_flush(void)
 {
     int stale = 0;
-    pthread_mutex_lock(&held_lock);
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
     for (size_t i = 0; i < MAX_HELD; i++)
-        stale |= held[i] && held_flush[i] < flushes;
-    flushes++;
-    pthread_mutex_unlock(&held_lock);
+        stale |= prof_cupti_g.held[i] && prof_cupti_g.held_flush[i] < prof_cupti_g.flushes;
+    prof_cupti_g.flushes++;
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
     return stale;
 }
 
@@ -80,11 +60,11 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_re
     *max_records = 0;
     *size = BUF_BYTES;
     *buf = NULL;
-    if (atomic_fetch_add(&outstanding, BUF_BYTES) + BUF_BYTES <= MAX_OUTSTANDING)
+    if (atomic_fetch_add(&prof_cupti_g.outstanding, BUF_BYTES) + BUF_BYTES <= MAX_OUTSTANDING)
         *buf = aligned_alloc(64, BUF_BYTES);
     if (!*buf) { /* CUPTI drops the records and counts them itself */
-        atomic_fetch_sub(&outstanding, BUF_BYTES);
-        atomic_fetch_add(&refused_buffers, 1);
+        atomic_fetch_sub(&prof_cupti_g.outstanding, BUF_BYTES);
+        atomic_fetch_add(&prof_cupti_g.refused_buffers, 1);
         return;
     }
     held_add(*buf);
@@ -98,21 +78,21 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     (void)size;
     held_remove(buf);
     /* After the session stopped (a late buffer from CUPTI's worker): never into the next one. */
-    done_buf *d = atomic_load(&gpu_state) == 1 ? malloc(sizeof(*d)) : NULL;
+    done_buf *d = atomic_load(&prof_cupti_g.gpu_state) == 1 ? malloc(sizeof(*d)) : NULL;
     if (!d) {
-        atomic_fetch_add(&late_buffers, atomic_load(&gpu_state) != 1);
+        atomic_fetch_add(&prof_cupti_g.late_buffers, atomic_load(&prof_cupti_g.gpu_state) != 1);
         free(buf);
-        atomic_fetch_sub(&outstanding, BUF_BYTES);
+        atomic_fetch_sub(&prof_cupti_g.outstanding, BUF_BYTES);
         return;
     }
     *d = (done_buf){buf, valid, NULL};
-    pthread_mutex_lock(&qlock);
-    if (queue_tail)
-        queue_tail->next = d;
+    pthread_mutex_lock(&prof_cupti_g.qlock);
+    if (prof_cupti_g.queue_tail)
+        prof_cupti_g.queue_tail->next = d;
     else
-        queue_head = d;
-    queue_tail = d;
-    pthread_mutex_unlock(&qlock);
+        prof_cupti_g.queue_head = d;
+    prof_cupti_g.queue_tail = d;
+    pthread_mutex_unlock(&prof_cupti_g.qlock);
 }
 
 /* cudaDeviceReset destroys pending device records: flush before it runs. */
@@ -123,15 +103,16 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
-        cb->callbackSite == CUPTI_API_ENTER && atomic_load(&gpu_state) == 1)
-        api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        cb->callbackSite == CUPTI_API_ENTER && atomic_load(&prof_cupti_g.gpu_state) == 1)
+        prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 static const char *api_name(int driver, uint32_t cbid)
 {
     const char *name = NULL;
-    if (api->GetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
-                             cbid, &name) != CUPTI_SUCCESS)
+    if (prof_cupti_g.api->GetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API
+                                                 : CUPTI_CB_DOMAIN_RUNTIME_API,
+                                          cbid, &name) != CUPTI_SUCCESS)
         return NULL;
     return name;
 }
@@ -160,24 +141,26 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
             {GP_PROF_RECORD_GPU, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation"},
     };
     int on = 0;
-    n_enabled = 0;
-    failed_kinds[0] = '\0';
+    prof_cupti_g.n_enabled = 0;
+    prof_cupti_g.failed_kinds[0] = '\0';
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (!(record & table[i].flag))
             continue;
         /* Device records are emitted once, at driver init: the trainer starts the profiler
          * after CUDA, so ask CUPTI to replay them (deviceProperties, blocks per SM). */
-        CUptiResult rc = table[i].kind == CUPTI_ACTIVITY_KIND_DEVICE && api->ActivityEnableAndDump
-                                 ? api->ActivityEnableAndDump(table[i].kind)
-                                 : api->ActivityEnable(table[i].kind);
+        CUptiResult rc = table[i].kind == CUPTI_ACTIVITY_KIND_DEVICE &&
+                                         prof_cupti_g.api->ActivityEnableAndDump
+                                 ? prof_cupti_g.api->ActivityEnableAndDump(table[i].kind)
+                                 : prof_cupti_g.api->ActivityEnable(table[i].kind);
         if (rc != CUPTI_SUCCESS) {
             *last_err = rc;
-            size_t len = strlen(failed_kinds);
-            snprintf(failed_kinds + len, sizeof(failed_kinds) - len, "%s%s (%s)", len ? ", " : "",
-                     table[i].what, cupti_error(api, rc));
+            size_t len = strlen(prof_cupti_g.failed_kinds);
+            snprintf(prof_cupti_g.failed_kinds + len, sizeof(prof_cupti_g.failed_kinds) - len,
+                     "%s%s (%s)", len ? ", " : "", table[i].what,
+                     cupti_error(prof_cupti_g.api, rc));
             continue;
         }
-        enabled[n_enabled++] = table[i].kind;
+        prof_cupti_g.enabled[prof_cupti_g.n_enabled++] = table[i].kind;
         on += table[i].kind != CUPTI_ACTIVITY_KIND_DEVICE;
     }
     return on;
@@ -193,8 +176,8 @@ static int fail(const char *what, CUptiResult rc, char *why, size_t why_len)
         snprintf(why, why_len,
                  "no GPU activity could be recorded: %s failed: %s (no CUDA driver "
                  "or GPU?)",
-                 what, cupti_error(api, rc));
-    atomic_store(&gpu_state, -1);
+                 what, cupti_error(prof_cupti_g.api, rc));
+    atomic_store(&prof_cupti_g.gpu_state, -1);
     return -1;
 }
 
@@ -205,34 +188,37 @@ static uint64_t CUPTIAPI gpu_timestamp(void)
 
 int prof_gpu_start(unsigned record, char *why, size_t why_len)
 {
-    if (forked || atomic_load(&gpu_state) == 1)
-        return forked ? -1 : 0;
-    if (!(api = cupti_load(why, why_len))) {
-        atomic_store(&gpu_state, -1);
+    if (prof_cupti_g.forked || atomic_load(&prof_cupti_g.gpu_state) == 1)
+        return prof_cupti_g.forked ? -1 : 0;
+    if (!(prof_cupti_g.api = cupti_load(why, why_len))) {
+        atomic_store(&prof_cupti_g.gpu_state, -1);
         return -1;
     }
-    cupti_conv_init(&conv, prof_g.pid, api_name);
-    CUptiResult rc = api->Subscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+    cupti_conv_init(&prof_cupti_g.conv, prof_g.pid, api_name);
+    CUptiResult rc = prof_cupti_g.api->Subscribe(&prof_cupti_g.subscriber,
+                                                 (CUpti_CallbackFunc)on_callback, NULL);
     if (rc != CUPTI_SUCCESS)
         return fail("cuptiSubscribe", rc, why, why_len);
-    api->EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
-    api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* = gettid(), like our ranges */
+    prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    prof_cupti_g.api->SetThreadIdType(
+            CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* = gettid(), like our ranges */
     /* CUPTI's own clock is CLOCK_MONOTONIC_RAW on WSL: stamp with ours, before any kind is on */
-    if (api->ActivityRegisterTimestampCallback)
-        api->ActivityRegisterTimestampCallback(gpu_timestamp);
-    conv.all_driver = (record & GP_PROF_RECORD_DRIVER) != 0;
-    rc = api->ActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
+    if (prof_cupti_g.api->ActivityRegisterTimestampCallback)
+        prof_cupti_g.api->ActivityRegisterTimestampCallback(gpu_timestamp);
+    prof_cupti_g.conv.all_driver = (record & GP_PROF_RECORD_DRIVER) != 0;
+    rc = prof_cupti_g.api->ActivityRegisterCallbacks(cupti_buffer_requested,
+                                                     cupti_buffer_completed);
     CUptiResult last = CUPTI_SUCCESS;
     if (rc != CUPTI_SUCCESS || enable_kinds(record, &last) == 0) {
-        api->Unsubscribe(subscriber);
+        prof_cupti_g.api->Unsubscribe(prof_cupti_g.subscriber);
         return fail(rc != CUPTI_SUCCESS ? "cuptiActivityRegisterCallbacks" : "cuptiActivityEnable",
                     rc != CUPTI_SUCCESS ? rc : last, why, why_len);
     }
-    api->ActivityFlushPeriod(500);
-    atomic_store(&gpu_state, 1);
-    atomic_store(&prof_g.gpu_ext, api->ActivityPushExternalCorrelationId &&
-                                          api->ActivityPopExternalCorrelationId &&
+    prof_cupti_g.api->ActivityFlushPeriod(500);
+    atomic_store(&prof_cupti_g.gpu_state, 1);
+    atomic_store(&prof_g.gpu_ext, prof_cupti_g.api->ActivityPushExternalCorrelationId &&
+                                          prof_cupti_g.api->ActivityPopExternalCorrelationId &&
                                           (record & GP_PROF_RECORD_GPU));
     return 0;
 }
@@ -241,14 +227,14 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
 static void set_recorded_status(void)
 {
     char status[256];
-    if (failed_kinds[0])
-        snprintf(status, sizeof(status), "recorded, except: %s", failed_kinds);
-    prof_set_gpu_status(failed_kinds[0] ? status : "recorded");
+    if (prof_cupti_g.failed_kinds[0])
+        snprintf(status, sizeof(status), "recorded, except: %s", prof_cupti_g.failed_kinds);
+    prof_set_gpu_status(prof_cupti_g.failed_kinds[0] ? status : "recorded");
 }
 
 void prof_gpu_ensure_started(void)
 {
-    if (!atomic_load(&prof_g.running) || atomic_load(&gpu_state) != 0)
+    if (!atomic_load(&prof_g.running) || atomic_load(&prof_cupti_g.gpu_state) != 0)
         return;
     char why[256];
     if (prof_gpu_start(prof_g.record, why, sizeof(why)) == 0)
@@ -264,14 +250,14 @@ void prof_gpu_started_status(void)
 
 void prof_gpu_flush(void)
 {
-    if (atomic_load(&gpu_state) != 1)
+    if (atomic_load(&prof_cupti_g.gpu_state) != 1)
         return;
-    api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     size_t n = 0;
-    if (api->ActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
-        atomic_fetch_add(&cupti_dropped, n); /* reading resets CUPTI's counter */
-    if (held_after_flush() && !taken_over) {
-        taken_over = 1;
+    if (prof_cupti_g.api->ActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
+        atomic_fetch_add(&prof_cupti_g.cupti_dropped, n); /* reading resets CUPTI's counter */
+    if (held_after_flush() && !prof_cupti_g.taken_over) {
+        prof_cupti_g.taken_over = 1;
         prof_set_gpu_status("recorded until another profiler in the program (torch.profiler, "
                             "Kineto?) took over CUPTI's activity buffers: GPU activity after "
                             "that is missing");
@@ -282,28 +268,27 @@ void prof_gpu_flush(void)
  * flush runs on a thread of its own and is waited for at most FLUSH_WAIT_MS; past that, the
  * trace ends with what CUPTI handed over already. */
 #define FLUSH_WAIT_MS 500
-static _Atomic int flusher_done;
 
 static void *flusher(void *arg)
 {
     (void)arg;
     prof_gpu_flush();
-    atomic_store(&flusher_done, 1);
+    atomic_store(&prof_cupti_g.flusher_done, 1);
     return NULL;
 }
 
 static void flush_bounded(void)
 {
     pthread_t th;
-    atomic_store(&flusher_done, 0);
+    atomic_store(&prof_cupti_g.flusher_done, 0);
     if (pthread_create(&th, NULL, flusher, NULL) != 0)
         return;
     pthread_detach(th);
-    for (int ms = 0; ms < FLUSH_WAIT_MS && !atomic_load(&flusher_done); ms++) {
+    for (int ms = 0; ms < FLUSH_WAIT_MS && !atomic_load(&prof_cupti_g.flusher_done); ms++) {
         struct timespec d = {0, 1000000};
         nanosleep(&d, NULL);
     }
-    if (!atomic_load(&flusher_done))
+    if (!atomic_load(&prof_cupti_g.flusher_done))
         prof_warn("GPU activity of the last %d ms may be missing: CUPTI could not be flushed "
                   "when the signal came (the interrupted thread was inside CUDA)",
                   FLUSH_WAIT_MS);
@@ -311,33 +296,33 @@ static void flush_bounded(void)
 
 void prof_gpu_stop(void)
 {
-    if (atomic_load(&gpu_state) != 1)
+    if (atomic_load(&prof_cupti_g.gpu_state) != 1)
         return;
     atomic_store(&prof_g.gpu_ext, 0);
-    for (int i = 0; i < n_enabled; i++)
-        api->ActivityDisable(enabled[i]);
-    api->Unsubscribe(subscriber);
-    atomic_store(&gpu_state, 0);
+    for (int i = 0; i < prof_cupti_g.n_enabled; i++)
+        prof_cupti_g.api->ActivityDisable(prof_cupti_g.enabled[i]);
+    prof_cupti_g.api->Unsubscribe(prof_cupti_g.subscriber);
+    atomic_store(&prof_cupti_g.gpu_state, 0);
     for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
         next = d->next;
         free(d->buf);
         free(d);
-        atomic_fetch_sub(&outstanding, BUF_BYTES);
+        atomic_fetch_sub(&prof_cupti_g.outstanding, BUF_BYTES);
     }
 }
 
 static done_buf *take_queue(void)
 {
-    pthread_mutex_lock(&qlock);
-    done_buf *d = queue_head;
-    queue_head = queue_tail = NULL;
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_lock(&prof_cupti_g.qlock);
+    done_buf *d = prof_cupti_g.queue_head;
+    prof_cupti_g.queue_head = prof_cupti_g.queue_tail = NULL;
+    pthread_mutex_unlock(&prof_cupti_g.qlock);
     return d;
 }
 
 void prof_gpu_drain(prof_out *o, int final, int from_signal)
 {
-    if (final && atomic_load(&gpu_state) == 1 && !forked) {
+    if (final && atomic_load(&prof_cupti_g.gpu_state) == 1 && !prof_cupti_g.forked) {
         if (from_signal)
             flush_bounded();
         else
@@ -346,61 +331,65 @@ void prof_gpu_drain(prof_out *o, int final, int from_signal)
     for (done_buf *d = take_queue(), *next; d; d = next) {
         next = d->next;
         CUpti_Activity *rec = NULL;
-        while (api && api->ActivityGetNextRecord(d->buf, d->valid, &rec) == CUPTI_SUCCESS)
-            cupti_conv_record(&conv, o, rec);
+        while (prof_cupti_g.api &&
+               prof_cupti_g.api->ActivityGetNextRecord(d->buf, d->valid, &rec) == CUPTI_SUCCESS)
+            cupti_conv_record(&prof_cupti_g.conv, o, rec);
         free(d->buf);
         free(d);
-        atomic_fetch_sub(&outstanding, BUF_BYTES);
+        atomic_fetch_sub(&prof_cupti_g.outstanding, BUF_BYTES);
     }
-    if (final && conv.no_timestamp)
+    if (final && prof_cupti_g.conv.no_timestamp)
         prof_warn("%llu GPU record(s) had no timestamps (CUPTI device buffers exhausted)",
-                  (unsigned long long)conv.no_timestamp);
+                  (unsigned long long)prof_cupti_g.conv.no_timestamp);
     if (final && prof_gpu_dropped())
         prof_warn("%llu GPU record(s) dropped by CUPTI (its buffers full, or %llu buffer "
                   "request(s) refused: %u MiB were waiting for the writer)",
                   (unsigned long long)prof_gpu_dropped(),
-                  (unsigned long long)atomic_load(&refused_buffers), MAX_OUTSTANDING >> 20);
+                  (unsigned long long)atomic_load(&prof_cupti_g.refused_buffers),
+                  MAX_OUTSTANDING >> 20);
 }
 
 int prof_gpu_device_props(prof_out *o)
 {
-    return api ? cupti_conv_device_props(&conv, o) : 0;
+    return prof_cupti_g.api ? cupti_conv_device_props(&prof_cupti_g.conv, o) : 0;
 }
 
 void prof_gpu_metadata(prof_out *o)
 {
-    if (api)
-        cupti_conv_metadata(&conv, o);
+    if (prof_cupti_g.api)
+        cupti_conv_metadata(&prof_cupti_g.conv, o);
 }
 
 void prof_gpu_config(prof_out *o)
 {
-    if (api && atomic_load(&gpu_state) != -1)
-        cupti_conv_config(&conv, o);
+    if (prof_cupti_g.api && atomic_load(&prof_cupti_g.gpu_state) != -1)
+        cupti_conv_config(&prof_cupti_g.conv, o);
 }
 
 void prof_gpu_after_fork(void)
 {
-    forked = 1; /* CUDA cannot be used in a forked child; never touch CUPTI there */
+    prof_cupti_g.forked = 1; /* CUDA cannot be used in a forked child; never touch CUPTI there */
     atomic_store(&prof_g.gpu_ext, 0);
-    atomic_store(&gpu_state, -1);
+    atomic_store(&prof_cupti_g.gpu_state, -1);
 }
 
 /* CUPTI's own count: it includes the records of the buffers we refused. */
 uint64_t prof_gpu_dropped(void)
 {
-    return atomic_load(&cupti_dropped);
+    return atomic_load(&prof_cupti_g.cupti_dropped);
 }
 
 void prof_gpu_ext_push(uint64_t id)
 {
-    api->ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    prof_cupti_g.api->ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                        id);
 }
 
 void prof_gpu_ext_pop(void)
 {
     uint64_t last;
-    api->ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    prof_cupti_g.api->ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                       &last);
 }
 
 /** CUDA's injection entry point (CUDA_INJECTION64_PATH): runs inside the first cuInit. */

@@ -145,8 +145,6 @@ static void common_gpu_args(const cupti_conv *c, prof_out *o, uint32_t dev, uint
 
 /* ---- kernels ---- */
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
 /* Kernel names come mangled; demangle with the C++ runtime when the process has one. */
 static uint32_t kernel_name(cupti_conv *c, const char *mangled)
 {
@@ -155,12 +153,11 @@ static uint32_t kernel_name(cupti_conv *c, const char *mangled)
     size_t slot = ((uintptr_t)mangled >> 4) & 255;
     if (c->kname_ptr[slot] == mangled) /* CUPTI shares one name pointer per kernel */
         return c->kname_id[slot];
-    static demangle_fn demangle;
-    static int looked;
-    if (!looked) {
-        looked = 1;
-        demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!c->demangle_looked) {
+        c->demangle_looked = 1;
+        c->demangle = (cupti_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     }
+    cupti_demangle_fn demangle = c->demangle;
     int status = -1;
     char *d = demangle && mangled[0] == '_' && mangled[1] == 'Z'
                       ? demangle(mangled, NULL, NULL, &status)

@@ -72,6 +72,8 @@ typedef struct cupti_device_info {
             smem_per_block, regs_per_sm, smem_per_sm;
 } cupti_device_info;
 
+typedef char *(*cupti_demangle_fn)(const char *, char *, size_t *, int *);
+
 typedef struct cupti_conv {
     int pid;
     int all_driver; /* 1: every driver API call; 0: only those that put work on the GPU */
@@ -100,6 +102,8 @@ typedef struct cupti_conv {
     const char *kname_ptr[256];
     uint32_t kname_id[256];
     uint64_t records, no_timestamp, outside_window;
+    cupti_demangle_fn demangle; /* the C++ runtime's __cxa_demangle, when the process has one */
+    int demangle_looked;
 } cupti_conv;
 
 void cupti_conv_init(cupti_conv *c, int pid, cupti_api_name_fn api_name);
@@ -112,5 +116,49 @@ void cupti_conv_metadata(cupti_conv *c, prof_out *o);
 /** "gprof" members from the devices (device_name, total_device_memory), each after a comma,
  * unless the program set them. */
 void cupti_conv_config(const cupti_conv *c, prof_out *o);
+
+/* ---- process-global state (defined in session.c, see prof_int.h) ---- */
+
+/* cupti_activity.c */
+#define CUPTI_BUF_BYTES       (8u << 20)
+#define CUPTI_MAX_OUTSTANDING (256u << 20) /* allocated and not yet converted */
+#define CUPTI_MAX_HELD        (CUPTI_MAX_OUTSTANDING / CUPTI_BUF_BYTES)
+typedef struct cupti_done_buf {
+    uint8_t *buf;
+    size_t valid;
+    struct cupti_done_buf *next;
+} cupti_done_buf;
+typedef struct prof_cupti_state {
+    const cupti_api *api;
+    CUpti_SubscriberHandle subscriber;
+    _Atomic int gpu_state; /* 0 off, 1 recording, -1 failed */
+    int forked;
+    pthread_mutex_t qlock;
+    cupti_done_buf *queue_head, *queue_tail;
+    _Atomic size_t outstanding;
+    _Atomic uint64_t refused_buffers, cupti_dropped, late_buffers;
+    CUpti_ActivityKind enabled[16];
+    int n_enabled;
+    char failed_kinds[192]; /* "memory (CUPTI_ERROR_...)", for gpu_status */
+    cupti_conv conv;
+    /* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed
+     * out: one from before a finished forced flush means another client took the callbacks. */
+    pthread_mutex_t held_lock;
+    uint8_t *held[CUPTI_MAX_HELD];
+    uint64_t held_flush[CUPTI_MAX_HELD];
+    uint64_t flushes;
+    int taken_over;
+    _Atomic int flusher_done; /* the signal path's forced flush finished */
+} prof_cupti_state;
+extern prof_cupti_state prof_cupti_g;
+
+/* cupti_loader.c */
+typedef struct prof_loader_state {
+    cupti_api api;
+    int state; /* 0 not tried, 1 loaded, -1 failed */
+    char fail_why[256];
+    pthread_mutex_t lock;
+} prof_loader_state;
+extern prof_loader_state prof_loader_g;
 
 #endif

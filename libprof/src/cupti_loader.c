@@ -7,16 +7,14 @@
 
 #include "cupti_int.h"
 
-static cupti_api api;
-static int state; /* 0 not tried, 1 loaded, -1 failed */
-static char fail_why[256];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The state (prof_loader_g) is defined in session.c. */
 
 #define SYM(field, name)                                                                           \
     do {                                                                                           \
-        *(void **)&api.field = dlsym(h, name);                                                     \
-        if (!api.field) {                                                                          \
-            snprintf(fail_why, sizeof(fail_why), "libcupti lacks %s", name);                       \
+        *(void **)&prof_loader_g.api.field = dlsym(h, name);                                       \
+        if (!prof_loader_g.api.field) {                                                            \
+            snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why), "libcupti lacks %s",  \
+                     name);                                                                        \
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
@@ -62,12 +60,12 @@ static int load_symbols(void *h)
     SYM(ActivityFlushAll, "cuptiActivityFlushAll");
     SYM(ActivityFlushPeriod, "cuptiActivityFlushPeriod");
     SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
-    *(void **)&api.ActivityEnableAndDump = dlsym(h, "cuptiActivityEnableAndDump");
-    *(void **)&api.ActivityRegisterTimestampCallback =
+    *(void **)&prof_loader_g.api.ActivityEnableAndDump = dlsym(h, "cuptiActivityEnableAndDump");
+    *(void **)&prof_loader_g.api.ActivityRegisterTimestampCallback =
             dlsym(h, "cuptiActivityRegisterTimestampCallback");
-    *(void **)&api.ActivityPushExternalCorrelationId =
+    *(void **)&prof_loader_g.api.ActivityPushExternalCorrelationId =
             dlsym(h, "cuptiActivityPushExternalCorrelationId");
-    *(void **)&api.ActivityPopExternalCorrelationId =
+    *(void **)&prof_loader_g.api.ActivityPopExternalCorrelationId =
             dlsym(h, "cuptiActivityPopExternalCorrelationId");
     return 0;
 }
@@ -81,8 +79,8 @@ static void *open_cupti(void)
     if (chosen && *chosen) {
         void *h = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
         if (!h)
-            snprintf(fail_why, sizeof(fail_why), "GP_PROF_CUPTI=%s cannot be loaded: %s", chosen,
-                     dlerror());
+            snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why),
+                     "GP_PROF_CUPTI=%s cannot be loaded: %s", chosen, dlerror());
         return h;
     }
     const char *const names[] = {
@@ -94,7 +92,8 @@ static void *open_cupti(void)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!h)
-        snprintf(fail_why, sizeof(fail_why), "CUPTI not found (libcupti.so.13): %s", dlerror());
+        snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why),
+                 "CUPTI not found (libcupti.so.13): %s", dlerror());
     return h;
 }
 
@@ -106,8 +105,8 @@ static int load_once(void)
     if (load_symbols(h) != 0)
         return -1;
     uint32_t v = 0;
-    if (api.GetVersion(&v) != CUPTI_SUCCESS || v < 130000) {
-        snprintf(fail_why, sizeof(fail_why),
+    if (prof_loader_g.api.GetVersion(&v) != CUPTI_SUCCESS || v < 130000) {
+        snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why),
                  "CUPTI %u is too old: gprof-train reads CUDA 13 records (CUPTI >= 130000)", v);
         return -1;
     }
@@ -116,15 +115,15 @@ static int load_once(void)
 
 const cupti_api *cupti_load(char *why, size_t why_len)
 {
-    pthread_mutex_lock(&lock);
-    if (state == 0)
-        state = load_once() == 0 ? 1 : -1;
-    pthread_mutex_unlock(&lock);
-    if (state < 0) {
-        snprintf(why, why_len, "no GPU activity could be recorded: %s", fail_why);
+    pthread_mutex_lock(&prof_loader_g.lock);
+    if (prof_loader_g.state == 0)
+        prof_loader_g.state = load_once() == 0 ? 1 : -1;
+    pthread_mutex_unlock(&prof_loader_g.lock);
+    if (prof_loader_g.state < 0) {
+        snprintf(why, why_len, "no GPU activity could be recorded: %s", prof_loader_g.fail_why);
         return NULL;
     }
-    return &api;
+    return &prof_loader_g.api;
 }
 
 const char *cupti_error(const cupti_api *a, CUptiResult rc)

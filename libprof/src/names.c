@@ -6,21 +6,12 @@
 
 #include "prof_int.h"
 
-#define CHUNK_BITS 12
+#define CHUNK_BITS PROF_NAME_CHUNK_BITS
 #define CHUNK_SIZE (1u << CHUNK_BITS)
-#define N_CHUNKS   (PROF_NAME_MAX_ID / CHUNK_SIZE)
 
-typedef struct name_entry {
-    const char *str;
-    uint32_t len;
-    uint32_t cat;
-} name_entry;
+typedef prof_name_entry name_entry;
 
-static _Atomic(name_entry *) chunks[N_CHUNKS];
-static _Atomic uint32_t count; /* ids 1..count are valid */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t *hash_ids; /* open addressing, 0 = empty */
-static uint32_t hash_cap;
+/* The state (prof_names_g) is defined in session.c. */
 
 static uint64_t hash_bytes(const char *s, size_t n, uint32_t cat)
 {
@@ -32,18 +23,19 @@ static uint64_t hash_bytes(const char *s, size_t n, uint32_t cat)
 
 static name_entry *entry(uint32_t id)
 {
-    name_entry *c = atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_acquire);
+    name_entry *c =
+            atomic_load_explicit(&prof_names_g.chunks[id >> CHUNK_BITS], memory_order_acquire);
     return c ? &c[id & (CHUNK_SIZE - 1)] : NULL;
 }
 
 static int hash_grow(void)
 {
-    uint32_t ncap = hash_cap ? hash_cap * 2 : 1024;
+    uint32_t ncap = prof_names_g.hash_cap ? prof_names_g.hash_cap * 2 : 1024;
     uint32_t *n = calloc(ncap, sizeof(*n));
     if (!n)
         return -1;
-    for (uint32_t i = 0; i < hash_cap; i++) {
-        uint32_t id = hash_ids[i];
+    for (uint32_t i = 0; i < prof_names_g.hash_cap; i++) {
+        uint32_t id = prof_names_g.hash_ids[i];
         if (!id)
             continue;
         name_entry *e = entry(id);
@@ -53,25 +45,25 @@ static int hash_grow(void)
             j = (j + 1) & (ncap - 1);
         n[j] = id;
     }
-    free(hash_ids);
-    hash_ids = n;
-    hash_cap = ncap;
+    free(prof_names_g.hash_ids);
+    prof_names_g.hash_ids = n;
+    prof_names_g.hash_cap = ncap;
     return 0;
 }
 
 /* Append a new entry; lock held. @return its id or 0. */
 static uint32_t add_locked(const char *s, size_t n, gp_prof_cat cat)
 {
-    uint32_t id = atomic_load_explicit(&count, memory_order_relaxed) + 1;
+    uint32_t id = atomic_load_explicit(&prof_names_g.count, memory_order_relaxed) + 1;
     if (id >= PROF_NAME_MAX_ID)
         return 0;
     uint32_t ci = id >> CHUNK_BITS;
-    name_entry *c = atomic_load_explicit(&chunks[ci], memory_order_relaxed);
+    name_entry *c = atomic_load_explicit(&prof_names_g.chunks[ci], memory_order_relaxed);
     if (!c) {
         c = calloc(CHUNK_SIZE, sizeof(*c));
         if (!c)
             return 0;
-        atomic_store_explicit(&chunks[ci], c, memory_order_release);
+        atomic_store_explicit(&prof_names_g.chunks[ci], c, memory_order_release);
     }
     char *copy = malloc(n + 1);
     if (!copy)
@@ -79,7 +71,7 @@ static uint32_t add_locked(const char *s, size_t n, gp_prof_cat cat)
     memcpy(copy, s, n);
     copy[n] = '\0';
     c[id & (CHUNK_SIZE - 1)] = (name_entry){copy, (uint32_t)n, (uint32_t)cat};
-    atomic_store_explicit(&count, id, memory_order_release);
+    atomic_store_explicit(&prof_names_g.count, id, memory_order_release);
     return id;
 }
 
@@ -87,24 +79,24 @@ uint32_t prof_intern_n(const char *s, size_t n, gp_prof_cat cat)
 {
     if (!s || n >= UINT32_MAX)
         return 0;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&prof_names_g.lock);
     uint32_t id = 0;
-    if ((atomic_load(&count) + 1) * 2 >= hash_cap && hash_grow() != 0)
+    if ((atomic_load(&prof_names_g.count) + 1) * 2 >= prof_names_g.hash_cap && hash_grow() != 0)
         goto out;
     uint64_t h = hash_bytes(s, n, (uint32_t)cat);
-    uint32_t j = (uint32_t)h & (hash_cap - 1);
-    for (; hash_ids[j]; j = (j + 1) & (hash_cap - 1)) {
-        name_entry *e = entry(hash_ids[j]);
+    uint32_t j = (uint32_t)h & (prof_names_g.hash_cap - 1);
+    for (; prof_names_g.hash_ids[j]; j = (j + 1) & (prof_names_g.hash_cap - 1)) {
+        name_entry *e = entry(prof_names_g.hash_ids[j]);
         if (e->len == n && e->cat == (uint32_t)cat && memcmp(e->str, s, n) == 0) {
-            id = hash_ids[j];
+            id = prof_names_g.hash_ids[j];
             goto out;
         }
     }
     id = add_locked(s, n, cat);
     if (id)
-        hash_ids[j] = id;
+        prof_names_g.hash_ids[j] = id;
 out:
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&prof_names_g.lock);
     return id;
 }
 
@@ -120,7 +112,7 @@ gp_prof_name gp_prof_intern(const char *name)
 
 const char *prof_name_str(uint32_t id)
 {
-    if (id == 0 || id > atomic_load_explicit(&count, memory_order_acquire))
+    if (id == 0 || id > atomic_load_explicit(&prof_names_g.count, memory_order_acquire))
         return NULL;
     name_entry *e = entry(id);
     return e ? e->str : NULL;
@@ -128,44 +120,41 @@ const char *prof_name_str(uint32_t id)
 
 gp_prof_cat prof_name_cat(uint32_t id)
 {
-    if (id == 0 || id > atomic_load_explicit(&count, memory_order_acquire))
+    if (id == 0 || id > atomic_load_explicit(&prof_names_g.count, memory_order_acquire))
         return GP_PROF_CAT_USER_ANNOTATION;
     return (gp_prof_cat)entry(id)->cat;
 }
 
 uint32_t prof_name_count(void)
 {
-    return atomic_load_explicit(&count, memory_order_acquire);
+    return atomic_load_explicit(&prof_names_g.count, memory_order_acquire);
 }
 
 /* ---- OS thread names ---- */
 
-#define MAX_THREAD_NAMES 4096
-static int tn_tid[MAX_THREAD_NAMES];
-static uint32_t tn_name[MAX_THREAD_NAMES];
-static int tn_count;
+#define MAX_THREAD_NAMES PROF_MAX_THREAD_NAMES
 
 void prof_thread_name_set(int tid, uint32_t name_id)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&prof_names_g.lock);
     int i = 0;
-    while (i < tn_count && tn_tid[i] != tid)
+    while (i < prof_names_g.tn_count && prof_names_g.tn_tid[i] != tid)
         i++;
     if (i < MAX_THREAD_NAMES) {
-        tn_tid[i] = tid;
-        tn_name[i] = name_id;
-        if (i == tn_count)
-            tn_count++;
+        prof_names_g.tn_tid[i] = tid;
+        prof_names_g.tn_name[i] = name_id;
+        if (i == prof_names_g.tn_count)
+            prof_names_g.tn_count++;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&prof_names_g.lock);
 }
 
 int prof_thread_names(int *tids, uint32_t *names, int cap)
 {
-    pthread_mutex_lock(&lock);
-    int n = tn_count < cap ? tn_count : cap;
-    memcpy(tids, tn_tid, (size_t)n * sizeof(*tids));
-    memcpy(names, tn_name, (size_t)n * sizeof(*names));
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&prof_names_g.lock);
+    int n = prof_names_g.tn_count < cap ? prof_names_g.tn_count : cap;
+    memcpy(tids, prof_names_g.tn_tid, (size_t)n * sizeof(*tids));
+    memcpy(names, prof_names_g.tn_name, (size_t)n * sizeof(*names));
+    pthread_mutex_unlock(&prof_names_g.lock);
     return n;
 }

@@ -4,7 +4,9 @@
 #ifndef GP_LIBPROF_PROF_INT_H
 #define GP_LIBPROF_PROF_INT_H
 
+#include <limits.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -496,5 +498,138 @@ void prof_gpu_ext_pop(void);
 
 /** Shared by writer and the GPU converter: pid of this process and the trace base time. */
 extern int64_t prof_base_ns;
+
+/* ---- process-global state ----
+ * Each module keeps its state in one struct, and session.c defines every one of them (style
+ * guide 3.1: session.c is the only file with process-global state); a module touches only its
+ * own. Per-thread state (thread.c's `self`) stays with its code. */
+
+/* clock.c */
+#define PROF_CLOCK_MEASURED 64 /* the rate is measured over up to 64 measurements back */
+typedef struct prof_clock_state {
+    int inited; /* prof_clock_init ran: the tick source is chosen */
+    int64_t m_ticks[PROF_CLOCK_MEASURED], m_ns[PROF_CLOCK_MEASURED];
+    int n_measured; /* total taken; the last PROF_CLOCK_MEASURED are kept */
+    prof_tick_seg *knots;
+    size_t n_knots, cap_knots;
+    int64_t max_converted; /* the largest tick converted so far */
+    int64_t last_steer;    /* where the last measurement started its segments */
+    /* The newest two segments, published for other threads (prof_clock_now_ns: CUPTI's
+     * timestamp callback) under a sequence lock, and the largest tick they converted: the writer
+     * never moves the function there either. */
+    _Atomic uint32_t pub_seq;
+    _Atomic int64_t pub_t[2], pub_ns[2];
+    _Atomic uint64_t pub_scale[2];
+    _Atomic int pub_valid;
+    _Atomic int64_t pub_max_used; /* INT64_MIN until a tick is converted */
+} prof_clock_state;
+extern prof_clock_state prof_clock_g;
+
+/* config.c */
+#define PROF_MAX_CFG 128
+enum prof_cfg_type { PROF_CFG_STR, PROF_CFG_INT, PROF_CFG_BOOL, PROF_CFG_DOUBLE, PROF_CFG_STRV };
+typedef struct prof_cfg_entry {
+    char *key;
+    enum prof_cfg_type type;
+    int64_t i;
+    double d;
+    char **strv; /* PROF_CFG_STR: strv[0]; PROF_CFG_STRV: n strings */
+    int n;
+} prof_cfg_entry;
+typedef struct prof_config_state {
+    prof_cfg_entry cfg[PROF_MAX_CFG];
+    int n_cfg;
+    pthread_mutex_t lock;
+} prof_config_state;
+extern prof_config_state prof_config_g;
+
+/* names.c: names live in fixed chunks that never move, so reading one by id takes no lock */
+#define PROF_NAME_CHUNK_BITS  12
+#define PROF_MAX_THREAD_NAMES 4096
+typedef struct prof_name_entry {
+    const char *str;
+    uint32_t len;
+    uint32_t cat;
+} prof_name_entry;
+typedef struct prof_names_state {
+    _Atomic(prof_name_entry *) chunks[PROF_NAME_MAX_ID >> PROF_NAME_CHUNK_BITS];
+    _Atomic uint32_t count; /* ids 1..count are valid */
+    pthread_mutex_t lock;
+    uint32_t *hash_ids; /* open addressing, 0 = empty */
+    uint32_t hash_cap;
+    int tn_tid[PROF_MAX_THREAD_NAMES]; /* OS thread names */
+    uint32_t tn_name[PROF_MAX_THREAD_NAMES];
+    int tn_count;
+} prof_names_state;
+extern prof_names_state prof_names_g;
+
+/* thread.c */
+#define PROF_ASYNC_SLOTS 4096
+typedef struct prof_async_slot { /* an open NVTX start/end range (may end on another thread) */
+    _Atomic uint64_t id;         /* 0 = free */
+    int64_t t0;
+    uint32_t name;
+    int tid;
+} prof_async_slot;
+typedef struct prof_threads_state {
+    _Atomic(prof_thread *) threads; /* the registry: a list, nodes never freed */
+    pthread_key_t exit_key;
+    pthread_once_t key_once;
+    _Atomic int64_t buf_bytes, buf_peak; /* record memory held by all threads' blocks */
+    prof_async_slot async_tab[PROF_ASYNC_SLOTS];
+    _Atomic uint64_t async_next; /* 1 at start */
+} prof_threads_state;
+extern prof_threads_state prof_threads_g;
+
+/* writer.c */
+#define PROF_MAX_WARN 64
+#define PROF_MAX_TIDS 4096
+typedef struct prof_async_range {
+    int64_t t0, t1;
+    uint32_t name;
+    int tid;
+} prof_async_range;
+typedef struct prof_tid_info {
+    int tid;
+    uint64_t bad_pops;
+    uint64_t deep;
+} prof_tid_info;
+typedef struct prof_writer_state {
+    pthread_t th;
+    int started;
+    sem_t wake;
+    _Atomic int stop;        /* 1: finish requested */
+    _Atomic int from_signal; /* 1: ... by a signal handler */
+    _Atomic int state;       /* 0 running, 1 finished ok, -1 failed */
+    prof_writer_cfg cfg;
+    char path[PATH_MAX], tmp[PATH_MAX], producer[32], trace_name[256];
+    prof_out out;
+    int need_comma;
+    int io_reported;
+    uint64_t n_events;
+    char **esc; /* escaped name per id, lazily built */
+    uint32_t *esc_len;
+    unsigned char *esc_op; /* 1: category cpu_op */
+    char **head;           /* per name: the start of its range events (write_range) */
+    uint32_t *head_len;
+    uint32_t esc_cap;
+    prof_tid_info tids[PROF_MAX_TIDS];
+    int n_tids;
+    prof_async_range *async;
+    size_t n_async, cap_async;
+    int64_t last_sync_ns, last_header_ns;
+    int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
+    char thread_tail[64];            /* the current thread's ,"pid":P,"tid":T,"ts": */
+    size_t thread_tail_len;
+    int meta_tids[PROF_MAX_TIDS]; /* thread names, read for the metadata */
+    uint32_t meta_names[PROF_MAX_TIDS];
+    /* warnings and the GPU status, set from any thread */
+    pthread_mutex_t warn_lock;
+    char *warnings[PROF_MAX_WARN];
+    int n_warnings;
+    uint64_t warnings_lost;
+    char gpu_status[256];
+} prof_writer_state;
+extern prof_writer_state prof_writer_g;
 
 #endif

@@ -14,11 +14,26 @@
 #include "prof_int.h"
 
 #ifdef GP_HAVE_CUPTI
+#    include "cupti_int.h"
 #    include <cuda.h>
 #    include <dlfcn.h>
 #endif
 
 prof_session prof_g;
+int prof_tsc;
+int prof_tick_gap = 1;
+prof_clock_state prof_clock_g = {.pub_max_used = INT64_MIN};
+prof_config_state prof_config_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+prof_names_state prof_names_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+prof_threads_state prof_threads_g = {.key_once = PTHREAD_ONCE_INIT, .async_next = 1};
+prof_writer_state prof_writer_g = {.warn_lock = PTHREAD_MUTEX_INITIALIZER,
+                                   .gpu_status = "not requested"};
+int64_t prof_base_ns;
+#ifdef GP_HAVE_CUPTI
+prof_cupti_state prof_cupti_g = {.qlock = PTHREAD_MUTEX_INITIALIZER,
+                                 .held_lock = PTHREAD_MUTEX_INITIALIZER};
+prof_loader_state prof_loader_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+#endif
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char trace_path[PATH_MAX];

@@ -13,11 +13,9 @@
 
 #include "prof_int.h"
 
-static _Atomic(prof_thread *) threads;
+/* The state (prof_threads_g) is defined in session.c. */
 /* initial-exec: one pointer of static TLS, so no __tls_get_addr call on the hot path. */
 static __thread prof_thread *self __attribute__((tls_model("initial-exec")));
-static pthread_key_t exit_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 static void on_thread_exit(void *p)
 {
@@ -27,12 +25,12 @@ static void on_thread_exit(void *p)
 
 static void make_key(void)
 {
-    pthread_key_create(&exit_key, on_thread_exit);
+    pthread_key_create(&prof_threads_g.exit_key, on_thread_exit);
 }
 
 prof_thread *prof_threads_head(void)
 {
-    return atomic_load_explicit(&threads, memory_order_acquire);
+    return atomic_load_explicit(&prof_threads_g.threads, memory_order_acquire);
 }
 
 /* Reuse a node whose thread exited and whose ring was reaped, else allocate one. */
@@ -51,13 +49,11 @@ static prof_thread *claim_node(void)
     prof_thread *head = prof_threads_head();
     do
         t->next = head;
-    while (!atomic_compare_exchange_weak(&threads, &head, t));
+    while (!atomic_compare_exchange_weak(&prof_threads_g.threads, &head, t));
     return t;
 }
 
 /* ---- blocks ---- */
-
-static _Atomic int64_t buf_bytes, buf_peak;
 
 static int64_t block_bytes(uint32_t cap)
 {
@@ -69,14 +65,14 @@ static int64_t block_bytes(uint32_t cap)
 static prof_block *block_new(uint32_t cap)
 {
     int64_t bytes = block_bytes(cap);
-    int64_t now = atomic_fetch_add(&buf_bytes, bytes) + bytes;
+    int64_t now = atomic_fetch_add(&prof_threads_g.buf_bytes, bytes) + bytes;
     prof_block *b = now <= prof_g.buf_limit ? malloc((size_t)bytes) : NULL;
     if (!b) {
-        atomic_fetch_sub(&buf_bytes, bytes);
+        atomic_fetch_sub(&prof_threads_g.buf_bytes, bytes);
         return NULL;
     }
-    int64_t peak = atomic_load(&buf_peak);
-    while (now > peak && !atomic_compare_exchange_weak(&buf_peak, &peak, now))
+    int64_t peak = atomic_load(&prof_threads_g.buf_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&prof_threads_g.buf_peak, &peak, now))
         ;
     atomic_init(&b->next, NULL);
     atomic_init(&b->committed, 0);
@@ -89,23 +85,23 @@ static void block_free(prof_block *b)
 {
     if (!b || b->cap == 0)
         return; /* the empty first link lives in the thread's state */
-    atomic_fetch_sub(&buf_bytes, block_bytes(b->cap));
+    atomic_fetch_sub(&prof_threads_g.buf_bytes, block_bytes(b->cap));
     free(b);
 }
 
 int64_t prof_buf_bytes(void)
 {
-    return atomic_load(&buf_bytes);
+    return atomic_load(&prof_threads_g.buf_bytes);
 }
 
 int64_t prof_buf_peak(void)
 {
-    return atomic_load(&buf_peak);
+    return atomic_load(&prof_threads_g.buf_peak);
 }
 
 void prof_buf_reset_peak(void)
 {
-    atomic_store(&buf_peak, atomic_load(&buf_bytes));
+    atomic_store(&prof_threads_g.buf_peak, atomic_load(&prof_threads_g.buf_bytes));
 }
 
 /* Free every block of `t`'s chain and its spare (no other thread may use them). */
@@ -144,7 +140,7 @@ prof_thread *prof_thread_self(void)
     if (t && atomic_load_explicit(&t->gen, memory_order_relaxed) == gen)
         return t;
     if (!t) {
-        pthread_once(&key_once, make_key);
+        pthread_once(&prof_threads_g.key_once, make_key);
         t = claim_node();
         if (!t)
             return NULL;
@@ -153,7 +149,7 @@ prof_thread *prof_thread_self(void)
         t->last_tick = 0;
         memset(t->cache_ptr, 0, sizeof(t->cache_ptr));
         self = t;
-        pthread_setspecific(exit_key, t);
+        pthread_setspecific(prof_threads_g.exit_key, t);
     }
     attach(t, gen);
     return t;
@@ -425,15 +421,8 @@ int prof_nvtx_pop(void)
 }
 
 /* NVTX start/end ranges may end on another thread: open ones live in a fixed table. */
-#define ASYNC_SLOTS 4096
-typedef struct async_slot {
-    _Atomic uint64_t id; /* 0 = free */
-    int64_t t0;
-    uint32_t name;
-    int tid;
-} async_slot;
-static async_slot async_tab[ASYNC_SLOTS];
-static _Atomic uint64_t async_next = 1;
+#define ASYNC_SLOTS PROF_ASYNC_SLOTS
+typedef prof_async_slot async_slot;
 
 uint64_t prof_async_start(uint32_t name)
 {
@@ -442,9 +431,9 @@ uint64_t prof_async_start(uint32_t name)
     prof_thread *t = prof_thread_self();
     if (!t)
         return 0;
-    uint64_t id = atomic_fetch_add(&async_next, 1);
+    uint64_t id = atomic_fetch_add(&prof_threads_g.async_next, 1);
     for (int probe = 0; probe < 8; probe++) {
-        async_slot *s = &async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
+        async_slot *s = &prof_threads_g.async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
         uint64_t want = 0;
         if (atomic_compare_exchange_strong(&s->id, &want, UINT64_MAX)) {
             s->t0 = prof_ticks();
@@ -464,7 +453,7 @@ void prof_async_end(uint64_t id)
         return;
     int64_t now = prof_ticks();
     for (int probe = 0; probe < 8; probe++) {
-        async_slot *s = &async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
+        async_slot *s = &prof_threads_g.async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
         if (atomic_load_explicit(&s->id, memory_order_acquire) != id)
             continue;
         prof_rec r = {s->t0, now, (uint64_t)s->tid, s->name, PROF_REC_ASYNC, 0};

@@ -19,55 +19,12 @@
 
 #define TAKE_BATCH      4096
 #define PASS_PER_THREAD (1u << 20) /* records from one thread in one pass */
-#define MAX_WARN        64
-#define MAX_TIDS        4096
+#define MAX_WARN        PROF_MAX_WARN
+#define MAX_TIDS        PROF_MAX_TIDS
+typedef prof_async_range async_range;
+typedef prof_tid_info tid_info;
 
-typedef struct async_range {
-    int64_t t0, t1;
-    uint32_t name;
-    int tid;
-} async_range;
-
-typedef struct tid_info {
-    int tid;
-    uint64_t bad_pops;
-    uint64_t deep;
-} tid_info;
-
-static struct {
-    pthread_t th;
-    int started;
-    sem_t wake;
-    _Atomic int stop;        /* 1: finish requested */
-    _Atomic int from_signal; /* 1: ... by a signal handler */
-    _Atomic int state;       /* 0 running, 1 finished ok, -1 failed */
-    prof_writer_cfg cfg;
-    char path[PATH_MAX], tmp[PATH_MAX], producer[32], trace_name[256];
-    prof_out out;
-    int need_comma;
-    int io_reported;
-    uint64_t n_events;
-    char **esc; /* escaped name per id, lazily built */
-    uint32_t *esc_len;
-    unsigned char *esc_op; /* 1: category cpu_op */
-    char **head;           /* per name: the start of its range events (write_range) */
-    uint32_t *head_len;
-    uint32_t esc_cap;
-    tid_info tids[MAX_TIDS];
-    int n_tids;
-    async_range *async;
-    size_t n_async, cap_async;
-    int64_t last_sync_ns, last_header_ns;
-    int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
-} W;
-
-static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *warnings[MAX_WARN];
-static int n_warnings;
-static uint64_t warnings_lost;
-static char gpu_status[256] = "not requested";
-
-int64_t prof_base_ns;
+/* The state (prof_writer_g) is defined in session.c. */
 
 void prof_warn(const char *fmt, ...)
 {
@@ -76,39 +33,40 @@ void prof_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&warn_lock);
-    if (n_warnings < MAX_WARN && (warnings[n_warnings] = strdup(line)) != NULL)
-        n_warnings++;
+    pthread_mutex_lock(&prof_writer_g.warn_lock);
+    if (prof_writer_g.n_warnings < MAX_WARN &&
+        (prof_writer_g.warnings[prof_writer_g.n_warnings] = strdup(line)) != NULL)
+        prof_writer_g.n_warnings++;
     else
-        warnings_lost++;
-    pthread_mutex_unlock(&warn_lock);
+        prof_writer_g.warnings_lost++;
+    pthread_mutex_unlock(&prof_writer_g.warn_lock);
 }
 
 void prof_set_gpu_status(const char *status)
 {
-    pthread_mutex_lock(&warn_lock);
-    snprintf(gpu_status, sizeof(gpu_status), "%s", status);
-    pthread_mutex_unlock(&warn_lock);
+    pthread_mutex_lock(&prof_writer_g.warn_lock);
+    snprintf(prof_writer_g.gpu_status, sizeof(prof_writer_g.gpu_status), "%s", status);
+    pthread_mutex_unlock(&prof_writer_g.warn_lock);
 }
 
 static void warnings_clear(void)
 {
-    pthread_mutex_lock(&warn_lock);
-    for (int i = 0; i < n_warnings; i++)
-        free(warnings[i]);
-    n_warnings = 0;
-    warnings_lost = 0;
-    pthread_mutex_unlock(&warn_lock);
+    pthread_mutex_lock(&prof_writer_g.warn_lock);
+    for (int i = 0; i < prof_writer_g.n_warnings; i++)
+        free(prof_writer_g.warnings[i]);
+    prof_writer_g.n_warnings = 0;
+    prof_writer_g.warnings_lost = 0;
+    pthread_mutex_unlock(&prof_writer_g.warn_lock);
 }
 
 /* ---- events ---- */
 
 static void comma(prof_out *o)
 {
-    if (W.need_comma)
+    if (prof_writer_g.need_comma)
         prof_out_raw(o, ",\n", 2);
-    W.need_comma = 1;
-    W.n_events++;
+    prof_writer_g.need_comma = 1;
+    prof_writer_g.n_events++;
 }
 
 void prof_event_sep(prof_out *o)
@@ -120,48 +78,50 @@ void prof_event_sep(prof_out *o)
  * in size, though some may have moved). */
 static int grow_names(uint32_t ncap)
 {
-    char **e = realloc(W.esc, ncap * sizeof(*e));
+    char **e = realloc(prof_writer_g.esc, ncap * sizeof(*e));
     if (e)
-        W.esc = e;
-    uint32_t *l = e ? realloc(W.esc_len, ncap * sizeof(*l)) : NULL;
+        prof_writer_g.esc = e;
+    uint32_t *l = e ? realloc(prof_writer_g.esc_len, ncap * sizeof(*l)) : NULL;
     if (l)
-        W.esc_len = l;
-    unsigned char *op = l ? realloc(W.esc_op, ncap) : NULL;
+        prof_writer_g.esc_len = l;
+    unsigned char *op = l ? realloc(prof_writer_g.esc_op, ncap) : NULL;
     if (op)
-        W.esc_op = op;
-    char **h = op ? realloc(W.head, ncap * sizeof(*h)) : NULL;
+        prof_writer_g.esc_op = op;
+    char **h = op ? realloc(prof_writer_g.head, ncap * sizeof(*h)) : NULL;
     if (h)
-        W.head = h;
-    uint32_t *hl = h ? realloc(W.head_len, ncap * sizeof(*hl)) : NULL;
+        prof_writer_g.head = h;
+    uint32_t *hl = h ? realloc(prof_writer_g.head_len, ncap * sizeof(*hl)) : NULL;
     if (!hl)
         return -1;
-    W.head_len = hl;
-    memset(W.esc + W.esc_cap, 0, (ncap - W.esc_cap) * sizeof(*e));
-    memset(W.head + W.esc_cap, 0, (ncap - W.esc_cap) * sizeof(*h));
-    W.esc_cap = ncap;
+    prof_writer_g.head_len = hl;
+    memset(prof_writer_g.esc + prof_writer_g.esc_cap, 0,
+           (ncap - prof_writer_g.esc_cap) * sizeof(*e));
+    memset(prof_writer_g.head + prof_writer_g.esc_cap, 0,
+           (ncap - prof_writer_g.esc_cap) * sizeof(*h));
+    prof_writer_g.esc_cap = ncap;
     return 0;
 }
 
 /* Pre-escaped JSON string contents of name `id` (escaped once, then reused). */
 static const char *esc_name(uint32_t id, uint32_t *len)
 {
-    if (id >= W.esc_cap && grow_names(prof_name_count() + 1024) != 0) {
+    if (id >= prof_writer_g.esc_cap && grow_names(prof_name_count() + 1024) != 0) {
         *len = 0;
         return "";
     }
-    if (!W.esc[id]) {
+    if (!prof_writer_g.esc[id]) {
         const char *s = prof_name_str(id);
         size_t n = 0;
-        W.esc[id] = prof_json_escape(s ? s : "(unnamed)", s ? strlen(s) : 9, &n);
-        W.esc_len[id] = (uint32_t)n;
-        W.esc_op[id] = prof_name_cat(id) == GP_PROF_CAT_CPU_OP;
-        if (!W.esc[id]) {
+        prof_writer_g.esc[id] = prof_json_escape(s ? s : "(unnamed)", s ? strlen(s) : 9, &n);
+        prof_writer_g.esc_len[id] = (uint32_t)n;
+        prof_writer_g.esc_op[id] = prof_name_cat(id) == GP_PROF_CAT_CPU_OP;
+        if (!prof_writer_g.esc[id]) {
             *len = 0;
             return "";
         }
     }
-    *len = W.esc_len[id];
-    return W.esc[id];
+    *len = prof_writer_g.esc_len[id];
+    return prof_writer_g.esc[id];
 }
 
 static void put_name(prof_out *o, uint32_t id)
@@ -207,14 +167,12 @@ void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int6
 #define TAIL_COPY 48 /* >= the longest thread tail (42 bytes) */
 #define FAST_MAX  (HEAD_MAX + TAIL_COPY + 2 * 25 + 8 + 1)
 
-static char thread_tail[64];
-static size_t thread_tail_len;
-
 static void set_thread_tail(int pid, int tid)
 {
-    memset(thread_tail, 0, sizeof(thread_tail));
-    thread_tail_len = (size_t)snprintf(thread_tail, sizeof(thread_tail),
-                                       ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
+    memset(prof_writer_g.thread_tail, 0, sizeof(prof_writer_g.thread_tail));
+    prof_writer_g.thread_tail_len =
+            (size_t)snprintf(prof_writer_g.thread_tail, sizeof(prof_writer_g.thread_tail),
+                             ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
 }
 
 /* Build (once per name) the head of name `id`. @return it, or NULL for the general path. */
@@ -225,10 +183,10 @@ static const char *build_head(uint32_t id, uint32_t *len)
     static const char pre_op[] = ",\n{\"ph\":\"X\",\"cat\":\"" GP_CAT_CPU_OP "\",\"name\":\"";
     uint32_t nlen;
     const char *name = esc_name(id, &nlen); /* grows the tables to cover id */
-    if (id >= W.esc_cap || sizeof(pre_ua) + nlen + 1 > HEAD_MAX)
+    if (id >= prof_writer_g.esc_cap || sizeof(pre_ua) + nlen + 1 > HEAD_MAX)
         return NULL;
-    const char *pre = W.esc_op[id] ? pre_op : pre_ua;
-    size_t plen = W.esc_op[id] ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
+    const char *pre = prof_writer_g.esc_op[id] ? pre_op : pre_ua;
+    size_t plen = prof_writer_g.esc_op[id] ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
     size_t n = plen + nlen + 1;
     char *h = calloc(1, (n + 15) / 16 * 16);
     if (!h)
@@ -236,17 +194,17 @@ static const char *build_head(uint32_t id, uint32_t *len)
     memcpy(h, pre, plen);
     memcpy(h + plen, name, nlen);
     h[n - 1] = '"';
-    W.head[id] = h;
-    W.head_len[id] = (uint32_t)n;
+    prof_writer_g.head[id] = h;
+    prof_writer_g.head_len[id] = (uint32_t)n;
     *len = (uint32_t)n;
     return h;
 }
 
 static inline const char *range_head(uint32_t id, uint32_t *len)
 {
-    if (__builtin_expect(id < W.esc_cap && W.head[id] != NULL, 1)) {
-        *len = W.head_len[id];
-        return W.head[id];
+    if (__builtin_expect(id < prof_writer_g.esc_cap && prof_writer_g.head[id] != NULL, 1)) {
+        *len = prof_writer_g.head_len[id];
+        return prof_writer_g.head[id];
     }
     return build_head(id, len);
 }
@@ -286,16 +244,16 @@ static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int ti
     }
     prof_out_reserve(o, FAST_MAX);
     char *p = o->buf + o->len;
-    size_t skip = W.need_comma ? 0 : 2; /* the first event has no ",\n" before it */
+    size_t skip = prof_writer_g.need_comma ? 0 : 2; /* the first event has no ",\n" before it */
     for (size_t i = 0; i < hlen; i += 16)
         memcpy(p + i, head + i, 16);
     if (skip)
         memmove(p, p + 2, hlen - 2);
     p += hlen - skip;
-    W.need_comma = 1;
-    W.n_events++;
-    memcpy(p, thread_tail, TAIL_COPY);
-    p += thread_tail_len;
+    prof_writer_g.need_comma = 1;
+    prof_writer_g.n_events++;
+    memcpy(p, prof_writer_g.thread_tail, TAIL_COPY);
+    p += prof_writer_g.thread_tail_len;
     p = prof_put_us(p, t0 - prof_base_ns);
     memcpy(p, ",\"dur\":", 8);
     p = prof_put_us(p + 7, t1 > t0 ? t1 - t0 : 0);
@@ -307,13 +265,13 @@ static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int ti
 
 static tid_info *tid_slot(int tid)
 {
-    for (int i = 0; i < W.n_tids; i++)
-        if (W.tids[i].tid == tid)
-            return &W.tids[i];
-    if (W.n_tids == MAX_TIDS)
+    for (int i = 0; i < prof_writer_g.n_tids; i++)
+        if (prof_writer_g.tids[i].tid == tid)
+            return &prof_writer_g.tids[i];
+    if (prof_writer_g.n_tids == MAX_TIDS)
         return NULL;
-    W.tids[W.n_tids] = (tid_info){tid, 0, 0};
-    return &W.tids[W.n_tids++];
+    prof_writer_g.tids[prof_writer_g.n_tids] = (tid_info){tid, 0, 0};
+    return &prof_writer_g.tids[prof_writer_g.n_tids++];
 }
 
 static void write_step(prof_out *o, const prof_rec *r, int pid, int tid)
@@ -356,17 +314,19 @@ static void write_counter(prof_out *o, const prof_rec *r, int pid, int tid)
 
 static void keep_async(const prof_rec *r)
 {
-    if (W.n_async == W.cap_async) {
-        size_t ncap = W.cap_async ? W.cap_async * 2 : 256;
-        async_range *a = ncap <= (1u << 20) ? realloc(W.async, ncap * sizeof(*a)) : NULL;
+    if (prof_writer_g.n_async == prof_writer_g.cap_async) {
+        size_t ncap = prof_writer_g.cap_async ? prof_writer_g.cap_async * 2 : 256;
+        async_range *a =
+                ncap <= (1u << 20) ? realloc(prof_writer_g.async, ncap * sizeof(*a)) : NULL;
         if (!a) {
             prof_warn("too many NVTX start/end ranges: some were not written");
             return;
         }
-        W.async = a;
-        W.cap_async = ncap;
+        prof_writer_g.async = a;
+        prof_writer_g.cap_async = ncap;
     }
-    W.async[W.n_async++] = (async_range){r->t0, r->t1, r->name, (int)r->aux};
+    prof_writer_g.async[prof_writer_g.n_async++] =
+            (async_range){r->t0, r->t1, r->name, (int)r->aux};
 }
 
 /* Any record but a range (rare: steps, marks, counters, warnings, NVTX start/end). */
@@ -411,7 +371,7 @@ static size_t drain_threads(prof_out *o)
     prof_clock_sample(); /* records drained below were made before it or soon after */
     prof_clock_map(&map);
     for (prof_thread *t = prof_threads_head(); t; t = t->next) {
-        if (atomic_load_explicit(&t->gen, memory_order_acquire) != W.cfg.gen)
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != prof_writer_g.cfg.gen)
             continue;
         tid_slot(t->tid);
         set_thread_tail(prof_g.pid, t->tid);
@@ -432,7 +392,7 @@ static size_t drain_threads(prof_out *o)
     }
     if (map.mode == PROF_MAP_LINEAR)
         prof_clock_converted(map.max_ticks);
-    prof_threads_reap(W.cfg.gen);
+    prof_threads_reap(prof_writer_g.cfg.gen);
     return total;
 }
 
@@ -440,7 +400,7 @@ static uint64_t cpu_dropped(void)
 {
     uint64_t d = 0;
     for (prof_thread *t = prof_threads_head(); t; t = t->next)
-        if (atomic_load(&t->gen) == W.cfg.gen)
+        if (atomic_load(&t->gen) == prof_writer_g.cfg.gen)
             d += atomic_load(&t->dropped);
     return d;
 }
@@ -500,17 +460,17 @@ static void write_cpu_metadata(prof_out *o)
     meta(o, GP_NAME_PROCESS_NAME, pid, 0, "name", pname, 0);
     meta(o, GP_NAME_PROCESS_LABELS, pid, 0, "labels", "CPU", 0);
     meta(o, GP_NAME_PROCESS_SORT, pid, 0, "sort_index", NULL, pid);
-    static int tids[MAX_TIDS];
-    static uint32_t names[MAX_TIDS];
+    int *tids = prof_writer_g.meta_tids;
+    uint32_t *names = prof_writer_g.meta_names;
     int n = prof_thread_names(tids, names, MAX_TIDS);
     for (int i = 0; i < n; i++)
         tid_slot(tids[i]);
-    for (int i = 0; i < W.n_tids; i++) {
+    for (int i = 0; i < prof_writer_g.n_tids; i++) {
         const char *name = NULL;
         for (int j = 0; j < n; j++)
-            if (tids[j] == W.tids[i].tid)
+            if (tids[j] == prof_writer_g.tids[i].tid)
                 name = prof_name_str(names[j]);
-        write_thread_meta(o, pid, W.tids[i].tid, name);
+        write_thread_meta(o, pid, prof_writer_g.tids[i].tid, name);
     }
 }
 
@@ -526,14 +486,14 @@ static int cmp_async(const void *a, const void *b)
 
 static void write_async(prof_out *o)
 {
-    if (W.n_async == 0)
+    if (prof_writer_g.n_async == 0)
         return;
-    qsort(W.async, W.n_async, sizeof(*W.async), cmp_async);
+    qsort(prof_writer_g.async, prof_writer_g.n_async, sizeof(*prof_writer_g.async), cmp_async);
     int64_t lane_end[16];
-    for (size_t i = 0; i < W.n_async;) {
-        int tid = W.async[i].tid, lanes = 0;
-        for (; i < W.n_async && W.async[i].tid == tid; i++) {
-            async_range *a = &W.async[i];
+    for (size_t i = 0; i < prof_writer_g.n_async;) {
+        int tid = prof_writer_g.async[i].tid, lanes = 0;
+        for (; i < prof_writer_g.n_async && prof_writer_g.async[i].tid == tid; i++) {
+            async_range *a = &prof_writer_g.async[i];
             int l = 0;
             while (l < lanes && lane_end[l] > a->t0)
                 l++;
@@ -559,19 +519,19 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
 {
     prof_out_str(h, "\"" GP_KEY_GPROF "\":{\"" GP_CFG_TOOL_VERSION "\":\"" GP_VERSION "\"");
     prof_out_str(h, ",\"" GP_CFG_PRODUCER "\":");
-    prof_out_json_str(h, W.producer, strlen(W.producer));
+    prof_out_json_str(h, prof_writer_g.producer, strlen(prof_writer_g.producer));
     if (!prof_config_has(GP_CFG_CPU_COUNT)) {
         prof_out_str(h, ",\"" GP_CFG_CPU_COUNT "\":");
         prof_out_i64(h, sysconf(_SC_NPROCESSORS_ONLN));
     }
     prof_out_str(h, ",\"" GP_CFG_CLOCK_REALTIME_NS "\":");
-    prof_out_i64(h, W.cfg.anchor_real);
+    prof_out_i64(h, prof_writer_g.cfg.anchor_real);
     prof_out_str(h, ",\"" GP_CFG_CLOCK_MONOTONIC_NS "\":");
-    prof_out_i64(h, W.cfg.anchor_mono);
-    pthread_mutex_lock(&warn_lock);
+    prof_out_i64(h, prof_writer_g.cfg.anchor_mono);
+    pthread_mutex_lock(&prof_writer_g.warn_lock);
     prof_out_str(h, ",\"" GP_CFG_GPU_STATUS "\":");
-    prof_out_json_str(h, gpu_status, strlen(gpu_status));
-    pthread_mutex_unlock(&warn_lock);
+    prof_out_json_str(h, prof_writer_g.gpu_status, strlen(prof_writer_g.gpu_status));
+    pthread_mutex_unlock(&prof_writer_g.warn_lock);
     prof_out_str(h, ",\"" GP_CFG_DROPPED_RECORDS "\":");
     prof_out_u64(h, dropped_cpu + prof_gpu_dropped());
     prof_out_str(h, ",\"" GP_CFG_DROPPED_CPU "\":");
@@ -583,21 +543,21 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     prof_out_str(h, ",\"" GP_CFG_BUFFER_PEAK "\":");
     prof_out_i64(h, prof_buf_peak());
     prof_out_str(h, ",\"" GP_CFG_FLUSH_INTERVAL "\":");
-    prof_out_i64(h, W.cfg.flush_ms);
+    prof_out_i64(h, prof_writer_g.cfg.flush_ms);
     prof_out_str(h, ",\"" GP_CFG_RECORD_COST "\":");
-    prof_out_i64(h, W.cfg.range_cost_ns);
+    prof_out_i64(h, prof_writer_g.cfg.range_cost_ns);
     prof_out_str(h, ",\"" GP_CFG_COMPLETE "\":");
     prof_out_str(h, final ? "true" : "false");
     prof_gpu_config(h);
     prof_config_write(h, 1);
     prof_out_str(h, ",\"" GP_CFG_WARNINGS "\":[");
-    pthread_mutex_lock(&warn_lock);
-    for (int i = 0; i < n_warnings; i++) {
+    pthread_mutex_lock(&prof_writer_g.warn_lock);
+    for (int i = 0; i < prof_writer_g.n_warnings; i++) {
         if (i)
             prof_out_raw(h, ",", 1);
-        prof_out_json_str(h, warnings[i], strlen(warnings[i]));
+        prof_out_json_str(h, prof_writer_g.warnings[i], strlen(prof_writer_g.warnings[i]));
     }
-    pthread_mutex_unlock(&warn_lock);
+    pthread_mutex_unlock(&prof_writer_g.warn_lock);
     prof_out_str(h, "]}");
 }
 
@@ -609,22 +569,22 @@ static int write_header(uint64_t dropped_cpu, int final)
     prof_out_str(&h, "{\"" GP_KEY_SCHEMA_VERSION "\":1,\"" GP_KEY_DEVICE_PROPERTIES "\":[");
     prof_gpu_device_props(&h);
     prof_out_str(&h, "],");
-    if (W.cfg.world_size > 0) {
+    if (prof_writer_g.cfg.world_size > 0) {
         prof_out_str(&h, "\"" GP_KEY_DISTRIBUTED_INFO "\":{\"rank\": ");
-        prof_out_i64(&h, W.cfg.rank);
+        prof_out_i64(&h, prof_writer_g.cfg.rank);
         prof_out_str(&h, ",\"world_size\": ");
-        prof_out_i64(&h, W.cfg.world_size);
+        prof_out_i64(&h, prof_writer_g.cfg.world_size);
         prof_out_str(&h, "},");
     }
     header_gprof(&h, dropped_cpu, final);
     prof_out_str(&h, ",\"" GP_KEY_DISPLAY_TIME_UNIT "\":\"ms\",\"" GP_KEY_BASE_TIME_NS "\":");
     prof_out_i64(&h, prof_base_ns);
-    if (W.trace_name[0]) {
+    if (prof_writer_g.trace_name[0]) {
         prof_out_str(&h, ",\"" GP_KEY_TRACE_NAME "\":");
-        prof_out_json_str(&h, W.trace_name, strlen(W.trace_name));
+        prof_out_json_str(&h, prof_writer_g.trace_name, strlen(prof_writer_g.trace_name));
     }
     prof_out_raw(&h, ",\n", 2);
-    int rc = h.failed ? -1 : prof_out_write_header(&W.out, h.buf, h.len);
+    int rc = h.failed ? -1 : prof_out_write_header(&prof_writer_g.out, h.buf, h.len);
     prof_out_close(&h);
     return rc;
 }
@@ -633,11 +593,11 @@ static int write_header(uint64_t dropped_cpu, int final)
 
 static void report_io(void)
 {
-    if (W.io_reported)
+    if (prof_writer_g.io_reported)
         return;
-    W.io_reported = 1;
+    prof_writer_g.io_reported = 1;
     GP_LOG(GP_LOG_ERROR, "cannot write trace '%s': %s; profiling stopped, the program goes on",
-           W.path, W.out.err[0] ? W.out.err : "I/O error");
+           prof_writer_g.path, prof_writer_g.out.err[0] ? prof_writer_g.out.err : "I/O error");
     atomic_store(&prof_g.recording, 0);
 }
 
@@ -649,39 +609,42 @@ static void report_io(void)
 
 static size_t periodic(void)
 {
-    uint64_t before = W.n_events;
-    size_t n = drain_threads(&W.out);
-    prof_gpu_drain(&W.out, 0, 0);
+    uint64_t before = prof_writer_g.n_events;
+    size_t n = drain_threads(&prof_writer_g.out);
+    prof_gpu_drain(&prof_writer_g.out, 0, 0);
     int64_t now = prof_now();
-    int sync = W.n_events != before && now - W.last_sync_ns >= SYNC_EVERY_NS;
+    int sync =
+            prof_writer_g.n_events != before && now - prof_writer_g.last_sync_ns >= SYNC_EVERY_NS;
     if (sync)
-        W.last_sync_ns = now;
-    prof_out_flush(&W.out, sync);
-    if (now - W.last_header_ns >= HEADER_EVERY_NS && !W.out.failed) {
-        W.last_header_ns = now;
+        prof_writer_g.last_sync_ns = now;
+    prof_out_flush(&prof_writer_g.out, sync);
+    if (now - prof_writer_g.last_header_ns >= HEADER_EVERY_NS && !prof_writer_g.out.failed) {
+        prof_writer_g.last_header_ns = now;
         write_header(cpu_dropped(), 0);
     }
-    if (W.out.failed)
+    if (prof_writer_g.out.failed)
         report_io();
     return n;
 }
 
 static int finish(void)
 {
-    prof_out *o = &W.out;
+    prof_out *o = &prof_writer_g.out;
     while (drain_threads(o) > 0) /* a pass takes at most PASS_PER_THREAD from a thread */
         ;
     /* From a signal handler, the interrupted thread may hold CUPTI's lock: the forced flush is
      * bounded there (cupti_activity.c), never waited for on this thread. */
-    prof_gpu_drain(o, 1, atomic_load(&W.from_signal));
+    prof_gpu_drain(o, 1, atomic_load(&prof_writer_g.from_signal));
     uint64_t dropped = cpu_dropped();
-    for (int i = 0; i < W.n_tids; i++) {
-        if (W.tids[i].bad_pops)
+    for (int i = 0; i < prof_writer_g.n_tids; i++) {
+        if (prof_writer_g.tids[i].bad_pops)
             prof_warn("%llu unbalanced pop(s) (pop with no open range) on thread %d",
-                      (unsigned long long)W.tids[i].bad_pops, W.tids[i].tid);
-        if (W.tids[i].deep)
+                      (unsigned long long)prof_writer_g.tids[i].bad_pops,
+                      prof_writer_g.tids[i].tid);
+        if (prof_writer_g.tids[i].deep)
             prof_warn("%llu range(s) nested deeper than %d on thread %d were not recorded",
-                      (unsigned long long)W.tids[i].deep, PROF_MAX_DEPTH, W.tids[i].tid);
+                      (unsigned long long)prof_writer_g.tids[i].deep, PROF_MAX_DEPTH,
+                      prof_writer_g.tids[i].tid);
     }
     if (dropped)
         prof_warn("%llu CPU record(s) dropped: the record buffers reached their limit of %lld "
@@ -698,14 +661,14 @@ static int finish(void)
         write_header(dropped, 1);
     }
     int rc = prof_out_close(o);
-    if (rc == 0 && rename(W.tmp, W.path) != 0) {
+    if (rc == 0 && rename(prof_writer_g.tmp, prof_writer_g.path) != 0) {
         snprintf(o->err, sizeof(o->err), "rename of the .tmp file failed: %s", strerror(errno));
         o->failed = 1;
         rc = -1;
     }
     if (rc != 0) {
         report_io();
-        unlink(W.tmp); /* a full disk needs the space back */
+        unlink(prof_writer_g.tmp); /* a full disk needs the space back */
     }
     return rc;
 }
@@ -716,58 +679,63 @@ static void *writer_main(void *arg)
     size_t busy = 0;
     for (;;) {
         if (busy >= TAKE_BATCH) { /* behind: go on at once */
-            if (atomic_load(&W.stop))
+            if (atomic_load(&prof_writer_g.stop))
                 break;
             busy = periodic();
             continue;
         }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (int64_t)W.cfg.flush_ms * 1000000LL;
+        int64_t ns = ts.tv_nsec + (int64_t)prof_writer_g.cfg.flush_ms * 1000000LL;
         ts.tv_sec += ns / 1000000000LL;
         ts.tv_nsec = ns % 1000000000LL;
-        while (sem_timedwait(&W.wake, &ts) != 0 && errno == EINTR)
+        while (sem_timedwait(&prof_writer_g.wake, &ts) != 0 && errno == EINTR)
             ;
-        if (atomic_load(&W.stop))
+        if (atomic_load(&prof_writer_g.stop))
             break;
         busy = periodic();
     }
     int rc = finish();
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
-    W.cpu_user_ns = (int64_t)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
-    W.cpu_sys_ns = (int64_t)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
-    atomic_store(&W.state, rc == 0 ? 1 : -1);
+    prof_writer_g.cpu_user_ns =
+            (int64_t)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
+    prof_writer_g.cpu_sys_ns =
+            (int64_t)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+    atomic_store(&prof_writer_g.state, rc == 0 ? 1 : -1);
     return NULL;
 }
 
 gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
 {
-    W.cfg = *cfg;
-    snprintf(W.path, sizeof(W.path), "%s", cfg->path);
-    if (snprintf(W.tmp, sizeof(W.tmp), "%s.tmp", cfg->path) >= (int)sizeof(W.tmp))
+    prof_writer_g.cfg = *cfg;
+    snprintf(prof_writer_g.path, sizeof(prof_writer_g.path), "%s", cfg->path);
+    if (snprintf(prof_writer_g.tmp, sizeof(prof_writer_g.tmp), "%s.tmp", cfg->path) >=
+        (int)sizeof(prof_writer_g.tmp))
         return gp_error_set(err, GP_EINVAL, cfg->path, "trace path too long");
-    snprintf(W.producer, sizeof(W.producer), "%s", cfg->producer ? cfg->producer : "api");
-    snprintf(W.trace_name, sizeof(W.trace_name), "%s", cfg->trace_name ? cfg->trace_name : "");
-    W.need_comma = 0;
-    W.io_reported = 0;
-    W.n_events = 0;
-    W.n_tids = 0;
-    W.n_async = 0;
-    W.last_sync_ns = W.last_header_ns = prof_now();
-    atomic_store(&W.stop, 0);
-    atomic_store(&W.from_signal, 0);
-    atomic_store(&W.state, 0);
+    snprintf(prof_writer_g.producer, sizeof(prof_writer_g.producer), "%s",
+             cfg->producer ? cfg->producer : "api");
+    snprintf(prof_writer_g.trace_name, sizeof(prof_writer_g.trace_name), "%s",
+             cfg->trace_name ? cfg->trace_name : "");
+    prof_writer_g.need_comma = 0;
+    prof_writer_g.io_reported = 0;
+    prof_writer_g.n_events = 0;
+    prof_writer_g.n_tids = 0;
+    prof_writer_g.n_async = 0;
+    prof_writer_g.last_sync_ns = prof_writer_g.last_header_ns = prof_now();
+    atomic_store(&prof_writer_g.stop, 0);
+    atomic_store(&prof_writer_g.from_signal, 0);
+    atomic_store(&prof_writer_g.state, 0);
     warnings_clear();
-    GP_TRY(prof_out_open(&W.out, W.tmp, cfg->gzip, err));
+    GP_TRY(prof_out_open(&prof_writer_g.out, prof_writer_g.tmp, cfg->gzip, err));
     if (write_header(0, 0) != 0) {
-        prof_out_close(&W.out);
-        unlink(W.tmp);
-        return gp_error_set(err, GP_EIO, W.tmp, "cannot write trace header: %s",
-                            W.out.err[0] ? W.out.err : "header too large");
+        prof_out_close(&prof_writer_g.out);
+        unlink(prof_writer_g.tmp);
+        return gp_error_set(err, GP_EIO, prof_writer_g.tmp, "cannot write trace header: %s",
+                            prof_writer_g.out.err[0] ? prof_writer_g.out.err : "header too large");
     }
-    prof_out_str(&W.out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
-    sem_init(&W.wake, 0, 0);
+    prof_out_str(&prof_writer_g.out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
+    sem_init(&prof_writer_g.wake, 0, 0);
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
@@ -775,61 +743,61 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = pthread_create(&W.th, NULL, writer_main, NULL);
+    int rc = pthread_create(&prof_writer_g.th, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        prof_out_close(&W.out);
-        unlink(W.tmp);
+        prof_out_close(&prof_writer_g.out);
+        unlink(prof_writer_g.tmp);
         return gp_error_set(err, GP_ENOMEM, NULL, "cannot start the writer thread");
     }
-    W.started = 1;
+    prof_writer_g.started = 1;
     return GP_OK;
 }
 
 void prof_writer_wake(void)
 {
-    if (W.started)
-        sem_post(&W.wake);
+    if (prof_writer_g.started)
+        sem_post(&prof_writer_g.wake);
 }
 
 int prof_writer_finish(int timeout_ms, int from_signal)
 {
-    if (!W.started)
+    if (!prof_writer_g.started)
         return -1;
-    atomic_store(&W.from_signal, from_signal);
-    atomic_store(&W.stop, 1);
-    sem_post(&W.wake);
+    atomic_store(&prof_writer_g.from_signal, from_signal);
+    atomic_store(&prof_writer_g.stop, 1);
+    sem_post(&prof_writer_g.wake);
     if (from_signal) {
         /* Only async-signal-safe calls here: poll the writer's state. */
-        for (int waited = 0; atomic_load(&W.state) == 0; waited++) {
+        for (int waited = 0; atomic_load(&prof_writer_g.state) == 0; waited++) {
             if (timeout_ms > 0 && waited >= timeout_ms)
                 return -2;
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
         }
-        return atomic_load(&W.state) == 1 ? 0 : -1;
+        return atomic_load(&prof_writer_g.state) == 1 ? 0 : -1;
     }
-    pthread_join(W.th, NULL);
-    W.started = 0;
-    sem_destroy(&W.wake);
-    return atomic_load(&W.state) == 1 ? 0 : -1;
+    pthread_join(prof_writer_g.th, NULL);
+    prof_writer_g.started = 0;
+    sem_destroy(&prof_writer_g.wake);
+    return atomic_load(&prof_writer_g.state) == 1 ? 0 : -1;
 }
 
 void prof_writer_forget(void)
 {
-    W.started = 0;
-    if (W.out.fd >= 0)
-        close(W.out.fd);
-    W.out.fd = -1;
+    prof_writer_g.started = 0;
+    if (prof_writer_g.out.fd >= 0)
+        close(prof_writer_g.out.fd);
+    prof_writer_g.out.fd = -1;
 }
 
 void prof_writer_cpu_ns(int64_t *user_ns, int64_t *sys_ns)
 {
-    *user_ns = W.cpu_user_ns;
-    *sys_ns = W.cpu_sys_ns;
+    *user_ns = prof_writer_g.cpu_user_ns;
+    *sys_ns = prof_writer_g.cpu_sys_ns;
 }
 
 uint64_t prof_writer_events(void)
 {
-    return W.n_events;
+    return prof_writer_g.n_events;
 }
