@@ -264,8 +264,13 @@ int prof_out_write_header(prof_out *o, const char *text, size_t n)
         put_le32(t + PROF_HEADER_TEXT + 4, PROF_HEADER_TEXT);
     }
     size_t total = prof_out_header_size(o), done = 0;
+    if (o->stream && o->header_written) { /* a device cannot go back: the first one stays */
+        free(blk);
+        return 0;
+    }
     while (done < total) {
-        ssize_t w = pwrite(o->fd, blk + done, total - done, (off_t)done);
+        ssize_t w = o->stream ? write(o->fd, blk + done, total - done)
+                              : pwrite(o->fd, blk + done, total - done, (off_t)done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -275,6 +280,9 @@ int prof_out_write_header(prof_out *o, const char *text, size_t n)
         done += (size_t)w;
     }
     free(blk);
+    o->header_written = done == total;
+    if (o->stream)
+        return done == total ? 0 : -1;
     if (done == total && lseek(o->fd, 0, SEEK_END) < (off_t)total)
         lseek(o->fd, (off_t)total, SEEK_SET);
     return done == total ? 0 : -1;

@@ -281,6 +281,8 @@ typedef struct prof_out {
     int failed;
     char err[256];
     uint64_t bytes_out;
+    int stream;         /* a device (/dev/null): written in order, the header once */
+    int header_written; /* the header region went out */
 } prof_out;
 
 gp_status prof_out_open(prof_out *o, const char *path, int gzip, gp_error *err);
@@ -433,6 +435,9 @@ typedef struct prof_writer_cfg {
     int world_size;
     uint32_t gen;
     int64_t range_cost_ns; /* prof_range_cost_ns() at init */
+    int mode;   /* the mode of the regular file the trace replaces; 0: none there (0644) */
+    int device; /* path is a character device (/dev/null): written in place, never renamed or
+                   removed */
 } prof_writer_cfg;
 
 /** Open the output and start the writer thread (with SIGINT/SIGTERM blocked). */

@@ -109,6 +109,34 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* Resolve the output path and gzip choice. */
+/* What the trace replaces, decided before anything is written: a regular file (or nothing) is
+ * written as <path>.tmp and renamed over it; a symlink is followed, so the file it names gets the
+ * trace and the link stays (a replaced file keeps its mode); a character device (/dev/null) is
+ * written in place, never renamed over or removed (as root a rename would turn /dev/null into a
+ * regular file); anything else (a folder, a FIFO, a socket) is refused. */
+static gp_status resolve_output(int *device, int *mode, gp_error *err)
+{
+    struct stat st;
+    *device = 0;
+    *mode = 0;
+    if (lstat(trace_path, &st) != 0)
+        return GP_OK; /* nothing there yet */
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        GP_FAIL_IF(!realpath(trace_path, target) || stat(target, &st) != 0, GP_EINVAL, err,
+                   "trace path '%s' is a symlink to nothing", trace_path);
+        snprintf(trace_path, sizeof(trace_path), "%s", target);
+    }
+    if (S_ISREG(st.st_mode)) {
+        *mode = (int)(st.st_mode & 07777); /* the trace replacing it keeps its mode */
+        return GP_OK;
+    }
+    GP_FAIL_IF(!S_ISCHR(st.st_mode), GP_EINVAL, err,
+               "trace path '%s' is not a regular file or a character device", trace_path);
+    *device = 1;
+    return GP_OK;
+}
+
 static gp_status choose_output(const gp_prof_options *o, int *gzip, gp_error *err)
 {
     if (o->output_path) {
@@ -321,6 +349,8 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     GP_TRY(check_options(o, err));
     int gzip;
     GP_TRY(choose_output(o, &gzip, err));
+    int device, mode;
+    GP_TRY(resolve_output(&device, &mode, err));
     trace_done = 0;
     prof_g.record = o->record;
     prof_g.wait_when_full = o->wait_when_full;
@@ -336,6 +366,8 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     prof_writer_cfg wc;
     memset(&wc, 0, sizeof(wc));
     wc.path = trace_path;
+    wc.device = device;
+    wc.mode = mode;
     wc.gzip = gzip;
     wc.flush_ms = o->flush_interval_ms ? o->flush_interval_ms : 100;
     prof_clock_anchor(&wc.anchor_real, &wc.anchor_mono);

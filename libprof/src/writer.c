@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "gp/log.h"
 #include "gp/trace_schema.h"
@@ -627,6 +628,13 @@ static size_t periodic(void)
     return n;
 }
 
+/* A device written in place (/dev/null) is never removed: as root that would delete it. */
+static void remove_tmp(void)
+{
+    if (!prof_writer_g.cfg.device)
+        unlink(prof_writer_g.tmp);
+}
+
 static int finish(void)
 {
     prof_out *o = &prof_writer_g.out;
@@ -661,14 +669,15 @@ static int finish(void)
         write_header(dropped, 1);
     }
     int rc = prof_out_close(o);
-    if (rc == 0 && rename(prof_writer_g.tmp, prof_writer_g.path) != 0) {
+    if (rc == 0 && !prof_writer_g.cfg.device &&
+        rename(prof_writer_g.tmp, prof_writer_g.path) != 0) {
         snprintf(o->err, sizeof(o->err), "rename of the .tmp file failed: %s", strerror(errno));
         o->failed = 1;
         rc = -1;
     }
     if (rc != 0) {
         report_io();
-        unlink(prof_writer_g.tmp); /* a full disk needs the space back */
+        remove_tmp(); /* a full disk needs the space back */
     }
     return rc;
 }
@@ -710,8 +719,8 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
 {
     prof_writer_g.cfg = *cfg;
     snprintf(prof_writer_g.path, sizeof(prof_writer_g.path), "%s", cfg->path);
-    if (snprintf(prof_writer_g.tmp, sizeof(prof_writer_g.tmp), "%s.tmp", cfg->path) >=
-        (int)sizeof(prof_writer_g.tmp))
+    if (snprintf(prof_writer_g.tmp, sizeof(prof_writer_g.tmp), cfg->device ? "%s" : "%s.tmp",
+                 cfg->path) >= (int)sizeof(prof_writer_g.tmp))
         return gp_error_set(err, GP_EINVAL, cfg->path, "trace path too long");
     snprintf(prof_writer_g.producer, sizeof(prof_writer_g.producer), "%s",
              cfg->producer ? cfg->producer : "api");
@@ -728,9 +737,12 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     atomic_store(&prof_writer_g.state, 0);
     warnings_clear();
     GP_TRY(prof_out_open(&prof_writer_g.out, prof_writer_g.tmp, cfg->gzip, err));
+    prof_writer_g.out.stream = cfg->device;
+    if (cfg->mode)
+        fchmod(prof_writer_g.out.fd, (mode_t)cfg->mode);
     if (write_header(0, 0) != 0) {
         prof_out_close(&prof_writer_g.out);
-        unlink(prof_writer_g.tmp);
+        remove_tmp();
         return gp_error_set(err, GP_EIO, prof_writer_g.tmp, "cannot write trace header: %s",
                             prof_writer_g.out.err[0] ? prof_writer_g.out.err : "header too large");
     }
@@ -747,7 +759,7 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         prof_out_close(&prof_writer_g.out);
-        unlink(prof_writer_g.tmp);
+        remove_tmp();
         return gp_error_set(err, GP_ENOMEM, NULL, "cannot start the writer thread");
     }
     prof_writer_g.started = 1;

@@ -5,6 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "gp/trace_schema.h"
 #include "gp_test.h"
@@ -144,6 +147,76 @@ static void test_repeat_schedule(void)
     unlink("/tmp/gp_prof_sched.json.gz");
 }
 
+static gp_status trace_to(const char *path, gp_error *err)
+{
+    gp_prof_options o;
+    gp_prof_options_init(&o);
+    o.output_path = path;
+    GP_TRY(gp_prof_init(&o, err));
+    GP_PROF_RANGE("r");
+    return gp_prof_shutdown(err);
+}
+
+/* A null device of our own where we may make one (root), so that a writer that renames over
+ * its target would replace this node and never the machine's /dev/null; else /dev/null itself,
+ * which a user other than root cannot replace. */
+static const char *null_device(const char *dir, char *buf, size_t cap)
+{
+    if (geteuid() != 0)
+        return "/dev/null";
+    snprintf(buf, cap, "%s/null", dir);
+    if (mknod(buf, S_IFCHR | 0666, makedev(1, 3)) == 0)
+        return buf;
+    printf("note: cannot make a null device here (mknod: no CAP_MKNOD): device target not run\n");
+    return NULL;
+}
+
+static int is_chr(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+/* What a trace path may name: a symlink is followed (the link stays, its file gets the trace);
+ * a character device is written in place and never replaced (as root, a rename of
+ * /dev/null.tmp over /dev/null made it a regular file: bench_prof_range did); a FIFO, a folder
+ * or a dangling link are refused before anything is written. */
+static void test_output_targets(void)
+{
+    char dir[] = "/tmp/gp_prof_targetsXXXXXX", file[256], link[256], fifo[256], nul[256];
+    GP_CHECK(mkdtemp(dir) != NULL);
+    gp_error err;
+    struct stat st;
+    snprintf(file, sizeof(file), "%s/t.json", dir);
+    snprintf(link, sizeof(link), "%s/link.json", dir);
+    GP_CHECK(close(open(file, O_WRONLY | O_CREAT, 0600)) == 0 && symlink(file, link) == 0);
+    GP_ASSERT_OK(trace_to(link, &err));
+    GP_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    GP_CHECK(stat(file, &st) == 0 && (st.st_mode & 0777) == 0600);
+    GP_ASSERT_CONTAINS(slurp(file), "\"" GP_KEY_TRACE_EVENTS "\"");
+    const char *dev = null_device(dir, nul, sizeof(nul));
+    if (dev) {
+        GP_ASSERT_OK(trace_to(dev, &err));
+        GP_CHECK(is_chr(dev));
+        GP_ASSERT_STR_EQ(gp_prof_trace_path(), dev);
+        unlink(link);
+        GP_CHECK(symlink(dev, link) == 0);
+        GP_ASSERT_OK(trace_to(link, &err));
+        GP_CHECK(is_chr(dev) && lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    }
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    GP_CHECK(mkfifo(fifo, 0600) == 0);
+    GP_ASSERT_EQ_INT(trace_to(fifo, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "is not a regular file or a character device");
+    GP_ASSERT_EQ_INT(trace_to(dir, &err), GP_EINVAL);
+    unlink(link);
+    GP_CHECK(symlink("/nonexistent/gp", link) == 0);
+    GP_ASSERT_EQ_INT(trace_to(link, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "symlink to nothing");
+    GP_CHECK(!gp_prof_running());
+    unlink(link), unlink(fifo), unlink(file), unlink(nul), rmdir(dir);
+}
+
 static void test_no_session_is_noop(void)
 {
     gp_prof_push(gp_prof_intern("x"));
@@ -162,5 +235,6 @@ int main(void)
     GP_RUN(test_one_session_at_a_time);
     GP_RUN(test_full_ring_counts_drops);
     GP_RUN(test_repeat_schedule);
+    GP_RUN(test_output_targets);
     return gp_test_summary();
 }

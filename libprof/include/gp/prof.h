@@ -64,7 +64,11 @@ typedef struct gp_prof_schedule {
 /** Options for gp_prof_init. Fill with gp_prof_options_init, then change what you need.
  * Strings are copied by gp_prof_init; the caller keeps ownership. */
 typedef struct gp_prof_options {
-    /** Trace file to write. NULL: <output_dir>/<host>_<pid>.<ms>.pt.trace.json[.gz]. */
+    /** Trace file to write. NULL: <output_dir>/<host>_<pid>.<ms>.pt.trace.json[.gz]. It is
+     * written as <path>.tmp and renamed over a regular file (keeping its mode) or nothing; a
+     * symlink is followed (the file it names gets the trace); a character device (/dev/null) is
+     * written in place, never replaced (its header is the one written at start); a folder, a
+     * FIFO or a symlink to nothing is refused by gp_prof_init (GP_EINVAL). */
     const char *output_path;
     /** Folder for the generated name (created if missing). NULL: $GP_PROF_OUT, else ".". */
     const char *output_dir;
