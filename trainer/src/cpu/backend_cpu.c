@@ -113,7 +113,10 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
     if (cfg->amp != AMP_OFF)
         return gp_error_set(err, GP_EINVAL, NULL,
                             "mixed precision (--amp) needs the CUDA backend, not the CPU");
+    /* OpenBLAS's worker threads start when it loads and inherit this thread's environment */
+    unsigned fpenv = cpu_flush_denormals();
     const char *blas = cpu_blas_load();
+    cpu_restore_fpenv(fpenv);
     if (blas)
         return gp_error_set(err, GP_EIO, NULL, "%s", blas);
     struct backend *b = calloc(1, sizeof(*b));
@@ -179,6 +182,7 @@ static void layer_forward(struct backend *b, int i)
 static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
 {
     (void)train, (void)err;
+    unsigned fpenv = cpu_flush_denormals();
     for (int i = 0; i < b->spec.n_layers; i++)
         if (!b->fused[i])
             layer_forward(b, i);
@@ -187,6 +191,7 @@ static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
                                                 b->labels, b->n, b->spec.classes);
     b->stats.correct += correct;
     b->stats.samples += b->n;
+    cpu_restore_fpenv(fpenv);
     return GP_OK;
 }
 
@@ -219,6 +224,7 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
 static gp_status cpu_backward(struct backend *b, gp_error *err)
 {
     (void)err;
+    unsigned fpenv = cpu_flush_denormals();
     int cur = 0;
     float scale = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
     cpu_softmax_ce_backward(b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, scale);
@@ -228,6 +234,7 @@ static gp_status cpu_backward(struct backend *b, gp_error *err)
         layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
         cur = 1 - cur;
     }
+    cpu_restore_fpenv(fpenv);
     return GP_OK;
 }
 
@@ -235,6 +242,7 @@ static gp_status cpu_step(struct backend *b, gp_error *err)
 {
     (void)err;
     size_t np = b->spec.n_params;
+    unsigned fpenv = cpu_flush_denormals();
     b->t++;
     if (b->cfg.optimizer == OPTIM_ADAM)
         cpu_adam_step(b->params, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
@@ -242,6 +250,7 @@ static gp_status cpu_step(struct backend *b, gp_error *err)
     else
         cpu_sgd_step(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
     memset(b->grads, 0, np * sizeof(float));
+    cpu_restore_fpenv(fpenv);
     return GP_OK;
 }
 

@@ -11,6 +11,11 @@
 /* Load OpenBLAS (once; cpu_blas.c). @return NULL, or why it cannot be loaded. */
 const char *cpu_blas_load(void);
 
+/* Flush subnormal floats to zero (inputs and results) on the calling thread, for the backend's
+ * compute (cpu_fpenv.c says why). @return the state to give back with cpu_restore_fpenv. */
+unsigned cpu_flush_denormals(void);
+void cpu_restore_fpenv(unsigned saved);
+
 /* Lower OpenBLAS's thread count to `most` where it is higher (OPENBLAS_NUM_THREADS or every core:
  * never raised). @return the threads it now uses, 0 if unknown. */
 int cpu_blas_limit_threads(int most);
