@@ -139,15 +139,18 @@ int cmd_run_train(int argc, const char **argv)
     const char *model = "mlp", *optimizer = "adam", *device = "auto", *amp = "off";
     const char *workers = "0", *data = NULL, *out = "runs", *checkpoint = NULL, *resume = NULL;
     const char *buffer_limit = NULL;
-    long epochs = 1, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
+    long epochs = 0, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
     const struct opt opts[] = {
             OPT_GROUP("model and training:"),
             OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
-            OPT_INT('e', "epochs", &epochs, "N", "epochs to train (default 1)", 1, 100000),
-            OPT_INT(0, "steps", &steps, "N", "stop after N optimizer steps (default: all)", 0,
-                    1L << 40),
+            OPT_INT('e', "epochs", &epochs, "N",
+                    "epochs to train (default 1, or as many as --steps needs)", 1, 100000),
+            OPT_INT(0, "steps", &steps, "N",
+                    "train N optimizer steps, over as many epochs as they need; with --epochs, "
+                    "stop at whichever comes first (default: all)",
+                    0, 1L << 40),
             OPT_INT('b', "batch-size", &batch, "N", "samples per batch (default 64)", 1, 1 << 20),
             OPT_DOUBLE(0, "lr", &lr, "RATE", "learning rate (default 0.001)"),
             OPT_STR(0, "optimizer", &optimizer, "NAME", "adam (default) or sgd (momentum 0.9)"),
@@ -213,7 +216,10 @@ int cmd_run_train(int argc, const char **argv)
         return CLI_ERROR;
     cfg.model = model, cfg.optimizer = optimizer, cfg.device = device, cfg.amp = amp;
     cfg.data_dir = data, cfg.out_dir = out, cfg.checkpoint = checkpoint, cfg.resume = resume;
-    cfg.epochs = (int)epochs, cfg.max_steps = steps, cfg.batch_size = (int)batch;
+    cfg.epochs = epochs  ? (int)epochs
+                 : steps ? 0
+                         : 1,
+    cfg.max_steps = steps, cfg.batch_size = (int)batch;
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;

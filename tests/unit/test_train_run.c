@@ -381,6 +381,35 @@ static void test_cnn_steps(void)
     GP_CHECK(r.test_accuracy >= 0.0 && r.final_loss > 0.0);
 }
 
+/* A step limit over more than an epoch trains every step (epochs 0: as many as they need); with
+ * epochs given, the first limit reached ends the run. The fixture is 6 batches of 16. */
+static void test_steps_span_epochs(void)
+{
+    gp_train_config c;
+    base(&c);
+    c.epochs = 0;
+    c.max_steps = 15;
+    gp_train_result r;
+    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    GP_ASSERT_EQ_INT(r.steps, 15);
+    GP_ASSERT_EQ_INT(r.epochs_done, 3);
+    c.accumulate = 2; /* 3 optimizer steps an epoch */
+    c.max_steps = 7;
+    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    GP_ASSERT_EQ_INT(r.steps, 7);
+    GP_ASSERT_EQ_INT(r.epochs_done, 3);
+    c.accumulate = 1;
+    c.epochs = 2;
+    c.max_steps = 15;
+    GP_ASSERT_OK(gp_train_run(&c, &r, NULL));
+    GP_ASSERT_EQ_INT(r.steps, 12);
+    gp_error err;
+    c.epochs = 0;
+    c.max_steps = 0;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "give a step limit too");
+}
+
 static void test_bad_options(void)
 {
     gp_train_config c;
@@ -422,6 +451,7 @@ int main(void)
     GP_RUN(test_checkpoint_never_written_in_place);
     GP_RUN(test_divergence);
     GP_RUN(test_cnn_steps);
+    GP_RUN(test_steps_span_epochs);
     GP_RUN(test_bad_options);
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);

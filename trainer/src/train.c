@@ -65,7 +65,9 @@ static gp_status parse_names(struct train_run *r, gp_error *err)
                c->optimizer);
     GP_FAIL_IF(a < 0, GP_EINVAL, err, "unknown --amp mode '%s' (expected off, fp16 or bf16)",
                c->amp);
-    GP_FAIL_IF(c->epochs < 1 || c->batch_size < 1 || c->accumulate < 1 || c->prefetch < 1 ||
+    GP_FAIL_IF(c->epochs == 0 && c->max_steps <= 0, GP_EINVAL, err,
+               "0 epochs means 'as many as the step limit needs': give a step limit too");
+    GP_FAIL_IF(c->epochs < 0 || c->batch_size < 1 || c->accumulate < 1 || c->prefetch < 1 ||
                        c->workers < 0 || !(c->lr > 0.0) || !isfinite(c->lr),
                GP_EINVAL, err,
                "epochs, batch size, accumulate, prefetch and lr must be positive (lr finite)");

@@ -4,6 +4,7 @@
 #include "gp/trace_schema.h"
 #include "train_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -237,8 +238,19 @@ static void report_start(struct train_run *r)
     r->cfg.on_progress(&p, r->cfg.progress_ud);
 }
 
+/* Epochs that hold max_steps optimizer steps (an epoch's last, partial accumulation is a step). */
+static int epochs_for_steps(const struct train_run *r)
+{
+    long long batches = ((long long)r->train.n + r->cfg.batch_size - 1) / r->cfg.batch_size;
+    long long per_epoch = (batches + r->cfg.accumulate - 1) / r->cfg.accumulate;
+    long long epochs = (r->cfg.max_steps + per_epoch - 1) / per_epoch;
+    return epochs > INT_MAX ? INT_MAX : (int)epochs;
+}
+
 gp_status train_loop(struct train_run *r, gp_error *err)
 {
+    if (r->cfg.epochs == 0)
+        r->cfg.epochs = epochs_for_steps(r);
     struct loader_config lc = {.ds = &r->train,
                                .batch = r->cfg.batch_size,
                                .workers = r->cfg.workers,

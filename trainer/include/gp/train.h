@@ -49,7 +49,7 @@ typedef struct gp_train_config {
     const char *out_dir;    /**< parent of the run directory <model>-<date-time>/ ("runs") */
     const char *checkpoint; /**< save weights and optimizer state here at the end, or NULL */
     const char *resume;     /**< load them from here before training, or NULL */
-    int epochs;
+    int epochs; /**< 0 with max_steps: as many as max_steps need (the run trains them all) */
     long long max_steps; /**< stop after this many optimizer steps; 0 = no limit */
     int batch_size;
     double lr;
