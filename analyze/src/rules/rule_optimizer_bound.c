@@ -137,7 +137,7 @@ static gp_status gpu_idle_during(struct rules_ctx *c, const struct rules_ivs *v,
 /* The trainer's knob is a 4x batch: the optimizer then runs once per 4x the samples, so at least
  * 3/4 of its time per sample goes (the share of the epoch; per step the step grows). Every other
  * per-step cost shrinks too and small GEMMs get faster: the measured gain is larger (a 16-sample
- * mlp: 46% predicted, 85% of the epoch measured), so this one is a floor. Otherwise the
+ * mlp: 49% predicted, 62-63% of the epoch measured), so this one is a floor. Otherwise the
  * optimizer's time where the GPU has nothing to do: a ceiling. */
 static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, int64_t idle,
                               const char *cls)
