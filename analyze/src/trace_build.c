@@ -438,6 +438,8 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
             info->n_counters++;
         else
             info->n_skipped++;
+        info->n_no_ts += phase_stored(r->ph); /* a phase we keep: only its "ts" is missing */
+        info->n_no_ph += r->ph == 0;
         return 0;
     }
     uint32_t k = trace_builder_track(b, r);

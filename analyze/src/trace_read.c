@@ -161,11 +161,47 @@ static gp_status parse_error(reader *r, gp_status code, const char *msg, const c
     return code;
 }
 
+/* "1 event has" / "2 events have", for the counts below. */
+static const char *events_have(uint64_t n)
+{
+    return n == 1 ? "event has" : "events have";
+}
+
+/* What events were dropped for a missing field, e.g. '3 events have no "ts"'. @return 0: none. */
+static int missing_fields(const gp_trace_info *i, char *what, size_t cap)
+{
+    int n = 0;
+    if (i->n_no_ts)
+        n = snprintf(what, cap, "%llu %s no \"ts\"", (unsigned long long)i->n_no_ts,
+                     events_have(i->n_no_ts));
+    if (i->n_no_ph)
+        snprintf(what + n, cap - (size_t)n, "%s%llu %s no \"ph\"", n ? ", " : "",
+                 (unsigned long long)i->n_no_ph, events_have(i->n_no_ph));
+    return i->n_no_ts || i->n_no_ph;
+}
+
+/* At the end of a readable file: an error if it is not a trace, or none of its events could be
+ * kept for a missing field (a file of such events is not a trace anyone can read). */
+static gp_status usable(reader *r, const char *at, gp_error *err)
+{
+    char what[160], msg[256];
+    if (!r->seen_events) /* a JSON object, but not a trace */
+        return parse_error(r, GP_EPARSE,
+                           "not a trace: the object has no \"traceEvents\" array (a Chrome "
+                           "trace is {\"traceEvents\": [...]} or a bare [...] of events)",
+                           at, err);
+    if (r->b.n_events || !missing_fields(&r->b.t->info, what, sizeof what))
+        return GP_OK;
+    snprintf(msg, sizeof msg, "no event can be used: %s (a timed event needs \"ph\" and \"ts\")",
+             what);
+    return parse_error(r, GP_EPARSE, msg, at, err);
+}
+
 static gp_status at_eof(reader *r, const char *at, gp_error *err)
 {
     gp_trace *t = r->b.t;
     if (r->state == ST_DONE)
-        return GP_OK;
+        return usable(r, at, err);
     int in_events = r->state == ST_EV_FIRST || r->state == ST_EV_NEXT;
     if (!r->seen_events || (r->flags & GP_TRACE_STRICT)) {
         const char *msg = trace_source_offset(&r->src, at) != 0 || r->state != ST_TOP
@@ -183,7 +219,7 @@ static gp_status at_eof(reader *r, const char *at, gp_error *err)
                    (unsigned long long)r->b.n_events);
     else
         trace_warn(t, "file ends after traceEvents without its closing '}' (truncated)");
-    return GP_OK;
+    return usable(r, at, err);
 }
 
 /* The mapped file shrank while it was parsed (a live job rewriting it): read it as truncated at
@@ -298,6 +334,9 @@ static gp_status finish(reader *r, gp_error *err)
     gp_trace *t = r->b.t;
     if (trace_builder_finish(&r->b) != 0)
         return gp_error_set(err, GP_ENOMEM, t->info.path, "out of memory");
+    char what[160];
+    if (missing_fields(&t->info, what, sizeof what))
+        trace_warn(t, "%s: dropped (kept %llu)", what, (unsigned long long)t->info.n_events);
     if (t->unknown_cats.n)
         qsort(t->unknown_cats.data, t->unknown_cats.n, sizeof(gp_cat_count), cmp_cat);
     if (r->b.lex.lenient_escapes)

@@ -230,6 +230,39 @@ static void test_memory_ceiling(void)
     free(doc);
 }
 
+static gp_status open_doc(const char *doc, gp_trace **t, gp_error *err)
+{
+    return gp_trace_open_mem(doc, strlen(doc), "doc", NULL, t, err);
+}
+
+/* A JSON file that is not a trace is an error; events dropped for a missing "ts" or "ph" are
+ * counted in a warning, and an error when nothing was kept (issue 17 item 5: both read as an
+ * empty trace, exit 0). */
+static void test_not_a_trace(void)
+{
+    gp_trace *t = NULL;
+    gp_error err;
+    GP_ASSERT_EQ_INT(open_doc("{\"train_seconds\": 2.5}", &t, &err), GP_EPARSE);
+    GP_ASSERT_CONTAINS(err.msg, "not a trace: the object has no \"traceEvents\" array");
+    GP_ASSERT_EQ_INT(open_doc("{}", &t, &err), GP_EPARSE);
+    GP_ASSERT_EQ_INT(open_doc("[{\"ph\": \"X\", \"dur\": 1}]", &t, &err), GP_EPARSE);
+    GP_ASSERT_CONTAINS(err.msg, "no event can be used: 1 event has no \"ts\"");
+    GP_CHECK(err.offset > 0);
+    const char *mixed = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, "
+                        "{\"ph\": \"X\", \"dur\": 2}, {\"ph\": \"i\"}, {\"ts\": 3}, "
+                        "{\"ph\": \"C\"}]}";
+    GP_ASSERT_OK(open_doc(mixed, &t, &err));
+    size_t n;
+    const char *const *w = gp_trace_warnings(t, &n);
+    GP_ASSERT_EQ_INT(n, 1);
+    GP_ASSERT_STR_EQ(w[0], "2 events have no \"ts\", 1 event has no \"ph\": dropped (kept 1)");
+    gp_trace_free(t);
+    GP_ASSERT_OK(open_doc("{\"traceEvents\": []}", &t, &err)); /* empty, but a trace */
+    gp_trace_warnings(t, &n);
+    GP_ASSERT_EQ_INT(n, 0);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     GP_RUN(test_fixtures);
@@ -238,5 +271,6 @@ int main(void)
     GP_RUN(test_dma_kernels_are_memory);
     GP_RUN(test_gzip_messages);
     GP_RUN(test_memory_ceiling);
+    GP_RUN(test_not_a_trace);
     return gp_test_summary();
 }

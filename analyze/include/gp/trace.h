@@ -212,6 +212,8 @@ typedef struct gp_trace_info {
     uint64_t n_counters;    /**< counter events (C) skipped */
     uint64_t n_metadata;    /**< metadata events (M) applied to tracks */
     uint64_t n_skipped;     /**< other events skipped (unknown ph, unmatched E, no ts) */
+    uint64_t n_no_ts;       /**< of n_skipped: X/B/E/i/I/R events without "ts" (a warning) */
+    uint64_t n_no_ph;       /**< of n_skipped: events without "ph" (a warning) */
     uint64_t n_unknown_cat; /**< events whose category is unknown (still stored, GP_EV_OTHER) */
 } gp_trace_info;
 
