@@ -519,6 +519,9 @@ typedef struct prof_clock_state {
     size_t n_knots, cap_knots;
     int64_t max_converted; /* the largest tick converted so far */
     int64_t last_steer;    /* where the last measurement started its segments */
+    int64_t min_width;     /* the narrowest reading's ticks around the clock read; 0: none yet */
+    /* tests: replaces a reading's tick, clock and tick reads (NULL: the real ones) */
+    void (*read_hook)(int64_t *ticks_before, int64_t *ns, int64_t *ticks_after);
     /* The newest two segments, published for other threads (prof_clock_now_ns: CUPTI's
      * timestamp callback) under a sequence lock, and the largest tick they converted: the writer
      * never moves the function there either. */

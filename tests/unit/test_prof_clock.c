@@ -134,6 +134,43 @@ static void test_real_clock_nests(void)
     GP_CHECK(o1 <= now + 1000000 && o0 >= now - 1000000000LL);
 }
 
+/* Scripted readings (ticks before, clock, ticks after) at 1 tick per ns, for read_hook. */
+static const int64_t (*script)[3];
+static int script_at;
+
+static void scripted_read(int64_t *a, int64_t *ns, int64_t *b)
+{
+    *a = script[script_at][0], *ns = script[script_at][1], *b = script[script_at][2];
+    script_at++;
+}
+
+/* A reading preempted between its tick and clock reads (a loaded machine) puts its midpoint
+ * 2.5 ms off; a measurement keeps the narrowest of its readings, so the first rate stays exact
+ * (with the preempted one it was 1.93x, and ranges converted after it ran ahead of REALTIME). */
+static void test_preempted_reading_not_used(void)
+{
+    static const int64_t readings[][3] = {
+            {1000, 1005, 1010}, /* the first measurement: narrow */
+            {1000, 1005, 1010},          {1000, 1005, 1010},         {1000, 1005, 1010},
+            {1000, 1005, 1010},          {1000, 1005, 1010},         {1000, 1005, 1010},
+            {1000, 1005, 1010},          {201000, 5201000, 5201010}, /* preempted for 5 ms after its
+                                                                        first tick read */
+            {5201100, 5201105, 5201110},
+    };
+    prof_tsc = 1;
+    prof_clock_reset();
+    script = readings, script_at = 0;
+    prof_clock_g.read_hook = scripted_read;
+    prof_clock_sample();
+    int first = script_at; /* no narrowest yet: every try */
+    prof_clock_sample();
+    prof_clock_g.read_hook = NULL; /* before any check can return */
+    GP_ASSERT_EQ_INT(first, 8);
+    GP_ASSERT_EQ_INT(script_at, 10); /* the second try is as narrow as the first measurement */
+    GP_ASSERT_EQ_INT(prof_ticks_to_ns(5201105), 5201105);
+    GP_ASSERT_EQ_INT(prof_ticks_to_ns(10001005), 10001005);
+}
+
 int main(void)
 {
     GP_RUN(test_exact_through_first_measurements);
@@ -141,6 +178,7 @@ int main(void)
     GP_RUN(test_noisy_measurements);
     GP_RUN(test_realtime_steps);
     GP_RUN(test_fast_and_slow_writer);
+    GP_RUN(test_preempted_reading_not_used);
     GP_RUN(test_real_clock_nests);
     return gp_test_summary();
 }
