@@ -7,10 +7,12 @@
 #include "trace_jobs.h"
 
 #include "gp/compare.h"
+#include "gp/export.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const usage[] = {
         "gprof-train compare [options] BASE NEW",
@@ -80,7 +82,17 @@ static int gate(const gp_compare_steps *r, double pct)
     return CLI_FINDINGS;
 }
 
-static int run_compare(const struct trace_paths *side, gp_compare_format fmt, size_t top,
+/* Text and JSON come from analyze, the HTML page from viewer-export; all go to stdout. */
+static gp_status write_out(const gp_compare *c, int html, gp_compare_format fmt, size_t top,
+                           gp_error *err)
+{
+    if (!html)
+        return gp_compare_write(stdout, c, fmt, top, err);
+    gp_export_opts eo = {.stream = stdout};
+    return gp_export_compare_html(c, top, &eo, "stdout", err);
+}
+
+static int run_compare(const struct trace_paths *side, int html, gp_compare_format fmt, size_t top,
                        double fail_pct, long threads)
 {
     gp_compare *c = NULL;
@@ -88,7 +100,7 @@ static int run_compare(const struct trace_paths *side, gp_compare_format fmt, si
     gp_status st = gp_compare_new(&c, &err);
     int rc = st == GP_OK ? gather(c, side, threads) : cli_error_from(&err, st);
     if (rc == CLI_OK && (st = gp_compare_finish(c, &err)) == GP_OK)
-        st = gp_compare_write(stdout, c, fmt, top, &err);
+        st = write_out(c, html, fmt, top, &err);
     if (rc == CLI_OK && st != GP_OK)
         rc = cli_error_from(&err, st);
     if (rc == CLI_OK)
@@ -100,7 +112,9 @@ static int run_compare(const struct trace_paths *side, gp_compare_format fmt, si
 static int check_args(int n, double fail_pct, const char *format, gp_compare_format *fmt)
 {
     gp_error err;
-    gp_status st = gp_compare_format_parse(format, fmt, &err);
+    gp_status st = strcmp(format, "html") == 0 ? GP_OK : gp_compare_format_parse(format, fmt, &err);
+    if (st == GP_EINVAL)
+        return cli_error("unknown format '%s': use text, json or html", format);
     if (st != GP_OK)
         return cli_error_from(&err, st);
     if (!isnan(fail_pct) && !(fail_pct >= 0 && isfinite(fail_pct)))
@@ -123,7 +137,8 @@ int cmd_compare(int argc, const char **argv)
     long top = 10, jobs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
-            OPT_STR('f', "format", &format, "FMT", "text (default) or json"),
+            OPT_STR('f', "format", &format, "FMT",
+                    "text (default), json, or html (one self-contained page, as export --html)"),
             OPT_INT(0, "top", &top, "N", "list the N ops and N kernels that moved most (10)", 1,
                     100000),
             OPT_DOUBLE(0, "fail-if-slower", &fail_pct, "PCT",
@@ -167,7 +182,7 @@ int cmd_compare(int argc, const char **argv)
     if (rc == CLI_OK)
         rc = trace_paths_expand(&side[1], argv + 1, 1);
     if (rc == CLI_OK)
-        rc = run_compare(side, fmt, (size_t)top, fail_pct, jobs);
+        rc = run_compare(side, strcmp(format, "html") == 0, fmt, (size_t)top, fail_pct, jobs);
     trace_paths_release(&side[0]);
     trace_paths_release(&side[1]);
     return rc;

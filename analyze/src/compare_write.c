@@ -83,6 +83,48 @@ static int64_t predicted_gain(const struct cmp_finding *m)
     return measured && m->sev[0] >= GP_SEV_WARN ? m->f[0]->gain_step_ns : -1;
 }
 
+/* ---- the parts, for other writers ---- */
+
+void gp_compare_side_get(const gp_compare *c, gp_compare_side side, gp_compare_side_info *out)
+{
+    const struct cmp_side *sd = &c->side[side];
+    out->n_traces = sd->n;
+    out->n_steps = sd->n_steps;
+    out->labels = (const char *const *)sd->labels;
+    memcpy(out->bd_ns, sd->bd_mean, sizeof(out->bd_ns));
+    out->peak_alloc = sd->peak_alloc;
+}
+
+size_t gp_compare_moved(const gp_compare *c, int device, gp_compare_row *out, size_t cap)
+{
+    const struct cmp_row **v = NULL;
+    size_t n = moved_rows(c, device != 0, cap, &v);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (gp_compare_row){v[i]->name, row_status(v[i]), {0}, {0}};
+        memcpy(out[i].calls, v[i]->calls, sizeof(out[i].calls));
+        memcpy(out[i].time_ns, v[i]->time_ns, sizeof(out[i].time_ns));
+    }
+    free(v);
+    return n;
+}
+
+size_t gp_compare_findings(const gp_compare *c, gp_compare_finding *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_findings && n < cap; i++) {
+        const struct cmp_finding *m = &c->findings[i];
+        const char *status = finding_status(m);
+        if (!status)
+            continue;
+        const gp_finding *any = m->f[0] ? m->f[0] : m->f[1];
+        out[n++] = (gp_compare_finding){
+                any->rule->id,    any->rule->title,       status,
+                any->metric_name, {m->sev[0], m->sev[1]}, {metric_of(m, 0), metric_of(m, 1)},
+                any->metric_unit, predicted_gain(m)};
+    }
+    return n;
+}
+
 /* ---- text ---- */
 
 static void text_side(FILE *out, const gp_compare *c, int s)
@@ -179,7 +221,7 @@ static void text_rows(FILE *out, const gp_compare *c, int is_device, size_t top)
     free(v);
 }
 
-static const char *fmt_metric(char *buf, size_t cap, double v, gp_unit u)
+const char *gp_compare_fmt_metric(char *buf, size_t cap, double v, gp_unit u)
 {
     if (isnan(v))
         snprintf(buf, cap, "n/a");
@@ -216,8 +258,9 @@ static void text_findings(FILE *out, const gp_compare *c)
         char b[32], n[32];
         fprintf(out, "    %-14s  %s %s: %s -> %s; %s %s -> %s\n", status, any->rule->id,
                 any->rule->title, gp_severity_name(m->sev[0]), gp_severity_name(m->sev[1]),
-                any->metric_name, fmt_metric(b, sizeof(b), metric_of(m, 0), any->metric_unit),
-                fmt_metric(n, sizeof(n), metric_of(m, 1), any->metric_unit));
+                any->metric_name,
+                gp_compare_fmt_metric(b, sizeof(b), metric_of(m, 0), any->metric_unit),
+                gp_compare_fmt_metric(n, sizeof(n), metric_of(m, 1), any->metric_unit));
         text_gain(out, c, m);
         listed++;
     }

@@ -62,7 +62,13 @@ if(TARGET gp_export)
   add_test(NAME export_html_chromium
            COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
                    ${gp_export_sample} ${gp_export_work}/html)
-  set_tests_properties(export_perfetto_importer_rules export_html_chromium PROPERTIES
+  # compare's before/after page, the same checks (issue 14 item 1)
+  add_test(NAME export_compare_html_chromium
+           COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
+                   ${GP_TEST_DATA_DIR}/rules/healthy.json.gz ${gp_export_work}/compare_html
+                   ${GP_TEST_DATA_DIR}/rules/starved_trainer.json.gz)
+  set_tests_properties(export_perfetto_importer_rules export_html_chromium
+                       export_compare_html_chromium PROPERTIES
                        LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
 

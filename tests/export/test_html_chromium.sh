@@ -1,11 +1,13 @@
 #!/bin/sh
-# test_html_chromium.sh GPROF_TRAIN TRACE WORK_DIR: export TRACE as HTML, check the file is
-# self-contained, load it in headless Chromium with console logging on, and fail on any console
-# message (errors, CSP refusals) or a blank screenshot. A canary page proves console messages
-# are captured. Skips (77) only when chromium is not installed.
+# test_html_chromium.sh GPROF_TRAIN TRACE WORK_DIR [BASE]: export TRACE as HTML (with BASE, the
+# page of `compare BASE TRACE --format html` instead), check the file is self-contained, load it
+# in headless Chromium with console logging on, and fail on any console message (errors, CSP
+# refusals) or a blank screenshot. A canary page proves console messages are captured. Skips
+# (77) only when chromium is not installed.
 bin=$1
 trace=$2
 work=$3
+base=$4
 here=$(cd "$(dirname "$0")" && pwd)
 chromium=$(command -v chromium || command -v chromium-browser)
 if [ -z "$chromium" ]; then
@@ -14,7 +16,14 @@ if [ -z "$chromium" ]; then
 fi
 rm -rf "$work" && mkdir -p "$work" || exit 2
 html="$work/report.html"
-"$bin" export "$trace" --html "$html" || { echo "FAIL: export --html failed"; exit 1; }
+if [ -n "$base" ]; then
+    "$bin" compare "$base" "$trace" --format html >"$html" || {
+        echo "FAIL: compare --format html failed"
+        exit 1
+    }
+else
+    "$bin" export "$trace" --html "$html" || { echo "FAIL: export --html failed"; exit 1; }
+fi
 
 # self-contained: no scripts, no external references of any kind
 if grep -nE '<script|<link|<img|<iframe|src=|href=|@import|url\(' "$html"; then

@@ -21,4 +21,10 @@ void html_chart_memory(export_out *o, const gp_analysis *a, const export_band *b
                        size_t n_bands);
 void html_series_legend(export_out *o, const export_series *s, size_t n);
 
+/* html_report.c: the page's head (inline CSS, the heading and a subtitle), its footer, and a
+ * summary card (a value over its label). */
+void html_page_head(export_out *o, const char *heading, const char *title);
+void html_page_foot(export_out *o);
+void html_card(export_out *o, const char *value, const char *label);
+
 #endif

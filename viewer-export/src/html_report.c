@@ -56,21 +56,30 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p ? p : "";
 }
 
-static void page_head(export_out *o, const char *title)
+void html_page_head(export_out *o, const char *heading, const char *title)
 {
     export_out_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                        "style-src 'unsafe-inline'; img-src data:\">\n"
                        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
-                       "<title>gprof-train report: ");
+                       "<title>");
+    export_out_html(o, heading);
+    export_out_puts(o, ": ");
     export_out_html(o, title);
-    export_out_printf(o, "</title>\n<style>\n%s</style></head>\n<body><main>\n", css);
-    export_out_puts(o, "<h1>gprof-train report</h1>\n<p class=\"sub\">");
+    export_out_printf(o, "</title>\n<style>\n%s</style></head>\n<body><main>\n<h1>", css);
+    export_out_html(o, heading);
+    export_out_puts(o, "</h1>\n<p class=\"sub\">");
     export_out_html(o, title);
     export_out_puts(o, "</p>\n");
 }
 
-static void card(export_out *o, const char *value, const char *label)
+void html_page_foot(export_out *o)
+{
+    export_out_puts(o, "<footer>Written by gprof-train " GP_VERSION ".</footer>\n</main></body>"
+                       "</html>\n");
+}
+
+void html_card(export_out *o, const char *value, const char *label)
 {
     export_out_puts(o, "<div class=\"card\"><b>");
     export_out_html(o, value);
@@ -92,18 +101,18 @@ static void summary_cards(export_out *o, const gp_analysis *a)
     const gp_step_stats *ss = gp_analysis_step_stats(a);
     char v[64], t1[32], t2[32];
     snprintf(v, sizeof v, "%zu", ss->n);
-    card(o, v, "steps");
-    card(o, gp_report_fmt_time(t1, sizeof t1, ss->mean), "mean step time");
+    html_card(o, v, "steps");
+    html_card(o, gp_report_fmt_time(t1, sizeof t1, ss->mean), "mean step time");
     snprintf(v, sizeof v, "%s / %s", gp_report_fmt_time(t1, sizeof t1, ss->p50),
              gp_report_fmt_time(t2, sizeof t2, ss->p95));
-    card(o, v, "p50 / p95 step time");
+    html_card(o, v, "p50 / p95 step time");
     size_t nd, nm;
     const gp_device_stats *d = gp_analysis_devices(a, &nd);
     for (size_t i = 0; i < nd && i < 4; i++) {
         int64_t span = d[i].span_end - d[i].span_ts;
         snprintf(v, sizeof v, "%.1f%%", span > 0 ? 100.0 * (double)d[i].busy_ns / (double)span : 0);
         snprintf(t1, sizeof t1, "GPU %d busy", d[i].device);
-        card(o, v, t1);
+        html_card(o, v, t1);
     }
     const gp_mem_series *m = gp_analysis_memory(a, &nm);
     for (size_t i = 0; i < nm && i < 4; i++) {
@@ -113,7 +122,7 @@ static void summary_cards(export_out *o, const gp_analysis *a)
                      m[i].device_id);
         else /* PyTorch writes Device Id -1 for the CPU */
             snprintf(t1, sizeof t1, "peak %s allocated", m[i].device_type ? "GPU" : "CPU");
-        card(o, v, t1);
+        html_card(o, v, t1);
     }
 }
 
@@ -474,7 +483,7 @@ static void html_page(export_out *o, const gp_analysis *a, const gp_export_opts 
         o->err_no = ENOMEM;
         return;
     }
-    page_head(o, title);
+    html_page_head(o, "gprof-train report", title);
     export_out_puts(o, "<div class=\"cards\">\n");
     summary_cards(o, a);
     export_out_puts(o, "</div>\n");
@@ -483,8 +492,7 @@ static void html_page(export_out *o, const gp_analysis *a, const gp_export_opts 
     ops_table(o, a);
     kernels_table(o, a);
     run_config(o, a);
-    export_out_puts(o, "<footer>Written by gprof-train " GP_VERSION ".</footer>\n</main></body>"
-                       "</html>\n");
+    html_page_foot(o);
     free(bands);
 }
 

@@ -110,6 +110,47 @@ gp_status gp_compare_format_parse(const char *s, gp_compare_format *out, gp_erro
 gp_status gp_compare_write(FILE *out, const gp_compare *c, gp_compare_format format, size_t top,
                            gp_error *err);
 
+/* ---- The comparison's parts, for other writers (the HTML page of viewer-export) ---- */
+
+/** One side: its traces, analysed steps, breakdown and peak memory. Borrowed from `c`. */
+typedef struct gp_compare_side_info {
+    size_t n_traces, n_steps;
+    const char *const *labels; /**< the traces' paths, n_traces of them */
+    double bd_ns[GP_BD_COUNT]; /**< the step-time breakdown, mean per analysed step */
+    int64_t peak_alloc;        /**< highest device bytes allocated; -1: not recorded */
+} gp_compare_side_info;
+
+/** Fill `out` with a side of a finished comparison. */
+void gp_compare_side_get(const gp_compare *c, gp_compare_side side, gp_compare_side_info *out);
+
+/** A key-averages row that moved, per step. `status` is "changed", "new" or "vanished". */
+typedef struct gp_compare_row {
+    const char *name, *status;
+    double calls[2], time_ns[2]; /**< time: self CPU for ops, device time for device rows */
+} gp_compare_row;
+
+/** The rows of one kind that moved most (`device`: kernels, memcpys and memsets; else ops), the
+ * most moved first, as the text and JSON list them. @return the count written (at most cap). */
+size_t gp_compare_moved(const gp_compare *c, int device, gp_compare_row *out, size_t cap);
+
+/** A rule that fired (warn or above) on either side. `status` is "resolved", "new", "still" or
+ * "not applicable"; metric[s] is NAN where a side has none; predicted_gain_ns is BASE's estimate
+ * per step, or -1 (see gp_compare_write). Strings borrowed from `c`. */
+typedef struct gp_compare_finding {
+    const char *id, *title, *status, *metric_name;
+    gp_severity sev[2];
+    double metric[2];
+    gp_unit unit;
+    int64_t predicted_gain_ns;
+} gp_compare_finding;
+
+/** @return the findings that fired on either side, in rule order (at most cap written). */
+size_t gp_compare_findings(const gp_compare *c, gp_compare_finding *out, size_t cap);
+
+/** A finding's metric as the text shows it ("1.234 ms", "78.6%", "512.0 MiB", "n/a" for NAN).
+ * @return buf. */
+const char *gp_compare_fmt_metric(char *buf, size_t cap, double v, gp_unit u);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #define GP_EXPORT_EXPORT_H
 
 #include "gp/analysis.h"
+#include "gp/compare.h"
 #include "gp/rules.h"
 
 #include <stdio.h>
@@ -60,6 +61,17 @@ gp_status gp_export_tensorboard(const gp_analysis *a, const gp_export_opts *opts
  */
 gp_status gp_export_html(const gp_analysis *a, const gp_export_opts *opts, const char *path,
                          gp_error *err);
+
+/**
+ * Write a comparison (gp/compare.h, after gp_compare_finish) as one self-contained HTML page in
+ * the report's style: the verdict and step times, both sides' step-time breakdown as two bars on
+ * one scale, the `top` ops and kernels that moved most, peak memory, and the findings resolved,
+ * new and still there, each with BASE's predicted gain beside the measured one. Only `title`
+ * (NULL: the first trace of each side), `stream` and `temp_file` of `opts` are used.
+ * @return GP_OK, GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_compare_html(const gp_compare *c, size_t top, const gp_export_opts *opts,
+                                 const char *path, gp_error *err);
 
 #ifdef __cplusplus
 }
