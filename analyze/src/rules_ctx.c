@@ -19,6 +19,7 @@ static void read_cfg(struct rules_ctx *c)
     /* Knobs are `gprof-train run` flags only for the trainer's own traces; a program run under
      * `run -- CMD` (producer "inject") or linking libprof ("api") has its own settings. */
     g->trainer = rc.trainer;
+    g->libprof = rc.trainer || rc.producer != NULL;
     g->workers = rc.workers.known ? (long)rc.workers.v : -1;
     g->cpu_count = rc.cpu_count.known ? (long)rc.cpu_count.v : -1;
     g->batch_size = rc.batch_size.known ? (long)rc.batch_size.v : -1;
@@ -430,8 +431,13 @@ const char *rules_no_device_mem_why(const struct rules_ctx *c)
 {
     size_t n;
     gp_analysis_memory(c->a, &n);
-    return n == 0 ? "no [memory] events (profile with profile_memory=True)"
-                  : "the [memory] events are host allocations only, none on a GPU";
+    if (n)
+        return "the [memory] events are host allocations only, none on a GPU";
+    if (!c->has_gpu)
+        return "the trace has no GPU activity";
+    return c->cfg.libprof ? "no device memory records (libprof takes them from CUPTI: see "
+                            "\"gpu_status\" in the trace's \"gprof\" header)"
+                          : "no [memory] events (profile with profile_memory=True)";
 }
 
 long rules_step_of(const struct rules_ctx *c, uint32_t i)

@@ -16,6 +16,7 @@
 /* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. */
 struct rules_cfg {
     int trainer;            /* the trainer wrote this trace: knobs are `gprof-train run` flags */
+    int libprof;            /* libprof wrote it (the trainer, `run -- CMD`, a linked program) */
     long workers;           /* -1 unknown */
     long cpu_count;         /* -1 unknown */
     long batch_size;        /* -1 unknown */
@@ -143,8 +144,9 @@ void rules_agg_release(struct rules_agg *g);
  * before any), and the capacity of device `id` (deviceProperties, else the "gprof" config; 0). */
 const gp_mem_point *rules_mem_at(const gp_mem_series *s, int64_t ts);
 int64_t rules_device_mem(const struct rules_ctx *c, int id);
-/* Why a memory rule has no device series to read: no [memory] records at all (profile_memory
- * off), or only host allocations (profile_memory on, nothing on a GPU). */
+/* Why a memory rule has no device series to read: no GPU activity at all; no [memory] records
+ * (PyTorch: profile_memory off; libprof: CUPTI's memory records missing); or only host
+ * allocations (profile_memory on, nothing on a GPU). */
 const char *rules_no_device_mem_why(const struct rules_ctx *c);
 
 /* The analysed step index (0-based among analysed steps) of event `i`, or -1. */
