@@ -38,11 +38,18 @@ test: deps
 test-main: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# intercept_tls_get_addr=0: up to GCC 13 and LLVM 16 the runtime's __tls_get_addr interceptor
+# takes a dynamic TLS block (OpenBLAS, loaded with dlopen, has one) that happens to start 16 bytes
+# into a page for a pre-2.25 glibc header and reads the words before it, so LeakSanitizer's
+# tracer can die at exit ("Tracer caught signal 11", seen once in sweep_cli, whose runs all load
+# OpenBLAS): a crash of the checker, not a leak. Known upstream, fixed in later runtimes.
+ASAN_TEST_OPTIONS = detect_leaks=1:intercept_tls_get_addr=0
+
 test-asan:
 	@cmake -S . -B build-asan -DGP_WITH_CUDA=OFF -DGP_SANITIZE=address,undefined \
 		-DCMAKE_BUILD_TYPE=Debug -DGP_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	cd build-asan && ASAN_OPTIONS=$(ASAN_TEST_OPTIONS) UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE cuda
 
 TSAN_TESTS = gpusim_|cudacpu_|test_analyze|analyze_split_same|golden_report|golden_diagnose|golden_export|test_prof|prof_capture_(nest|many|seq|die)|prof_trace_(threads|sigint|sigterm)
