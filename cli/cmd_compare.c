@@ -109,10 +109,11 @@ static int run_compare(const struct trace_paths *side, int html, gp_compare_form
     return rc;
 }
 
-static int check_args(int n, double fail_pct, const char *format, gp_compare_format *fmt)
+/* `html` is viewer-export's page, the other formats analyze's (gp_compare_format_parse). */
+static int check_args(int n, double fail_pct, const char *format, int html, gp_compare_format *fmt)
 {
     gp_error err;
-    gp_status st = strcmp(format, "html") == 0 ? GP_OK : gp_compare_format_parse(format, fmt, &err);
+    gp_status st = html ? GP_OK : gp_compare_format_parse(format, fmt, &err);
     if (st == GP_EINVAL)
         return cli_error("unknown format '%s': use text, json or html", format);
     if (st != GP_OK)
@@ -174,15 +175,16 @@ int cmd_compare(int argc, const char **argv)
         return opt_exit_code(n);
     if (cli_set_max_memory(max_memory) != CLI_OK)
         return CLI_ERROR;
-    gp_compare_format fmt;
+    gp_compare_format fmt = GP_COMPARE_TEXT; /* set by check_args unless html */
+    int html = strcmp(format, "html") == 0;
     struct trace_paths side[2] = {{0}, {0}};
-    int rc = check_args(n, fail_pct, format, &fmt);
+    int rc = check_args(n, fail_pct, format, html, &fmt);
     if (rc == CLI_OK)
         rc = trace_paths_expand(&side[0], argv, 1);
     if (rc == CLI_OK)
         rc = trace_paths_expand(&side[1], argv + 1, 1);
     if (rc == CLI_OK)
-        rc = run_compare(side, strcmp(format, "html") == 0, fmt, (size_t)top, fail_pct, jobs);
+        rc = run_compare(side, html, fmt, (size_t)top, fail_pct, jobs);
     trace_paths_release(&side[0]);
     trace_paths_release(&side[1]);
     return rc;

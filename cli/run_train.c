@@ -216,9 +216,7 @@ int cmd_run_train(int argc, const char **argv)
         return CLI_ERROR;
     cfg.model = model, cfg.optimizer = optimizer, cfg.device = device, cfg.amp = amp;
     cfg.data_dir = data, cfg.out_dir = out, cfg.checkpoint = checkpoint, cfg.resume = resume;
-    cfg.epochs = epochs  ? (int)epochs
-                 : steps ? 0
-                         : 1,
+    cfg.epochs = epochs ? (int)epochs : steps ? 0 : 1; /* 0: as many as the steps need */
     cfg.max_steps = steps, cfg.batch_size = (int)batch;
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;

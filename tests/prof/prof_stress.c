@@ -103,20 +103,19 @@ static int run_threads(long n, void *(*fn)(void *), int one_by_one)
     return 0;
 }
 
-/* CPU time of the calling thread: waiting for a core on a busy machine does not count
- * (prof_capture_tight compared wall time and failed while a second test suite ran beside it). */
-static double thread_cpu_s(void)
+/* Seconds on `clock`: REALTIME for when a process died, the thread's CPU time for the tight loop
+ * (waiting for a core on a busy machine is not a range's cost: prof_capture_tight compared wall
+ * time and failed while a second test suite ran beside it). */
+static double clock_s(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return clock_s(CLOCK_REALTIME);
 }
 
 /* Record ranges ("work", 1 ms each) for 1.5 s, then die by `how` without shutting down. */
@@ -162,12 +161,12 @@ int main(int argc, char **argv)
         run_threads(n, nest_worker, 0);
     } else if (strcmp(mode, "tight") == 0) {
         gp_prof_name r = gp_prof_intern("tight");
-        double t0 = thread_cpu_s();
+        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
         for (long i = 0; i < n; i++) {
             gp_prof_push(r);
             gp_prof_pop();
         }
-        range_ns = n > 0 ? (thread_cpu_s() - t0) * 1e9 / (double)n : 0;
+        range_ns = n > 0 ? (clock_s(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e9 / (double)n : 0;
     } else if (strcmp(mode, "many") == 0) {
         pthread_barrier_init(&all_alive, NULL, (unsigned)n);
         run_threads(n, many_worker, 0);

@@ -19,12 +19,6 @@
 
 static const char *const side_names[2] = {"BASE", "NEW"};
 
-static const char *base_name(const char *p)
-{
-    const char *s = p ? strrchr(p, '/') : NULL;
-    return s ? s + 1 : p ? p : "";
-}
-
 /* "+1.234ms", "-812.000us", "0.000us". */
 static const char *fmt_delta(char *buf, size_t cap, double ns)
 {
@@ -228,8 +222,8 @@ static void memory_line(export_out *o, const gp_compare *c)
     for (int s = 0; s < 2; s++) {
         if (sd[s].peak_alloc < 0)
             snprintf(v[s], sizeof v[s], "not recorded");
-        else
-            snprintf(v[s], sizeof v[s], "%.1f MiB", (double)sd[s].peak_alloc / (1 << 20));
+        else /* as the text and the findings write bytes */
+            gp_compare_fmt_metric(v[s], sizeof v[s], (double)sd[s].peak_alloc, GP_UNIT_BYTES);
     }
     if (sd[0].peak_alloc < 0 && sd[1].peak_alloc < 0)
         export_out_puts(o, "<p class=\"note\">Peak device memory: not recorded on either side "
@@ -327,9 +321,9 @@ gp_status gp_export_compare_html(const gp_compare *c, size_t top, const gp_expor
         snprintf(title, sizeof title, "%s", opts->title);
     else
         snprintf(title, sizeof title, "%s%s vs %s%s",
-                 sd[0].n_traces ? base_name(sd[0].labels[0]) : "",
+                 sd[0].n_traces ? html_base_name(sd[0].labels[0]) : "",
                  sd[0].n_traces > 1 ? ", ..." : "",
-                 sd[1].n_traces ? base_name(sd[1].labels[0]) : "",
+                 sd[1].n_traces ? html_base_name(sd[1].labels[0]) : "",
                  sd[1].n_traces > 1 ? ", ..." : "");
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));

@@ -26,5 +26,7 @@ void html_series_legend(export_out *o, const export_series *s, size_t n);
 void html_page_head(export_out *o, const char *heading, const char *title);
 void html_page_foot(export_out *o);
 void html_card(export_out *o, const char *value, const char *label);
+/* The file name of a path (after its last '/'); "" for NULL. */
+const char *html_base_name(const char *p);
 
 #endif

@@ -50,7 +50,7 @@ static const char css[] =
         "8a93a3;font-size:12px;"
         "margin-top:24px}\n";
 
-static const char *base_name(const char *p)
+const char *html_base_name(const char *p)
 {
     const char *s = p ? strrchr(p, '/') : NULL;
     return s ? s + 1 : p ? p : "";
@@ -475,8 +475,8 @@ static void charts(export_out *o, const gp_analysis *a, const gp_export_opts *op
 /* The whole page into `o`. */
 static void html_page(export_out *o, const gp_analysis *a, const gp_export_opts *opts)
 {
-    const char *title =
-            opts->title ? opts->title : base_name(gp_trace_get_info(gp_analysis_trace(a))->path);
+    const char *title = opts->title ? opts->title
+                                    : html_base_name(gp_trace_get_info(gp_analysis_trace(a))->path);
     size_t n_bands = 0;
     export_band *bands = finding_bands(a, opts, &n_bands);
     if (!bands) {
