@@ -7,11 +7,22 @@ instant, once the last rank has arrived, as NCCL does.
 
 usage: gen_job.py OUT_DIR [--ranks N] [--steps N] [--straggler R] [--cause loader|kernels|host]
                   [--lag-ms MS] [--skew RANK:MS]... [--names ncclKernel|ncclDevKernel|old|rccl|
-                  msccl|mixed] [--no-dist] [--gzip] [--kernels N]
+                  msccl|mixed] [--no-dist] [--gzip] [--kernels N] [--buckets N] [--comm-args]
+                  [--seq] [--side-groups] [--drop RANK:STEP:K]... [--world N]
 
 --straggler R makes rank R late at every collective by about --lag-ms through --cause: a slower
 DataLoader, a busier host (a gap before its kernels) or slower kernels. --skew 2:5 writes rank
 2's clock 5 ms ahead. --no-dist leaves distributedInfo out (the rank is then in the file name).
+--buckets N: all-reduces a step (gradient buckets; the last one after the backward kernels).
+--comm-args writes what PyTorch records of a collective on its kernels ("Collective name",
+"Process Group Name", "Process Group Ranks", "In msg nelems", "Out msg nelems", "dtype",
+"Group size"), --seq also "Seq" (the collective's number in its group).
+--side-groups adds an all_to_all a step on stream 21 in a process group of the ranks of one
+parity (as expert-parallel groups of a larger job): even ranks issue it before the backward
+kernels, odd ranks once the first bucket has ended, so each rank runs its collectives
+in another order, and ranks of different parity never share that collective.
+--drop 1:3:0 leaves rank 1's first all-reduce of step 3 out of its trace (a record the
+profiler lost). --world N writes distributedInfo.world_size N (default: --ranks).
 """
 import argparse
 import gzip
@@ -25,9 +36,12 @@ NAMES = {
     "rccl": "ncclDevKernel_Generic_4(ncclDevComm*, unsigned long, ncclWork*)",
     "msccl": "mscclKernel_Sum_float_Simple_false(ncclDevComm*, mscclAlgo*, mscclWork*)",
 }
+A2A = "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"
+A2A_US = 1500.0
 CPU_OPS = ["nccl:all_reduce", "c10d::allreduce_", "nccl:all_reduce", "c10d::allreduce_", "nccl:all_reduce"]
 BASE_NS = 1700000000000000000
-STREAM, COMM_STREAM = 7, 20
+STREAM, COMM_STREAM, SIDE_STREAM = 7, 20, 21
+BUCKET_NELEMS = 1 << 22
 
 
 class Rank:
@@ -39,6 +53,7 @@ class Rank:
         ]
         self.corr = 100
         self.ext = 1
+        self.seq = {}
 
     def x(self, cat, name, pid, tid, ts, dur, args=None):
         e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
@@ -47,8 +62,9 @@ class Rank:
             e["args"] = args
         self.ev.append(e)
 
-    def launch(self, op, kname, ts, kts, kdur, stream):
-        """A cpu_op at ts launching kernel kname at kts on stream."""
+    def launch(self, op, kname, ts, kts, kdur, stream, kargs=None, drop=False):
+        """A cpu_op at ts launching kernel kname at kts on stream (with kargs in its args; left
+        out of the trace when drop)."""
         self.ext += 1
         self.corr += 1
         e, c = self.ext, self.corr
@@ -57,9 +73,11 @@ class Rank:
                {"External id": e, "cbid": 211, "correlation": c})
         self.ev.append({"ph": "s", "id": c, "pid": self.pid, "tid": self.pid, "ts": round(ts + 2 + self.skew, 3),
                         "cat": "ac2g", "name": "ac2g"})
+        if drop:
+            return
         self.x("kernel", kname, 0, stream, kts, kdur,
                {"External id": e, "device": 0, "stream": stream, "correlation": c,
-                "grid": [132, 1, 1], "block": [256, 1, 1], "registers per thread": 64})
+                "grid": [132, 1, 1], "block": [256, 1, 1], "registers per thread": 64, **(kargs or {})})
         self.ev.append({"ph": "f", "id": c, "pid": 0, "tid": stream, "ts": round(kts + self.skew, 3),
                         "cat": "ac2g", "name": "ac2g", "bp": "e"})
 
@@ -78,36 +96,93 @@ def plan(a, r):
     return loader, host, kern
 
 
+def comm_args(a, rk, coll, pg, ranks, nelems):
+    """What PyTorch records of a collective, as its kernels carry it (--comm-args)."""
+    if not a.comm_args:
+        return None
+    args = {"Collective name": coll, "In msg nelems": nelems, "Out msg nelems": nelems,
+            "Group size": len(ranks), "dtype": "Float", "Process Group Name": pg,
+            "Process Group Description": "undefined", "Process Group Ranks": str(ranks)}
+    if a.seq:
+        rk.seq[pg] = rk.seq.get(pg, 0) + 1
+        args["Seq"] = rk.seq[pg]
+    return args
+
+
+def bucket_times(a, allt, t):
+    """Arrival of every rank at each all-reduce bucket, and the buckets' ends (every rank leaves
+    a collective once the last one has arrived)."""
+    arr, ends = [], []
+    for b in range(a.buckets):
+        last = b == a.buckets - 1
+        at = []
+        for k0, kd, kend in allt:
+            if last:
+                at.append(max([kend] + ends[-1:]) + 10)
+            else:
+                ready = k0 + ((b + 1) * a.kernels // a.buckets) * (kd + 5)
+                at.append(max(ready, ends[-1] + 10) if ends else ready)
+        arr.append(at)
+        ends.append(max(at) + (400.0 if last else 300.0))
+    return arr, ends
+
+
+def side_times(a, allt, ends):
+    """--side-groups: each rank's all_to_all issue time and its group's end."""
+    issue = [allt[r][0] if r % 2 == 0 else ends[0] + 10 for r in range(a.ranks)]
+    end = {}
+    for r in range(a.ranks):
+        end[r % 2] = max(end.get(r % 2, 0.0), issue[r] + A2A_US)
+    return issue, [end[r % 2] for r in range(a.ranks)]
+
+
 def step(a, ranks, num, t):
     """Emit step `num` starting at t on `ranks` (a block of the job); return the next start.
     Collective ends come from every rank's plan, so blocks written apart agree."""
-    half = a.kernels // 2
 
     def times(r):
         lo, ho, kd = plan(a, r)
         k0 = t + lo + ho
-        return k0, k0 + half * (kd + 5), k0 + a.kernels * (kd + 5)
+        return k0, kd, k0 + a.kernels * (kd + 5)
 
     allt = [times(r) for r in range(a.ranks)]
-    end0 = max(x[1] for x in allt) + 300.0
-    end1 = max(max(x[2], end0) + 10 for x in allt) + 400.0
-    p = [plan(a, rk.r) for rk in ranks]
-    k0 = [allt[rk.r][0] for rk in ranks]
-    arr0 = [allt[rk.r][1] for rk in ranks]
-    arr1 = [max(allt[rk.r][2], end0) + 10 for rk in ranks]
-    stop = end1 + 150.0
-    for i, rk in enumerate(ranks):
-        lo, ho, kd = p[i]
+    arr, ends = bucket_times(a, allt, t)
+    stop = ends[-1] + 150.0
+    if a.side_groups:
+        s_issue, s_end = side_times(a, allt, ends)
+        stop = max(stop, max(s_end) + 20.0)
+    world = list(range(a.ranks))
+    at_k = {((b + 1) * a.kernels // a.buckets) - 1: b for b in range(a.buckets - 1)}
+    for rk in ranks:
+        lo, ho, kd = plan(a, rk.r)
+        k0 = allt[rk.r][0]
+
+        def bucket(b):
+            kargs = comm_args(a, rk, "allreduce", "0", world, BUCKET_NELEMS)
+            drop = (rk.r, num, b) in a.drops
+            rk.launch(rk.cpu_op, rk.kname, arr[b][rk.r] - 15, arr[b][rk.r], ends[b] - arr[b][rk.r],
+                      COMM_STREAM, kargs, drop)
+            if a.side_groups and rk.r % 2 == 1 and b == 0:
+                side()
+
+        def side():
+            grp = [r for r in world if r % 2 == rk.r % 2]
+            kargs = comm_args(a, rk, "all_to_all", str(1 + rk.r % 2), grp, 1 << 20)
+            rk.launch("nccl:all_to_all", A2A, s_issue[rk.r] - 15, s_issue[rk.r],
+                      s_end[rk.r] - s_issue[rk.r], SIDE_STREAM, kargs)
+
         rk.x("user_annotation", "ProfilerStep#%d" % num, rk.pid, rk.pid, t, stop - t, {"External id": 0})
         rk.x("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
              rk.pid, rk.pid, t + 1, lo - 2)
+        if a.side_groups and rk.r % 2 == 0:
+            side()
         for k in range(a.kernels):
-            kts = k0[i] + k * (kd + 5)
+            kts = k0 + k * (kd + 5)
             rk.launch("aten::mm", "sm90_xmma_gemm_f32f32_tn_n", min(kts - 20, t + lo + 2 + k * 15), kts, kd, STREAM)
-            if k == half - 1:
-                rk.launch(rk.cpu_op, rk.kname, arr0[i] - 15, arr0[i], end0 - arr0[i], COMM_STREAM)
-        rk.launch(rk.cpu_op, rk.kname, arr1[i] - 15, arr1[i], end1 - arr1[i], COMM_STREAM)
-        rk.launch("Optimizer.step#Adam.step", "multi_tensor_apply_kernel", end1 + 5, end1 + 20, 100, STREAM)
+            if k in at_k:
+                bucket(at_k[k])
+        bucket(a.buckets - 1)
+        rk.launch("Optimizer.step#Adam.step", "multi_tensor_apply_kernel", ends[-1] + 5, ends[-1] + 20, 100, STREAM)
     return stop + 20
 
 
@@ -144,7 +219,14 @@ def main():
     ap.add_argument("--names", choices=list(NAMES) + ["mixed"], default="ncclDevKernel")
     ap.add_argument("--no-dist", action="store_true")
     ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--buckets", type=int, default=2)
+    ap.add_argument("--comm-args", action="store_true")
+    ap.add_argument("--seq", action="store_true")
+    ap.add_argument("--side-groups", action="store_true")
+    ap.add_argument("--drop", action="append", default=[])
+    ap.add_argument("--world", type=int, default=0)
     a = ap.parse_args()
+    a.drops = {tuple(int(x) for x in d.split(":")) for d in a.drop}
     os.makedirs(a.out, exist_ok=True)
     skew = {int(s.split(":")[0]): float(s.split(":")[1]) * 1000.0 for s in a.skew}
     variants = list(NAMES)
@@ -157,7 +239,7 @@ def main():
         for s in range(1, a.steps + 1):
             t = step(a, ranks, s, t)
         for rk in ranks:
-            write(a, rk, a.ranks)
+            write(a, rk, a.world or a.ranks)
 
 
 if __name__ == "__main__":

@@ -76,8 +76,15 @@ static int run_job(const struct trace_paths *paths, const struct opt_list *sets,
     for (int i = 0; st == GP_OK && i < sets->n; i++)
         st = gp_job_set(j, sets->items[i], &err);
     int rc = st == GP_OK ? gather(j, paths, threads) : cli_error_from(&err, st);
-    if (rc == CLI_OK && (st = gp_job_finish(j, &err)) == GP_OK)
+    if (rc == CLI_OK && (st = gp_job_finish(j, &err)) == GP_OK) {
+        size_t n;
+        gp_job_ranks(j, &n);
+        if (gp_job_world_size(j) > (int)n)
+            cli_warn("%zu trace%s of a job of %d ranks (distributedInfo.world_size): a "
+                     "straggler among the other %zu is not seen",
+                     n, n == 1 ? "" : "s", gp_job_world_size(j), (size_t)gp_job_world_size(j) - n);
         st = gp_job_write(stdout, j, fmt, flags, name, &err);
+    }
     if (rc == CLI_OK && st != GP_OK)
         rc = cli_error_from(&err, st);
     gp_job_free(j);

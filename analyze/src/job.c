@@ -191,26 +191,12 @@ static gp_status fill_ranks(gp_job *j)
 
 /* ---- collectives ---- */
 
-struct key {
-    int64_t step;
-    uint32_t index;
-};
-
-static int cmp_key(const void *pa, const void *pb)
-{
-    const struct key *a = pa, *b = pb;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-static const struct job_call *find_call(const gp_job_part *p, struct key k)
+static const struct job_call *find_call(const gp_job_part *p, const struct job_key *k)
 {
     size_t lo = 0, hi = p->n_calls;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        struct key m = {p->calls[mid].step, p->calls[mid].index};
-        int c = cmp_key(&m, &k);
+        int c = job_key_cmp(&p->calls[mid].key, k);
         if (c == 0)
             return &p->calls[mid];
         if (c < 0)
@@ -221,31 +207,38 @@ static const struct job_call *find_call(const gp_job_part *p, struct key k)
     return NULL;
 }
 
-/* Every (step, index) some rank has, sorted and unique. */
-static struct key *all_keys(const gp_job *j, size_t *nk)
+static int cmp_jkey(const void *a, const void *b)
+{
+    return job_key_cmp(a, b);
+}
+
+/* Every key some rank has, sorted and unique. */
+static struct job_key *all_keys(gp_job *j, size_t *nk)
 {
     size_t n = 0;
     for (size_t r = 0; r < j->n; r++)
         n += j->parts[r]->n_calls;
-    struct key *k = calloc(n + 1, sizeof(*k));
+    j->n_calls = n;
+    struct job_key *k = calloc(n + 1, sizeof(*k));
     if (!k)
         return NULL;
     n = 0;
     for (size_t r = 0; r < j->n; r++)
         for (size_t i = 0; i < j->parts[r]->n_calls; i++)
-            k[n++] = (struct key){j->parts[r]->calls[i].step, j->parts[r]->calls[i].index};
-    qsort(k, n, sizeof(*k), cmp_key);
+            k[n++] = j->parts[r]->calls[i].key;
+    qsort(k, n, sizeof(*k), cmp_jkey);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (u == 0 || cmp_key(&k[u - 1], &k[i]) != 0)
+        if (u == 0 || job_key_cmp(&k[u - 1], &k[i]) != 0)
             k[u++] = k[i];
     *nk = u;
     return k;
 }
 
-/* Each rank's clock offset from the first rank's: the median difference of collective ends.
- * Applied only where some rank is off by more than the tolerance (clock_us). */
-static gp_status align_clocks(gp_job *j, const struct key *k, size_t nk)
+/* Each rank's clock offset from the first rank's: the median difference of the ends of the
+ * collectives both have (every rank leaves a collective at the same instant). Applied only
+ * where some rank is off by more than the tolerance (clock_us). */
+static gp_status align_clocks(gp_job *j, const struct job_key *k, size_t nk)
 {
     int64_t *d = calloc(nk + 1, sizeof(int64_t)), worst = 0;
     if (!d)
@@ -254,7 +247,7 @@ static gp_status align_clocks(gp_job *j, const struct key *k, size_t nk)
     for (size_t r = 1; r < j->n; r++) {
         size_t n = 0;
         for (size_t i = 0; i < nk; i++) {
-            const struct job_call *a = find_call(ref, k[i]), *b = find_call(j->parts[r], k[i]);
+            const struct job_call *a = find_call(ref, &k[i]), *b = find_call(j->parts[r], &k[i]);
             if (a && b)
                 d[n++] = b->end - a->end;
         }
@@ -269,40 +262,109 @@ static gp_status align_clocks(gp_job *j, const struct key *k, size_t nk)
     return GP_OK;
 }
 
+/* How far apart the ends of one collective may be on two ranks once clocks are aligned: eight
+ * times the median distance of the calls under one key from the first rank's (the ends' own
+ * jitter: a call missing on one rank pairs the ones after it with other collectives, far
+ * apart, but few), at least clock_us, at most match_us. */
+static gp_status match_tolerance(gp_job *j, const struct job_key *k, size_t nk)
+{
+    int64_t *d = calloc(nk * (j->n ? j->n : 1) + 1, sizeof(int64_t));
+    if (!d)
+        return GP_ENOMEM;
+    size_t n = 0;
+    const gp_job_part *ref = j->parts[0];
+    for (size_t r = 1; r < j->n; r++)
+        for (size_t i = 0; i < nk; i++) {
+            const struct job_call *a = find_call(ref, &k[i]), *b = find_call(j->parts[r], &k[i]);
+            if (a && b)
+                d[n++] = llabs(b->end - j->parts[r]->clock_offset - a->end);
+        }
+    double tol = 8.0 * (double)job_median(d, n), lo = j->p[JOB_CLOCK_US] * 1e3,
+           hi = j->p[JOB_MATCH_US] * 1e3;
+    j->match_tol = (int64_t)(tol < lo ? lo : tol > hi ? hi : tol);
+    free(d);
+    return GP_OK;
+}
+
+static int op_known(uint16_t op)
+{
+    return strcmp(job_ops[op], "Generic") != 0 && strcmp(job_ops[op], "other") != 0;
+}
+
+/* The ranks' calls of key `k`, NULL where a rank has none, where its kernel names another
+ * operation than the first rank's that names one, or where its end (aligned) is more than
+ * the tolerance from the median end of the others: the same key on another collective (a call
+ * missing on one rank shifts the count of the ones after it), not the same collective. */
+static void gather_calls(gp_job *j, const struct job_key *k, const struct job_call **x,
+                         int64_t *scratch)
+{
+    size_t n = 0;
+    int op = -1;
+    for (size_t r = 0; r < j->n; r++) {
+        x[r] = find_call(j->parts[r], k);
+        if (x[r] && op < 0 && op_known(x[r]->op))
+            op = x[r]->op;
+        if (x[r] && op >= 0 && op_known(x[r]->op) && x[r]->op != op)
+            x[r] = NULL, j->n_disagree++;
+        if (x[r])
+            scratch[n++] = x[r]->end - j->parts[r]->clock_offset;
+    }
+    if (n < 2) {
+        j->n_alone += n;
+        for (size_t r = 0; r < j->n; r++)
+            x[r] = NULL;
+        return;
+    }
+    int64_t mid = job_median(scratch, n), tol = j->match_tol, spread = 0;
+    size_t kept = 0;
+    for (size_t r = 0; r < j->n; r++) {
+        int64_t off = x[r] ? llabs(x[r]->end - j->parts[r]->clock_offset - mid) : 0;
+        if (x[r] && off > tol)
+            x[r] = NULL, j->n_disagree++;
+        else if (x[r])
+            kept++, spread = off > spread ? off : spread;
+    }
+    if (kept == 1) { /* its counterparts disagree: alone after all */
+        for (size_t r = 0; r < j->n; r++)
+            x[r] = NULL;
+        j->n_disagree++;
+        return;
+    }
+    j->end_spread = spread > j->end_spread ? spread : j->end_spread;
+}
+
 /* One collective across the ranks: who arrived last, the lag, the waits. `arr` is scratch. */
-static void match_one(gp_job *j, struct key k, int64_t *arr, gp_job_collective *c)
+static void match_one(gp_job *j, const struct job_call **x, int64_t *arr, gp_job_collective *c)
 {
     size_t n = 0, last = 0;
     int64_t t_last = INT64_MIN;
     const struct job_call *first = NULL;
     for (size_t r = 0; r < j->n; r++) {
-        const struct job_call *x = find_call(j->parts[r], k);
         arr[r] = INT64_MIN;
-        if (!x)
+        if (!x[r])
             continue;
-        first = first ? first : x;
-        arr[r] = x->ts - j->parts[r]->clock_offset;
+        first = first ? first : x[r];
+        arr[r] = x[r]->ts - j->parts[r]->clock_offset;
         if (arr[r] > t_last)
             t_last = arr[r], last = r;
         n++;
     }
-    *c = (gp_job_collective){.step = k.step,
-                             .index = k.index,
+    *c = (gp_job_collective){.step = first->step,
+                             .index = first->index,
                              .op = job_ops[first->op],
                              .n_ranks = (uint32_t)n,
                              .last_rank = j->parts[last]->rank,
                              .ts = t_last};
     for (size_t r = 0; r < j->n; r++) {
-        const struct job_call *x = arr[r] != INT64_MIN ? find_call(j->parts[r], k) : NULL;
-        if (!x)
+        if (!x[r])
             continue;
         int64_t w = t_last - arr[r];
         c->waited += w;
         j->ranks[r].n_collectives++;
         j->ranks[r].waited += w;
-        j->parts[r]->op_calls[x->op]++;
-        j->parts[r]->op_time[x->op] += x->end - x->ts;
-        j->parts[r]->op_waited[x->op] += w;
+        j->parts[r]->op_calls[x[r]->op]++;
+        j->parts[r]->op_time[x[r]->op] += x[r]->end - x[r]->ts;
+        j->parts[r]->op_waited[x[r]->op] += w;
     }
     /* the median arrival of the others */
     size_t m = 0;
@@ -316,25 +378,45 @@ static void match_one(gp_job *j, struct key k, int64_t *arr, gp_job_collective *
     }
 }
 
+static int cmp_coll(const void *pa, const void *pb)
+{
+    const gp_job_collective *a = pa, *b = pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->index != b->index)
+        return a->index < b->index ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
 static gp_status match_collectives(gp_job *j)
 {
     size_t nk = 0;
-    struct key *k = all_keys(j, &nk);
+    struct job_key *k = all_keys(j, &nk);
     int64_t *arr = calloc(j->n, sizeof(int64_t));
+    const struct job_call **x = calloc(j->n, sizeof(*x));
     j->colls = calloc(nk + 1, sizeof(*j->colls));
-    gp_status rc = k && arr && j->colls ? align_clocks(j, k, nk) : GP_ENOMEM;
+    gp_status rc = k && arr && x && j->colls ? align_clocks(j, k, nk) : GP_ENOMEM;
+    if (rc == GP_OK)
+        rc = match_tolerance(j, k, nk);
     for (size_t i = 0; rc == GP_OK && i < nk; i++) {
-        match_one(j, k[i], arr, &j->colls[j->n_colls]);
-        if (j->colls[j->n_colls].n_ranks >= 2)
-            j->n_colls++;
+        gather_calls(j, &k[i], x, arr);
+        size_t n = 0;
+        for (size_t r = 0; r < j->n; r++)
+            n += x[r] != NULL;
+        if (n >= 2)
+            match_one(j, x, arr, &j->colls[j->n_colls++]);
     }
+    if (rc == GP_OK && j->n_colls)
+        qsort(j->colls, j->n_colls, sizeof(*j->colls), cmp_coll);
     for (size_t r = 0; rc == GP_OK && r < j->n; r++) {
         int64_t div = j->ranks[r].n_steps ? (int64_t)j->ranks[r].n_steps : 1;
         j->ranks[r].held /= div;
         j->ranks[r].waited /= div;
         j->ranks[r].clock_offset = j->parts[r]->clock_offset;
+        j->world_size = j->parts[r]->world_size > j->world_size ? j->parts[r]->world_size
+                                                                : j->world_size;
     }
-    free(k), free(arr);
+    free(k), free(arr), free(x);
     return rc;
 }
 
@@ -370,4 +452,9 @@ const gp_job_collective *gp_job_collectives(const gp_job *j, size_t *n)
 const gp_findings *gp_job_findings(const gp_job *j)
 {
     return j->findings;
+}
+
+int gp_job_world_size(const gp_job *j)
+{
+    return j->world_size;
 }

@@ -11,13 +11,26 @@ struct job_step {
     int64_t num, dur, compute, comm, exposed, idle, loader;
 };
 
+/* What identifies a collective across ranks: its process group (else its stream), what it is
+ * (its "Collective name"; else 0, and operations that kernel names tell are compared when
+ * matched: RCCL's Generic kernel tells none), its size where every rank's must be equal, and
+ * its number in the group: PyTorch's "Seq" where recorded (step is then INT64_MIN), else its
+ * order among the calls of the step with the same group, what and size. */
+struct job_key {
+    uint64_t group, what;
+    int64_t size, step, seq;
+};
+
 /* One collective of a rank: unix ns on the rank's own clock. */
 struct job_call {
+    struct job_key key;
     int64_t step;
-    uint32_t index;
-    uint16_t op; /* index into job_ops[] */
+    uint32_t index; /* order among the rank's collectives in the step */
+    uint16_t op;    /* index into job_ops[] */
     int64_t ts, end;
 };
+
+int job_key_cmp(const struct job_key *a, const struct job_key *b);
 
 #define JOB_N_OPS 11
 extern const char *const job_ops[JOB_N_OPS];
@@ -28,8 +41,9 @@ struct gp_job_part {
     char *path, *host;
     struct job_step *steps;
     size_t n_steps;
-    struct job_call *calls; /* sorted by (step, index) */
+    struct job_call *calls; /* sorted by key */
     size_t n_calls;
+    int world_size;       /* distributedInfo.world_size, 0 if absent */
     int64_t clock_offset; /* set by gp_job_finish */
     /* per collective operation (job_ops[]), set by gp_job_finish */
     uint64_t op_calls[JOB_N_OPS];
@@ -37,8 +51,16 @@ struct gp_job_part {
 };
 
 /* GT16's parameters. */
-enum { JOB_WARN_PCT, JOB_CRIT_PCT, JOB_MIN_LAG_US, JOB_MIN_SHARE_PCT, JOB_MIN_COUNT, JOB_CLOCK_US };
-#define JOB_N_PARAMS 6
+enum {
+    JOB_WARN_PCT,
+    JOB_CRIT_PCT,
+    JOB_MIN_LAG_US,
+    JOB_MIN_SHARE_PCT,
+    JOB_MIN_COUNT,
+    JOB_CLOCK_US,
+    JOB_MATCH_US
+};
+#define JOB_N_PARAMS 7
 
 struct gp_job {
     gp_job_part **parts; /* sorted by rank after finish */
@@ -51,6 +73,12 @@ struct gp_job {
     size_t n_common;
     gp_findings *findings;
     int clocks_aligned;
+    int64_t match_tol;       /* ends of one collective on two ranks are at most this apart */
+    int64_t end_spread;      /* largest |end difference| of a matched call after alignment */
+    uint64_t n_calls;        /* collectives of all ranks */
+    uint64_t n_alone;        /* of those, with no counterpart on another rank */
+    uint64_t n_disagree;     /* with a counterpart whose end disagrees after alignment */
+    int world_size;          /* largest distributedInfo.world_size, 0 if none */
 };
 
 extern const gp_rule_info job_straggler_info;

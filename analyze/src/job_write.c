@@ -85,17 +85,47 @@ static gp_status text_waits(FILE *f, const gp_job *j)
     return GP_OK;
 }
 
-static gp_status write_text(FILE *f, const gp_job *j, gp_error *err)
+/* What the clocks say: the offsets applied, and how far apart matched collectives still end. */
+static void text_clocks(FILE *f, const gp_job *j)
 {
     int64_t worst = 0;
     for (size_t i = 0; i < j->n; i++)
         worst = llabs(j->ranks[i].clock_offset) > worst ? llabs(j->ranks[i].clock_offset) : worst;
+    if (j->clocks_aligned)
+        fprintf(f, "clocks: aligned on collectives (largest offset %.3f ms); ", ms(worst));
+    else if (j->n_colls)
+        fprintf(f, "clocks: agree on collectives (offsets under %g us); ", j->p[JOB_CLOCK_US]);
+    else
+        fprintf(f, "clocks: no collective matched to compare them\n");
+    if (j->n_colls)
+        fprintf(f, "matched collectives end within %.1f us of each other\n", us(j->end_spread));
+}
+
+static void text_unmatched(FILE *f, const gp_job *j)
+{
+    uint64_t un = j->n_alone + j->n_disagree;
+    if (un)
+        fprintf(f, "unmatched: %llu of %llu calls (%llu with no counterpart on another rank",
+                (unsigned long long)un, (unsigned long long)j->n_calls,
+                (unsigned long long)j->n_alone);
+    if (j->n_disagree)
+        fprintf(f, ", %llu ending over %.3f ms from theirs after alignment: another collective",
+                (unsigned long long)j->n_disagree, ms(j->match_tol));
+    if (un)
+        fputs(")\n", f);
+    if (j->world_size > (int)j->n)
+        fprintf(f,
+                "ranks: %zu of the %d in distributedInfo.world_size; a straggler among the "
+                "others is not seen\n",
+                j->n, j->world_size);
+}
+
+static gp_status write_text(FILE *f, const gp_job *j, gp_error *err)
+{
     fprintf(f, "job: %zu ranks, %zu steps every rank has, %zu collectives matched\n", j->n,
             j->n_common, j->n_colls);
-    if (j->clocks_aligned)
-        fprintf(f, "clocks: aligned on collectives (largest offset %.3f ms)\n", ms(worst));
-    else
-        fprintf(f, "clocks: agree on collectives (within %g us)\n", j->p[JOB_CLOCK_US]);
+    text_clocks(f, j);
+    text_unmatched(f, j);
     fprintf(f, "times in ms, per step\n\n");
     text_ranks(f, j);
     GP_TRY(text_waits(f, j));
@@ -188,8 +218,12 @@ static void json_colls(FILE *f, const gp_job *j)
 static gp_status write_json(FILE *f, const gp_job *j, gp_error *err)
 {
     fprintf(f,
-            "{\"schema\":\"gprof-train.job/1\",\"n_ranks\":%zu,\"clocks_aligned\":%s,\"ranks\":[",
-            j->n, j->clocks_aligned ? "true" : "false");
+            "{\"schema\":\"gprof-train.job/1\",\"n_ranks\":%zu,\"world_size\":%d,"
+            "\"clocks_aligned\":%s,\"end_spread_us\":%.3f,\"calls\":%llu,\"unmatched\":"
+            "{\"alone\":%llu,\"ends_disagree\":%llu},\"ranks\":[",
+            j->n, j->world_size, j->clocks_aligned ? "true" : "false", us(j->end_spread),
+            (unsigned long long)j->n_calls, (unsigned long long)j->n_alone,
+            (unsigned long long)j->n_disagree);
     for (size_t i = 0; i < j->n; i++) {
         fputs(i ? ",{" : "{", f);
         json_rank(f, &j->ranks[i]);

@@ -215,6 +215,7 @@ void gp_trace_free(gp_trace *t)
     trace_vec_release(&t->mem);
     trace_vec_release(&t->py);
     trace_vec_release(&t->fwdbwd);
+    trace_vec_release(&t->comm);
     trace_vec_release(&t->devs);
     trace_vec_release(&t->config);
     trace_vec_release(&t->meta);
@@ -273,6 +274,22 @@ const gp_py_info *gp_trace_py_info(const gp_trace *t, const gp_event *e)
     if (e->kind != GP_EV_PYTHON || e->aux >= t->py.n)
         return NULL;
     return TRACE_VEC_AT(&t->py, gp_py_info, e->aux);
+}
+
+const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id)
+{
+    size_t lo = 0, hi = ext_id < 0 ? 0 : t->comm.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const gp_comm_info *c = TRACE_VEC_AT(&t->comm, gp_comm_info, mid);
+        if (c->ext_id == ext_id)
+            return c;
+        if (c->ext_id < ext_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e)

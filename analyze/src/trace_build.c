@@ -345,6 +345,19 @@ static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
     return (uint32_t)(b->t->py.n - 1);
 }
 
+/* A collective's args, kept under the event's External id (its kernels share it). */
+static int add_comm_info(trace_builder *b, const raw_ev *r)
+{
+    if (!(r->seen & SEEN_COMM) || r->ext < 0)
+        return 0;
+    gp_comm_info *c = trace_vec_push(&b->t->comm);
+    if (!c)
+        return -1;
+    *c = (gp_comm_info){r->ext,      r->coll,         r->pg,         r->dtype,
+                        r->seq,      r->in_nelems,    r->out_nelems, r->group_size};
+    return 0;
+}
+
 static uint32_t event_aux(trace_builder *b, const raw_ev *r, int kind)
 {
     switch (kind) {
@@ -461,7 +474,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
     ev.flags = (uint16_t)(event_flags(name_flags(b, r->name), kind) |
                           (r->ph == 'B' ? GP_EVF_FROM_BE : 0));
     ev.aux = event_aux(b, r, kind);
-    if (ev.aux == BUILD_ID_NOMEM)
+    if (ev.aux == BUILD_ID_NOMEM || add_comm_info(b, r) != 0)
         return -1;
     if (r->ph == 'B') {
         gp_event *open = trace_vec_push(&bt->open_b);

@@ -37,7 +37,8 @@ enum raw_seen {
     SEEN_DUR = 1 << 1,
     SEEN_DEVICE = 1 << 2,
     SEEN_STREAM = 1 << 3,
-    SEEN_OCC = 1 << 4
+    SEEN_OCC = 1 << 4,
+    SEEN_COMM = 1 << 5 /* a collective's args (record_param_comms, NCCL kernels) */
 };
 
 /* An element as read, before it becomes a gp_event. */
@@ -45,6 +46,8 @@ typedef struct raw_ev {
     unsigned seen;
     char ph;
     gp_str name, cat, pid_str, tid_str, shape, sync_kind, meta_name;
+    gp_str coll, pg, dtype; /* "Collective name", "Process Group Name", "dtype" */
+    int64_t seq, in_nelems, out_nelems, group_size;
     int64_t ts, dur, pid, tid;
     int64_t corr, ext, stream, device, bytes, wait_on_stream;
     int64_t addr, mbytes, talloc, tres, devtype, devid;

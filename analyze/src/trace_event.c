@@ -336,9 +336,38 @@ static int arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
     return LEX_NOT_MINE; /* no key of length 4..11 that it reads */
 }
 
+/* What PyTorch records of a collective (record_param_comms and the kernels it launches). */
+static int arg_comm(trace_builder *b, raw_ev *r, const char *k, size_t n)
+{
+    json_lex *l = &b->lex;
+    static const char *const strs[] = {"Collective name", "Process Group Name", "dtype"};
+    static const char *const nums[] = {"Seq", "In msg nelems", "Out msg nelems", "Group size"};
+    gp_str *sv[] = {&r->coll, &r->pg, &r->dtype};
+    int64_t *nv[] = {&r->seq, &r->in_nelems, &r->out_nelems, &r->group_size};
+    for (int i = 0; i < 3; i++)
+        if (n == strlen(strs[i]) && !memcmp(k, strs[i], n)) {
+            int ch = json_lex_ws(l);
+            if (ch < 0)
+                return LEX_MORE;
+            if (ch != '"') /* another producer's arg of that name: not ours to judge */
+                return json_lex_skip(l, 2);
+            r->seen |= SEEN_COMM;
+            return field_str(b, strs[i], sv[i]);
+        }
+    for (int i = 0; i < 4; i++)
+        if (n == strlen(nums[i]) && !memcmp(k, nums[i], n)) {
+            r->seen |= SEEN_COMM;
+            return arg_int(l, nv[i]);
+        }
+    return LEX_NOT_MINE;
+}
+
 static int arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
 {
     json_lex *l = &b->lex;
+    int comm = arg_comm(b, r, k, n);
+    if (comm != LEX_NOT_MINE)
+        return comm;
     if (KEY_IS(k, n, GP_ARG_REGISTERS)) {
         int64_t v = 0;
         int rc = arg_int(l, &v);
@@ -479,6 +508,13 @@ static const raw_ev raw_template = {
         .shape = GP_STR_NONE,
         .sync_kind = GP_STR_NONE,
         .meta_name = GP_STR_NONE,
+        .coll = GP_STR_NONE,
+        .pg = GP_STR_NONE,
+        .dtype = GP_STR_NONE,
+        .seq = -1,
+        .in_nelems = -1,
+        .out_nelems = -1,
+        .group_size = -1,
         .corr = -1,
         .ext = -1,
         .stream = -1,

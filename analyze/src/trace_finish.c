@@ -6,6 +6,7 @@
 #include "trace_build.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A track's sort key: numeric ids before string ids. */
@@ -243,6 +244,37 @@ static int make_tracks(trace_builder *b, uint32_t **remap_out)
     return 0;
 }
 
+static int cmp_comm(const void *pa, const void *pb)
+{
+    const gp_comm_info *a = pa, *b = pb;
+    return a->ext_id < b->ext_id ? -1 : a->ext_id > b->ext_id;
+}
+
+/* Sort the collectives' args by External id; records of one id (record_param_comms and its
+ * kernels) become one, each field from whichever has it. */
+static void comm_finish(trace_vec *v)
+{
+    gp_comm_info *c = (gp_comm_info *)v->data;
+    size_t k = 0;
+    if (v->n)
+        qsort(c, v->n, sizeof(*c), cmp_comm);
+    for (size_t i = 0; i < v->n; i++) {
+        if (!k || c[k - 1].ext_id != c[i].ext_id) {
+            c[k++] = c[i];
+            continue;
+        }
+        gp_comm_info *d = &c[k - 1];
+        gp_str *ds[] = {&d->coll, &d->pg, &d->dtype}, cs[] = {c[i].coll, c[i].pg, c[i].dtype};
+        int64_t *dn[] = {&d->seq, &d->in_nelems, &d->out_nelems, &d->group_size};
+        int64_t cn[] = {c[i].seq, c[i].in_nelems, c[i].out_nelems, c[i].group_size};
+        for (int f = 0; f < 3; f++)
+            *ds[f] = *ds[f] == GP_STR_NONE ? cs[f] : *ds[f];
+        for (int f = 0; f < 4; f++)
+            *dn[f] = *dn[f] < 0 ? cn[f] : *dn[f];
+    }
+    v->n = k;
+}
+
 int trace_builder_finish(trace_builder *b)
 {
     gp_trace *t = b->t;
@@ -268,5 +300,6 @@ int trace_builder_finish(trace_builder *b)
     if (!t->n_events)
         t->info.ts_min = t->info.ts_max = 0;
     apply_procs(b);
+    comm_finish(&t->comm);
     return 0;
 }

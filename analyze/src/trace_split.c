@@ -314,6 +314,13 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
             return -1;
         *f = *TRACE_VEC_AT(&s->fwdbwd, gp_flow, i);
     }
+    for (size_t i = 0; i < s->comm.n; i++) {
+        gp_comm_info *c = trace_vec_push(&d->t->comm);
+        if (!c)
+            return -1;
+        *c = *TRACE_VEC_AT(&s->comm, gp_comm_info, i);
+        c->coll = map_str(m, c->coll), c->pg = map_str(m, c->pg), c->dtype = map_str(m, c->dtype);
+    }
     for (size_t i = 0; i < s->py.n; i++) {
         gp_py_info *p = trace_vec_push(&d->t->py);
         if (!p)

@@ -1,7 +1,9 @@
 # Tests of `gprof-train job` (issue 15) beyond tests/unit/test_analyze_job.c and the golden cases
 # in tests/golden/job/: the committed fixtures in tests/data/job/ match bench/gen_job.py, and
 # tests/job/test_job.py runs generated jobs with known stragglers, NCCL name variants, clock
-# skews and NDJSON output.
+# skews and NDJSON output; tests/job/test_job_match.py checks that a collective is matched only
+# with itself (issue 24: other orders on other streams, a lost kernel, skew, a real straggler),
+# and bench/accuracy_job.py --fast gives GT16's verdicts on its accuracy cases.
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)
   add_test(NAME job_fixtures_fresh
@@ -11,4 +13,12 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job.py
                    $<TARGET_FILE:gprof-train>)
   set_tests_properties(job_cli PROPERTIES LABELS cli TIMEOUT 300)
+  add_test(NAME job_match
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_match.py
+                   $<TARGET_FILE:gprof-train>)
+  set_tests_properties(job_match PROPERTIES LABELS cli TIMEOUT 300)
+  add_test(NAME job_accuracy_verdicts
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/accuracy_job.py
+                   $<TARGET_FILE:gprof-train> --fast)
+  set_tests_properties(job_accuracy_verdicts PROPERTIES LABELS cli TIMEOUT 300)
 endif()

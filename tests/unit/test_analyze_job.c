@@ -114,9 +114,10 @@ static void test_reader_flags(void)
 
 static void test_two_ranks(void)
 {
-    /* rank 1 arrives 500 us late at every collective; its clock is 3 ms ahead */
+    /* rank 1 arrives 500 us late at every collective; its clock is 3 ms ahead; the two name
+     * one all-reduce as NCCL 2.7 and 2.6 did */
     static const int early[3] = {200, 200, 200}, late[3] = {700, 700, 700};
-    char *j0 = rank_json(0, comm_names[1].name, early, 0);
+    char *j0 = rank_json(0, comm_names[0].name, early, 0);
     char *j1 = rank_json(1, comm_names[3].name, late, 3000);
     gp_job *j = NULL;
     GP_ASSERT_OK(gp_job_new(&j, NULL));
@@ -143,6 +144,43 @@ static void test_two_ranks(void)
     gp_job_free(j);
 }
 
+/* What PyTorch records of a collective: the kernel's args and its record_param_comms' (one
+ * External id) become one record, also when the file is read in parts on several threads. */
+static const char comm_trace[] =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,"
+        "\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"External id\":42,\"Seq\":7,"
+        "\"Collective name\":\"allreduce\",\"dtype\":\"Float\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"other\",\"pid\":1,\"tid\":1,"
+        "\"ts\":20,\"dur\":5,\"args\":{\"External id\":43,\"dtype\":3}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32\","
+        "\"pid\":0,\"tid\":20,\"ts\":30,\"dur\":50,\"args\":{\"External id\":42,"
+        "\"stream\":20,\"Process Group Name\":\"3\",\"In msg nelems\":1024,"
+        "\"Out msg nelems\":1024,\"Group size\":8}}]}";
+
+static void test_comm_info(void)
+{
+    gp_trace_opts split = {.flags = GP_TRACE_SPLIT_ANY, .threads = 3};
+    const gp_trace_opts *opts[2] = {NULL, &split};
+    for (int k = 0; k < 2; k++) {
+        gp_trace *t = NULL;
+        GP_ASSERT_OK(gp_trace_open_mem(comm_trace, strlen(comm_trace), "mem", opts[k], &t, NULL));
+        const gp_comm_info *c = gp_trace_comm_info(t, 42);
+        GP_CHECK(c != NULL);
+        if (c) {
+            GP_ASSERT_STR_EQ(gp_trace_str(t, c->coll), "allreduce");
+            GP_ASSERT_STR_EQ(gp_trace_str(t, c->pg), "3");
+            GP_ASSERT_STR_EQ(gp_trace_str(t, c->dtype), "Float");
+            GP_ASSERT_EQ_INT(c->seq, 7);
+            GP_ASSERT_EQ_INT(c->in_nelems, 1024);
+            GP_ASSERT_EQ_INT(c->group_size, 8);
+        }
+        GP_CHECK(gp_trace_comm_info(t, 43) == NULL); /* a non-string dtype is not a collective's */
+        GP_CHECK(gp_trace_comm_info(t, 44) == NULL);
+        gp_trace_free(t);
+    }
+}
+
 static void test_refusals(void)
 {
     gp_job *j = NULL;
@@ -164,6 +202,7 @@ int main(void)
     GP_RUN(test_names);
     GP_RUN(test_reader_flags);
     GP_RUN(test_two_ranks);
+    GP_RUN(test_comm_info);
     GP_RUN(test_refusals);
     return gp_test_summary();
 }

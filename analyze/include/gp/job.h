@@ -88,10 +88,14 @@ typedef struct gp_job_rank {
 /** @return the ranks sorted by rank, and their count. Valid after gp_job_finish. */
 const gp_job_rank *gp_job_ranks(const gp_job *j, size_t *n);
 
-/** One collective, matched across ranks by (step number, its order in the step). */
+/** One collective, matched across ranks by its process group (else its stream), its name (else
+ * its operation), its size where every rank's must be equal, and its number in the group
+ * (PyTorch's "Seq" where recorded, else its order among such calls in the step); a rank whose
+ * call ends more than GT16.match_us from the others' after clock alignment is left out of it
+ * (another collective under the same key: one was missing on that rank). */
 typedef struct gp_job_collective {
     int64_t step;     /**< ProfilerStep number, or -1 outside steps */
-    uint32_t index;   /**< 0-based order among the rank's collectives in that step */
+    uint32_t index;   /**< 0-based order among the first rank's collectives in that step */
     const char *op;   /**< gp_job_comm_op() of the kernel */
     uint32_t n_ranks; /**< ranks that took part */
     int last_rank;    /**< the rank that arrived last */
@@ -102,6 +106,10 @@ typedef struct gp_job_collective {
 
 /** @return the collectives sorted by (step, index), and their count. Valid after finish. */
 const gp_job_collective *gp_job_collectives(const gp_job *j, size_t *n);
+
+/** @return the largest distributedInfo.world_size of the traces (0 when none says): more than
+ * the ranks given means the job is seen in part. Valid after finish. */
+int gp_job_world_size(const gp_job *j);
 
 /** @return GT16's finding, as a gp_findings of one item named "job (N ranks)"; valid after
  * finish, until gp_job_free. */

@@ -146,6 +146,20 @@ typedef struct gp_py_info {
     int64_t module_id; /**< "Python module id": the frame is an nn.Module call */
 } gp_py_info;
 
+/** What PyTorch records of a collective (record_param_comms and, from PyTorch 2.1, the NCCL
+ * kernels it launches, which copy its args): keyed by the events' "External id", so a kernel
+ * and its record_param_comms share one. Absent strings are GP_STR_NONE, absent numbers -1. */
+typedef struct gp_comm_info {
+    int64_t ext_id;     /**< "External id" of the event(s) that carried it */
+    gp_str coll;        /**< "Collective name" ("allreduce", "_allgather_base", ...) */
+    gp_str pg;          /**< "Process Group Name" ("0", "1", ...: the same on every rank) */
+    gp_str dtype;       /**< "dtype" */
+    int64_t seq;        /**< "Seq": the collective's sequence number in its process group */
+    int64_t in_nelems;  /**< "In msg nelems" */
+    int64_t out_nelems; /**< "Out msg nelems" */
+    int64_t group_size; /**< "Group size" */
+} gp_comm_info;
+
 /** A "fwdbwd" flow end (PyTorch links a forward op to its backward: 's' at the forward, 'f' at
  * the backward, one id). Other flows are only counted (gp_trace_info.n_flows). */
 typedef struct gp_flow {
@@ -282,6 +296,10 @@ const gp_py_info *gp_trace_py_info(const gp_trace *t, const gp_event *e);
 /** @return a cpu_op/user_annotation's "Input Dims" as Python prints them ("[[64, 64], []]"),
  * interned, or GP_STR_NONE when the trace has no shapes. */
 gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e);
+
+/** @return the collective metadata recorded under External id `ext_id`, or NULL (none, or the
+ * trace records no collective args). */
+const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id);
 
 /** @return deviceProperties[] (position = device id) and their count (0 if absent). */
 const gp_device_props *gp_trace_devices(const gp_trace *t, size_t *n);

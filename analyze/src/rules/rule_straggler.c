@@ -18,6 +18,9 @@ static const gp_rule_param params[] = {
         {"min_share_pct", 50, "the straggler is late at this share of the late collectives"},
         {"min_count", 3, "and at this many collectives at least"},
         {"clock_us", 50, "align clocks on collectives when a rank is off by more than this"},
+        {"match_us", 1000,
+         "calls under one key whose ends differ by more than 8x their median difference "
+         "(at least clock_us, at most this) after alignment are not the same collective"},
 };
 const gp_rule_info job_straggler_info = {"GT16", "straggler", "straggler rank", params,
                                          sizeof(params) / sizeof(params[0])};
