@@ -1,5 +1,5 @@
 /* compare_stats.c: is a change of step time more than run-to-run variation? Runs are the unit:
- * a hierarchical bootstrap (runs resampled, then blocks of consecutive steps within each run)
+ * a hierarchical bootstrap (runs resampled; a side's only run resampled by blocks of its steps)
  * measures what the data show; a prior for how much identical runs differ (--run-noise: what one
  * run against one run cannot tell apart) stands in for the runs the data do not have, and weighs
  * less as runs are added. See gp_change_test_runs in gp/compare.h. */
@@ -7,9 +7,16 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define BOOTSTRAP_ROUNDS 2000
 #define PRIOR_DF         4.0 /* the prior run-to-run spread counts as 4 degrees of freedom */
+/* How much the time steps spend above the typical (median) step varies from run to run, as a
+ * share of it: on a busy machine (others' processes taking the cores) that time is most of the
+ * step and follows the other load, not the program. 0.25: back-to-back runs of the trainer on
+ * the 2-core VM under a load average of 8-12 spent 50-75% of their step time so, and their
+ * mean steps differed with a standard deviation of ~17% (bench/bench_compare_aa.sh). */
+#define BUSY_RUN_SPREAD  0.25
 #define ALPHA            0.05
 #define PI               3.14159265358979323846
 
@@ -27,7 +34,28 @@ struct run_prep {
     double *prefix; /* n + 1 sums */
     size_t n, block;
     double mean;
+    double busy; /* (mean - median) / mean: the share of the time above the typical step */
 };
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double busy_share(const gp_run_values *v, double mean)
+{
+    double *s = malloc((v->n ? v->n : 1) * sizeof(*s));
+    if (!s || v->n == 0 || mean <= 0) {
+        free(s);
+        return 0;
+    }
+    memcpy(s, v->v, v->n * sizeof(*s));
+    qsort(s, v->n, sizeof(*s), cmp_double);
+    double median = v->n % 2 ? s[v->n / 2] : (s[v->n / 2 - 1] + s[v->n / 2]) / 2;
+    free(s);
+    return median < mean ? (mean - median) / mean : 0;
+}
 
 static int prep_run(struct run_prep *r, const gp_run_values *v)
 {
@@ -39,6 +67,7 @@ static int prep_run(struct run_prep *r, const gp_run_values *v)
     for (size_t i = 0; i < v->n; i++)
         r->prefix[i + 1] = r->prefix[i] + v->v[i];
     r->mean = v->n ? r->prefix[v->n] / (double)v->n : 0;
+    r->busy = busy_share(v, r->mean);
     /* blocks of about sqrt(n) consecutive steps keep bursts (a busy core, a slow phase) whole */
     r->block = (size_t)ceil(sqrt((double)v->n));
     r->block = r->block ? r->block : 1;
@@ -62,6 +91,7 @@ static double resampled_run_mean(const struct run_prep *r, uint64_t *seed)
 struct side_prep {
     struct run_prep *runs;
     size_t k;
+    double busy;    /* the runs' mean busy share */
     double grand;   /* the mean of the run means */
     double var_pct; /* the run means' variance, in (% of grand)^2; 0 with one run */
 };
@@ -77,6 +107,7 @@ static int prep_side(struct side_prep *s, const gp_run_values *v, size_t k)
         if (prep_run(&s->runs[i], &v[i]) != 0)
             return -1;
         sum += s->runs[i].mean;
+        s->busy += s->runs[i].busy / (double)k;
     }
     s->grand = k ? sum / (double)k : 0;
     for (size_t i = 0; i < k; i++)
@@ -92,15 +123,19 @@ static void free_side(struct side_prep *s)
     free(s->runs);
 }
 
-/* One resample of a side: k runs drawn with replacement, each resampled within. Its spread
- * around the grand mean is widened by sqrt(k / (k - 1)), the bootstrap's small-sample bias. */
+/* One resample of a side. Several runs: k runs drawn with replacement, each kept whole (its own
+ * step noise is already in the spread of the run means: resampling its steps too would count it
+ * twice), the spread around the grand mean widened by sqrt(k / (k - 1)), the bootstrap's
+ * small-sample bias. One run: blocks of its steps drawn, the only variation it shows. */
 static double resampled_side(const struct side_prep *s, uint64_t *seed)
 {
+    if (s->k == 1)
+        return resampled_run_mean(&s->runs[0], seed);
     double sum = 0;
     for (size_t i = 0; i < s->k; i++)
-        sum += resampled_run_mean(&s->runs[next_random(seed) % s->k], seed);
+        sum += s->runs[next_random(seed) % s->k].mean;
     double m = sum / (double)s->k;
-    return s->k > 1 ? s->grand + sqrt((double)s->k / (double)(s->k - 1)) * (m - s->grand) : m;
+    return s->grand + sqrt((double)s->k / (double)(s->k - 1)) * (m - s->grand);
 }
 
 /* The standard deviation of the change (%) over the bootstrap rounds. */
@@ -152,18 +187,22 @@ double cmp_t_critical(double df)
     return (lo + hi) / 2;
 }
 
-/* The run-to-run standard deviation of one run's mean (%) that gives `noise_pct` as the
- * smallest change one run against one run can detect on the prior alone. */
-static double prior_sigma(double noise_pct)
+/* The prior run-to-run standard deviation of one run's mean (%): what makes `noise_pct` the
+ * smallest change one run against one run can detect, and on a busy machine (`busy`: the share of
+ * the step time above the median step) that share's own variation between runs. */
+static double prior_sigma(double noise_pct, double busy)
 {
-    return noise_pct / (cmp_t_critical(PRIOR_DF) * sqrt(2.0));
+    double quiet = noise_pct / (cmp_t_critical(PRIOR_DF) * sqrt(2.0));
+    double load = BUSY_RUN_SPREAD * busy * 100.0;
+    return sqrt(quiet * quiet + load * load);
 }
 
 static void test_prepared(const struct side_prep *b, const struct side_prep *n, double noise_pct,
                           gp_change_test *out)
 {
     double data_df = (double)(b->k - 1) + (double)(n->k - 1);
-    double sigma0 = prior_sigma(noise_pct);
+    out->busy_pct = (b->busy * (double)b->k + n->busy * (double)n->k) / (double)(b->k + n->k) * 100;
+    double sigma0 = prior_sigma(noise_pct, out->busy_pct / 100);
     double pooled = (PRIOR_DF * sigma0 * sigma0 + (double)(b->k - 1) * b->var_pct +
                      (double)(n->k - 1) * n->var_pct) /
                     (PRIOR_DF + data_df);
@@ -194,7 +233,7 @@ static int has_values(const gp_run_values *v, size_t k)
 void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_values *now, size_t nn,
                          double run_noise_pct, gp_change_test *out)
 {
-    *out = (gp_change_test){{nb, nn}, 0, NAN, NAN, NAN, NAN, GP_VERDICT_TOO_FEW};
+    *out = (gp_change_test){{nb, nn}, 0, NAN, NAN, NAN, NAN, 0, GP_VERDICT_TOO_FEW};
     if (!has_values(base, nb) || !has_values(now, nn))
         return;
     struct side_prep b = {0}, n = {0};

@@ -93,7 +93,7 @@ static void test_runs(gp_compare *c, gp_run_values *const runs[2])
     gp_change_test t;
     gp_change_test_runs(runs[0], r->n_runs[0], runs[1], r->n_runs[1], c->run_noise_pct, &t);
     r->ci_lo_pct = t.ci_lo_pct, r->ci_hi_pct = t.ci_hi_pct;
-    r->detectable_pct = t.detectable_pct, r->p_value = t.p_value;
+    r->detectable_pct = t.detectable_pct, r->p_value = t.p_value, r->busy_pct = t.busy_pct;
     r->verdict = t.verdict;
 }
 

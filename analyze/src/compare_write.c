@@ -170,7 +170,10 @@ static void text_time_row(FILE *out, const char *name, double base, double now, 
         fprintf(out, " %10s\n", fmt_delta(d, sizeof(d), now - base));
 }
 
-/* What the runs can tell: with one run a side, the warning; else the detectable change. */
+#define BUSY_NOTE_PCT 20.0 /* a busy share worth saying */
+
+/* What the runs can tell: with one run a side, the issue's warning; else the detectable change;
+ * and why it is wide when the steps show a busy machine. */
 static void text_detectable(FILE *out, const gp_compare_steps *r)
 {
     if (r->verdict == GP_VERDICT_TOO_FEW)
@@ -183,6 +186,11 @@ static void text_detectable(FILE *out, const gp_compare_steps *r)
     else
         fprintf(out, "smallest change these runs can detect: %.1f%% (%zu vs %zu runs)\n",
                 r->detectable_pct, r->n_runs[0], r->n_runs[1]);
+    if (r->busy_pct >= BUSY_NOTE_PCT)
+        fprintf(out,
+                "    %.0f%% of the step time lies above the median step: a busy machine (other "
+                "processes on the cores?), whose runs differ more\n",
+                r->busy_pct);
 }
 
 static void text_steps(FILE *out, const gp_compare *c)

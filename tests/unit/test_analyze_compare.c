@@ -89,6 +89,27 @@ static void test_several_runs(void)
     free_runs(b, 5), free_runs(d, 5), free_runs(n, 5);
 }
 
+/* Steps of a run on a busy machine: 1 ms, and every third step 6 ms (a core taken away), so most
+ * of the time lies above the median step; such runs differ by far more than quiet ones. */
+static double *busy_steps(size_t n, double scale)
+{
+    double *v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++)
+        v[i] = scale * (i % 3 == 2 ? 6e6 : 1e6) * (1 + (double)(i % 7) / 100);
+    return v;
+}
+
+static void test_busy_machine(void)
+{
+    double *a = busy_steps(300, 1.0), *b = busy_steps(300, 1.15);
+    gp_run_values ra = {a, 300}, rb = {b, 300};
+    gp_change_test t;
+    gp_change_test_runs(&ra, 1, &rb, 1, GP_COMPARE_RUN_NOISE_PCT, &t);
+    GP_ASSERT_EQ_INT(t.verdict, GP_VERDICT_SAME); /* +15%, one run a side, busy */
+    GP_CHECK(t.busy_pct > 50 && t.detectable_pct > 30);
+    free(a), free(b);
+}
+
 /* sweep: each timed run is one value */
 static void test_single_value_runs(void)
 {
@@ -155,6 +176,7 @@ int main(void)
     GP_RUN(test_student_t_reference);
     GP_RUN(test_one_run_a_side);
     GP_RUN(test_several_runs);
+    GP_RUN(test_busy_machine);
     GP_RUN(test_single_value_runs);
     GP_RUN(test_known_difference);
     return gp_test_summary();

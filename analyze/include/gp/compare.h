@@ -97,16 +97,23 @@ typedef struct gp_change_test {
     double detectable_pct;       /**< the interval's half-width: the smallest change the data
                                       can tell from run-to-run variation (NAN: not tested) */
     double p_value;              /**< two-sided, of change_pct against no change (NAN) */
+    double busy_pct;             /**< the share of step time above the median step, over the
+                                      runs: most of it on a busy machine (0: not tested) */
     gp_verdict verdict;          /**< GP_VERDICT_TOO_FEW: a side without runs or values */
 } gp_change_test;
 
 /** Test whether `now`'s runs differ from `base`'s. The standard error of the change is the larger
  * of two estimates: a hierarchical bootstrap (2000 rounds, fixed seed: the same input always gives
- * the same result) that resamples a side's runs, then blocks of about sqrt(n) consecutive values
- * within each run (a run's bursts stay whole), its spread widened by sqrt(k/(k-1)) for k runs;
+ * the same result) that resamples a side's runs, each kept whole (a run's step noise is already
+ * in the spread of the run means; resampling its steps as well would count it twice), the
+ * spread widened by sqrt(k/(k-1)) for k runs, and a side's only run by blocks of about sqrt(n)
+ * consecutive values (a run's bursts stay whole);
  * and the run-to-run spread of the run means, pooled from both sides with a prior worth 4 degrees
- * of freedom that makes `run_noise_pct` the detectable change of one run against one run, times
- * sqrt(1/k_base + 1/k_new). The interval is the change +- t(0.975, 4 + k_base - 1 + k_new - 1)
+ * of freedom, times sqrt(1/k_base + 1/k_new). The prior makes `run_noise_pct` the detectable
+ * change of one run against one run on a quiet machine; on a busy one, where much of the step
+ * time lies above the median step (others' processes taking the cores), it adds a quarter of
+ * that share: time that follows the other load, not the program, and differs run to run.
+ * The interval is the change +- t(0.975, 4 + k_base - 1 + k_new - 1)
  * times that error; "faster" or "slower" when it excludes zero. Values must be > 0. */
 void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_values *now, size_t nn,
                          double run_noise_pct, gp_change_test *out);
@@ -121,6 +128,7 @@ typedef struct gp_compare_steps {
     double detectable_pct;      /**< the smallest change the data can detect (NAN: too few) */
     double run_noise_pct;       /**< the same for one run against one run, by assumption */
     double p_value;             /**< two-sided, runs as the unit (NAN: too few) */
+    double busy_pct;            /**< gp_change_test's busy_pct */
     gp_verdict verdict;
 } gp_compare_steps;
 
