@@ -13,7 +13,7 @@ Trials drawn from one pool of runs are not independent: the rates say how the st
 on these runs, and the pool size is printed beside them. The true change is the mean of all B
 runs against the mean of all A runs (each run's mean step). Targets: A/A false verdicts <= 5%,
 detection >= 90%.
-usage: bench_compare_aa.py GPROF_TRAIN --out DIR [--a-runs 20] [--b-runs 10] [--steps 1000]
+usage: bench_compare_aa.py GPROF_TRAIN --out DIR [--a-runs 20] [--b-runs 10] [--steps 300]
        [--trials 40]"""
 import argparse
 import glob
@@ -72,7 +72,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--a-runs", type=int, default=20)
     ap.add_argument("--b-runs", type=int, default=10)
-    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--trials", type=int, default=40)
     a = ap.parse_args()
     shutil.rmtree(a.out, ignore_errors=True)

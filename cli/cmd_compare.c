@@ -63,9 +63,8 @@ static int gather(gp_compare *c, const struct compare_side *side, long threads)
         trace_warnings_print(&js[i].warnings, js[i].path);
         if (rc == CLI_OK && js[i].rc != GP_OK)
             rc = cli_error_from(&js[i].err, js[i].rc);
-        else if (rc == CLI_OK &&
-                 gp_compare_add_run(c, js[i].side, js[i].run, js[i].path, js[i].part, &err) !=
-                         GP_OK)
+        else if (rc == CLI_OK && gp_compare_add_run(c, js[i].side, js[i].run, js[i].path,
+                                                    js[i].part, &err) != GP_OK)
             rc = cli_error_from(&err, GP_ENOMEM);
         else if (rc != CLI_OK)
             gp_compare_part_free(js[i].part);

@@ -16,9 +16,9 @@
  * step and follows the other load, not the program. 0.25: back-to-back runs of the trainer on
  * the 2-core VM under a load average of 8-12 spent 50-75% of their step time so, and their
  * mean steps differed with a standard deviation of ~17% (bench/bench_compare_aa.sh). */
-#define BUSY_RUN_SPREAD  0.25
-#define ALPHA            0.05
-#define PI               3.14159265358979323846
+#define BUSY_RUN_SPREAD 0.25
+#define ALPHA           0.05
+#define PI              3.14159265358979323846
 
 /* xorshift64*: a fixed seed, so the same runs always give the same interval. */
 static uint64_t next_random(uint64_t *s)

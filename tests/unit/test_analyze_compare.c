@@ -35,8 +35,8 @@ static void make_runs(gp_run_values *runs, size_t k, size_t n, double mean,
                       const double *offsets_pct, unsigned seed)
 {
     for (size_t r = 0; r < k; r++)
-        runs[r] = (gp_run_values){noisy_steps(n, mean * (1 + offsets_pct[r] / 100), 2, seed + r),
-                                  n};
+        runs[r] =
+                (gp_run_values){noisy_steps(n, mean * (1 + offsets_pct[r] / 100), 2, seed + r), n};
 }
 
 static void free_runs(gp_run_values *runs, size_t k)
@@ -157,7 +157,7 @@ static void test_known_difference(void)
     GP_ASSERT_OK(gp_compare_finish(c, NULL));
     const gp_compare_steps *r = gp_compare_step_result(c);
     GP_ASSERT_EQ_INT(r->verdict, GP_VERDICT_FASTER); /* -55%: far beyond run noise */
-    GP_ASSERT_EQ_INT(r->n_steps[0], 11); /* 12 steps, the warm-up one left out */
+    GP_ASSERT_EQ_INT(r->n_steps[0], 11);             /* 12 steps, the warm-up one left out */
     GP_ASSERT_EQ_INT(r->n_runs[0], 1);
     GP_CHECK(r->mean[0] > 2 * r->mean[1]);
     /* GT01 fired on BASE only: resolved */

@@ -121,14 +121,14 @@ void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_valu
 /** Step time on both sides (index: gp_compare_side), in ns. */
 typedef struct gp_compare_steps {
     size_t n_traces[2], n_runs[2], n_steps[2];
-    int64_t mean[2];            /**< the mean of the run means (each run's steps pooled) */
-    int64_t p50[2], p95[2];     /**< percentiles by nearest rank over the pooled steps */
-    double change_pct;          /**< (new mean - base mean) / base mean * 100 */
+    int64_t mean[2];             /**< the mean of the run means (each run's steps pooled) */
+    int64_t p50[2], p95[2];      /**< percentiles by nearest rank over the pooled steps */
+    double change_pct;           /**< (new mean - base mean) / base mean * 100 */
     double ci_lo_pct, ci_hi_pct; /**< 95% interval of change_pct (NAN: too few) */
-    double detectable_pct;      /**< the smallest change the data can detect (NAN: too few) */
-    double run_noise_pct;       /**< the same for one run against one run, by assumption */
-    double p_value;             /**< two-sided, runs as the unit (NAN: too few) */
-    double busy_pct;            /**< gp_change_test's busy_pct */
+    double detectable_pct;       /**< the smallest change the data can detect (NAN: too few) */
+    double run_noise_pct;        /**< the same for one run against one run, by assumption */
+    double p_value;              /**< two-sided, runs as the unit (NAN: too few) */
+    double busy_pct;             /**< gp_change_test's busy_pct */
     gp_verdict verdict;
 } gp_compare_steps;
 
