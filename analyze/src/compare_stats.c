@@ -13,10 +13,12 @@
 #define PRIOR_DF         4.0 /* the prior run-to-run spread counts as 4 degrees of freedom */
 /* How much the time steps spend above the typical (median) step varies from run to run, as a
  * share of it: on a busy machine (others' processes taking the cores) that time is most of the
- * step and follows the other load, not the program. 0.25: back-to-back runs of the trainer on
- * the 2-core VM under a load average of 8-12 spent 50-75% of their step time so, and their
- * mean steps differed with a standard deviation of ~17% (bench/bench_compare_aa.sh). */
-#define BUSY_RUN_SPREAD 0.25
+ * step and follows the other load, not the program. Measured with bench/bench_compare_aa.sh on
+ * the 2-core VM under load averages of 8-17 (other builds and benchmarks): back-to-back runs of
+ * the trainer spent 40-75% of their step time so, and the difference of their mean steps was a
+ * median 0.41 times that share (19 pairs; about 0.2 in an earlier set): a spread of about 0.4
+ * of the share per run. */
+#define BUSY_RUN_SPREAD 0.4
 #define ALPHA           0.05
 #define PI              3.14159265358979323846
 

@@ -111,8 +111,8 @@ typedef struct gp_change_test {
  * and the run-to-run spread of the run means, pooled from both sides with a prior worth 4 degrees
  * of freedom, times sqrt(1/k_base + 1/k_new). The prior makes `run_noise_pct` the detectable
  * change of one run against one run on a quiet machine; on a busy one, where much of the step
- * time lies above the median step (others' processes taking the cores), it adds a quarter of
- * that share: time that follows the other load, not the program, and differs run to run.
+ * time lies above the median step (others' processes taking the cores), it adds 0.4 of that
+ * share: time that follows the other load, not the program, and differs run to run.
  * The interval is the change +- t(0.975, 4 + k_base - 1 + k_new - 1)
  * times that error; "faster" or "slower" when it excludes zero. Values must be > 0. */
 void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_values *now, size_t nn,
