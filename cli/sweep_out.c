@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "sweep_int.h"
 
+#include "gp/compare.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,17 +29,24 @@ double sweep_time(const struct sweep_result *r)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Whether r's timed runs overlap the first setting's (min..max): a difference the repeats cannot
- * tell from noise. With one run a side there is no range: never. */
+/* Whether r's timed runs differ from the first setting's by less than the runs can tell apart:
+ * compare's test with runs as the unit (gp_change_test_runs, each timed run one value), so
+ * "within noise" here and "no clear change" there are one statistic. With one run a side, a
+ * change under GP_COMPARE_RUN_NOISE_PCT is noise. */
 static int within_noise(const struct sweep *s, const struct sweep_result *r)
 {
     const struct sweep_result *b = &s->res[0];
-    double rlo = INFINITY, rhi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
-    for (int i = 0; i < r->n_times; i++)
-        rlo = fmin(rlo, r->times[i]), rhi = fmax(rhi, r->times[i]);
+    gp_run_values bv[SWEEP_MAX_REPEAT], rv[SWEEP_MAX_REPEAT];
+    if (r == b || r->n_times == 0 || b->n_times == 0)
+        return 0;
     for (int i = 0; i < b->n_times; i++)
-        blo = fmin(blo, b->times[i]), bhi = fmax(bhi, b->times[i]);
-    return r != b && r->n_times > 1 && b->n_times > 1 && rlo <= bhi && rhi >= blo;
+        bv[i] = (gp_run_values){&b->times[i], 1};
+    for (int i = 0; i < r->n_times; i++)
+        rv[i] = (gp_run_values){&r->times[i], 1};
+    gp_change_test t;
+    gp_change_test_runs(bv, (size_t)b->n_times, rv, (size_t)r->n_times, GP_COMPARE_RUN_NOISE_PCT,
+                        &t);
+    return t.verdict == GP_VERDICT_SAME;
 }
 
 static double spread(const struct sweep_result *r)

@@ -102,7 +102,15 @@ void gp_compare_part_free(gp_compare_part *p)
 gp_status gp_compare_new(gp_compare **out, gp_error *err)
 {
     *out = calloc(1, sizeof(**out));
-    return *out ? GP_OK : gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    if (!*out)
+        return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
+    (*out)->run_noise_pct = GP_COMPARE_RUN_NOISE_PCT;
+    return GP_OK;
+}
+
+void gp_compare_set_run_noise(gp_compare *c, double pct)
+{
+    c->run_noise_pct = pct;
 }
 
 void gp_compare_free(gp_compare *c)
@@ -116,7 +124,9 @@ void gp_compare_free(gp_compare *c)
         }
         free(c->side[s].parts);
         free(c->side[s].labels);
+        free(c->side[s].run_of);
         free(c->side[s].steps);
+        free(c->side[s].run_start);
     }
     for (size_t i = 0; i < c->n_rows; i++)
         free(c->rows[i].name);
@@ -125,27 +135,45 @@ void gp_compare_free(gp_compare *c)
     free(c);
 }
 
-gp_status gp_compare_add(gp_compare *c, gp_compare_side side, const char *label, gp_compare_part *p,
-                         gp_error *err)
+static int grow_side(struct cmp_side *s)
+{
+    size_t cap = s->cap ? 2 * s->cap : 4;
+    gp_compare_part **parts = realloc(s->parts, cap * sizeof(*parts));
+    if (parts)
+        s->parts = parts;
+    char **labels = parts ? realloc(s->labels, cap * sizeof(*labels)) : NULL;
+    if (labels)
+        s->labels = labels;
+    size_t *run_of = labels ? realloc(s->run_of, cap * sizeof(*run_of)) : NULL;
+    if (!run_of)
+        return -1;
+    s->run_of = run_of, s->cap = cap;
+    return 0;
+}
+
+gp_status gp_compare_add_run(gp_compare *c, gp_compare_side side, size_t run, const char *label,
+                             gp_compare_part *p, gp_error *err)
 {
     struct cmp_side *s = &c->side[side == GP_CMP_NEW];
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 4;
-        gp_compare_part **parts = realloc(s->parts, cap * sizeof(*parts));
-        if (parts)
-            s->parts = parts;
-        char **labels = parts ? realloc(s->labels, cap * sizeof(*labels)) : NULL;
-        if (labels)
-            s->labels = labels, s->cap = cap;
-    }
-    char *copy = s->n < s->cap ? strdup(label) : NULL;
+    char *copy = s->n < s->cap || grow_side(s) == 0 ? strdup(label) : NULL;
     if (!copy) {
         gp_compare_part_free(p);
         return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     }
     s->labels[s->n] = copy;
+    s->run_of[s->n] = run;
     s->parts[s->n++] = p;
     return GP_OK;
+}
+
+gp_status gp_compare_add(gp_compare *c, gp_compare_side side, const char *label, gp_compare_part *p,
+                         gp_error *err)
+{
+    const struct cmp_side *s = &c->side[side == GP_CMP_NEW];
+    size_t run = 0; /* a number no part of the side has yet */
+    for (size_t i = 0; i < s->n; i++)
+        run = s->run_of[i] >= run ? s->run_of[i] + 1 : run;
+    return gp_compare_add_run(c, side, run, label, p, err);
 }
 
 const gp_compare_steps *gp_compare_step_result(const gp_compare *c)
@@ -163,18 +191,13 @@ const char *gp_verdict_name(gp_verdict v)
 
 static gp_status pool_side(struct cmp_side *s)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++)
-        n += s->parts[i]->n_steps;
-    s->steps = malloc((n ? n : 1) * sizeof(int64_t));
-    if (!s->steps)
+    if (cmp_pool_runs(s) != GP_OK)
         return GP_ENOMEM;
+    size_t n = s->n_steps;
     double bd[GP_BD_COUNT] = {0};
     s->peak_alloc = -1;
     for (size_t i = 0; i < s->n; i++) {
         const gp_compare_part *p = s->parts[i];
-        memcpy(s->steps + s->n_steps, p->steps, p->n_steps * sizeof(int64_t));
-        s->n_steps += p->n_steps;
         s->n_all_steps += p->n_all_steps;
         for (int c = 0; c < GP_BD_COUNT; c++)
             bd[c] += (double)p->bd_total[c];
@@ -268,8 +291,7 @@ gp_status gp_compare_finish(gp_compare *c, gp_error *err)
             return gp_error_set(err, GP_EINVAL, c->side[s].labels[0],
                                 "%s has no step to compare (a trace without events?)", names[s]);
     }
-    cmp_step_verdict(c);
-    if (merge_rows(c) != GP_OK || merge_findings(c) != GP_OK)
+    if (cmp_step_verdict(c) != GP_OK || merge_rows(c) != GP_OK || merge_findings(c) != GP_OK)
         return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     return GP_OK;
 }

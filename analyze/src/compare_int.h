@@ -33,9 +33,11 @@ struct cmp_finding {
 struct cmp_side {
     gp_compare_part **parts;
     char **labels;
+    size_t *run_of; /* the caller's run number of each part */
     size_t n, cap;
-    int64_t *steps; /* pooled */
-    size_t n_steps, n_all_steps;
+    int64_t *steps;    /* pooled, run by run, each run's steps in its parts' order */
+    size_t *run_start; /* n_runs + 1 offsets into steps */
+    size_t n_runs, n_steps, n_all_steps;
     double bd_mean[GP_BD_COUNT];
     int64_t peak_alloc;
 };
@@ -43,22 +45,22 @@ struct cmp_side {
 struct gp_compare {
     struct cmp_side side[2];
     gp_compare_steps res;
+    double run_noise_pct;
     struct cmp_row *rows; /* merged, per step, sorted by name */
     size_t n_rows;
     struct cmp_finding *findings; /* in rule id order, every rule */
     size_t n_findings;
 };
 
-/* compare_stats.c. Two-sided p-value of the Mann-Whitney U test (normal approximation with the
- * tie correction and a continuity correction of 0.5); 1 when every value ties. */
-double cmp_mann_whitney_p(const int64_t *a, size_t na, const int64_t *b, size_t nb);
+/* compare_stats.c. Student's t: the two-sided tail probability of |t| and the 97.5% quantile. */
+double cmp_t_two_sided_p(double t, double df);
+double cmp_t_critical(double df);
 
-/* 95% bootstrap interval of (mean(b) - mean(a)) / mean(a) * 100 from `rounds` resamples of both
- * sides, drawn with a fixed-seed generator (deterministic). */
-void cmp_bootstrap_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, int rounds,
-                      double *lo, double *hi);
+/* compare_steps.c. Group a side's parts into runs and pool each run's steps (steps, run_start,
+ * n_runs). @return GP_OK or GP_ENOMEM. */
+gp_status cmp_pool_runs(struct cmp_side *s);
 
-/* Fill c->res from the pooled steps of both sides (sorts them). */
-void cmp_step_verdict(gp_compare *c);
+/* Fill c->res from the runs of both sides (after cmp_pool_runs). @return GP_OK or GP_ENOMEM. */
+gp_status cmp_step_verdict(gp_compare *c);
 
 #endif

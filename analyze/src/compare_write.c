@@ -89,6 +89,7 @@ void gp_compare_side_get(const gp_compare *c, gp_compare_side side, gp_compare_s
 {
     const struct cmp_side *sd = &c->side[side];
     out->n_traces = sd->n;
+    out->n_runs = sd->n_runs;
     out->n_steps = sd->n_steps;
     out->labels = (const char *const *)sd->labels;
     memcpy(out->bd_ns, sd->bd_mean, sizeof(out->bd_ns));
@@ -130,8 +131,9 @@ size_t gp_compare_findings(const gp_compare *c, gp_compare_finding *out, size_t 
 static void text_side(FILE *out, const gp_compare *c, int s)
 {
     const struct cmp_side *sd = &c->side[s];
-    fprintf(out, "%-4s  %zu trace%s, %zu step%s analysed\n", s ? "NEW" : "BASE", sd->n,
-            sd->n == 1 ? "" : "s", sd->n_steps, sd->n_steps == 1 ? "" : "s");
+    fprintf(out, "%-4s  %zu run%s, %zu trace%s, %zu step%s analysed\n", s ? "NEW" : "BASE",
+            sd->n_runs, sd->n_runs == 1 ? "" : "s", sd->n, sd->n == 1 ? "" : "s", sd->n_steps,
+            sd->n_steps == 1 ? "" : "s");
     for (size_t i = 0; i < sd->n && i < MAX_LISTED_PATH; i++)
         fprintf(out, "      %s\n", sd->labels[i]);
     if (sd->n > MAX_LISTED_PATH)
@@ -168,6 +170,29 @@ static void text_time_row(FILE *out, const char *name, double base, double now, 
         fprintf(out, " %10s\n", fmt_delta(d, sizeof(d), now - base));
 }
 
+#define BUSY_NOTE_PCT 20.0 /* a busy share worth saying */
+
+/* What the runs can tell: with one run a side, the issue's warning; else the detectable change;
+ * and why it is wide when the steps show a busy machine. */
+static void text_detectable(FILE *out, const gp_compare_steps *r)
+{
+    if (r->verdict == GP_VERDICT_TOO_FEW)
+        return;
+    if (r->n_runs[0] == 1 && r->n_runs[1] == 1)
+        fprintf(out,
+                "one run per side: changes under %.1f%% can't be told from run-to-run "
+                "variation (give several runs a side: BASE... --vs NEW...)\n",
+                r->detectable_pct);
+    else
+        fprintf(out, "smallest change these runs can detect: %.1f%% (%zu vs %zu runs)\n",
+                r->detectable_pct, r->n_runs[0], r->n_runs[1]);
+    if (r->busy_pct >= BUSY_NOTE_PCT)
+        fprintf(out,
+                "    %.0f%% of the step time lies above the median step: a busy machine (other "
+                "processes on the cores?), whose runs differ more\n",
+                r->busy_pct);
+}
+
 static void text_steps(FILE *out, const gp_compare *c)
 {
     const gp_compare_steps *r = &c->res;
@@ -179,9 +204,11 @@ static void text_steps(FILE *out, const gp_compare *c)
     if (r->verdict == GP_VERDICT_TOO_FEW)
         fprintf(out, "; a test needs 3 steps a side, %zu vs %zu", r->n_steps[0], r->n_steps[1]);
     else
-        fprintf(out, ", 95%% CI %+.1f%% .. %+.1f%%; Mann-Whitney p = %.2g, %zu vs %zu steps",
-                r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_steps[0], r->n_steps[1]);
+        fprintf(out, ", 95%% CI %+.1f%% .. %+.1f%%, p = %.2g; %zu vs %zu runs, %zu vs %zu steps",
+                r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0], r->n_runs[1], r->n_steps[0],
+                r->n_steps[1]);
     fputs(")\n", out);
+    text_detectable(out, r);
 }
 
 static void text_breakdown(FILE *out, const gp_compare *c)
@@ -336,7 +363,7 @@ static void json_side(FILE *out, const gp_compare *c, int s)
         fputs(i ? ", " : "", out);
         put_string(out, c->side[s].labels[i]);
     }
-    fprintf(out, "], \"steps\": %zu}", c->side[s].n_steps);
+    fprintf(out, "], \"runs\": %zu, \"steps\": %zu}", c->side[s].n_runs, c->side[s].n_steps);
 }
 
 static void json_steps(FILE *out, const gp_compare *c)
@@ -355,6 +382,10 @@ static void json_steps(FILE *out, const gp_compare *c)
         fputs("null", out);
     else
         put_pair(out, r->ci_lo_pct, r->ci_hi_pct);
+    fputs(", \"detectable_pct\": ", out);
+    put_number(out, r->detectable_pct);
+    fputs(", \"run_noise_pct\": ", out);
+    put_number(out, r->run_noise_pct);
     fputs(", \"p_value\": ", out);
     if (isnan(r->p_value))
         fputs("null", out);

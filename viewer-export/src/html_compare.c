@@ -93,10 +93,16 @@ static void step_section(export_out *o, const gp_compare_steps *r)
                           r->n_steps[1]);
     else
         export_out_printf(o,
-                          ", 95%% CI %+.1f%% .. %+.1f%%; Mann-Whitney p = %.2g, %zu vs %zu steps",
-                          r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_steps[0], r->n_steps[1]);
-    export_out_puts(o, "). Faster or slower only when both the test and the interval say so; "
-                       "each trace's first (warm-up) step is left out.</p></section>\n");
+                          ", 95%% CI %+.1f%% .. %+.1f%%, p = %.2g; %zu vs %zu runs, %zu vs %zu "
+                          "steps",
+                          r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0], r->n_runs[1],
+                          r->n_steps[0], r->n_steps[1]);
+    export_out_puts(o, "). Runs are the unit: faster or slower only when the change exceeds what "
+                       "runs of one setting differ by");
+    if (r->verdict != GP_VERDICT_TOO_FEW)
+        export_out_printf(o, " (here %.1f%%%s)", r->detectable_pct,
+                          r->n_runs[0] == 1 && r->n_runs[1] == 1 ? ", one run per side" : "");
+    export_out_puts(o, "; each trace's first (warm-up) step is left out.</p></section>\n");
 }
 
 /* One side's stacked bar: a rect per category, scaled so the longer side spans BAR_W. */

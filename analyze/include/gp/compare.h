@@ -1,16 +1,18 @@
-/* gp/compare.h: two sets of traces compared, BASE against NEW (issue 14): step time with a
- * verdict that tells a change from noise, the step-time breakdown, the key-averages rows and
- * device activities that moved most, peak memory, and the findings resolved, new and still there.
- * Each trace is analysed alone and summarised into a small gp_compare_part (its analysed step
- * times, breakdown, key-averages totals, peak memory, findings); a side may hold several traces
- * (ranks or repeats), whose steps are pooled.
+/* gp/compare.h: two sets of runs compared, BASE against NEW (issues 14, 24): step time with a
+ * verdict that tells a change from run-to-run variation, the step-time breakdown, the
+ * key-averages rows and device activities that moved most, peak memory, and the findings
+ * resolved, new and still there. Each trace is analysed alone and summarised into a small
+ * gp_compare_part (its analysed step times, breakdown, key-averages totals, peak memory,
+ * findings); a side holds one or more runs, and a run one or more traces (the ranks or
+ * processes of one run, whose steps are pooled).
  *
- * The verdict: NEW is "faster" or "slower" only when both a two-sided Mann-Whitney U test on the
- * per-step times gives p < 0.05 and the 95% bootstrap confidence interval of the change of the
- * mean step time (2000 resamples, fixed seed: the same inputs always give the same interval)
- * excludes zero; otherwise "no clear change". With fewer than 3 steps on a side there is no
- * test: "too few steps". Steps are the analysed ones (the first, warm-up step of a trace with
- * ProfilerStep#N ranges is dropped, as diagnose does). */
+ * The verdict takes runs as the unit (gp_change_test_runs): identical runs differ (on a 2-core
+ * VM, back-to-back runs of the bundled trainer by up to ~4% in mean step time), far more than the
+ * spread of steps within one run shows, so a test over steps calls drift a regression. NEW is
+ * "faster" or "slower" only when the change of the mean of the run means exceeds the smallest
+ * change the data can detect; otherwise "no clear change". With fewer than 3 steps on a side
+ * there is no test: "too few steps". Steps are the analysed ones (the first, warm-up step of a
+ * trace with ProfilerStep#N ranges is dropped, as diagnose does). */
 #ifndef GP_ANALYZE_COMPARE_H
 #define GP_ANALYZE_COMPARE_H
 
@@ -47,10 +49,24 @@ gp_status gp_compare_new(gp_compare **out, gp_error *err);
 /** Free a comparison and its parts. NULL is a no-op. */
 void gp_compare_free(gp_compare *c);
 
-/** Add a trace's part to a side, labelled `label` (its path: copied); the comparison takes
- * ownership of `p` (also on failure). @return GP_OK or GP_ENOMEM. */
+/** Add a trace's part to a side as a run of its own, labelled `label` (its path: copied); the
+ * comparison takes ownership of `p` (also on failure). @return GP_OK or GP_ENOMEM. */
 gp_status gp_compare_add(gp_compare *c, gp_compare_side side, const char *label, gp_compare_part *p,
                          gp_error *err);
+
+/** As gp_compare_add, into run `run` of the side (any number the caller picks: parts given the
+ * same number are one run, e.g. the ranks of one job, and their steps are pooled). */
+gp_status gp_compare_add_run(gp_compare *c, gp_compare_side side, size_t run, const char *label,
+                             gp_compare_part *p, gp_error *err);
+
+/** The smallest change (%) of the mean step that one run against one run can tell from
+ * run-to-run variation, when the runs themselves show no more: back-to-back runs of the bundled
+ * trainer on a 2-core VM differed by up to ~4% in mean step time (bench/bench_compare_aa.sh). */
+#define GP_COMPARE_RUN_NOISE_PCT 5.0
+
+/** Set the one-run-against-one-run detectable change (default GP_COMPARE_RUN_NOISE_PCT); call
+ * before gp_compare_finish. */
+void gp_compare_set_run_noise(gp_compare *c, double pct);
 
 /** Compute the differences. @return GP_OK, GP_EINVAL (a side without a trace or without a
  * step) or GP_ENOMEM. */
@@ -67,13 +83,52 @@ typedef enum gp_verdict {
 /** @return "no clear change", "faster", "slower", "too few steps". */
 const char *gp_verdict_name(gp_verdict v);
 
+/** One run's values in time order: its analysed step times, or (sweep) its one time. */
+typedef struct gp_run_values {
+    const double *v;
+    size_t n;
+} gp_run_values;
+
+/** A change tested with runs as the unit. Percentages are of BASE's mean of run means. */
+typedef struct gp_change_test {
+    size_t n_runs[2];
+    double change_pct;           /**< (new - base) / base * 100, means of the run means */
+    double ci_lo_pct, ci_hi_pct; /**< 95% interval of change_pct (NAN: not tested) */
+    double detectable_pct;       /**< the interval's half-width: the smallest change the data
+                                      can tell from run-to-run variation (NAN: not tested) */
+    double p_value;              /**< two-sided, of change_pct against no change (NAN) */
+    double busy_pct;             /**< the share of step time above the median step, over the
+                                      runs: most of it on a busy machine (0: not tested) */
+    gp_verdict verdict;          /**< GP_VERDICT_TOO_FEW: a side without runs or values */
+} gp_change_test;
+
+/** Test whether `now`'s runs differ from `base`'s. The standard error of the change is the larger
+ * of two estimates: a hierarchical bootstrap (2000 rounds, fixed seed: the same input always gives
+ * the same result) that resamples a side's runs, each kept whole (a run's step noise is already
+ * in the spread of the run means; resampling its steps as well would count it twice), the
+ * spread widened by sqrt(k/(k-1)) for k runs, and a side's only run by blocks of about sqrt(n)
+ * consecutive values (a run's bursts stay whole);
+ * and the run-to-run spread of the run means, pooled from both sides with a prior worth 4 degrees
+ * of freedom, times sqrt(1/k_base + 1/k_new). The prior makes `run_noise_pct` the detectable
+ * change of one run against one run on a quiet machine; on a busy one, where much of the step
+ * time lies above the median step (others' processes taking the cores), it adds 0.4 of that
+ * share: time that follows the other load, not the program, and differs run to run.
+ * The interval is the change +- t(0.975, 4 + k_base - 1 + k_new - 1)
+ * times that error; "faster" or "slower" when it excludes zero. Values must be > 0. */
+void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_values *now, size_t nn,
+                         double run_noise_pct, gp_change_test *out);
+
 /** Step time on both sides (index: gp_compare_side), in ns. */
 typedef struct gp_compare_steps {
-    size_t n_traces[2], n_steps[2];
-    int64_t mean[2], p50[2], p95[2]; /**< percentiles by nearest rank over the pooled steps */
-    double change_pct;               /**< (new mean - base mean) / base mean * 100 */
-    double ci_lo_pct, ci_hi_pct;     /**< 95% bootstrap interval of change_pct (NAN: too few) */
-    double p_value;                  /**< Mann-Whitney U, two-sided (NAN: too few) */
+    size_t n_traces[2], n_runs[2], n_steps[2];
+    int64_t mean[2];             /**< the mean of the run means (each run's steps pooled) */
+    int64_t p50[2], p95[2];      /**< percentiles by nearest rank over the pooled steps */
+    double change_pct;           /**< (new mean - base mean) / base mean * 100 */
+    double ci_lo_pct, ci_hi_pct; /**< 95% interval of change_pct (NAN: too few) */
+    double detectable_pct;       /**< the smallest change the data can detect (NAN: too few) */
+    double run_noise_pct;        /**< the same for one run against one run, by assumption */
+    double p_value;              /**< two-sided, runs as the unit (NAN: too few) */
+    double busy_pct;             /**< gp_change_test's busy_pct */
     gp_verdict verdict;
 } gp_compare_steps;
 
@@ -90,9 +145,10 @@ gp_status gp_compare_format_parse(const char *s, gp_compare_format *out, gp_erro
  * "gprof-train.compare/1":
  *
  *   {"schema": "gprof-train.compare/1",
- *    "base": {"traces": [PATH], "steps": N}, "new": {...},
+ *    "base": {"traces": [PATH], "runs": N, "steps": N}, "new": {...},
  *    "step_time": {"mean_us": [B, N], "p50_us": [B, N], "p95_us": [B, N], "change_pct": NUM,
- *                  "ci95_pct": [LO, HI]|null, "p_value": NUM|null, "verdict": STR},
+ *                  "ci95_pct": [LO, HI]|null, "detectable_pct": NUM|null,
+ *                  "run_noise_pct": NUM, "p_value": NUM|null, "verdict": STR},
  *    "breakdown": [{"category": STR, "base_us": NUM, "new_us": NUM, "change_us": NUM}],
  *    "ops": [ROW], "kernels": [ROW],     the `top` rows that moved most, per step
  *      ROW: {"name": STR, "status": "changed"|"new"|"vanished", "calls": [B, N],
@@ -114,7 +170,7 @@ gp_status gp_compare_write(FILE *out, const gp_compare *c, gp_compare_format for
 
 /** One side: its traces, analysed steps, breakdown and peak memory. Borrowed from `c`. */
 typedef struct gp_compare_side_info {
-    size_t n_traces, n_steps;
+    size_t n_traces, n_runs, n_steps;
     const char *const *labels; /**< the traces' paths, n_traces of them */
     double bd_ns[GP_BD_COUNT]; /**< the step-time breakdown, mean per analysed step */
     int64_t peak_alloc;        /**< highest device bytes allocated; -1: not recorded */
