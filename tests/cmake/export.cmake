@@ -48,6 +48,12 @@ if(TARGET gp_export)
                     ${gp_export_sample} ${gp_export_work}/tb_plugin)
   gp_export_py_test(export_tb_module_view test_tb_module_view.py $<TARGET_FILE:gprof-train>
                     ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz ${gp_export_work}/tb_module_view)
+  # the native Perfetto protobuf export decoded with Perfetto's own schema (perfetto_trace_pb2)
+  # and compared with the JSON export: the sample, then the shared real traces where present
+  gp_export_py_test(export_perfetto_proto test_perfetto_proto.py $<TARGET_FILE:gprof-train>
+                    ${gp_export_sample} ${gp_export_work}/proto 1)
+  gp_export_py_test(export_perfetto_proto_real test_perfetto_proto.py $<TARGET_FILE:gprof-train>
+                    ${GP_SHARED_TRACES_DIR}/ ${gp_export_work}/proto_real)
   # Perfetto's own importer: only where a trace_processor binary is given at configure time
   # (-DGP_TRACE_PROCESSOR=/path; PyPI's perfetto package downloads it from outside PyPI).
   if(GP_TRACE_PROCESSOR)

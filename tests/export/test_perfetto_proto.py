@@ -1,0 +1,240 @@
+"""Export a trace with `gprof-train export --perfetto OUT.pftrace` and `--perfetto OUT.json`, decode
+the protobuf with Perfetto's own schema (perfetto_trace_pb2 from the `perfetto` PyPI package) and
+check that it says what the JSON says: the same slices (track, name, category, start, duration,
+arguments), instants, launch flows, counters and findings; typed TrackEvents on described tracks
+(no legacy JSON events), interned names resolved through the sequence's incremental state, a
+clock snapshot giving the JSON's baseTimeNanoseconds, each track's events in time order, and a
+file at most half the JSON's size.
+TRACE may be a folder ending in '/': each *.json.gz in it is checked (skip, 77, when there is
+none or the folder is absent).
+usage: test_perfetto_proto.py GPROF_TRAIN TRACE WORK_DIR [MIN_FLOWS]"""
+import collections
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+TE = pb.TrackEvent
+BOOTTIME, REALTIME = 6, 1
+
+
+def ns(v):
+    return round(float(v) * 1000)
+
+
+# ---- the JSON export ----
+
+def json_side(path):
+    doc = json.load(open(path))
+    evs = doc["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    slices, instants, flows, counters = [], [], {}, collections.defaultdict(list)
+    ends = {}
+    for e in evs:
+        ph = e["ph"]
+        if ph == "X":
+            slices.append((threads[(e["pid"], e["tid"])], e["name"], e["cat"], ns(e["ts"]),
+                           ns(e["dur"]), norm_args(e.get("args", {}))))
+        elif ph == "i":
+            instants.append((threads[(e["pid"], e["tid"])], e["name"], e["cat"], ns(e["ts"]),
+                             norm_args(e.get("args", {}))))
+        elif ph in "sf" and e["cat"] == "ac2g":
+            ends.setdefault(e["id"], {})[ph] = (threads[(e["pid"], e["tid"])], ns(e["ts"]))
+        elif ph == "C":
+            for k, v in e["args"].items():
+                counters[f'{e["name"]} {k}'].append((ns(e["ts"]), v))
+    for fid, se in ends.items():
+        flows[fid] = (se["s"], se["f"])
+    return doc, set(threads.values()), slices, instants, flows, dict(counters)
+
+
+def norm_args(args):
+    return {k: v for k, v in args.items()}
+
+
+# ---- the protobuf export, decoded ----
+
+def annotation_value(a):
+    which = a.WhichOneof("value")
+    if which == "int_value":
+        return a.int_value
+    if which == "uint_value":
+        return a.uint_value
+    if which == "double_value":
+        return a.double_value
+    if which == "string_value":
+        return a.string_value
+    if a.array_values:
+        return [annotation_value(x) for x in a.array_values]
+    raise AssertionError(f"unexpected debug annotation {a}")
+
+
+class Decoder:
+    def __init__(self):
+        self.tracks = {}   # uuid -> descriptor
+        self.names, self.cats, self.anames = {}, {}, {}
+        self.cleared = False
+        self.open = collections.defaultdict(list)
+        self.last_ts = {}
+        self.slices, self.instants = [], []
+        self.flow_src, self.flow_dst = {}, {}
+        self.counters = collections.defaultdict(list)
+        self.clock = None
+
+    def track_name(self, uuid):
+        d = self.tracks[uuid]
+        if d.HasField("thread"):
+            return d.thread.thread_name
+        if d.HasField("process"):
+            return d.process.process_name
+        return d.name
+
+    def intern(self, d):
+        for table, entries in ((self.cats, d.event_categories), (self.names, d.event_names),
+                               (self.anames, d.debug_annotation_names)):
+            for x in entries:
+                assert x.iid not in table or table[x.iid] == x.name, f"iid {x.iid} redefined"
+                table[x.iid] = x.name
+
+    def packet(self, p):
+        if p.HasField("clock_snapshot"):
+            self.clock = {c.clock_id: c.timestamp for c in p.clock_snapshot.clocks}
+            assert p.clock_snapshot.primary_trace_clock == BOOTTIME
+        if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+            self.cleared = True
+        if p.HasField("interned_data"):
+            assert self.cleared, "interned data before the incremental state was cleared"
+            self.intern(p.interned_data)
+        if p.HasField("track_descriptor"):
+            d = p.track_descriptor
+            assert d.uuid not in self.tracks, f"track {d.uuid} described twice"
+            assert not d.parent_uuid or d.parent_uuid in self.tracks, "parent described later"
+            self.tracks[d.uuid] = d
+        if p.HasField("track_event"):
+            assert p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+            self.event(p.timestamp, p.track_event)
+
+    def event(self, ts, e):
+        assert not e.HasField("legacy_event"), "a legacy (JSON-style) event"
+        assert e.track_uuid in self.tracks, f"event on undescribed track {e.track_uuid}"
+        assert ts >= self.last_ts.get(e.track_uuid, 0), f"track {e.track_uuid} goes back in time"
+        self.last_ts[e.track_uuid] = ts
+        track = self.track_name(e.track_uuid)
+        if e.type == TE.TYPE_COUNTER:
+            self.counters[track].append((ts, e.counter_value))
+            return
+        if e.type == TE.TYPE_SLICE_END:
+            b = self.open[e.track_uuid].pop()
+            self.slices.append((track, b[0], b[1], b[2], ts - b[2], b[3]))
+            return
+        name = self.names[e.name_iid] if e.HasField("name_iid") else e.name
+        assert len(e.category_iids) == 1, e
+        cat = self.cats[e.category_iids[0]]
+        args = {self.anames[a.name_iid]: annotation_value(a) for a in e.debug_annotations}
+        for f in e.flow_ids:
+            self.flow_src[f] = (track, ts)
+        for f in e.terminating_flow_ids:
+            self.flow_dst[f] = (track, ts)
+        if e.type == TE.TYPE_SLICE_BEGIN:
+            if e.HasField("name_iid") is False:
+                assert cat == "gprof_finding", f"{name}: a name not interned"
+            self.open[e.track_uuid].append((name, cat, ts, args))
+        else:
+            assert e.type == TE.TYPE_INSTANT, e
+            self.instants.append((track, name, cat, ts, args))
+
+
+def proto_side(path):
+    trace = pb.Trace()
+    trace.ParseFromString(open(path, "rb").read())
+    seqs = {p.trusted_packet_sequence_id for p in trace.packet}
+    assert seqs == {1}, f"sequences {seqs}"
+    d = Decoder()
+    for p in trace.packet:
+        d.packet(p)
+    left = {u: v for u, v in d.open.items() if v}
+    assert not left, f"slices never ended: {left}"
+    return d
+
+
+# ---- comparison ----
+
+def same_value(j, p):
+    if isinstance(j, float) or isinstance(p, float):
+        return math.isclose(float(j), float(p), rel_tol=1e-5, abs_tol=1e-9)
+    if isinstance(p, str) and not isinstance(j, str):
+        return json.loads(p) == j  # "Input Dims" the JSON writes as the list it is
+    return j == p
+
+
+def same_args(j, p):
+    return j.keys() == p.keys() and all(same_value(j[k], p[k]) for k in j)
+
+
+def compare_events(kind, js, ps, n_key):
+    jmap, pmap = collections.defaultdict(list), collections.defaultdict(list)
+    for x in js:
+        jmap[x[:n_key]].append(x[n_key])
+    for x in ps:
+        pmap[x[:n_key]].append(x[n_key])
+    missing = set(jmap) - set(pmap)
+    extra = set(pmap) - set(jmap)
+    assert not missing, f"{len(missing)} {kind} of the JSON missing, e.g. {sorted(missing)[:3]}"
+    assert not extra, f"{len(extra)} {kind} not in the JSON, e.g. {sorted(extra)[:3]}"
+    for k in jmap:
+        assert len(jmap[k]) == len(pmap[k]), f"{kind} {k}: {len(jmap[k])} vs {len(pmap[k])}"
+        for ja in jmap[k]:
+            assert any(same_args(ja, pa) for pa in pmap[k]), f"{kind} {k}: args {ja} vs {pmap[k]}"
+
+
+def check(gprof, trace, work, min_flows):
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    jpath, ppath = os.path.join(work, "out.json"), os.path.join(work, "out.pftrace")
+    for out in (jpath, ppath):
+        subprocess.run([gprof, "export", trace, "--perfetto", out], check=True,
+                       capture_output=True)
+    doc, thread_names, jslices, jinst, jflows, jcount = json_side(jpath)
+    d = proto_side(ppath)
+
+    assert d.clock == {BOOTTIME: 0, REALTIME: doc["baseTimeNanoseconds"]}, d.clock
+    ptracks = {d.track_name(u) for u in d.tracks}
+    assert thread_names <= ptracks, f"threads without a track: {thread_names - ptracks}"
+    compare_events("slices", jslices, d.slices, 5)
+    compare_events("instants", jinst, d.instants, 4)
+    assert len(jflows) >= min_flows, f"the JSON has {len(jflows)} launch flows to compare"
+    pflows = {f: (d.flow_src.get(f), d.flow_dst.get(f)) for f in set(d.flow_src) | set(d.flow_dst)}
+    assert pflows == jflows, f"flows differ: {len(pflows)} vs {len(jflows)}"
+    assert dict(d.counters) == jcount, f"counters differ: {sorted(d.counters)} vs {sorted(jcount)}"
+    findings = [s for s in d.slices if s[2] == "gprof_finding"]
+    jsize, psize = os.path.getsize(jpath), os.path.getsize(ppath)
+    assert psize * 2 <= jsize, f"{psize} bytes of protobuf against {jsize} of JSON"
+    print(f"ok {os.path.basename(trace)}: {len(d.slices)} slices ({len(findings)} findings), "
+          f"{len(d.instants)} instants, {len(pflows)} flows, "
+          f"{sum(map(len, d.counters.values()))} counter values; "
+          f"{psize} bytes against {jsize} of JSON ({psize / jsize:.2f})")
+
+
+def main():
+    gprof, trace, work = sys.argv[1:4]
+    min_flows = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    if not trace.endswith("/"):
+        check(gprof, trace, work, min_flows)
+        return 0
+    traces = os.listdir(trace) if os.path.isdir(trace) else []
+    traces = sorted(f for f in traces if f.endswith(".json.gz"))
+    if not traces:
+        print(f"SKIP: no *.json.gz traces in {trace}")
+        return 77
+    for name in traces:
+        check(gprof, os.path.join(trace, name), work, min_flows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
