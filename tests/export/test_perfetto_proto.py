@@ -9,6 +9,7 @@ TRACE may be a folder ending in '/': each *.json.gz in it is checked (skip, 77, 
 none or the folder is absent).
 usage: test_perfetto_proto.py GPROF_TRAIN TRACE WORK_DIR [MIN_FLOWS]"""
 import collections
+import gzip
 import json
 import math
 import os
@@ -220,11 +221,38 @@ def check(gprof, trace, work, min_flows):
           f"{psize} bytes against {jsize} of JSON ({psize / jsize:.2f})")
 
 
+def export(gprof, trace, out, *more):
+    return subprocess.run([gprof, "export", trace, "--perfetto", out, *more], capture_output=True,
+                          text=True)
+
+
+def check_format_choice(gprof, trace, work):
+    """The name picks the format (.pftrace, .perfetto-trace, with .gz too) unless --format
+    says; a bad --format is refused by name (exit 2)."""
+    cases = [("a.perfetto-trace", [], True), ("b.pftrace.gz", [], True), ("c.json", [], False),
+             ("d.json", ["--format", "proto"], True), ("e.pftrace", ["--format", "json"], False)]
+    for name, more, proto in cases:
+        out = os.path.join(work, name)
+        r = export(gprof, trace, out, *more)
+        assert r.returncode == 0, r.stderr
+        data = open(out, "rb").read()
+        if name.endswith(".gz"):
+            data = gzip.decompress(data)
+        assert data[:1] == (b"\x0a" if proto else b"{"), f"{name} {more}: {data[:20]!r}"
+        if proto:
+            pb.Trace().ParseFromString(data)
+    r = export(gprof, trace, os.path.join(work, "f.pftrace"), "--format", "xml")
+    assert r.returncode == 2 and "--format" in r.stderr and "xml" in r.stderr, (r.returncode,
+                                                                                 r.stderr)
+    assert not os.path.exists(os.path.join(work, "f.pftrace")), "written despite the bad --format"
+
+
 def main():
     gprof, trace, work = sys.argv[1:4]
     min_flows = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     if not trace.endswith("/"):
         check(gprof, trace, work, min_flows)
+        check_format_choice(gprof, trace, work)
         return 0
     traces = os.listdir(trace) if os.path.isdir(trace) else []
     traces = sorted(f for f in traces if f.endswith(".json.gz"))
