@@ -34,6 +34,19 @@ def json_side(path):
     evs = doc["traceEvents"]
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs
                if e["ph"] == "M" and e["name"] == "thread_name"}
+    pmeta = [(e["pid"], e["args"]["name"]) for e in evs
+             if e["ph"] == "M" and e["name"] == "process_name"]
+    procs = dict(pmeta)
+    sort = {(e["pid"], e["tid"]): e["args"]["sort_index"] for e in evs
+            if e["ph"] == "M" and e["name"] == "thread_sort_index"}
+    # process name -> {thread name: its sort index}, for names that one process has alone (a GPU
+    # whose pid, its device id, is also a CPU process's shares that process in the JSON)
+    unique = {n for n, k in collections.Counter(n for _, n in pmeta).items() if k == 1}
+    unique -= {procs[p] for p, k in collections.Counter(p for p, _ in pmeta).items() if k > 1}
+    order = collections.defaultdict(dict)
+    for (pid, tid), name in threads.items():
+        if "(overlap " not in name and procs[pid] in unique:
+            order[procs[pid]][name] = sort[(pid, tid)]
     slices, instants, flows, counters = [], [], {}, collections.defaultdict(list)
     ends = {}
     for e in evs:
@@ -51,7 +64,7 @@ def json_side(path):
                 counters[f'{e["name"]} {k}'].append((ns(e["ts"]), v))
     for fid, se in ends.items():
         flows[fid] = (se["s"], se["f"])
-    return doc, set(threads.values()), slices, instants, flows, dict(counters)
+    return doc, set(threads.values()), slices, instants, flows, dict(counters), order
 
 
 def norm_args(args):
@@ -60,25 +73,10 @@ def norm_args(args):
 
 # ---- the protobuf export, decoded ----
 
-def annotation_value(a):
-    which = a.WhichOneof("value")
-    if which == "int_value":
-        return a.int_value
-    if which == "uint_value":
-        return a.uint_value
-    if which == "double_value":
-        return a.double_value
-    if which == "string_value":
-        return a.string_value
-    if a.array_values:
-        return [annotation_value(x) for x in a.array_values]
-    raise AssertionError(f"unexpected debug annotation {a}")
-
-
 class Decoder:
     def __init__(self):
         self.tracks = {}   # uuid -> descriptor
-        self.names, self.cats, self.anames = {}, {}, {}
+        self.names, self.cats, self.anames, self.strings = {}, {}, {}, {}
         self.cleared = False
         self.open = collections.defaultdict(list)
         self.last_ts = {}
@@ -95,12 +93,36 @@ class Decoder:
             return d.process.process_name
         return d.name
 
+    def ordered_children(self):
+        """{parent name: its children's names by rank} for parents that order them."""
+        out = {}
+        for u, d in self.tracks.items():
+            if d.child_ordering == pb.TrackDescriptor.EXPLICIT:
+                kids = [c for c in self.tracks.values()
+                        if c.parent_uuid == u and not c.HasField("counter")]
+                kids.sort(key=lambda c: c.sibling_order_rank)
+                out[self.track_name(u)] = ([self.track_name(c.uuid) for c in kids],
+                                           [c.sibling_order_rank for c in kids])
+        return out
+
     def intern(self, d):
         for table, entries in ((self.cats, d.event_categories), (self.names, d.event_names),
-                               (self.anames, d.debug_annotation_names)):
+                               (self.anames, d.debug_annotation_names),
+                               (self.strings, d.debug_annotation_string_values)):
             for x in entries:
-                assert x.iid not in table or table[x.iid] == x.name, f"iid {x.iid} redefined"
-                table[x.iid] = x.name
+                v = x.str.decode() if hasattr(x, "str") else x.name
+                assert x.iid not in table or table[x.iid] == v, f"iid {x.iid} redefined"
+                table[x.iid] = v
+
+    def annotation_value(self, a):
+        which = a.WhichOneof("value")
+        if which in ("int_value", "uint_value", "double_value", "string_value"):
+            return getattr(a, which)
+        if which == "string_value_iid":
+            return self.strings[a.string_value_iid]
+        if a.array_values:
+            return [self.annotation_value(x) for x in a.array_values]
+        raise AssertionError(f"unexpected debug annotation {a}")
 
     def packet(self, p):
         if p.HasField("clock_snapshot"):
@@ -136,7 +158,7 @@ class Decoder:
         name = self.names[e.name_iid] if e.HasField("name_iid") else e.name
         assert len(e.category_iids) == 1, e
         cat = self.cats[e.category_iids[0]]
-        args = {self.anames[a.name_iid]: annotation_value(a) for a in e.debug_annotations}
+        args = {self.anames[a.name_iid]: self.annotation_value(a) for a in e.debug_annotations}
         for f in e.flow_ids:
             self.flow_src[f] = (track, ts)
         for f in e.terminating_flow_ids:
@@ -200,7 +222,7 @@ def check(gprof, trace, work, min_flows):
     for out in (jpath, ppath):
         subprocess.run([gprof, "export", trace, "--perfetto", out], check=True,
                        capture_output=True)
-    doc, thread_names, jslices, jinst, jflows, jcount = json_side(jpath)
+    doc, thread_names, jslices, jinst, jflows, jcount, jorder = json_side(jpath)
     d = proto_side(ppath)
 
     assert d.clock == {BOOTTIME: 0, REALTIME: doc["baseTimeNanoseconds"]}, d.clock
@@ -212,6 +234,16 @@ def check(gprof, trace, work, min_flows):
     pflows = {f: (d.flow_src.get(f), d.flow_dst.get(f)) for f in set(d.flow_src) | set(d.flow_dst)}
     assert pflows == jflows, f"flows differ: {len(pflows)} vs {len(jflows)}"
     assert dict(d.counters) == jcount, f"counters differ: {sorted(d.counters)} vs {sorted(jcount)}"
+    ordered = d.ordered_children()
+    if "gprof-train findings" in ptracks:
+        assert "gprof-train findings" in ordered, "the findings' order is not given"
+    for parent, (kids, pranks) in ordered.items():
+        if parent in jorder and (parent.startswith("GPU ") or parent == "gprof-train findings"):
+            js = jorder[parent]
+            assert sorted(kids) == sorted(js), f"{parent}: {kids} vs the JSON's {js}"
+            ranks = [js[k] for k in kids]
+            assert ranks == sorted(ranks), f"{parent}: {kids} out of the JSON's order {js}"
+            assert len(set(pranks)) == len(set(ranks)), f"{parent}: ranks {pranks} vs {ranks}"
     findings = [s for s in d.slices if s[2] == "gprof_finding"]
     jsize, psize = os.path.getsize(jpath), os.path.getsize(ppath)
     assert psize * 2 <= jsize, f"{psize} bytes of protobuf against {jsize} of JSON"

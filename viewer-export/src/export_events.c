@@ -133,6 +133,12 @@ const char *export_thread_name(const gp_trace *t, const gp_track *tr, char *buf,
     return buf;
 }
 
+int32_t export_thread_sort(const gp_track *tr)
+{
+    int64_t sort = tr->is_gpu && tr->stream >= 0 ? tr->stream : id_ok(tr->tid) ? tr->tid : 0;
+    return (int32_t)(sort < (1 << 24) ? sort : (1 << 24)); /* sort * 64 + lane: an int32 */
+}
+
 static void process_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 {
     char buf[160];
@@ -148,8 +154,7 @@ static void thread_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 {
     char base_buf[200], buf[240];
     const char *base = export_thread_name(s->t, tr, base_buf, sizeof base_buf);
-    int64_t sort = tr->is_gpu && tr->stream >= 0 ? tr->stream : id_ok(tr->tid) ? tr->tid : 0;
-    sort = sort < (1 << 24) ? sort : (1 << 24); /* sort * 64 + lane stays an int32 */
+    int64_t sort = export_thread_sort(tr);
     for (uint32_t k = 0; k < s->n_lanes[ti]; k++) {
         if (k)
             snprintf(buf, sizeof buf, "%s (overlap %u)", base, k);

@@ -125,6 +125,9 @@ const char *export_process_name(const struct gp_trace *t, const struct gp_track 
 const char *export_thread_name(const struct gp_trace *t, const struct gp_track *tr, char *buf,
                                size_t cap);
 
+/** A thread's place among its process's threads: its stream on a GPU, else its tid (0..2^24). */
+int32_t export_thread_sort(const struct gp_track *tr);
+
 /** A finding's ranges sorted, overlapping ones merged (a merged range loses its label), so its
  * slices never overlap: `*n` of them, freed by the caller; NULL when out of memory. */
 struct gp_time_range;

@@ -53,6 +53,8 @@ enum {
     TD_THREAD = 4,
     TD_PARENT_UUID = 5,
     TD_COUNTER = 8,
+    TD_CHILD_ORDERING = 11,
+    TD_SIBLING_ORDER_RANK = 12,
     PD_PID = 1,
     PD_PROCESS_NAME = 6,
     THD_PID = 1,
@@ -65,10 +67,12 @@ enum {
     DA_DOUBLE_VALUE = 5,
     DA_STRING_VALUE = 6,
     DA_ARRAY_VALUES = 12,
+    DA_STRING_VALUE_IID = 17,
     /* InternedData and its EventCategory / EventName / DebugAnnotationName entries */
     ID_EVENT_CATEGORIES = 1,
     ID_EVENT_NAMES = 2,
     ID_DEBUG_ANNOTATION_NAMES = 3,
+    ID_DEBUG_ANNOTATION_STRING_VALUES = 29,
     IID = 1,
     INTERNED_NAME = 2,
     /* ClockSnapshot, ClockSnapshot.Clock */
@@ -82,7 +86,9 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER 
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 enum { CLOCK_REALTIME = 1, CLOCK_BOOTTIME = 6 };
 enum { UNIT_SIZE_BYTES = 3 };
-#define SEQUENCE_ID 1
+enum { CHILD_ORDERING_EXPLICIT = 3 };
+#define RANK_COUNTERS (1 << 30) /* a GPU's memory counters sort after its streams */
+#define SEQUENCE_ID   1
 
 /* Argument names, interned once: iid = position + 1. */
 enum annot {
@@ -143,6 +149,12 @@ typedef struct flow_end {
     uint32_t ev, launch;
 } flow_end;
 
+/* A bit per trace string id. */
+typedef struct bitset {
+    uint8_t *v;
+    size_t cap;
+} bitset;
+
 typedef struct px {
     export_out *o;
     pb_buf b;
@@ -150,8 +162,10 @@ typedef struct px {
     const gp_event *ev;
     int64_t t0;
     uint64_t next_uuid;
-    uint8_t *named; /* bit per trace string: its name interned already */
-    size_t named_cap;
+    bitset named;            /* trace strings interned as event names */
+    bitset shaped;           /* trace strings interned as argument values (Input Dims) */
+    int interning;           /* an interned_data message is open in the packet */
+    uint64_t next_str_iid;   /* for the findings' texts, above every trace string's */
     uint64_t *proc_uuid;     /* per track: the uuid of its process (or GPU) track */
     flow_end *starts, *ends; /* sorted by event */
     size_t n_flows;
@@ -233,32 +247,56 @@ static void sequence_start(px *s)
     packet_end(s);
 }
 
-/* An event name's iid, interning it in the open packet the first time. 0: no name. */
-static uint64_t name_iid(px *s, gp_str name)
+/* 1 when bit `i` was clear (now set), 0 when set already, -1 when out of memory. */
+static int bit_first(bitset *b, uint32_t i)
 {
-    if (name == GP_STR_NONE)
-        return 0;
-    size_t byte = name / 8;
-    if (byte >= s->named_cap) {
-        size_t cap = s->named_cap ? s->named_cap : 1024;
+    size_t byte = i / 8;
+    if (byte >= b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
         while (cap <= byte)
             cap *= 2;
-        uint8_t *p = realloc(s->named, cap);
-        if (!p) {
-            s->b.failed = 1;
-            return 0;
-        }
-        memset(p + s->named_cap, 0, cap - s->named_cap);
-        s->named = p;
-        s->named_cap = cap;
+        uint8_t *p = realloc(b->v, cap);
+        if (!p)
+            return -1;
+        memset(p + b->cap, 0, cap - b->cap);
+        b->v = p;
+        b->cap = cap;
     }
-    if (!(s->named[byte] & (1u << (name % 8)))) {
-        s->named[byte] |= (uint8_t)(1u << (name % 8));
+    if (b->v[byte] & (1u << (i % 8)))
+        return 0;
+    b->v[byte] |= (uint8_t)(1u << (i % 8));
+    return 1;
+}
+
+/* Intern `str` as `iid` in the packet's one interned_data message (opened on first use; a
+ * second one in the same packet would replace the first for some readers). */
+static void intern(px *s, uint32_t field, uint64_t iid, const char *str)
+{
+    if (!s->interning)
         pb_begin(&s->b, PKT_INTERNED_DATA);
-        interned(&s->b, ID_EVENT_NAMES, (uint64_t)name + 1, gp_trace_str(s->t, name));
+    s->interning = 1;
+    interned(&s->b, field, iid, str);
+}
+
+static void intern_done(px *s)
+{
+    if (s->interning)
         pb_end(&s->b);
-    }
-    return (uint64_t)name + 1;
+    s->interning = 0;
+}
+
+/* The iid of trace string `id` in `field`'s table (id + 1), interning it in the open packet the
+ * first time. 0: no string. */
+static uint64_t str_iid(px *s, bitset *seen, uint32_t field, gp_str id)
+{
+    if (id == GP_STR_NONE)
+        return 0;
+    int first = bit_first(seen, id);
+    if (first < 0)
+        s->b.failed = 1;
+    if (first > 0)
+        intern(s, field, (uint64_t)id + 1, gp_trace_str(s->t, id));
+    return (uint64_t)id + 1;
 }
 
 /* ---- Tracks. ---- */
@@ -270,6 +308,8 @@ typedef struct desc {
     uint64_t uuid, parent; /* parent 0: none */
     const char *name;
     int64_t pid, tid;
+    int ordered;  /* its children sort by their rank */
+    int32_t rank; /* its place under an ordered parent */
 } desc;
 
 static void track_descriptor(px *s, const desc *d)
@@ -294,6 +334,10 @@ static void track_descriptor(px *s, const desc *d)
     } else {
         pb_str(b, TD_NAME, d->name);
     }
+    if (d->ordered)
+        pb_varint(b, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+    if (d->parent)
+        pb_int(b, TD_SIBLING_ORDER_RANK, d->rank);
     if (d->kind == DESC_COUNTER) {
         pb_begin(b, TD_COUNTER);
         pb_varint(b, CD_UNIT, UNIT_SIZE_BYTES);
@@ -318,8 +362,11 @@ static int real_process(const gp_track *tr)
 static void process_track(px *s, const gp_track *tr, uint32_t ti)
 {
     char buf[160];
-    desc d = {real_process(tr) ? DESC_PROCESS : DESC_PLAIN,   s->next_uuid++, 0,
-              export_process_name(s->t, tr, buf, sizeof buf), tr->pid,        0};
+    desc d = {.kind = real_process(tr) ? DESC_PROCESS : DESC_PLAIN,
+              .uuid = s->next_uuid++,
+              .name = export_process_name(s->t, tr, buf, sizeof buf),
+              .pid = tr->pid,
+              .ordered = tr->is_gpu};
     track_descriptor(s, &d);
     s->proc_uuid[ti] = d.uuid;
 }
@@ -341,8 +388,14 @@ static uint64_t lane_track(px *s, const gp_track *tr, uint32_t ti, uint32_t k)
     }
     char base[200], buf[240];
     const char *name = export_thread_name(s->t, tr, base, sizeof base);
-    desc d = {DESC_PLAIN, s->next_uuid++, k ? s->lane_uuid[0] : s->proc_uuid[ti],
-              name,       tr->pid,        tr->tid};
+    desc d = {.kind = DESC_PLAIN,
+              .uuid = s->next_uuid++,
+              .parent = k ? s->lane_uuid[0] : s->proc_uuid[ti],
+              .name = name,
+              .pid = tr->pid,
+              .tid = tr->tid,
+              .ordered = k == 0,
+              .rank = k ? (int32_t)k : export_thread_sort(tr)};
     if (k) {
         snprintf(buf, sizeof buf, "%s (overlap %u)", name, k);
         d.name = buf;
@@ -388,6 +441,15 @@ static void annot_str(pb_buf *b, enum annot a, const char *v)
     pb_end(b);
 }
 
+static void annot_str_iid(pb_buf *b, enum annot a, uint64_t iid)
+{
+    if (!iid)
+        return;
+    annot_begin(b, a);
+    pb_varint(b, DA_STRING_VALUE_IID, iid);
+    pb_end(b);
+}
+
 static void annot_dim3(pb_buf *b, enum annot a, const int32_t v[3])
 {
     annot_begin(b, a);
@@ -418,8 +480,9 @@ static void gpu_annots(pb_buf *b, const gp_event *e, const gp_gpu_info *g)
     }
 }
 
-/* The arguments the JSON export gives the event, as debug annotations. */
-static void event_annots(px *s, const gp_event *e)
+/* The arguments the JSON export gives the event, as debug annotations; `shape` is the iid of
+ * its Input Dims (0: none). */
+static void event_annots(px *s, const gp_event *e, uint64_t shape)
 {
     pb_buf *b = &s->b;
     if (e->ext_id != GP_ID_NONE)
@@ -436,9 +499,7 @@ static void event_annots(px *s, const gp_event *e)
         annot_int(b, A_PYTHON_PARENT_ID, py->parent_id);
     if (py && py->module_id >= 0)
         annot_int(b, A_PYTHON_MODULE_ID, py->module_id);
-    gp_str shape = gp_trace_event_shape(s->t, e);
-    if (shape != GP_STR_NONE)
-        annot_str(b, A_INPUT_DIMS, gp_trace_str(s->t, shape));
+    annot_str_iid(b, A_INPUT_DIMS, shape);
 }
 
 /* The first of `n` flow ends at event `i` (binary search), or `n`. */
@@ -465,7 +526,10 @@ static void event_begin(px *s, uint32_t i, uint64_t track)
 {
     const gp_event *e = &s->ev[i];
     event_packet_begin(s, e->ts);
-    uint64_t iid = name_iid(s, e->name);
+    uint64_t iid = str_iid(s, &s->named, ID_EVENT_NAMES, e->name);
+    uint64_t shape = str_iid(s, &s->shaped, ID_DEBUG_ANNOTATION_STRING_VALUES,
+                             gp_trace_event_shape(s->t, e));
+    intern_done(s);
     pb_begin(&s->b, PKT_TRACK_EVENT);
     pb_varint(&s->b, TE_TYPE, e->ph == 'X' ? TYPE_SLICE_BEGIN : TYPE_INSTANT);
     pb_varint(&s->b, TE_TRACK_UUID, track);
@@ -474,7 +538,7 @@ static void event_begin(px *s, uint32_t i, uint64_t track)
         pb_varint(&s->b, TE_NAME_IID, iid);
     else
         pb_str(&s->b, TE_NAME, "");
-    event_annots(s, e);
+    event_annots(s, e, shape);
     flow_ids(s, s->starts, TE_FLOW_IDS, i);
     flow_ids(s, s->ends, TE_TERMINATING_FLOW_IDS, i);
     pb_end(&s->b);
@@ -584,7 +648,11 @@ static void memory_series(px *s, const gp_mem_series *m)
     static const char *const what[2] = {"allocated", "reserved"};
     for (int k = 0; k < 2; k++) {
         snprintf(name, sizeof name, "%s %s", prefix, what[k]);
-        desc d = {DESC_COUNTER, s->next_uuid++, parent, name, 0, 0};
+        desc d = {.kind = DESC_COUNTER,
+                  .uuid = s->next_uuid++,
+                  .parent = parent,
+                  .name = name,
+                  .rank = RANK_COUNTERS + k};
         track_descriptor(s, &d);
         uuid[k] = d.uuid;
     }
@@ -596,39 +664,53 @@ static void memory_series(px *s, const gp_mem_series *m)
 
 /* ---- Findings: a track per fired finding under "gprof-train findings". ---- */
 
+/* A finding's texts, the same on each of its slices: interned once. */
+enum { FT_SEVERITY, FT_SUMMARY, FT_RECOMMENDATION, FT_KNOB, FT_GAIN, FT_COUNT };
+
 static void finding_slice(px *s, uint64_t track, const gp_finding *f, const char *label,
-                          const gp_time_range *r)
+                          const gp_time_range *r, uint64_t iid0, int first)
 {
     pb_buf *b = &s->b;
+    const char *text[FT_COUNT] = {gp_severity_name(f->severity), f->summary, f->recommendation,
+                                  f->knob, f->gain_text};
+    static const enum annot key[FT_COUNT] = {A_SEVERITY, A_SUMMARY, A_RECOMMENDATION, A_KNOB,
+                                             A_GAIN};
     event_packet_begin(s, r->ts);
+    for (int k = 0; first && k < FT_COUNT; k++)
+        if (text[k])
+            intern(s, ID_DEBUG_ANNOTATION_STRING_VALUES, iid0 + (uint64_t)k, text[k]);
+    intern_done(s);
     pb_begin(b, PKT_TRACK_EVENT);
     pb_varint(b, TE_TYPE, TYPE_SLICE_BEGIN);
     pb_varint(b, TE_TRACK_UUID, track);
     pb_varint(b, TE_CATEGORY_IIDS, CAT_FINDING);
     pb_str(b, TE_NAME, label);
-    annot_str(b, A_SEVERITY, gp_severity_name(f->severity));
-    annot_str(b, A_RANGE, r->label);
-    annot_str(b, A_SUMMARY, f->summary);
-    annot_str(b, A_RECOMMENDATION, f->recommendation);
-    annot_str(b, A_KNOB, f->knob);
-    annot_str(b, A_GAIN, f->gain_text);
+    for (int k = 0; k < FT_COUNT; k++)
+        annot_str_iid(b, key[k], text[k] ? iid0 + (uint64_t)k : 0);
+    annot_str(b, A_RANGE, r->label); /* one range's own */
     pb_end(b);
     packet_end(s);
     slice_end(s, track, r->end);
 }
 
-static gp_status one_finding(px *s, uint64_t parent, const gp_finding *f)
+static gp_status one_finding(px *s, uint64_t parent, int32_t rank, const gp_finding *f)
 {
     char label[256];
     snprintf(label, sizeof label, "%s %s", f->rule->id, f->rule->title);
-    desc d = {DESC_PLAIN, s->next_uuid++, parent, label, 0, 0};
+    desc d = {.kind = DESC_PLAIN,
+              .uuid = s->next_uuid++,
+              .parent = parent,
+              .name = label,
+              .rank = rank};
     track_descriptor(s, &d);
     size_t n;
     gp_time_range *r = export_finding_ranges(f, &n);
     if (!r)
         return GP_ENOMEM;
+    uint64_t iid0 = s->next_str_iid;
+    s->next_str_iid += FT_COUNT;
     for (size_t k = 0; k < n; k++)
-        finding_slice(s, d.uuid, f, label, &r[k]);
+        finding_slice(s, d.uuid, f, label, &r[k], iid0, k == 0);
     free(r);
     return GP_OK;
 }
@@ -642,11 +724,14 @@ static gp_status findings_track(px *s, const gp_findings *fs)
         if (f[i].severity == GP_SEV_OK)
             continue;
         if (!parent) {
-            desc d = {DESC_PLAIN, s->next_uuid++, 0, "gprof-train findings", 0, 0};
+            desc d = {.kind = DESC_PLAIN,
+                      .uuid = s->next_uuid++,
+                      .name = "gprof-train findings",
+                      .ordered = 1};
             track_descriptor(s, &d);
             parent = d.uuid;
         }
-        GP_TRY(one_finding(s, parent, &f[i]));
+        GP_TRY(one_finding(s, parent, (int32_t)i, &f[i]));
     }
     return GP_OK;
 }
@@ -709,11 +794,12 @@ gp_status gp_export_perfetto_proto(const gp_analysis *a, const gp_export_opts *o
         wall = 0; /* no wall-clock time rather than a wrong one */
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));
-    px s = {.o = &o, .t = t, .t0 = t0, .next_uuid = 1};
+    px s = {.o = &o, .t = t, .t0 = t0, .next_uuid = 1, .next_str_iid = (uint64_t)1 << 32};
     gp_status rc = write_all(&s, a, opts->findings, wall);
     export_lanes_free(&s.lanes);
     pb_free(&s.b);
-    free(s.named);
+    free(s.named.v);
+    free(s.shaped.v);
     free(s.proc_uuid);
     free(s.starts);
     free(s.ends);
