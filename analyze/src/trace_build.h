@@ -37,7 +37,8 @@ enum raw_seen {
     SEEN_DUR = 1 << 1,
     SEEN_DEVICE = 1 << 2,
     SEEN_STREAM = 1 << 3,
-    SEEN_OCC = 1 << 4
+    SEEN_OCC = 1 << 4,
+    SEEN_VALUE = 1 << 5
 };
 
 /* An element as read, before it becomes a gp_event. */
@@ -52,6 +53,7 @@ typedef struct raw_ev {
     int64_t flow_id;
     int32_t grid[3], block[3], regs, shmem;
     float bps, wps, occ;
+    double value; /* a counter's */
 } raw_ev;
 
 /* A recently interned string: checked by length and memcmp before use (see trace_event.c). */

@@ -73,6 +73,7 @@ struct gp_trace {
     trace_vec mem;          /* gp_mem_sample */
     trace_vec py;           /* gp_py_info */
     trace_vec fwdbwd;       /* gp_flow */
+    trace_vec counters;     /* gp_counter */
     trace_vec devs;         /* gp_device_props */
     trace_vec config, meta; /* gp_kv */
     trace_vec unknown_cats; /* gp_cat_count */

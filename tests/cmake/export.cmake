@@ -53,6 +53,14 @@ if(TARGET gp_export)
   # stacks), then the shared real traces where present
   gp_export_py_test(export_perfetto_proto test_perfetto_proto.py $<TARGET_FILE:gprof-train>
                     ${gp_export_sample} ${gp_export_work}/proto 1)
+  # libprof's own trace: counters (gp_prof_counter), marks, two threads
+  if(TARGET gp_prof_static)
+    add_executable(prof_counters_write ${gp_export_tests}/prof_counters_write.c)
+    target_link_libraries(prof_counters_write PRIVATE gp_prof_static m)
+    gp_export_py_test(export_perfetto_proto_libprof test_perfetto_proto.py
+                      $<TARGET_FILE:gprof-train> prof:$<TARGET_FILE:prof_counters_write>
+                      ${gp_export_work}/proto_libprof)
+  endif()
   gp_export_py_test(export_perfetto_proto_torch test_perfetto_proto.py
                     $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/
                     ${gp_export_work}/proto_torch)

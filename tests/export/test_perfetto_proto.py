@@ -5,7 +5,8 @@ arguments), instants, launch flows, counters and findings; typed TrackEvents on 
 (no legacy JSON events), interned names resolved through the sequence's incremental state, a
 clock snapshot giving the JSON's baseTimeNanoseconds, each track's events in time order, and a
 file at most half the JSON's size.
-TRACE may be a folder ending in '/': each *.json.gz in it is checked (skip, 77, when there is
+TRACE may be prof:WRITER (a program that writes a libprof trace with counters to its argument;
+its counters must all come back), or a folder ending in '/': each *.json.gz in it is checked (skip, 77, when there is
 none or the folder is absent).
 usage: test_perfetto_proto.py GPROF_TRAIN TRACE WORK_DIR [MIN_FLOWS]"""
 import collections
@@ -59,6 +60,8 @@ def json_side(path):
                              norm_args(e.get("args", {}))))
         elif ph in "sf" and e["cat"] == "ac2g":
             ends.setdefault(e["id"], {})[ph] = (threads[(e["pid"], e["tid"])], ns(e["ts"]))
+        elif ph == "C" and list(e["args"]) == ["value"]:  # the trace's own (libprof's)
+            counters[e["name"]].append((ns(e["ts"]), e["args"]["value"]))
         elif ph == "C":
             for k, v in e["args"].items():
                 counters[f'{e["name"]} {k}'].append((ns(e["ts"]), v))
@@ -149,7 +152,8 @@ class Decoder:
         self.last_ts[e.track_uuid] = ts
         track = self.track_name(e.track_uuid)
         if e.type == TE.TYPE_COUNTER:
-            self.counters[track].append((ts, e.counter_value))
+            which = e.WhichOneof("counter_value_field")
+            self.counters[track].append((ts, getattr(e, which)))
             return
         if e.type == TE.TYPE_SLICE_END:
             b = self.open[e.track_uuid].pop()
@@ -233,6 +237,8 @@ def check(gprof, trace, work, min_flows):
     assert len(jflows) >= min_flows, f"the JSON has {len(jflows)} launch flows to compare"
     pflows = {f: (d.flow_src.get(f), d.flow_dst.get(f)) for f in set(d.flow_src) | set(d.flow_dst)}
     assert pflows == jflows, f"flows differ: {len(pflows)} vs {len(jflows)}"
+    for values in jcount.values():  # the JSON's in file order, a protobuf track's in time order
+        values.sort(key=lambda tv: tv[0])
     assert dict(d.counters) == jcount, f"counters differ: {sorted(d.counters)} vs {sorted(jcount)}"
     ordered = d.ordered_children()
     if "gprof-train findings" in ptracks:
@@ -251,11 +257,24 @@ def check(gprof, trace, work, min_flows):
           f"{len(d.instants)} instants, {len(pflows)} flows, "
           f"{sum(map(len, d.counters.values()))} counter values; "
           f"{psize} bytes against {jsize} of JSON ({psize / jsize:.2f})")
+    return sum(len(v) for k, v in d.counters.items() if " memory " not in k)
 
 
 def export(gprof, trace, out, *more):
     return subprocess.run([gprof, "export", trace, "--perfetto", out, *more], capture_output=True,
                           text=True)
+
+
+def check_split_same(gprof, trace, work):
+    """The trace read in parts on several threads (its counters merged) exports the same bytes."""
+    outs = []
+    for threads in ("1", "8"):
+        out = os.path.join(work, f"split{threads}.pftrace")
+        env = dict(os.environ, GP_TRACE_THREADS=threads, GP_TRACE_SPLIT_MIN="0")
+        subprocess.run([gprof, "export", trace, "--perfetto", out], check=True, env=env,
+                       capture_output=True)
+        outs.append(open(out, "rb").read())
+    assert outs[0] == outs[1], "the split read exports another trace"
 
 
 def check_format_choice(gprof, trace, work):
@@ -282,6 +301,14 @@ def check_format_choice(gprof, trace, work):
 def main():
     gprof, trace, work = sys.argv[1:4]
     min_flows = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    if trace.startswith("prof:"):
+        os.makedirs(work, exist_ok=True)
+        path = os.path.join(work, "libprof.json")
+        subprocess.run([trace[5:], path], check=True)
+        n = check(gprof, path, work + "/out", min_flows)
+        assert n >= 5 + 20 + 4, f"{n} of libprof's counter values came back"
+        check_split_same(gprof, path, work)
+        return 0
     if not trace.endswith("/"):
         check(gprof, trace, work, min_flows)
         check_format_choice(gprof, trace, work)

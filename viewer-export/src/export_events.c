@@ -449,6 +449,23 @@ static void all_counters(ev_state *s, const gp_track *tr, const gp_event *ev)
     }
 }
 
+/* Perfetto: the trace's own counters (libprof's gp_prof_counter), as read, on their process. */
+static void value_counters(ev_state *s)
+{
+    size_t n;
+    const gp_counter *c = gp_trace_counters(s->t, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(c[i].value))
+            continue; /* JSON has no inf or nan */
+        sep(s);
+        export_out_puts(s->o, "{\"ph\":\"C\",\"name\":");
+        export_out_json_str(s->o, gp_trace_str(s->t, c[i].name));
+        export_out_printf(s->o, ",\"pid\":%lld,\"ts\":", id_ok(c[i].pid) ? (long long)c[i].pid : 0);
+        export_out_us(s->o, c[i].ts - s->eo->t0);
+        export_out_printf(s->o, ",\"args\":{\"" GP_ARG_COUNTER_VALUE "\":%.17g}}", c[i].value);
+    }
+}
+
 static void state_free(ev_state *s, size_t nt)
 {
     for (size_t i = 0; s->lane_tid && i < nt; i++)
@@ -486,8 +503,10 @@ gp_status export_write_events(export_out *o, const gp_analysis *a, const export_
         all_flows(&s, tr, ev);
         if (eo->mode == EXPORT_EV_TB)
             fwdbwd_flows(&s, tr, nt);
-        if (eo->mode == EXPORT_EV_PERFETTO)
+        if (eo->mode == EXPORT_EV_PERFETTO) {
             all_counters(&s, tr, ev);
+            value_counters(&s);
+        }
     }
     state_free(&s, nt);
     if (rc != GP_OK)

@@ -44,6 +44,7 @@ enum {
     TE_TRACK_UUID = 11,
     TE_NAME = 23,
     TE_COUNTER_VALUE = 30,
+    TE_DOUBLE_COUNTER_VALUE = 44,
     TE_FLOW_IDS = 47,
     TE_TERMINATING_FLOW_IDS = 48,
     /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
@@ -310,6 +311,7 @@ typedef struct desc {
     int64_t pid, tid;
     int ordered;  /* its children sort by their rank */
     int32_t rank; /* its place under an ordered parent */
+    int unit;     /* a counter's CounterDescriptor.Unit, 0: none */
 } desc;
 
 static void track_descriptor(px *s, const desc *d)
@@ -340,7 +342,8 @@ static void track_descriptor(px *s, const desc *d)
         pb_int(b, TD_SIBLING_ORDER_RANK, d->rank);
     if (d->kind == DESC_COUNTER) {
         pb_begin(b, TD_COUNTER);
-        pb_varint(b, CD_UNIT, UNIT_SIZE_BYTES);
+        if (d->unit)
+            pb_varint(b, CD_UNIT, (uint64_t)d->unit);
         pb_end(b);
     }
     pb_end(b);
@@ -578,8 +581,8 @@ static gp_status track_events(px *s, const gp_track *tr, uint32_t ti)
         if (e->kind == GP_EV_MEMORY) /* written as counters */
             continue;
         int k = 0;
+        close_lanes(s, e->ts); /* an instant too: each lane's track stays in time order */
         if (e->ph == 'X') {
-            close_lanes(s, e->ts);
             k = export_lanes_place(&s->lanes, e->ts, e->ts + e->dur);
             if (k < 0)
                 return GP_ENOMEM;
@@ -610,13 +613,17 @@ static gp_status all_tracks(px *s)
 
 /* ---- Counters: each allocator series as "<device> memory allocated|reserved", in bytes. ---- */
 
-static void counter_value(px *s, uint64_t track, int64_t ts, int64_t v)
+/* A counter's value at `ts`: `*v` when given (bytes), else `d`. */
+static void counter_value(px *s, uint64_t track, int64_t ts, const int64_t *v, double d)
 {
     event_packet_begin(s, ts);
     pb_begin(&s->b, PKT_TRACK_EVENT);
     pb_varint(&s->b, TE_TYPE, TYPE_COUNTER);
     pb_varint(&s->b, TE_TRACK_UUID, track);
-    pb_int(&s->b, TE_COUNTER_VALUE, v);
+    if (v)
+        pb_int(&s->b, TE_COUNTER_VALUE, *v);
+    else
+        pb_double(&s->b, TE_DOUBLE_COUNTER_VALUE, d);
     pb_end(&s->b);
     packet_end(s);
 }
@@ -652,14 +659,74 @@ static void memory_series(px *s, const gp_mem_series *m)
                   .uuid = s->next_uuid++,
                   .parent = parent,
                   .name = name,
-                  .rank = RANK_COUNTERS + k};
+                  .rank = RANK_COUNTERS + k,
+                  .unit = UNIT_SIZE_BYTES};
         track_descriptor(s, &d);
         uuid[k] = d.uuid;
     }
     for (size_t i = 0; i < m->n_points; i++) {
-        counter_value(s, uuid[0], m->points[i].ts, m->points[i].allocated);
-        counter_value(s, uuid[1], m->points[i].ts, m->points[i].reserved);
+        counter_value(s, uuid[0], m->points[i].ts, &m->points[i].allocated, 0);
+        counter_value(s, uuid[1], m->points[i].ts, &m->points[i].reserved, 0);
     }
+}
+
+/* ---- The trace's own counters (libprof's gp_prof_counter): a track per name and process. ---- */
+
+typedef struct counter_ref {
+    gp_str name;
+    int64_t pid, ts;
+    uint32_t i;
+} counter_ref;
+
+static int cmp_counter_ref(const void *pa, const void *pb)
+{
+    const counter_ref *a = pa, *b = pb;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* The process track of `pid`, or 0 when it has none. */
+static uint64_t process_of(const px *s, int64_t pid)
+{
+    size_t nt;
+    const gp_track *tr = gp_trace_tracks(s->t, &nt);
+    for (size_t i = 0; i < nt; i++)
+        if (real_process(&tr[i]) && tr[i].pid == pid)
+            return s->proc_uuid[i];
+    return 0;
+}
+
+/* Each counter's samples in time order on its own track (the file has them in writing order). */
+static gp_status value_counters(px *s)
+{
+    size_t n;
+    const gp_counter *c = gp_trace_counters(s->t, &n);
+    counter_ref *r = malloc((n + 1) * sizeof *r);
+    if (!r)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        r[i] = (counter_ref){c[i].name, c[i].pid, c[i].ts, (uint32_t)i};
+    qsort(r, n, sizeof *r, cmp_counter_ref);
+    uint64_t track = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k == 0 || r[k].name != r[k - 1].name || r[k].pid != r[k - 1].pid) {
+            desc d = {.kind = DESC_COUNTER,
+                      .uuid = s->next_uuid++,
+                      .parent = process_of(s, r[k].pid),
+                      .name = gp_trace_str(s->t, r[k].name)};
+            track_descriptor(s, &d);
+            track = d.uuid;
+        }
+        if (isfinite(c[r[k].i].value)) /* as the JSON export, which has no inf or nan */
+            counter_value(s, track, r[k].ts, NULL, c[r[k].i].value);
+    }
+    free(r);
+    return GP_OK;
 }
 
 /* ---- Findings: a track per fired finding under "gprof-train findings". ---- */
@@ -778,6 +845,7 @@ static gp_status write_all(px *s, const gp_analysis *a, const gp_findings *fs, i
     const gp_mem_series *ms = gp_analysis_memory(a, &nm);
     for (size_t k = 0; k < nm; k++)
         memory_series(s, &ms[k]);
+    GP_TRY(value_counters(s));
     GP_TRY(findings_track(s, fs));
     return s->b.failed ? GP_ENOMEM : GP_OK;
 }
