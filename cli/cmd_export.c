@@ -58,13 +58,14 @@ static void restore_stop_signals(const struct sigaction *old)
 
 static const char *const usage[] = {
         "gprof-train export TRACE --tensorboard LOGDIR [--run NAME]",
-        "gprof-train export TRACE --perfetto OUT.json[.gz]",
+        "gprof-train export TRACE --perfetto OUT.json[.gz]|OUT.pftrace [--format json|proto]",
         "gprof-train export TRACE --html OUT.html",
         NULL,
 };
 
 struct export_args {
     const char *trace, *tb, *run, *perfetto, *html;
+    int perfetto_proto; /* Perfetto's protobuf rather than JSON */
 };
 
 /* The default run name: the trace's file name without ".pt.trace.json[.gz]" or ".json[.gz]". */
@@ -103,7 +104,9 @@ static int write_outputs(const struct export_args *x, const gp_analysis *a,
     gp_status rc;
     if (x->perfetto) {
         gp_export_opts po = for_output(eo, x->perfetto);
-        if ((rc = gp_export_perfetto(a, &po, x->perfetto, &err)) != GP_OK)
+        rc = x->perfetto_proto ? gp_export_perfetto_proto(a, &po, x->perfetto, &err)
+                               : gp_export_perfetto(a, &po, x->perfetto, &err);
+        if (rc != GP_OK)
             return cli_error_from(&err, rc);
         say_written("perfetto", x->perfetto);
     }
@@ -155,9 +158,23 @@ static int run_export(const struct export_args *x)
     return code;
 }
 
+/* --perfetto's format: --format when given, else from OUT's name. */
+static int perfetto_format(struct export_args *x, const char *format)
+{
+    if (format && !x->perfetto)
+        cli_warn("--format is used only with --perfetto");
+    if (format && strcmp(format, "json") != 0 && strcmp(format, "proto") != 0) {
+        cli_error("--format must be json or proto, not '%s'", format);
+        return CLI_ERROR;
+    }
+    x->perfetto_proto = format ? strcmp(format, "proto") == 0
+                               : x->perfetto && gp_export_perfetto_is_proto_name(x->perfetto);
+    return CLI_OK;
+}
+
 int cmd_export(int argc, const char **argv)
 {
-    const char *max_memory = NULL;
+    const char *max_memory = NULL, *format = NULL;
     struct export_args x = {0};
     const struct opt opts[] = {
             OPT_GROUP("outputs (one or more):"),
@@ -165,7 +182,10 @@ int cmd_export(int argc, const char **argv)
             OPT_STR(0, "run", &x.run, "NAME",
                     "the run's name under LOGDIR (default: the trace's name)"),
             OPT_STR(0, "perfetto", &x.perfetto, "OUT",
-                    "Chrome JSON for ui.perfetto.dev, findings as a track ('-': stdout)"),
+                    "a trace for ui.perfetto.dev, findings as a track ('-': stdout): Perfetto's "
+                    "protobuf when OUT ends in .pftrace or .perfetto-trace, else Chrome JSON"),
+            OPT_STR(0, "format", &format, "json|proto",
+                    "the --perfetto format, whatever OUT's name"),
             OPT_STR(0, "html", &x.html, "OUT",
                     "a self-contained HTML report with charts and findings ('-': stdout)"),
             OPT_MAX_MEMORY(&max_memory),
@@ -202,6 +222,8 @@ int cmd_export(int argc, const char **argv)
         cli_error("--perfetto and --html cannot both go to stdout ('-')");
         return CLI_ERROR;
     }
+    if (perfetto_format(&x, format) != CLI_OK)
+        return CLI_ERROR;
     if (x.run && !x.tb)
         cli_warn("--run is used only with --tensorboard");
     struct trace_paths paths = {0};

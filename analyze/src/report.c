@@ -12,9 +12,9 @@
 #define MAX_NAME_W   55
 #define MAX_SHAPES_W 80
 
-char *gp_report_fmt_time(char *buf, size_t cap, int64_t ns)
+/* Microseconds as PyTorch's _format_time prints them (rounded to 3 decimals). */
+static char *fmt_us(char *buf, size_t cap, double us)
 {
-    double us = (double)ns / 1000.0;
     if (us >= 1e6)
         snprintf(buf, cap, "%.3fs", us / 1e6);
     else if (us >= 1e3)
@@ -22,6 +22,18 @@ char *gp_report_fmt_time(char *buf, size_t cap, int64_t ns)
     else
         snprintf(buf, cap, "%.3fus", us);
     return buf;
+}
+
+char *gp_report_fmt_time(char *buf, size_t cap, int64_t ns)
+{
+    return fmt_us(buf, cap, (double)ns / 1000.0);
+}
+
+/* A time per call as PyTorch's "CPU time avg": the total divided in floating point, then rounded
+ * (an integer division of the nanoseconds printed 18.737us where PyTorch prints 18.738us). */
+static char *fmt_avg(char *buf, size_t cap, int64_t total_ns, uint64_t count)
+{
+    return fmt_us(buf, cap, (double)total_ns / 1000.0 / (double)(count ? count : 1));
 }
 
 static char *fmt_share(char *buf, size_t cap, int64_t part, int64_t total)
@@ -221,20 +233,19 @@ static void cut(char *buf, size_t cap, const char *raw, int max_w)
 
 static void table_row(FILE *out, const table_fmt *f, const gp_keyavg_row *r)
 {
-    char b[12][48], name[256], shapes[256];
-    int64_t c = r->count ? (int64_t)r->count : 1;
+    char b[12][48], name[256], shapes[512];
     cut(name, sizeof(name), r->name, MAX_NAME_W);
     put_cell(out, name, f->name_w, 0);
     put_cell(out, fmt_share(b[0], 48, r->self_cpu, f->cpu_total), COL_W, 0);
     put_cell(out, gp_report_fmt_time(b[1], 48, r->self_cpu), COL_W, 0);
     put_cell(out, fmt_share(b[2], 48, r->cpu_total, f->cpu_total), COL_W, 0);
     put_cell(out, gp_report_fmt_time(b[3], 48, r->cpu_total), COL_W, 0);
-    put_cell(out, gp_report_fmt_time(b[4], 48, r->cpu_total / c), COL_W, 0);
+    put_cell(out, fmt_avg(b[4], 48, r->cpu_total, r->count), COL_W, 0);
     if (f->has_dev) {
         put_cell(out, gp_report_fmt_time(b[5], 48, r->self_device), COL_W, 0);
         put_cell(out, fmt_share(b[6], 48, r->self_device, f->dev_total), COL_W, 0);
         put_cell(out, gp_report_fmt_time(b[7], 48, r->device_total), COL_W, 0);
-        put_cell(out, gp_report_fmt_time(b[8], 48, r->device_total / c), COL_W, 0);
+        put_cell(out, fmt_avg(b[8], 48, r->device_total, r->count), COL_W, 0);
     }
     if (f->has_mem) {
         put_cell(out, fmt_mem(b[10], 48, r->cpu_mem), COL_W, 0);
@@ -247,7 +258,10 @@ static void table_row(FILE *out, const table_fmt *f, const gp_keyavg_row *r)
     snprintf(b[9], 48, "%" PRIu64, r->count);
     put_cell(out, b[9], COL_W, 0);
     if (f->shapes) {
-        cut(shapes, sizeof(shapes), r->shape, MAX_SHAPES_W);
+        /* PyTorch: str(input_shapes)[:shapes_column_width], no "..." */
+        gp_text_clean(shapes, sizeof(shapes), r->shape);
+        if ((size_t)f->shapes_w < sizeof(shapes))
+            shapes[f->shapes_w] = 0;
         put_cell(out, shapes, f->shapes_w, 0);
     }
     fputc('\n', out);

@@ -216,6 +216,7 @@ void gp_trace_free(gp_trace *t)
     trace_vec_release(&t->py);
     trace_vec_release(&t->fwdbwd);
     trace_vec_release(&t->comm);
+    trace_vec_release(&t->counters);
     trace_vec_release(&t->devs);
     trace_vec_release(&t->config);
     trace_vec_release(&t->meta);
@@ -261,6 +262,12 @@ const gp_mem_sample *gp_trace_mem_sample(const gp_trace *t, const gp_event *e)
     if (e->kind != GP_EV_MEMORY || e->aux >= t->mem.n)
         return NULL;
     return TRACE_VEC_AT(&t->mem, gp_mem_sample, e->aux);
+}
+
+const gp_counter *gp_trace_counters(const gp_trace *t, size_t *n)
+{
+    *n = t->counters.n;
+    return (const gp_counter *)t->counters.data;
 }
 
 const gp_flow *gp_trace_fwdbwd_flows(const gp_trace *t, size_t *n)

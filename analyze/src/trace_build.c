@@ -439,6 +439,19 @@ static int store_flow(trace_builder *b, const raw_ev *r)
     return 0;
 }
 
+/* A counter sample is kept for the exports when it has a time and a numeric "value". */
+static int store_counter(trace_builder *b, const raw_ev *r)
+{
+    b->t->info.n_counters++;
+    if ((r->seen & (SEEN_TS | SEEN_VALUE)) != (SEEN_TS | SEEN_VALUE) || r->name == GP_STR_NONE)
+        return 0;
+    gp_counter *c = trace_vec_push(&b->t->counters);
+    if (!c)
+        return -1;
+    *c = (gp_counter){r->ts, r->value, r->name, r->pid_str == GP_STR_NONE ? r->pid : -1};
+    return 0;
+}
+
 int trace_store_event(trace_builder *b, const raw_ev *r)
 {
     gp_trace_info *info = &b->t->info;
@@ -446,11 +459,10 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         return apply_meta(b, r);
     if (r->ph == 's' || r->ph == 't' || r->ph == 'f')
         return store_flow(b, r);
+    if (r->ph == 'C')
+        return store_counter(b, r);
     if (!phase_stored(r->ph) || !(r->seen & SEEN_TS)) {
-        if (r->ph == 'C')
-            info->n_counters++;
-        else
-            info->n_skipped++;
+        info->n_skipped++;
         info->n_no_ts += phase_stored(r->ph); /* a phase we keep: only its "ts" is missing */
         info->n_no_ph += r->ph == 0;
         return 0;

@@ -38,7 +38,8 @@ enum raw_seen {
     SEEN_DEVICE = 1 << 2,
     SEEN_STREAM = 1 << 3,
     SEEN_OCC = 1 << 4,
-    SEEN_COMM = 1 << 5 /* a collective's args (record_param_comms, NCCL kernels) */
+    SEEN_COMM = 1 << 5, /* a collective's args (record_param_comms, NCCL kernels) */
+    SEEN_VALUE = 1 << 6
 };
 
 /* An element as read, before it becomes a gp_event. */
@@ -55,6 +56,7 @@ typedef struct raw_ev {
     int64_t flow_id;
     int32_t grid[3], block[3], regs, shmem;
     float bps, wps, occ;
+    double value; /* a counter's */
 } raw_ev;
 
 /* A recently interned string: checked by length and memcmp before use (see trace_event.c). */

@@ -179,6 +179,16 @@ static int arg_float(json_lex *l, float *out)
     return rc;
 }
 
+/* A counter's "value": a number (kept in full), else ignored. */
+static int arg_value(json_lex *l, raw_ev *r)
+{
+    int64_t i;
+    int ok, rc = arg_num(l, &i, &r->value, &ok);
+    if (rc == LEX_OK && ok)
+        r->seen |= SEEN_VALUE;
+    return rc;
+}
+
 /* "grid": [x, y, z] */
 static int arg_dim3(json_lex *l, int32_t out[3])
 {
@@ -297,6 +307,8 @@ static int arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
     case 5:
         if (KEY_IS(k, n, GP_ARG_BYTES))
             return arg_int(l, &r->bytes);
+        if (KEY_IS(k, n, GP_ARG_COUNTER_VALUE))
+            return arg_value(l, r);
         if (KEY_IS(k, n, GP_ARG_MEM_BYTES))
             return arg_int(l, &r->mbytes);
         if (KEY_IS(k, n, GP_ARG_BLOCK))

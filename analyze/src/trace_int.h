@@ -74,6 +74,7 @@ struct gp_trace {
     trace_vec py;           /* gp_py_info */
     trace_vec fwdbwd;       /* gp_flow */
     trace_vec comm;         /* gp_comm_info, sorted by ext_id once read */
+    trace_vec counters;     /* gp_counter */
     trace_vec devs;         /* gp_device_props */
     trace_vec config, meta; /* gp_kv */
     trace_vec unknown_cats; /* gp_cat_count */

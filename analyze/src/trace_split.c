@@ -321,6 +321,13 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
         *c = *TRACE_VEC_AT(&s->comm, gp_comm_info, i);
         c->coll = map_str(m, c->coll), c->pg = map_str(m, c->pg), c->dtype = map_str(m, c->dtype);
     }
+    for (size_t i = 0; i < s->counters.n; i++) {
+        gp_counter *c = trace_vec_push(&d->t->counters);
+        if (!c)
+            return -1;
+        *c = *TRACE_VEC_AT(&s->counters, gp_counter, i);
+        c->name = map_str(m, c->name);
+    }
     for (size_t i = 0; i < s->py.n; i++) {
         gp_py_info *p = trace_vec_push(&d->t->py);
         if (!p)

@@ -8,9 +8,17 @@ Tolerance: PyTorch computes times as float microseconds (start_ns / 1000, then d
 sums of floats); the trace holds the same starts and ends in whole nanoseconds, which the report
 sums exactly and prints with three decimals. A time agrees when within 1e-6 us (PyTorch's float
 error on these files is below 1e-10 us); counts and bytes are exact.
+
+The text table's cells as PyTorch's table prints them: "CPU time avg" is cpu_total / count
+divided in floating point and rounded to 3 decimals (not the nanoseconds divided as integers),
+equal to PyTorch's unless its float total puts the exact value within 1e-6 us of a rounding tie
+(then either neighbour); "Input Shapes" is str(input_shapes) cut at the column's width (80 at
+most), without "...".
 usage: torch_key_averages.py GPROF_TRAIN DATA_DIR"""
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 
@@ -21,7 +29,40 @@ def report_rows(binary, trace, by_shape):
         cmd += ["--group-by", "name+shape"]
     doc = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     (trace,) = doc["traces"]
-    return {(r["name"], r.get("input_shapes", "")): r for r in trace["rows"] if not r["device"]}
+    return trace["rows"]
+
+
+def table(binary, trace, by_shape):
+    """The text table's cells: a dict per row, by header, in the table's order."""
+    cmd = [binary, "report", "-n", "0", trace] + (["--group-by", "name+shape"] if by_shape else [])
+    lines = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split("\n")
+    seps = [i for i, ln in enumerate(lines) if ln.startswith("---")]
+    spans = [(m.start(), m.end()) for m in re.finditer("-+", lines[seps[0]])]
+    head = [lines[seps[0] + 1][a:b].strip() for a, b in spans]
+    return [dict(zip(head, (ln[a:b] for a, b in spans))) for ln in lines[seps[1] + 1:seps[2]]]
+
+
+def fmt_us(us):
+    return f"{us / 1e6:.3f}s" if us >= 1e6 else f"{us / 1e3:.3f}ms" if us >= 1e3 else f"{us:.3f}us"
+
+
+def cells_ok(want, rows, cells):
+    """rows: the JSON rows in the table's order; cells: the table's."""
+    errors = []
+    for r, c in zip(rows, cells):
+        w = want.get((r["name"], r.get("input_shapes", "")))
+        if w is None or r["device"]:
+            continue
+        avg = w["cpu_total_us"] / w["count"]
+        frac = avg * 1000 - math.floor(avg * 1000)
+        ok = {fmt_us(avg)} if abs(frac - 0.5) > 1e-6 else {fmt_us(avg - 1e-5), fmt_us(avg + 1e-5)}
+        if c["CPU time avg"].strip() not in ok:
+            errors.append(f"{r['name']}: CPU time avg {c['CPU time avg'].strip()} not {ok}")
+        if "Input Shapes" in c:
+            shapes = r["input_shapes"][:80]
+            if c["Input Shapes"].strip() != shapes.strip() or "..." in c["Input Shapes"]:
+                errors.append(f"{r['name']}: Input Shapes {c['Input Shapes']!r} not {shapes!r}")
+    return errors
 
 
 def time_ok(got, want):
@@ -59,8 +100,10 @@ def main():
         by_shape = exp["group_by_input_shapes"]
         memory = exp["profile_kwargs"].get("profile_memory", False)
         want = {(r["name"], r.get("input_shapes", "")): r for r in exp["rows"]}
-        got = report_rows(binary, os.path.join(data, name + ".json.gz"), by_shape)
-        errors = compare(want, got, memory)
+        path = os.path.join(data, name + ".json.gz")
+        rows = report_rows(binary, path, by_shape)
+        got = {(r["name"], r.get("input_shapes", "")): r for r in rows if not r["device"]}
+        errors = compare(want, got, memory) + cells_ok(want, rows, table(binary, path, by_shape))
         print(f"{name}: {len(want)} rows, {'ok' if not errors else f'{len(errors)} differences'}")
         for e in errors:
             print("   ", e)

@@ -48,6 +48,24 @@ if(TARGET gp_export)
                     ${gp_export_sample} ${gp_export_work}/tb_plugin)
   gp_export_py_test(export_tb_module_view test_tb_module_view.py $<TARGET_FILE:gprof-train>
                     ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz ${gp_export_work}/tb_module_view)
+  # the native Perfetto protobuf export decoded with Perfetto's own schema (perfetto_trace_pb2)
+  # and compared with the JSON export: the sample, our real PyTorch traces (memory, shapes,
+  # stacks), then the shared real traces where present
+  gp_export_py_test(export_perfetto_proto test_perfetto_proto.py $<TARGET_FILE:gprof-train>
+                    ${gp_export_sample} ${gp_export_work}/proto 1)
+  # libprof's own trace: counters (gp_prof_counter), marks, two threads
+  if(TARGET gp_prof_static)
+    add_executable(prof_counters_write ${gp_export_tests}/prof_counters_write.c)
+    target_link_libraries(prof_counters_write PRIVATE gp_prof_static m)
+    gp_export_py_test(export_perfetto_proto_libprof test_perfetto_proto.py
+                      $<TARGET_FILE:gprof-train> prof:$<TARGET_FILE:prof_counters_write>
+                      ${gp_export_work}/proto_libprof)
+  endif()
+  gp_export_py_test(export_perfetto_proto_torch test_perfetto_proto.py
+                    $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/
+                    ${gp_export_work}/proto_torch)
+  gp_export_py_test(export_perfetto_proto_real test_perfetto_proto.py $<TARGET_FILE:gprof-train>
+                    ${GP_SHARED_TRACES_DIR}/ ${gp_export_work}/proto_real)
   # Perfetto's own importer: only where a trace_processor binary is given at configure time
   # (-DGP_TRACE_PROCESSOR=/path; PyPI's perfetto package downloads it from outside PyPI).
   if(GP_TRACE_PROCESSOR)

@@ -12,12 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One lane of a track: the end times of the slices open on it. */
-typedef struct lane {
-    int64_t *ends;
-    size_t depth, cap;
-} lane;
-
 typedef struct ev_state {
     export_out *o;
     const gp_trace *t;
@@ -74,67 +68,25 @@ static void map_track_ids(ev_state *s, const gp_track *tr, size_t nt)
     }
 }
 
-static int lane_push(lane *l, int64_t end)
-{
-    if (l->depth == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        int64_t *p = realloc(l->ends, cap * sizeof *p);
-        if (!p)
-            return 0;
-        l->ends = p;
-        l->cap = cap;
-    }
-    l->ends[l->depth++] = end;
-    return 1;
-}
-
-/* First lane where [ts, end) nests inside the open slices (or opens a new one): lane index,
- * or -1 on allocation failure. */
-static int place(lane **lanes, uint32_t *n, uint32_t *cap, int64_t ts, int64_t end)
-{
-    for (uint32_t k = 0;; k++) {
-        if (k == *n) {
-            if (*n == *cap) {
-                uint32_t c = *cap ? *cap * 2 : 4;
-                lane *p = realloc(*lanes, c * sizeof *p);
-                if (!p)
-                    return -1;
-                memset(p + *cap, 0, (c - *cap) * sizeof *p);
-                *lanes = p;
-                *cap = c;
-            }
-            (*n)++;
-        }
-        lane *l = &(*lanes)[k];
-        while (l->depth && l->ends[l->depth - 1] <= ts)
-            l->depth--;
-        if (l->depth == 0 || end <= l->ends[l->depth - 1])
-            return lane_push(l, end) ? (int)k : -1;
-    }
-}
-
 /* Assign lanes on one track; events are sorted by ts, then dur descending. */
 static gp_status lanes_for_track(ev_state *s, const gp_track *tr, uint32_t ti, const gp_event *ev)
 {
-    lane *lanes = NULL;
-    uint32_t n = 0, cap = 0;
+    export_lanes ls = {0};
     gp_status rc = GP_OK;
     for (uint32_t i = tr->first; rc == GP_OK && i < tr->first + tr->count; i++) {
-        int k = ev[i].ph == 'X' ? place(&lanes, &n, &cap, ev[i].ts, ev[i].ts + ev[i].dur) : 0;
+        int k = ev[i].ph == 'X' ? export_lanes_place(&ls, ev[i].ts, ev[i].ts + ev[i].dur) : 0;
         if (k < 0)
             rc = GP_ENOMEM;
         s->ev_lane[i] = (uint32_t)(k < 0 ? 0 : k);
     }
-    n = n ? n : 1; /* lane 0, the track's own tid, always exists */
+    uint32_t n = ls.n ? ls.n : 1; /* lane 0, the track's own tid, always exists */
     s->n_lanes[ti] = n;
     s->lane_tid[ti] = rc == GP_OK ? malloc(n * sizeof(int64_t)) : NULL;
     if (!s->lane_tid[ti])
         rc = GP_ENOMEM;
     for (uint32_t k = 0; rc == GP_OK && k < n; k++)
         s->lane_tid[ti][k] = k == 0 ? s->track_tid[ti] : s->next_id++;
-    for (uint32_t k = 0; k < cap; k++)
-        free(lanes[k].ends);
-    free(lanes);
+    export_lanes_free(&ls);
     return rc;
 }
 
@@ -155,18 +107,42 @@ static void meta_event(ev_state *s, const gp_track *tr, uint32_t ti, uint32_t ln
     export_out_puts(s->o, "}}");
 }
 
+const char *export_process_name(const gp_trace *t, const gp_track *tr, char *buf, size_t cap)
+{
+    if (tr->is_gpu)
+        snprintf(buf, cap, "GPU %d", tr->device >= 0 ? tr->device : (int)tr->pid);
+    else if (tr->proc_name != GP_STR_NONE)
+        return gp_trace_str(t, tr->proc_name);
+    else if (tr->pid_str != GP_STR_NONE)
+        return gp_trace_str(t, tr->pid_str);
+    else
+        snprintf(buf, cap, "process %lld", (long long)tr->pid);
+    return buf;
+}
+
+const char *export_thread_name(const gp_trace *t, const gp_track *tr, char *buf, size_t cap)
+{
+    if (tr->name != GP_STR_NONE)
+        return gp_trace_str(t, tr->name);
+    if (tr->is_gpu && tr->stream >= 0)
+        snprintf(buf, cap, "stream %lld", (long long)tr->stream);
+    else if (tr->tid_str != GP_STR_NONE)
+        return gp_trace_str(t, tr->tid_str);
+    else
+        snprintf(buf, cap, "thread %lld", (long long)tr->tid);
+    return buf;
+}
+
+int32_t export_thread_sort(const gp_track *tr)
+{
+    int64_t sort = tr->is_gpu && tr->stream >= 0 ? tr->stream : id_ok(tr->tid) ? tr->tid : 0;
+    return (int32_t)(sort < (1 << 24) ? sort : (1 << 24)); /* sort * 64 + lane: an int32 */
+}
+
 static void process_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 {
     char buf[160];
-    const char *name = buf;
-    if (tr->is_gpu)
-        snprintf(buf, sizeof buf, "GPU %d", tr->device >= 0 ? tr->device : (int)tr->pid);
-    else if (tr->proc_name != GP_STR_NONE)
-        name = gp_trace_str(s->t, tr->proc_name);
-    else if (tr->pid_str != GP_STR_NONE)
-        name = gp_trace_str(s->t, tr->pid_str);
-    else
-        snprintf(buf, sizeof buf, "process %lld", (long long)tr->pid);
+    const char *name = export_process_name(s->t, tr, buf, sizeof buf);
     /* in 64 bits: "device": 2147483647 overflowed the int sum */
     int64_t sort = tr->is_gpu ? (int64_t)GP_GPU_SORT_INDEX_BASE + (tr->device >= 0 ? tr->device : 0)
                               : s->track_pid[ti];
@@ -176,17 +152,9 @@ static void process_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 
 static void thread_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 {
-    char base[200], buf[240];
-    if (tr->name != GP_STR_NONE)
-        snprintf(base, sizeof base, "%s", gp_trace_str(s->t, tr->name));
-    else if (tr->is_gpu && tr->stream >= 0)
-        snprintf(base, sizeof base, "stream %lld", (long long)tr->stream);
-    else if (tr->tid_str != GP_STR_NONE)
-        snprintf(base, sizeof base, "%s", gp_trace_str(s->t, tr->tid_str));
-    else
-        snprintf(base, sizeof base, "thread %lld", (long long)tr->tid);
-    int64_t sort = tr->is_gpu && tr->stream >= 0 ? tr->stream : id_ok(tr->tid) ? tr->tid : 0;
-    sort = sort < (1 << 24) ? sort : (1 << 24); /* sort * 64 + lane stays an int32 */
+    char base_buf[200], buf[240];
+    const char *base = export_thread_name(s->t, tr, base_buf, sizeof base_buf);
+    int64_t sort = export_thread_sort(tr);
     for (uint32_t k = 0; k < s->n_lanes[ti]; k++) {
         if (k)
             snprintf(buf, sizeof buf, "%s (overlap %u)", base, k);
@@ -202,12 +170,12 @@ static void all_meta(ev_state *s, const gp_track *tr, size_t nt)
         int new_proc = i == 0 || tr[i - 1].pid_str != tr[i].pid_str ||
                        s->track_pid[i - 1] != s->track_pid[i];
         if (new_proc)
-            process_meta(s, tr, (uint32_t)i);
-        thread_meta(s, tr, (uint32_t)i);
+            process_meta(s, &tr[i], (uint32_t)i);
+        thread_meta(s, &tr[i], (uint32_t)i);
     }
 }
 
-static const char *cat_of(const ev_state *s, const gp_event *e)
+const char *export_kind_cat(unsigned kind)
 {
     static const char *const cats[GP_EV_KIND_COUNT] = {"other",
                                                        GP_CAT_CPU_OP,
@@ -226,6 +194,11 @@ static const char *cat_of(const ev_state *s, const gp_event *e)
                                                        GP_CAT_OVERHEAD,
                                                        GP_CAT_COLLECTIVE,
                                                        GP_CAT_TRACE};
+    return kind < GP_EV_KIND_COUNT ? cats[kind] : "other";
+}
+
+static const char *cat_of(const ev_state *s, const gp_event *e)
+{
     if (s->eo->old_runtime_cat && (e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER))
         return GP_CAT_OLD_RUNTIME;
     /* tb 0.4.3 keeps only ProfilerStep# of the user annotations: record_function ranges, the
@@ -233,7 +206,7 @@ static const char *cat_of(const ev_state *s, const gp_event *e)
     if (s->eo->mode == EXPORT_EV_TB && e->kind == GP_EV_USER_ANNOTATION &&
         !(e->flags & GP_EVF_STEP))
         return GP_CAT_CPU_OP;
-    return e->kind < GP_EV_KIND_COUNT ? cats[e->kind] : "other";
+    return export_kind_cat(e->kind);
 }
 
 static void arg_int(export_out *o, int *n, const char *key, long long v)
@@ -476,6 +449,23 @@ static void all_counters(ev_state *s, const gp_track *tr, const gp_event *ev)
     }
 }
 
+/* Perfetto: the trace's own counters (libprof's gp_prof_counter), as read, on their process. */
+static void value_counters(ev_state *s)
+{
+    size_t n;
+    const gp_counter *c = gp_trace_counters(s->t, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(c[i].value))
+            continue; /* JSON has no inf or nan */
+        sep(s);
+        export_out_puts(s->o, "{\"ph\":\"C\",\"name\":");
+        export_out_json_str(s->o, gp_trace_str(s->t, c[i].name));
+        export_out_printf(s->o, ",\"pid\":%lld,\"ts\":", id_ok(c[i].pid) ? (long long)c[i].pid : 0);
+        export_out_us(s->o, c[i].ts - s->eo->t0);
+        export_out_printf(s->o, ",\"args\":{\"" GP_ARG_COUNTER_VALUE "\":%.17g}}", c[i].value);
+    }
+}
+
 static void state_free(ev_state *s, size_t nt)
 {
     for (size_t i = 0; s->lane_tid && i < nt; i++)
@@ -513,8 +503,10 @@ gp_status export_write_events(export_out *o, const gp_analysis *a, const export_
         all_flows(&s, tr, ev);
         if (eo->mode == EXPORT_EV_TB)
             fwdbwd_flows(&s, tr, nt);
-        if (eo->mode == EXPORT_EV_PERFETTO)
+        if (eo->mode == EXPORT_EV_PERFETTO) {
             all_counters(&s, tr, ev);
+            value_counters(&s);
+        }
     }
     state_free(&s, nt);
     if (rc != GP_OK)

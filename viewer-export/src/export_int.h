@@ -88,6 +88,52 @@ typedef struct export_ev_opts {
 gp_status export_write_events(export_out *o, const struct gp_analysis *a, const export_ev_opts *eo,
                               int *first, gp_error *err);
 
+/* ---- Lanes (export_lanes.c): where each slice of a track goes so that all nest. ---- */
+typedef struct export_lane {
+    int64_t *ends; /* end times of the slices open on the lane, innermost last */
+    size_t depth, cap;
+} export_lane;
+
+typedef struct export_lanes {
+    export_lane *v;
+    uint32_t n, cap;
+} export_lanes;
+
+/** Told of each slice closed on lane `k`, with its end time. */
+typedef void (*export_lane_closed)(void *ud, uint32_t k, int64_t end);
+
+/** Place [ts, end) (slices in order of start, longest first): @return its lane, -1 on OOM.
+ * Slices ending by `ts` are closed first on the lanes it passes over. */
+int export_lanes_place(export_lanes *ls, int64_t ts, int64_t end);
+
+/** Close the slices of lane `k` that end by `ts`, innermost first, telling `closed` (NULL: no
+ * one). */
+void export_lanes_close(export_lanes *ls, uint32_t k, int64_t ts, export_lane_closed closed,
+                        void *ud);
+
+void export_lanes_free(export_lanes *ls);
+
+/** The Chrome-trace category of an event kind (GP_EV_*). */
+const char *export_kind_cat(unsigned kind);
+
+/** The name the exports give a track's process ("GPU 0", process_name, "process 12") and its
+ * thread ("stream 7", thread_name, "thread 3"); `buf` may be used. */
+struct gp_trace;
+struct gp_track;
+const char *export_process_name(const struct gp_trace *t, const struct gp_track *tr, char *buf,
+                                size_t cap);
+const char *export_thread_name(const struct gp_trace *t, const struct gp_track *tr, char *buf,
+                               size_t cap);
+
+/** A thread's place among its process's threads: its stream on a GPU, else its tid (0..2^24). */
+int32_t export_thread_sort(const struct gp_track *tr);
+
+/** A finding's ranges sorted, overlapping ones merged (a merged range loses its label), so its
+ * slices never overlap: `*n` of them, freed by the caller; NULL when out of memory. */
+struct gp_time_range;
+struct gp_finding;
+struct gp_time_range *export_finding_ranges(const struct gp_finding *f, size_t *n);
+
 /** A fresh numeric pid/tid for synthetic tracks; never one a real process uses (< 2^22). */
 #define EXPORT_SYNTH_ID_BASE 0x7F000000LL
 

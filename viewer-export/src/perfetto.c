@@ -36,6 +36,17 @@ static size_t merge_ranges(gp_time_range *r, size_t n)
     return k;
 }
 
+gp_time_range *export_finding_ranges(const gp_finding *f, size_t *n)
+{
+    gp_time_range *r = malloc((f->n_ranges + 1) * sizeof *r);
+    if (!r)
+        return NULL;
+    if (f->n_ranges)
+        memcpy(r, f->ranges, f->n_ranges * sizeof *r);
+    *n = merge_ranges(r, f->n_ranges);
+    return r;
+}
+
 static void meta(export_out *o, const char *what, long long tid, const char *name, long long sort)
 {
     export_out_printf(o,
@@ -83,12 +94,10 @@ static gp_status one_finding_thread(export_out *o, const gp_finding *f, long lon
     snprintf(label, sizeof label, "%s %s", f->rule->id, f->rule->title);
     meta(o, "thread_name", tid, label, 0);
     meta(o, "thread_sort_index", tid, NULL, tid);
-    gp_time_range *r = malloc((f->n_ranges + 1) * sizeof *r);
+    size_t n;
+    gp_time_range *r = export_finding_ranges(f, &n);
     if (!r)
         return GP_ENOMEM;
-    if (f->n_ranges)
-        memcpy(r, f->ranges, f->n_ranges * sizeof *r);
-    size_t n = merge_ranges(r, f->n_ranges);
     for (size_t k = 0; k < n; k++)
         finding_slice(o, f, label, tid, &r[k], t0);
     free(r);

@@ -169,6 +169,15 @@ typedef struct gp_flow {
     char ph;          /**< 's' or 'f' ('t' kept as read) */
 } gp_flow;
 
+/** A counter sample ("ph":"C" with a numeric "value" arg, as libprof's gp_prof_counter writes
+ * them), kept for the exports; the analysis does not use them. */
+typedef struct gp_counter {
+    int64_t ts;   /**< ns, in the events' timebase */
+    double value; /**< args.value */
+    gp_str name;  /**< the counter's name */
+    int64_t pid;  /**< numeric pid (-1 for a string one) */
+} gp_counter;
+
 /** One entry of deviceProperties[] (index = device id). Absent fields are 0 / GP_STR_NONE. */
 typedef struct gp_device_props {
     int id;
@@ -223,7 +232,8 @@ typedef struct gp_trace_info {
     uint64_t bytes_read;    /**< JSON bytes consumed (uncompressed) */
     uint64_t n_events;      /**< events stored */
     uint64_t n_flows;       /**< flow events (s/t/f) skipped: links use correlation ids */
-    uint64_t n_counters;    /**< counter events (C) skipped */
+    uint64_t n_counters;    /**< counter events (C): not analysed (gp_trace_counters keeps those
+                                 with a numeric "value") */
     uint64_t n_metadata;    /**< metadata events (M) applied to tracks */
     uint64_t n_skipped;     /**< other events skipped (unknown ph, unmatched E, no ts) */
     uint64_t n_no_ts;       /**< of n_skipped: X/B/E/i/I/R events without "ts" (a warning) */
@@ -289,6 +299,9 @@ const gp_mem_sample *gp_trace_mem_sample(const gp_trace *t, const gp_event *e);
 
 /** @return the "fwdbwd" flow ends, in file order, and their count. */
 const gp_flow *gp_trace_fwdbwd_flows(const gp_trace *t, size_t *n);
+
+/** @return the counter samples ("value" counters), in file order, and their count. */
+const gp_counter *gp_trace_counters(const gp_trace *t, size_t *n);
 
 /** @return the Python ids of a python_function event, else NULL (none, or not Python). */
 const gp_py_info *gp_trace_py_info(const gp_trace *t, const gp_event *e);

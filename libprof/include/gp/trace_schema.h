@@ -101,6 +101,7 @@
 #define GP_ARG_PYTHON_PARENT_ID "Python parent id"
 #define GP_ARG_PYTHON_MODULE_ID "Python module id" /* an nn.Module call */
 /* [memory] instant events */
+#define GP_ARG_COUNTER_VALUE    "value" /* a counter's (ph "C") sample */
 #define GP_ARG_MEM_ADDR           "Addr"
 #define GP_ARG_MEM_BYTES          "Bytes" /* negative = free */
 #define GP_ARG_MEM_TOTAL_ALLOC    "Total Allocated"

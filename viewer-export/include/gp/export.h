@@ -42,6 +42,22 @@ gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, c
                              gp_error *err);
 
 /**
+ * Write Perfetto's native protobuf trace (Trace / TracePacket / TrackEvent; gzip when `path`
+ * ends in ".gz"), streamed packet by packet: a track per thread and per CUDA stream (slices that
+ * overlap without nesting on child tracks "NAME (overlap K)", as the JSON export places them),
+ * slices with their arguments as debug annotations, launch -> GPU activity flows, allocator
+ * samples as byte counters, interned names and categories, a clock snapshot (time 0 = the
+ * trace's first event), and each finding's ranges as slices on a "gprof-train findings" track.
+ * @return GP_OK, GP_EIO (with the path in `err`) or GP_ENOMEM.
+ */
+gp_status gp_export_perfetto_proto(const gp_analysis *a, const gp_export_opts *opts,
+                                   const char *path, gp_error *err);
+
+/** @return 1 when `path` names a Perfetto protobuf trace (".pftrace", ".perfetto-trace", either
+ * with ".gz"), else 0. */
+int gp_export_perfetto_is_proto_name(const char *path);
+
+/**
  * Write a torch-tb-profiler run: `logdir/run/<worker>.<unix ms>.pt.trace.json.gz`, creating the
  * directories. Steps stay on the CPU thread only, traceEvents is the last key, runtime and driver
  * calls use the "Runtime" category that 0.4.3 (and later) map to Runtime; 0.4.3 ignores
