@@ -164,12 +164,12 @@ def summary(steps, opts):
             "opt_share_of_sum_pct": 100 * sum(opts) / sum(steps)}
 
 
-def profiled(case, active, raw=None):
+def profiled(case, active, raw=None, **kwargs):
     sched = schedule(wait=1, warmup=1, active=active)
     times = []
     time.sleep(0.05)
     with profile(activities=[ProfilerActivity.CPU], schedule=sched,
-                 on_trace_ready=lambda p: raw and p.export_chrome_trace(raw)) as prof:
+                 on_trace_ready=lambda p: raw and p.export_chrome_trace(raw), **kwargs) as prof:
         for _ in range(2 + active):
             times.append(case.step())
             prof.step()
@@ -186,15 +186,19 @@ def sweep(seconds=1.0):
     return out
 
 
-def profiler_cost(case, active, rounds=4):
-    """The profiler's cost a step: profiled minus unprofiled windows, interleaved."""
-    without, with_ = [], []
+def profiler_cost(case, active, rounds=8, **kwargs):
+    """The profiler's cost a step: profiled minus unprofiled windows, interleaved; the median of
+    the rounds' differences (each of medians), so slow drift of the machine cancels."""
+    without, with_, diff = [], [], []
     for _ in range(rounds):
-        without += timed(case, active)[0]
-        with_ += [s for s, _ in profiled(case, active)]
+        w0 = timed(case, active)[0]
+        w1 = [s for s, _ in profiled(case, active, **kwargs)]
+        without += w0
+        with_ += w1
+        diff.append(statistics.median(w1) - statistics.median(w0))
     return {"rounds": rounds, "steps": active, "step_without_ms": 1e3 * statistics.median(without),
             "step_with_ms": 1e3 * statistics.median(with_),
-            "cost_ms": 1e3 * (statistics.median(with_) - statistics.median(without))}
+            "cost_ms": 1e3 * statistics.median(diff)}
 
 
 def write_case(name, build, active):
