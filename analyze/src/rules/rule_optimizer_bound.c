@@ -82,7 +82,8 @@ static enum impl optimizer_impl(const struct rules_ctx *c, const struct rules_iv
 
 /* The optimizer's time in [ts, end) that would shorten the step if it went: on a GPU trace only
  * where the GPU is idle meanwhile (the rest overlaps GPU work). */
-static int64_t idle_in(const struct rules_ctx *c, const struct rules_ivs *v, int64_t ts, int64_t end)
+static int64_t idle_in(const struct rules_ctx *c, const struct rules_ivs *v, int64_t ts,
+                       int64_t end)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < v->n && v->iv[i][0] < end; i++) {
@@ -223,8 +224,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 }
 
 /* Too few steps to judge: one stall inside one Optimizer.step can decide the share. */
-static gp_status advise_more_steps(const struct rules_ctx *c, struct rules_out *o,
-                                   const double *p, const struct opt *x)
+static gp_status advise_more_steps(const struct rules_ctx *c, struct rules_out *o, const double *p,
+                                   const struct opt *x)
 {
     size_t more = (size_t)p[MIN_STEPS] - c->n_steps;
     rules_fire(o, GP_SEV_INFO, p[WARN_PCT]);
@@ -261,8 +262,7 @@ static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, co
 static gp_status judge(struct rules_ctx *c, const double *p, struct rules_out *o, struct opt *x)
 {
     GP_TRY(per_step(c, x));
-    rules_measure(o, "optimizer_share", GP_UNIT_PCT, x->med_share, ">=", p[WARN_PCT],
-                  p[CRIT_PCT]);
+    rules_measure(o, "optimizer_share", GP_UNIT_PCT, x->med_share, ">=", p[WARN_PCT], p[CRIT_PCT]);
     char per[32];
     rules_fmt_ns(per, sizeof(per), x->med_ns);
     GP_TRY(rules_summary(o,

@@ -40,7 +40,7 @@ struct tiny {
     size_t n;             /* tiny leaves in steps */
     int64_t *durs;        /* first pass: each tiny leaf's duration */
     size_t cap;
-    int64_t floor_ns;     /* second pass: a tiny leaf counts up to this (the median) */
+    int64_t floor_ns; /* second pass: a tiny leaf counts up to this (the median) */
 };
 
 /* DataLoader waits and the optimizer: other rules' time. */
@@ -84,8 +84,8 @@ static gp_status add_leaf(const struct rules_ctx *c, struct tiny *t, struct walk
     }
     const int64_t gap_ns = (int64_t)(t->p[GAP_US] * 1e3);
     int64_t gap = w->prev_end != INT64_MIN ? e->ts - w->prev_end : gap_ns + 1;
-    int64_t ns = (e->dur < t->floor_ns ? e->dur : t->floor_ns) +
-                 (gap >= 0 && gap <= gap_ns ? gap : 0);
+    int64_t ns =
+            (e->dur < t->floor_ns ? e->dur : t->floor_ns) + (gap >= 0 && gap <= gap_ns ? gap : 0);
     t->ns += ns;
     t->n++;
     w->prev_end = e->ts + e->dur;
@@ -171,7 +171,9 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
     }
     if (cell) {
         GP_TRY(rules_knob(o, "one nn.%s over the whole sequence; torch.compile; a larger batch",
-                          strstr(cell, "gru") ? "GRU" : strstr(cell, "lstm") ? "LSTM" : "RNN"));
+                          strstr(cell, "gru")    ? "GRU"
+                          : strstr(cell, "lstm") ? "LSTM"
+                                                 : "RNN"));
         return rules_reco(o,
                           "%.0f tiny operators per step and the dispatch between them take "
                           "%.0f%% of the step: a recurrent cell called once per time step (%s, "
