@@ -9,6 +9,7 @@
  * No anchor has this rule (issue 17 §12): thresholds ours. */
 #include "rules_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,7 +228,7 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 static gp_status advise_more_steps(const struct rules_ctx *c, struct rules_out *o, const double *p,
                                    const struct opt *x)
 {
-    size_t more = (size_t)p[MIN_STEPS] - c->n_steps;
+    size_t more = (size_t)ceil(p[MIN_STEPS]) - c->n_steps; /* n < min_steps */
     rules_fire(o, GP_SEV_INFO, p[WARN_PCT]);
     return rules_reco(o,
                       "Only %zu step%s analysed: profile %zu more steps before acting on this. "
