@@ -4,10 +4,11 @@ without the profiler (issue 24 §2), so a test can hold the rules' verdicts to m
 
 For each case NAME this writes verdicts/NAME.json.gz (prof.export_chrome_trace(), CPU only) and
 verdicts/NAME.measured.json: the median step time and optimizer share over steps timed without
-the profiler (the thread's CPU time around the step and around step + zero_grad), before and after the
-profiled window in the same process, the profiled steps' own times, and for the LSTM cases the
-step time over a batch-size sweep. Nothing in the .measured.json is a verdict: the test decides
-what a right verdict is from these numbers.
+the profiler (the thread's CPU time around the step and around step + zero_grad), before and
+after the profiled window in the same process, the profiled steps' own times, the profiler's
+cost a step (profiled minus unprofiled windows, interleaved), and for the LSTM cases the step
+time over a batch-size sweep. Nothing in the .measured.json is a verdict: the test decides what
+a right verdict is from these numbers.
 
     chrt -f 10 python3 tests/data/torch/make_verdict_traces.py [NAME...]   # with torch
 
