@@ -167,9 +167,10 @@ gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
     free(s.gaps);
     int64_t n = (int64_t)c->n_steps;
     out->records_per_step = (double)s.records / (double)n;
+    /* the mean over the kinds, and the total from it: records x cost + overhead, as printed */
     out->record_cost_ns = s.records ? records_ns / (int64_t)s.records : 0;
     out->overhead_ns = s.overhead_ns / n;
-    out->per_step_ns = (records_ns + s.overhead_ns) / n;
+    out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n;
     return rc;
 }
 
