@@ -23,11 +23,10 @@
  * runs): a record costs about 2.5x the gaps' 10th percentile (1.7-3.0x in 8 of 9 runs of the
  * default options, 6.5x in one), an op with record_shapes 3x (1.9-4.5x over 6 runs); with_stack
  * costs more per record, but its gaps grow as much (1.5-3.7x over 5 runs); a memory record
- * (profile_memory) costs about the gap (0.5-1.6x in 3 of 4 runs). CUDA runtime and driver calls (CUPTI's activity records, buffered) were not
- * measured here: they keep the gaps' estimate.
- * In absolute terms a CPU op cost 0.8-2.7 us there: a ratio to the trace's own gaps carries over
- * to a faster machine, where an absolute cost would not (a trace of 1320 records in a 1.7 ms
- * step). */
+ * (profile_memory) costs about the gap (0.5-1.6x in 3 of 4 runs). CUDA runtime and driver calls
+ * (CUPTI's activity records, buffered) were not measured here: they keep the gaps' estimate. In
+ * absolute terms a CPU op cost 0.8-2.7 us there: a ratio to the trace's own gaps carries over to a
+ * faster machine, where an absolute cost would not (a trace of 1320 records in a 1.7 ms step). */
 #define TORCH_RECORD_X 2.5
 #define TORCH_SHAPES_X 3.0
 #define TORCH_GAP_X    1.0 /* memory records, CUDA runtime and driver calls */
