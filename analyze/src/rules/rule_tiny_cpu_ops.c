@@ -146,20 +146,38 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, struct
     return GP_OK;
 }
 
-/* A recurrent cell called once per time step (the top row, after evidence() sorted them). */
-static const char *cell_loop(const struct rules_ctx *c, const struct tiny *t)
+/* A recurrent cell called once per time step among the rows evidence() shows, or NULL. */
+static const struct rules_agg_row *cell_loop(const struct rules_ctx *c, const struct tiny *t)
 {
     static const char *const cells[] = {"aten::lstm_cell", "aten::gru_cell", "aten::rnn_tanh_cell",
                                         "aten::rnn_relu_cell"};
     for (size_t i = 0; i < t->agg.n && i < 6; i++)
         for (size_t k = 0; k < sizeof(cells) / sizeof(cells[0]); k++)
             if (strcmp(gp_trace_str(c->t, t->agg.rows[i].k[0]), cells[k]) == 0)
-                return cells[k];
+                return &t->agg.rows[i];
     return NULL;
 }
 
+static gp_status advise_cell(const struct rules_ctx *c, struct rules_out *o, double share,
+                             double ops, const struct rules_agg_row *row)
+{
+    const char *cell = gp_trace_str(c->t, row->k[0]);
+    GP_TRY(rules_knob(o, "one nn.%s over the whole sequence; torch.compile; a larger batch",
+                      strstr(cell, "gru")    ? "GRU"
+                      : strstr(cell, "lstm") ? "LSTM"
+                                             : "RNN"));
+    return rules_reco(o,
+                      "%.0f tiny operators per step and the dispatch between them take %.0f%% "
+                      "of the step: a recurrent cell called once per time step (%s, below) runs "
+                      "%.0f tiny ops a call, each costing the dispatcher's overhead more than its "
+                      "arithmetic. Run the whole sequence as one layer (nn.LSTM, nn.GRU), or let "
+                      "torch.compile fuse the loop; the cost is per call, so a larger batch costs "
+                      "little more time a step.",
+                      ops, share, cell, (double)row->count / (double)(row->bytes ? row->bytes : 1));
+}
+
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double share, double ops,
-                        const char *cell)
+                        const struct rules_agg_row *cell)
 {
     if (c->cfg.trainer && c->cfg.batch_size > 0) {
         GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 4));
@@ -169,20 +187,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
                           "work per call.",
                           ops, share, c->cfg.batch_size * 4, c->cfg.batch_size);
     }
-    if (cell) {
-        GP_TRY(rules_knob(o, "one nn.%s over the whole sequence; torch.compile; a larger batch",
-                          strstr(cell, "gru")    ? "GRU"
-                          : strstr(cell, "lstm") ? "LSTM"
-                                                 : "RNN"));
-        return rules_reco(o,
-                          "%.0f tiny operators per step and the dispatch between them take "
-                          "%.0f%% of the step: a recurrent cell called once per time step (%s, "
-                          "below) runs a dozen small ops per call, each costing the dispatcher's "
-                          "overhead more than its arithmetic. Run the whole sequence as one "
-                          "layer (nn.LSTM, nn.GRU), or let torch.compile fuse the loop; the cost "
-                          "is per call, so a larger batch costs little more time a step.",
-                          ops, share, cell);
-    }
+    if (cell)
+        return advise_cell(c, o, share, ops, cell);
     GP_TRY(rules_knob(o, "vectorise the per-sample loop (one op over the batch); torch.compile"));
     return rules_reco(o,
                       "%.0f tiny operators per step (under the operators below) and the dispatch "
