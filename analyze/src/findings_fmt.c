@@ -176,7 +176,7 @@ static void write_text_finding(FILE *out, const gp_findings *fs, const gp_findin
         write_evidence(out, f);
 }
 
-static const char *const cost_sources[] = {"none", "measured", "gaps"};
+static const char *const cost_sources[] = {"none", "measured", "gaps", "torch"};
 
 /* "profiler's own cost: 0.4 ms a step (120 records x 3.1 us, estimated from the gaps ...)" */
 static void write_cost(FILE *out, const gp_profiler_cost *k)
@@ -189,6 +189,8 @@ static void write_cost(FILE *out, const gp_profiler_cost *k)
             rules_fmt_ns(b, sizeof(b), k->record_cost_ns),
             k->source == GP_COST_MEASURED ? "measured by the profiler"
             : k->source == GP_COST_GAPS   ? "estimated from the gaps between records"
+            : k->source == GP_COST_TORCH  ? "2.5x the gaps between records: torch.profiler's "
+                                            "cost as measured"
                                           : "a record's cost not known");
     if (k->overhead_ns > 0)
         fprintf(out, "; %s of CUPTI overhead", rules_fmt_ns(o, sizeof(o), k->overhead_ns));

@@ -15,6 +15,21 @@
  * is taken to cost this much: the per-op overhead PyTorch's documentation gives for its profiler
  * with CUDA events, its costliest mode (rules_anchors.md §7). */
 #define GAP_COST_MAX_NS 4000
+/* The gaps alone put torch.profiler's cost at 0.35-0.6x what it is (issue 24 §2: about 3x low on
+ * a quiet machine): a record's work is spread over the op's own time too, not only the gap after
+ * it. Measured on this project's 2-core VM (torch 2.15 on the CPU, one thread, the thread's CPU
+ * time per step with minus without the profiler over interleaved windows, bench/
+ * torch_profiler_cost.py on an LSTMCell loop and an MLP with Adam, and make_verdict_traces.py's
+ * runs): a record costs about 2.5x the gaps' 10th percentile (1.7-3.0x in 8 of 9 runs of the
+ * default options, 6.5x in one), an op with record_shapes 3x (1.9-4.5x over 6 runs); with_stack
+ * costs more per record, but its gaps grow as much (1.5-3.7x over 5 runs); a memory record
+ * (profile_memory) costs about the gap (0.5-1.6x in 3 of 4 runs). CUDA runtime and driver calls
+ * (CUPTI's activity records, buffered) were not measured here: they keep the gaps' estimate. In
+ * absolute terms a CPU op cost 0.8-2.7 us there: a ratio to the trace's own gaps carries over to a
+ * faster machine, where an absolute cost would not (a trace of 1320 records in a 1.7 ms step). */
+#define TORCH_RECORD_X 2.5
+#define TORCH_SHAPES_X 3.0
+#define TORCH_GAP_X    1.0 /* memory records, CUDA runtime and driver calls */
 
 /* A record the profiler made on a host thread: each costs that thread time. */
 static int host_record(const gp_event *e)
@@ -34,8 +49,20 @@ static int host_record(const gp_event *e)
     }
 }
 
+/* Kinds of record whose cost differs (TORCH_*_X). */
+enum rec_kind { REC_GAP, REC_SHAPES, REC_OTHER, REC_KINDS };
+
+static enum rec_kind rec_kind(const struct rules_ctx *c, const gp_event *e)
+{
+    if (e->kind == GP_EV_MEMORY || e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER)
+        return REC_GAP;
+    if (e->kind == GP_EV_CPU_OP && gp_trace_event_shape(c->t, e) != GP_STR_NONE)
+        return REC_SHAPES;
+    return REC_OTHER;
+}
+
 struct cost_scan {
-    size_t records;
+    size_t records, by_kind[REC_KINDS];
     int64_t overhead_ns;
     int64_t *gaps;
     size_t n_gaps, cap_gaps;
@@ -66,6 +93,7 @@ static gp_status scan_track(const struct rules_ctx *c, const gp_track *tr, struc
         if (!host_record(e) || step < 0)
             continue;
         s->records++;
+        s->by_kind[rec_kind(c, e)]++;
         if (e->ph != 'X' || e->dur <= 0)
             continue;
         if (prev && prev_step == step && e->ts >= prev->ts + prev->dur)
@@ -90,6 +118,19 @@ static double step_cv(const struct rules_ctx *c)
     return mean > 0 ? sqrt(sum2 / (double)(c->n_steps - 1)) / mean : NAN;
 }
 
+/* A PyTorch trace's records at torch.profiler's measured cost, a multiple of the gaps' estimate
+ * (at most GAP_COST_MAX_NS, as the gaps' estimate): their total. */
+static int64_t torch_cost(const struct cost_scan *s, int64_t gap)
+{
+    static const double x[REC_KINDS] = {TORCH_GAP_X, TORCH_SHAPES_X, TORCH_RECORD_X};
+    int64_t sum = 0;
+    for (int k = 0; k < REC_KINDS; k++) {
+        double ns = x[k] * (double)gap;
+        sum += (int64_t)s->by_kind[k] * (int64_t)(ns < GAP_COST_MAX_NS ? ns : GAP_COST_MAX_NS);
+    }
+    return sum;
+}
+
 gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
 {
     struct cost_scan s = {0};
@@ -106,17 +147,27 @@ gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
         if (c->ev[i].kind == GP_EV_OVERHEAD)
             s.overhead_ns +=
                     rules_ivs_overlap(&c->step_ivs, c->ev[i].ts, c->ev[i].ts + c->ev[i].dur);
+    int64_t gap = 0, records_ns = 0;
+    int have_gap = rc == GP_OK && s.n_gaps >= MIN_GAPS;
+    if (have_gap) {
+        gap = rules_kth(s.gaps, s.n_gaps, s.n_gaps * GAP_PERCENTILE / 100);
+        gap = gap < GAP_COST_MAX_NS ? gap : GAP_COST_MAX_NS;
+    }
     if (rc == GP_OK && c->cfg.record_cost_ns > 0) {
         out->source = GP_COST_MEASURED;
-        out->record_cost_ns = c->cfg.record_cost_ns;
-    } else if (rc == GP_OK && s.n_gaps >= MIN_GAPS) {
+        records_ns = (int64_t)s.records * c->cfg.record_cost_ns;
+    } else if (have_gap && !c->cfg.libprof) {
+        out->source = GP_COST_TORCH;
+        records_ns = torch_cost(&s, gap);
+    } else if (have_gap) {
         out->source = GP_COST_GAPS;
-        int64_t gap = rules_kth(s.gaps, s.n_gaps, s.n_gaps * GAP_PERCENTILE / 100);
-        out->record_cost_ns = gap < GAP_COST_MAX_NS ? gap : GAP_COST_MAX_NS;
+        records_ns = (int64_t)s.records * gap;
     }
     free(s.gaps);
     int64_t n = (int64_t)c->n_steps;
     out->records_per_step = (double)s.records / (double)n;
+    /* the mean over the kinds, and the total from it: records x cost + overhead, as printed */
+    out->record_cost_ns = s.records ? records_ns / (int64_t)s.records : 0;
     out->overhead_ns = s.overhead_ns / n;
     out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n;
     return rc;

@@ -16,6 +16,11 @@ if(TARGET gp_analyze)
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/gt00_advice.py
                      $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch)
     set_tests_properties(analyze_gt00_advice PROPERTIES LABELS cli TIMEOUT 120)
+    # issue 24 §2: GT17's and GT18's verdicts and the profiler's cost against measured runs
+    add_test(NAME analyze_torch_verdicts
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/torch_verdicts.py
+                     $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/verdicts)
+    set_tests_properties(analyze_torch_verdicts PROPERTIES LABELS cli TIMEOUT 120)
   endif()
   if(GP_BUILD_BENCH AND TARGET gprof-train) # gen_kineto_trace is defined in bench/, later
     add_test(NAME analyze_split_same

@@ -195,22 +195,24 @@ static void test_sureness_follows_steps_and_noise(void)
     release(&r);
 }
 
-/* Without the profiler's own measure (a PyTorch trace), a record costs the 10th percentile of the
- * gaps between records; where even the short gaps are long (the program works in them), 4 us. */
-static void test_cost_from_gaps(void)
+/* Without the profiler's own measure (a PyTorch trace), a record costs 2.5x the 10th percentile
+ * of the gaps between records, what torch.profiler was measured to cost beyond them (issue 24
+ * §2: the gaps alone said 2-3x too little); where even the short gaps are long (the program works
+ * in them), 4 us. */
+static void test_cost_of_torch_records(void)
 {
     struct scen sc = {
             .steps = 10, .step_us = 10000, .loader_us = 6000, .frames = 200, .gap_ns = 300};
     struct run r;
     GP_CHECK(diagnose(&sc, &r) == 0);
     const gp_profiler_cost *k = gp_findings_profiler_cost(r.f);
-    GP_ASSERT_EQ_INT(k->source, GP_COST_GAPS);
-    GP_ASSERT_EQ_INT(k->record_cost_ns, 300);
+    GP_ASSERT_EQ_INT(k->source, GP_COST_TORCH);
+    GP_ASSERT_EQ_INT(k->record_cost_ns, 750);
     release(&r);
     sc.frames = 20, sc.gap_ns = 50000;
     GP_CHECK(diagnose(&sc, &r) == 0);
     k = gp_findings_profiler_cost(r.f);
-    GP_ASSERT_EQ_INT(k->source, GP_COST_GAPS);
+    GP_ASSERT_EQ_INT(k->source, GP_COST_TORCH);
     GP_ASSERT_EQ_INT(k->record_cost_ns, 4000);
     release(&r);
 }
@@ -238,7 +240,7 @@ int main(void)
     GP_RUN(test_gain_never_exceeds_the_unprofiled_step);
     GP_RUN(test_cheap_profiler_is_sure);
     GP_RUN(test_sureness_follows_steps_and_noise);
-    GP_RUN(test_cost_from_gaps);
+    GP_RUN(test_cost_of_torch_records);
     GP_RUN(test_overhead_events_count);
     return gp_test_summary();
 }

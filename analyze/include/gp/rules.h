@@ -155,11 +155,15 @@ double gp_findings_python_frames(const gp_findings *f);
 typedef enum gp_cost_source {
     GP_COST_NONE = 0, /**< no host records in the analysed steps, or too few gaps to estimate */
     GP_COST_MEASURED, /**< measured by the profiler in the process (libprof's record_cost_ns) */
-    GP_COST_GAPS      /**< estimated from the trace: the 10th percentile of the gaps between
+    GP_COST_GAPS,     /**< estimated from the trace: the 10th percentile of the gaps between
                            consecutive records on a thread, which hold the profiler's work
                            between two records and some of the program's (on the high side);
                            at most 4 us, the per-op cost PyTorch documents for its costliest
                            profiler mode, where the program works in the gaps */
+    GP_COST_TORCH     /**< a trace not from libprof: the gaps' estimate times what
+                           torch.profiler's records were measured to cost beyond it (2.5x; an
+                           op with record_shapes 3x; memory records and CUDA runtime calls 1x;
+                           at most 4 us), rules_cost.c */
 } gp_cost_source;
 
 /** The profiler's own time in the analysed steps, as far as the trace shows it: its host
