@@ -27,6 +27,11 @@ struct rules_cfg {
     int64_t device_mem;     /* bytes, 0 unknown */
     const char *gpu_status; /* the profiler's word on GPU capture, or NULL */
     int64_t record_cost_ns; /* libprof's measure of one recorded range; 0 unknown */
+    long blas_threads;      /* the trainer's OpenBLAS threads; -1 unknown */
+    /* the trainer's CPU accounting over its loop (ns; all 0 unknown): steps' wall time, the
+     * training thread's CPU time in them, loader threads' CPU time; other processes' CPU time
+     * and the wall time it covers (0 unknown) */
+    int64_t step_wall, step_cpu, loader_cpu, other_cpu, loop_wall;
 };
 
 /* A sorted, disjoint list of [ts, end) intervals (ns). */
@@ -183,6 +188,25 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
+
+/* ---- rules_stalls.c: operators far slower than their own fastest calls (GT19) ---- */
+struct rules_stall_row {
+    gp_str name, shape; /* shape GP_STR_NONE where the trace has none */
+    uint64_t calls, stalled;
+    int64_t fastest, worst, stall_ns;
+};
+struct rules_stalls {
+    struct rules_stall_row *rows; /* ops with a stall, most stalled time first */
+    size_t n;
+    int64_t stall_ns;         /* the calls' time beyond their group's fastest call, stalls only */
+    uint64_t calls, stalled;  /* leaf calls compared (in groups of >= 3), of them stalls */
+    size_t steps_hit;         /* analysed steps with a stall */
+};
+/* Group the leaf CPU ranges of the analysed steps by (thread, name, shape, k-th call in its
+ * step); a call at least `min_ns` and `ratio` times longer than its group's fastest is a stall. */
+gp_status rules_stalls_scan(const struct rules_ctx *c, int64_t min_ns, double ratio,
+                            struct rules_stalls *s);
+void rules_stalls_release(struct rules_stalls *s);
 
 /* ---- rules_out.c: filling in a finding ---- */
 /* Record the measurement. `cmp` is ">=" or "<"; the tiers decide the severity. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_IN_USE };
 
@@ -35,6 +36,7 @@ struct loader {
     gp_error fail_err;
     pthread_t *threads;
     int n_threads;
+    int64_t worker_cpu_ns; /* CPU time of the workers that have ended */
     uint8_t *inline_px; /* pixel scratch for workers == 0 */
 };
 
@@ -167,6 +169,9 @@ static void *worker_main(void *p)
         pthread_mutex_lock(&l->mu);
         finish(l, s, rc, &err);
     }
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        l->worker_cpu_ns += (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     pthread_mutex_unlock(&l->mu);
     free(px);
     free(a);
@@ -314,16 +319,25 @@ void loader_release(struct loader *l, struct batch *b)
     pthread_mutex_unlock(&l->mu);
 }
 
-void loader_close(struct loader *l)
+int64_t loader_join(struct loader *l)
 {
     if (!l)
-        return;
+        return 0;
     pthread_mutex_lock(&l->mu);
     l->stop = 1;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     for (int i = 0; i < l->n_threads; i++)
         pthread_join(l->threads[i], NULL);
+    l->n_threads = 0;
+    return l->worker_cpu_ns;
+}
+
+void loader_close(struct loader *l)
+{
+    if (!l)
+        return;
+    loader_join(l);
     for (int i = 0; l->slots && i < l->n_slots; i++) {
         slot_free(&l->cfg, l->slots[i].mem);
         free(l->slots[i].b.index);

@@ -1,0 +1,243 @@
+/* GT19 cpu_contention: the step's threads wait for a CPU core: more runnable threads than cores
+ * (intra-op or OpenBLAS threads x processes, loader workers) or other processes keeping the cores
+ * busy. Where the trainer recorded its CPU accounting (the training thread's CPU time in its
+ * steps, its loader threads', other processes' from /proc/stat), the metric is measured: the
+ * share of step time the training thread could run but had no core. Otherwise it is read from
+ * timing alone: leaf operators that took at least a scheduler slice (min_stall_ms) and
+ * stall_ratio times longer than their own fastest call of the same name, shape and place in the
+ * step (rules_stalls.c), in several steps: the machine, not one pause (GT14's). Under load the
+ * stalls are few and long (two busy loops beside a 1.3 ms step: 7 calls of 897 stalled, each by
+ * a slice of 10 ms and more, 10% of step time), so their count is no measure, their time is.
+ * No anchor has this rule (issue 24 §2): thresholds ours. */
+#include "gp/trace_schema.h"
+#include "rules_int.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { WARN_PCT, CRIT_PCT, MIN_STALL_MS, STALL_RATIO, MIN_STALL_STEPS };
+static const gp_rule_param params[] = {
+        {"warn_pct", 10, "step time waiting for a core, share (ours)"},
+        {"crit_pct", 30, "share for crit (ours)"},
+        {"min_stall_ms", 1,
+         "without CPU accounting: a call this much longer than its fastest waited for a core "
+         "(a scheduler slice on a busy core; ours)"},
+        {"stall_ratio", 1.5, "...and at least this many times its fastest call (ours)"},
+        {"min_stall_steps", 3,
+         "...in at least this many steps: contention lasts, a single pause is GT14's (ours)"},
+};
+RULES_INFO(cpu_contention, "GT19", "CPU contention (threads waiting for a core)", 0,
+           RULES_NEEDS_STEPS);
+
+static const gp_evidence_col cols[] = {{"operator", GP_UNIT_TEXT},  {"shape", GP_UNIT_TEXT},
+                                       {"calls", GP_UNIT_COUNT},    {"stalled", GP_UNIT_COUNT},
+                                       {"fastest", GP_UNIT_US},     {"slowest", GP_UNIT_US},
+                                       {"time stalled", GP_UNIT_US}};
+
+/* What the trainer's CPU accounting says (all unknown on other traces). */
+struct acct {
+    int known;          /* the training thread's CPU time in its steps is recorded (CPU device) */
+    double wait_share;  /* its runnable time without a core, % of the steps' wall time */
+    double loader_run;  /* loader threads' CPU time / their fetch ranges' wall time; -1 unknown */
+    double other_cores; /* other processes' mean busy cores; -1 unknown */
+    long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
+};
+
+/* The loader threads' busy wall time: their fetch ranges within the steps (warm-up included,
+ * as the accounting is). */
+static int64_t fetch_wall(const struct rules_ctx *c)
+{
+    const gp_step *all = c->steps - c->n_warmup;
+    int64_t ts = all[0].ts, end = c->steps[c->n_steps - 1].end, sum = 0;
+    for (size_t i = 0; i < c->n_ev; i++) {
+        const gp_event *e = &c->ev[i];
+        if (e->kind == GP_EV_USER_ANNOTATION && e->ts >= ts && e->ts < end &&
+            e->name != GP_STR_NONE &&
+            strcmp(gp_trace_str(c->t, e->name), "DataLoader.fetch_batch") == 0)
+            sum += e->dur;
+    }
+    return sum;
+}
+
+static struct acct read_acct(const struct rules_ctx *c)
+{
+    const struct rules_cfg *g = &c->cfg;
+    struct acct a = {.loader_run = -1, .other_cores = -1};
+    long w = g->workers > 0 ? g->workers : 0;
+    a.threads = 1 + w + (g->blas_threads > 1 ? g->blas_threads - 1 : 0);
+    if (g->loop_wall > 0)
+        a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
+    int64_t fw = w > 0 && g->step_wall > 0 ? fetch_wall(c) : 0;
+    if (fw > 0)
+        a.loader_run = fmin(1.0, (double)g->loader_cpu / (double)fw);
+    if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
+        return a; /* on a GPU the training thread also blocks in syncs */
+    /* with loader threads, the training thread sleeps while it waits for a batch */
+    double blocked = w > 0 && c->step_ns > 0
+                             ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] /
+                                       (double)c->step_ns
+                             : 0;
+    double wait = (double)(g->step_wall - g->step_cpu) - blocked;
+    a.known = 1;
+    a.wait_share = wait > 0 ? 100.0 * wait / (double)g->step_wall : 0;
+    return a;
+}
+
+static gp_status evidence(const struct rules_ctx *c, struct rules_out *o,
+                          const struct rules_stalls *s)
+{
+    rules_cols(o, 7, cols);
+    for (size_t i = 0; i < s->n && i < RULES_MAX_ROWS; i++) {
+        const struct rules_stall_row *r = &s->rows[i];
+        const char *shape = r->shape != GP_STR_NONE ? gp_trace_str(c->t, r->shape) : "";
+        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->name)},
+                                        {0, shape},
+                                        {(double)r->calls, NULL},
+                                        {(double)r->stalled, NULL},
+                                        {(double)r->fastest / 1e3, NULL},
+                                        {(double)r->worst / 1e3, NULL},
+                                        {(double)r->stall_ns / 1e3, NULL}}));
+    }
+    return GP_OK;
+}
+
+/* "this run: 3 compute threads (training, 2 loader, OpenBLAS 1) on 2 cores; other processes
+ * kept 1.9 cores busy meanwhile; ..." */
+static const char *machine_line(const struct rules_ctx *c, const struct acct *a,
+                                struct rules_out *o)
+{
+    const struct rules_cfg *g = &c->cfg;
+    long w = g->workers > 0 ? g->workers : 0, b = g->blas_threads;
+    const char *cores = g->cpu_count > 0 ? rules_strf(o, " on %ld cores", g->cpu_count) : "";
+    const char *other =
+            a->other_cores >= 0
+                    ? rules_strf(o, "; other processes kept %.1f cores busy meanwhile",
+                                 a->other_cores)
+                    : "";
+    const char *loader = a->loader_run >= 0 ? rules_strf(o,
+                                                         "; the loader threads ran %.0f%% of "
+                                                         "the time they had work",
+                                                         100 * a->loader_run)
+                                            : "";
+    return rules_strf(o, "this run: %ld compute thread%s (training, %ld loader%s)%s%s%s",
+                      a->threads, a->threads == 1 ? "" : "s", w,
+                      b > 0 ? rules_strf(o, ", OpenBLAS %ld", b) : "", cores, other, loader);
+}
+
+/* The trainer: fewer loader threads where they outnumber the free cores, OpenBLAS to one
+ * thread, and the other load named with what it took. */
+static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a, double share,
+                                struct rules_out *o)
+{
+    const struct rules_cfg *g = &c->cfg;
+    /* our own threads beyond the cores: the loader threads GT01 would leave (all cores but one) */
+    long w = g->workers > 0 ? g->workers : 0;
+    long fit = g->cpu_count > 1 ? g->cpu_count - 1 : 1;
+    int cut_workers = w > fit && g->cpu_count > 0 && a->threads > g->cpu_count;
+    int busy = a->other_cores >= 0.5;
+    const char *blas = g->blas_threads > 1 ? " OPENBLAS_NUM_THREADS=1;" : "";
+    GP_TRY(rules_knob(o, "%s%s%s", cut_workers ? rules_strf(o, "--workers %ld;", fit) : "", blas,
+                      busy ? " stop the other load on the machine" : " fewer threads"));
+    return rules_reco(
+            o,
+            "%s (%s). %s%s%s"
+            "Threads beyond the free cores take turns, and every turn lands inside a step.",
+            a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of its step "
+                                     "time", share)
+                     : rules_strf(o, "Operators took %.0f%% of step time past their own fastest "
+                                     "calls, in stalls of a scheduler slice or more",
+                                  share),
+            machine_line(c, a, o),
+            busy ? rules_strf(o,
+                              "Other processes used %.1f of the %ld cores: stop them, or run "
+                              "where cores are free (taskset/cgroups to reserve them). ",
+                              a->other_cores, g->cpu_count)
+                 : "",
+            cut_workers ? rules_strf(o,
+                                     "--workers %ld (you ran %ld): loader threads beyond "
+                                     "all cores but one take turns with the training "
+                                     "thread. ",
+                                     fit, w)
+                        : "",
+            g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1 stops OpenBLAS's threads spinning "
+                                  "against the others. "
+                                : "");
+}
+
+/* PyTorch or any other trace: name the thread pools, with what the trace says of them. */
+static gp_status advise_other(const struct rules_ctx *c, const struct rules_stalls *s,
+                              struct rules_out *o)
+{
+    const gp_trace_info *ti = gp_trace_get_info(c->t);
+    const char *procs = ti->world_size > 1 ? rules_strf(o,
+                                                        " The trace is one of %d ranks: if "
+                                                        "they share this machine, each one's "
+                                                        "threads count.",
+                                                        ti->world_size)
+                                           : "";
+    const char *cores = c->cfg.cpu_count > 0
+                                ? rules_strf(o, " (this machine has %ld cores)", c->cfg.cpu_count)
+                                : " (the trace records no thread or core counts)";
+    GP_TRY(rules_knob(o, "torch.set_num_threads(k) with k x processes + DataLoader num_workers "
+                         "<= cores; stop other load on the machine"));
+    return rules_reco(o,
+                      "%llu operator calls took at least %s longer than their own fastest call "
+                      "of the same shape, in %zu of %zu steps: the signature of threads "
+                      "waiting for a core%s. Keep the threads at or below the cores: "
+                      "torch.set_num_threads(k) (intra-op threads, also OMP_NUM_THREADS and "
+                      "MKL_NUM_THREADS) times the processes on the machine, plus DataLoader "
+                      "num_workers; and stop or move other processes keeping the cores busy "
+                      "(top shows them).%s",
+                      (unsigned long long)s->stalled, "1 ms and half again", s->steps_hit,
+                      c->n_steps, cores, procs);
+}
+
+static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, double share,
+                              const char *what)
+{
+    char a[32], b[32];
+    double step = rules_per_step(c, (double)c->step_ns), per = step * share / 100;
+    rules_fmt_ns(a, sizeof(a), (int64_t)step);
+    rules_fmt_ns(b, sizeof(b), (int64_t)(step - per));
+    return rules_gain(o, (int64_t)((double)c->step_ns * share / 100), (int64_t)per,
+                      "if %s, the step would drop from %s to %s", what, a, b);
+}
+
+gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    struct acct a = read_acct(c);
+    struct rules_stalls s;
+    GP_TRY(rules_stalls_scan(c, (int64_t)(p[MIN_STALL_MS] * 1e6), p[STALL_RATIO], &s));
+    double stall = rules_pct_of_steps(c, s.stall_ns);
+    gp_status rc;
+    if (a.known) {
+        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, a.wait_share, ">=", p[WARN_PCT],
+                      p[CRIT_PCT]);
+        rc = rules_summary(o,
+                           "the training thread waited for a core %.1f%% of its step time "
+                           "(measured: its CPU time against the steps' wall time); operators "
+                           "stalled past their fastest calls: %.1f%%",
+                           a.wait_share, stall);
+    } else {
+        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, stall, ">=", p[WARN_PCT], p[CRIT_PCT]);
+        if ((double)s.steps_hit < p[MIN_STALL_STEPS])
+            rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
+        rc = rules_summary(o,
+                           "%.1f%% of step time is operators stalled past their fastest call "
+                           "(%llu of %llu calls, in %zu of %zu steps; no CPU accounting in the "
+                           "trace)",
+                           stall, (unsigned long long)s.stalled, (unsigned long long)s.calls,
+                           s.steps_hit, c->n_steps);
+    }
+    if (rc == GP_OK && o->f.severity != GP_SEV_OK)
+        rc = evidence(c, o, &s);
+    if (rc == GP_OK && o->f.severity != GP_SEV_OK)
+        rc = predict_gain(c, o, a.known ? a.wait_share : stall,
+                          a.known ? "the training thread had a core whenever it could run"
+                                  : "no call waited for a core");
+    if (rc == GP_OK && o->f.severity != GP_SEV_OK)
+        rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
+                            : advise_other(c, &s, o);
+    rules_stalls_release(&s);
+    return rc;
+}

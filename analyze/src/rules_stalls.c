@@ -1,0 +1,191 @@
+/* rules_stalls.c: operators that took far longer than their own fastest calls (GT19). In a
+ * training loop the k-th call of an operator in a step (same name, same shape) does the same
+ * work every step, so its fastest call is what the work costs; a call a scheduler slice longer
+ * (a millisecond or more, and half again its fastest) waited for a core. Counted on leaf ranges
+ * (no child range inside) so a wait is counted once, not in every enclosing op. */
+#include "rules_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct leaf {
+    uint32_t track;
+    gp_str name, shape;
+    int32_t step, ord;
+    int64_t ts, dur, excess;
+};
+
+/* A CPU range the stall count reads: an operator or annotation, not a step or a loader wait,
+ * with no range of its own inside (instants do not count). */
+static int is_leaf(const struct rules_ctx *c, const gp_track *tr, uint32_t i)
+{
+    const gp_event *e = &c->ev[i];
+    if ((e->kind != GP_EV_CPU_OP && e->kind != GP_EV_USER_ANNOTATION) || e->dur <= 0 ||
+        (e->flags & (GP_EVF_STEP | GP_EVF_DATALOADER)) || e->name == GP_STR_NONE)
+        return 0;
+    for (uint32_t j = i + 1; j < tr->first + tr->count && c->ev[j].ts < e->ts + e->dur; j++)
+        if (c->ev[j].dur > 0)
+            return 0;
+    return 1;
+}
+
+static gp_status collect(const struct rules_ctx *c, struct leaf **out, size_t *n_out)
+{
+    size_t n_tracks, n = 0, cap = 0;
+    const gp_track *tracks = gp_trace_tracks(c->t, &n_tracks);
+    struct leaf *v = NULL;
+    for (size_t t = 0; t < n_tracks; t++) {
+        const gp_track *tr = &tracks[t];
+        for (uint32_t i = tr->first; !tr->is_gpu && i < tr->first + tr->count; i++) {
+            long step = rules_step_at(c, c->ev[i].ts);
+            if (step < 0 || !is_leaf(c, tr, i))
+                continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                struct leaf *nv = realloc(v, nc * sizeof(*v));
+                if (!nv)
+                    return free(v), GP_ENOMEM;
+                v = nv, cap = nc;
+            }
+            const gp_event *e = &c->ev[i];
+            v[n++] = (struct leaf){(uint32_t)t, e->name, gp_trace_event_shape(c->t, e),
+                                   (int32_t)step, 0, e->ts, e->dur, 0};
+        }
+    }
+    *out = v, *n_out = n;
+    return GP_OK;
+}
+
+#define CMP(a, b)                                                                                  \
+    if ((a) != (b))                                                                                \
+    return (a) < (b) ? -1 : 1
+static int cmp_in_step(const void *pa, const void *pb)
+{
+    const struct leaf *a = pa, *b = pb;
+    CMP(a->track, b->track);
+    CMP(a->name, b->name);
+    CMP(a->shape, b->shape);
+    CMP(a->step, b->step);
+    CMP(a->ts, b->ts);
+    return 0;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const struct leaf *a = pa, *b = pb;
+    CMP(a->track, b->track);
+    CMP(a->name, b->name);
+    CMP(a->shape, b->shape);
+    CMP(a->ord, b->ord);
+    CMP(a->dur, b->dur);
+    return 0;
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+    const struct leaf *a = pa, *b = pb;
+    CMP(a->name, b->name);
+    CMP(a->shape, b->shape);
+    return 0;
+}
+
+static int cmp_stall(const void *pa, const void *pb)
+{
+    const struct rules_stall_row *a = pa, *b = pb;
+    CMP(b->stall_ns, a->stall_ns);
+    CMP(a->name, b->name);
+    return 0;
+}
+#undef CMP
+
+static int same_group(const struct leaf *a, const struct leaf *b)
+{
+    return a->track == b->track && a->name == b->name && a->shape == b->shape && a->ord == b->ord;
+}
+
+/* Number each call within its (thread, op, shape, step): the k-th call of a step. With fewer
+ * than 5 steps there are too few calls per k: every call of an op and shape is one group. */
+static void number_calls(const struct rules_ctx *c, struct leaf *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_in_step);
+    for (size_t i = 1; i < n && c->n_steps >= 5; i++) {
+        const struct leaf *p = &v[i - 1];
+        int same = p->track == v[i].track && p->name == v[i].name && p->shape == v[i].shape &&
+                   p->step == v[i].step;
+        v[i].ord = same ? p->ord + 1 : 0;
+    }
+}
+
+/* Each call's excess over its group's fastest call, where it is a stall. */
+static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n, int64_t min_ns,
+                        double ratio, struct rules_stalls *s, uint8_t *hit)
+{
+    qsort(v, n, sizeof(*v), cmp_group);
+    for (size_t g = 0, e; g < n; g = e) {
+        for (e = g + 1; e < n && same_group(&v[g], &v[e]); e++)
+            ;
+        if (e - g < 3)
+            continue; /* too few calls to know what the work costs */
+        int64_t fastest = v[g].dur;
+        for (size_t i = g + 1; i < e; i++) {
+            int64_t x = v[i].dur - fastest;
+            if (x < min_ns || (double)v[i].dur < ratio * (double)fastest)
+                continue;
+            v[i].excess = x;
+            s->stall_ns += x;
+            s->stalled++;
+            hit[v[i].step] = 1;
+        }
+        s->calls += e - g;
+    }
+    for (size_t i = 0; i < c->n_steps; i++)
+        s->steps_hit += hit[i];
+}
+
+static gp_status make_rows(struct leaf *v, size_t n, struct rules_stalls *s)
+{
+    qsort(v, n, sizeof(*v), cmp_row);
+    for (size_t g = 0, e; g < n; g = e) {
+        struct rules_stall_row r = {v[g].name, v[g].shape, 0, 0, v[g].dur, 0, 0};
+        for (e = g; e < n && v[e].name == v[g].name && v[e].shape == v[g].shape; e++) {
+            r.calls++;
+            r.stalled += v[e].excess > 0;
+            r.stall_ns += v[e].excess;
+            r.fastest = v[e].dur < r.fastest ? v[e].dur : r.fastest;
+            r.worst = v[e].dur > r.worst ? v[e].dur : r.worst;
+        }
+        if (!r.stalled)
+            continue;
+        struct rules_stall_row *nr = realloc(s->rows, (s->n + 1) * sizeof(*nr));
+        if (!nr)
+            return GP_ENOMEM;
+        s->rows = nr;
+        s->rows[s->n++] = r;
+    }
+    qsort(s->rows, s->n, sizeof(*s->rows), cmp_stall);
+    return GP_OK;
+}
+
+gp_status rules_stalls_scan(const struct rules_ctx *c, int64_t min_ns, double ratio,
+                            struct rules_stalls *s)
+{
+    memset(s, 0, sizeof(*s));
+    struct leaf *v = NULL;
+    size_t n = 0;
+    GP_TRY(collect(c, &v, &n));
+    uint8_t *hit = calloc(c->n_steps ? c->n_steps : 1, 1);
+    if (!hit)
+        return free(v), GP_ENOMEM;
+    number_calls(c, v, n);
+    mark_stalls(c, v, n, min_ns, ratio, s, hit);
+    gp_status rc = make_rows(v, n, s);
+    free(hit);
+    free(v);
+    return rc;
+}
+
+void rules_stalls_release(struct rules_stalls *s)
+{
+    free(s->rows);
+    memset(s, 0, sizeof(*s));
+}
