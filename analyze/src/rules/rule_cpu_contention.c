@@ -134,13 +134,15 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a,
     long w = g->workers > 0 ? g->workers : 0;
     long fit = g->cpu_count > 1 ? g->cpu_count - 1 : 1;
     int cut_workers = w > fit && g->cpu_count > 0 && a->threads > g->cpu_count;
-    int busy = a->other_cores >= 0.5;
-    const char *blas = g->blas_threads > 1 ? " OPENBLAS_NUM_THREADS=1;" : "";
-    GP_TRY(rules_knob(o, "%s%s%s", cut_workers ? rules_strf(o, "--workers %ld;", fit) : "", blas,
-                      busy ? " stop the other load on the machine" : " fewer threads"));
+    int busy = a->other_cores >= 0.5, unknown = a->other_cores < 0;
+    const char *blas = g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1; " : "";
+    GP_TRY(rules_knob(o, "%s%s%s", cut_workers ? rules_strf(o, "--workers %ld; ", fit) : "", blas,
+                      busy || unknown || !(cut_workers || blas[0])
+                              ? "stop the other load on the machine"
+                              : "no more threads than cores"));
     return rules_reco(
             o,
-            "%s (%s). %s%s%s"
+            "%s (%s). %s%s%s%s"
             "Threads beyond the free cores take turns, and every turn lands inside a step.",
             a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of its step "
                                      "time", share)
@@ -153,6 +155,9 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a,
                               "where cores are free (taskset/cgroups to reserve them). ",
                               a->other_cores, g->cpu_count)
                  : "",
+            unknown ? "The trace does not say what else ran: look for other processes keeping "
+                      "the cores busy (top). "
+                    : "",
             cut_workers ? rules_strf(o,
                                      "--workers %ld (you ran %ld): loader threads beyond "
                                      "all cores but one take turns with the training "

@@ -110,6 +110,7 @@ struct plan {
     double slow;       /* how much slower each thread runs with the workers asked for (>= 1) */
     double run_now;    /* the training thread's share of a core while it could run; 0 unknown */
     double run_after;  /* ...with the workers asked for */
+    double step_ns;    /* the step now */
 };
 
 /* The step with p->workers loader threads: the slower of training and loading, each thread
@@ -156,7 +157,8 @@ static struct plan plan_trainer(const struct rules_ctx *c, const double *p, doub
 {
     const struct rules_cfg *g = &c->cfg;
     long w = g->workers > 0 ? g->workers : 0;
-    struct plan pl = {.load_ns = w ? (double)w * step : wait, .compute_ns = step - wait};
+    struct plan pl = {.load_ns = w ? (double)w * step : wait, .compute_ns = step - wait,
+                      .step_ns = step};
     long cap = g->cpu_count > 1 ? g->cpu_count - 1 : 0;
     pl.need = workers_needed(pl.load_ns, pl.compute_ns, p[HEADROOM]);
     pl.workers = cap && pl.need > cap ? cap : pl.need;
@@ -167,8 +169,26 @@ static struct plan plan_trainer(const struct rules_ctx *c, const double *p, doub
     return pl;
 }
 
+/* More loader threads would not shorten the step: the cores are busy (GT19 says with what). */
+static gp_status knob_busy_cores(const struct rules_ctx *c, const struct plan *pl,
+                                 struct rules_out *o)
+{
+    GP_TRY(rules_knob(o, "free the cores first (GT19), then --workers %ld", pl->workers));
+    return rules_reco(o,
+                      "More loader threads would not help now: the training thread ran %.0f%% "
+                      "of the time it could, and with --workers %ld each thread would get "
+                      "about %.0f%% of a core. Free the cores (GT19 names what took them), then "
+                      "--workers %ld%s.",
+                      100 * pl->run_now, pl->workers, 100 * pl->run_after, pl->workers,
+                      c->cfg.cpu_count > 0 ? rules_strf(o, " on this %ld-core machine",
+                                                        c->cfg.cpu_count)
+                                           : "");
+}
+
 static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, struct rules_out *o)
 {
+    if (pl->slow > 1.01 && step_after(pl) >= pl->step_ns)
+        return knob_busy_cores(c, pl, o);
     char a[32], b[32];
     const struct rules_cfg *g = &c->cfg;
     const char *pin = g->device && strcmp(g->device, "cuda") == 0 && g->pin_memory == 0
@@ -281,11 +301,16 @@ static gp_status predict_gain(const struct rules_ctx *c, const struct plan *pl, 
                           "if the loader kept up, the step would drop from %s to %s%s", a, b,
                           note);
     double gain = after < step ? step - after : 0;
+    if (gain == 0)
+        return rules_gain(o, 0, 0,
+                          "with %ld loader thread%s the step would not get shorter (%s now, about "
+                          "%s)%s",
+                          pl->workers, pl->workers == 1 ? "" : "s", a, b, note);
     return rules_gain(o, (int64_t)((double)c->bd[GP_BD_DATALOADER] * gain / wait), (int64_t)gain,
                       "with %ld loader thread%s the step would drop from %s to %s: %s%s",
                       pl->workers, pl->workers == 1 ? "" : "s", a, b,
                       pl->slow > 1.01 && step_after(pl) / pl->slow <= pl->compute_ns
-                              ? "the threads would share the busy cores"
+                              ? "its threads would share the busy cores"
                               : "loading, not training, would still set its pace",
                       note);
 }
