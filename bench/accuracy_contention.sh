@@ -23,11 +23,9 @@ trap 'rm -rf "$work"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
 steps=${GP_CONTENTION_STEPS:-300}
 
-# run_case NAME HOGS TRAINER-ARGS...: the trainer in a fresh session with HOGS busy loops beside it
-run_case() {
-    name=$1 hogs=$2
-    shift 2
-    out=$work/$name
+# beside_hogs HOGS CMD...: CMD in a fresh session with HOGS bounded busy loops beside it, stopped
+# when it ends
+beside_hogs() {
     setsid -w sh -c '
         echo -20 >/proc/self/autogroup 2>/dev/null || true
         pids=""
@@ -42,7 +40,15 @@ run_case() {
         rc=$?
         for p in $pids; do kill "$p" 2>/dev/null || true; done
         wait
-        exit $rc' sh "$hogs" "$bin" run --device cpu --steps "$steps" --no-report -o "$out" "$@"
+        exit $rc' sh "$@"
+}
+
+# run_case NAME HOGS TRAINER-ARGS...: the trainer beside HOGS busy loops; prints its trace
+run_case() {
+    name=$1 hogs=$2
+    shift 2
+    out=$work/$name
+    beside_hogs "$hogs" "$bin" run --device cpu --steps "$steps" --no-report -o "$out" "$@"
     ls "$out"/*/*.pt.trace.json.gz
 }
 
@@ -79,6 +85,32 @@ two_hogs_mlp           2 fire  -m mlp
 two_hogs_png_workers2  2 fire  -m mlp --data $png --workers 2
 one_hog_png_workers3   1 fire  -m mlp --data $png --workers 3
 CASES
+
+# PyTorch: a small CNN under torch.profiler (export_chrome_trace: no thread or core counts), with
+# the venv of issue 24 if it is there (GP_TORCH_PYTHON to name another python with torch). Even
+# with torch.set_num_threads(1) one busy loop beside it tripled the step (24.8 -> 75.1 ms): its
+# other threads (the profiler's, the inter-op pool) want a core too, so that case fires.
+py=${GP_TORCH_PYTHON:-$HOME/.cache/gprof-train/torch-venv/bin/python}
+if "$py" -c "import torch" 2>/dev/null; then
+    while read -r name hogs expect threads workers; do
+        [ -n "$name" ] || continue
+        t=$work/$name.pt.trace.json
+        beside_hogs "$hogs" "$py" "$here/contention_torch.py" "$t" "$threads" "$workers"
+        gzip -9 "$t"
+        got=$(verdict "$t.gz" GT19 | cut -f1)
+        total=$((total + 1))
+        [ "${got%% *}" = "$expect" ] && right=$((right + 1))
+        printf '%-22s %-5s %-8s %-40s %-40s\n' "$name" "$hogs" "$expect" "-" "$got"
+        if [ -n "$keep" ]; then cp "$t.gz" "$keep/$name.json.gz"; fi
+    done <<CASES
+torch_quiet_1thread    0 quiet 1 0
+torch_1thread_1hog     1 fire  1 0
+torch_2threads_2hogs   2 fire  2 2
+torch_2threads_1hog    1 fire  2 2
+CASES
+else
+    echo "(no python with torch at $py: PyTorch cases skipped)"
+fi
 echo "GT19: $right of $total verdicts as expected"
 
 # GT01's predicted gain against the gain of its knob, run under the same load. The step time is

@@ -14,7 +14,7 @@ import json
 import sys
 
 ACCOUNTING = ("step_wall_ns", "step_thread_cpu_ns", "loader_cpu_ns", "other_cpu_ns",
-              "loop_wall_ns")
+              "loop_wall_ns", "train_runq_ns", "loader_runq_ns")
 
 
 def strip(src, dst):

@@ -36,6 +36,13 @@ static void read_cfg(struct rules_ctx *c)
         g->step_cpu = rc.step_cpu.v;
         g->loader_cpu = rc.loader_cpu.known ? rc.loader_cpu.v : 0;
     }
+    g->train_runq = g->loader_runq = -1;
+    if (rc.train_runq.known && rc.loader_runq.known && rc.loop_wall.known && rc.loop_wall.v > 0) {
+        g->train_runq = rc.train_runq.v;
+        g->loader_runq = rc.loader_runq.v;
+        g->loop_wall = rc.loop_wall.v;
+    }
+    g->other_cpu = -1;
     if (rc.other_cpu.known && rc.loop_wall.known && rc.loop_wall.v > 0) {
         g->other_cpu = rc.other_cpu.v;
         g->loop_wall = rc.loop_wall.v;

@@ -1,10 +1,16 @@
-/* rules_stalls.c: operators that took far longer than their own fastest calls (GT19). In a
- * training loop the k-th call of an operator in a step (same name, same shape) does the same
- * work every step, so its fastest call is what the work costs; a call a scheduler slice longer
- * (a millisecond or more, and half again its fastest) waited for a core. Counted on leaf ranges
- * (no child range inside) so a wait is counted once, not in every enclosing op. */
+/* rules_stalls.c: operators that took far longer than their own fastest calls, or than their
+ * size warrants (GT19). In a training loop the k-th call of an operator in a step (same name,
+ * same shape) does the same work every step, so its fastest call is what the work costs; a call
+ * a scheduler slice longer (a millisecond or more, and half again its fastest) waited for a
+ * core. Where every call waits (2 intra-op threads and 2 busy loops on 2 cores: even the fastest
+ * aten::_log_softmax on 64x10 took 2.1 ms), the fastest call says nothing; then the size does:
+ * an elementwise or reduction op whose cost grows with its elements (a table of them) should not
+ * take longer than a generous allowance per call plus per element. Only on CPU-only traces: on a
+ * GPU trace a small op may wait for the device. Counted on leaf ranges (no child range inside)
+ * so a wait is counted once, not in every enclosing op. */
 #include "rules_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +19,71 @@ struct leaf {
     gp_str name, shape;
     int32_t step, ord;
     int64_t ts, dur, excess;
+    int64_t ceiling; /* the most its size warrants, or -1 where the size says nothing */
 };
+
+/* aten ops whose cost is linear in the elements they read and write (after "aten::", without
+ * a leading "_" and a trailing "_", "_backward", "_backward_data", "_forward"). */
+static const char *const linear_ops[] = {
+        "abs",       "add",         "addcdiv",  "addcmul",   "argmax",
+        "avg_pool2d", "cat",        "clamp",    "clamp_min", "clamp_max",
+        "copy",      "div",         "exp",      "fill",      "gelu",
+        "lerp",      "log",         "log_softmax", "masked_fill", "max_pool2d",
+        "max_pool2d_with_indices", "maximum", "mean", "minimum", "mul",
+        "native_batch_norm", "native_dropout", "native_layer_norm", "neg", "nll_loss",
+        "nll_loss2d", "pow",        "reciprocal", "relu",    "rsqrt",
+        "sigmoid",   "silu",        "softmax",  "sqrt",      "sub",
+        "sum",       "tanh",        "threshold", "where",    "zero"};
+
+static int is_linear_op(const char *name)
+{
+    if (strncmp(name, "aten::", 6) != 0)
+        return 0;
+    char base[64];
+    snprintf(base, sizeof(base), "%s", name + 6 + (name[6] == '_'));
+    static const char *const tails[] = {"_backward_data", "_backward", "_forward", "_"};
+    for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+        size_t n = strlen(base), k = strlen(tails[t]);
+        if (n > k && strcmp(base + n - k, tails[t]) == 0)
+            base[n - k] = 0;
+    }
+    for (size_t i = 0; i < sizeof(linear_ops) / sizeof(linear_ops[0]); i++)
+        if (strcmp(base, linear_ops[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Elements of every input in "[[64, 10], [], []]" (a scalar counts 1); -1 if unreadable. */
+static double shape_elems(const char *s)
+{
+    double total = 0, prod = 1;
+    int depth = 0, any = 0;
+    for (; *s; s++) {
+        if (*s == '[') {
+            if (++depth == 2)
+                prod = 1, any = 0;
+        } else if (*s == ']') {
+            if (depth-- == 2)
+                total += prod;
+        } else if (depth == 2 && *s >= '0' && *s <= '9') {
+            prod *= strtod(s, (char **)&s), any = 1;
+            s--;
+        } else if (depth > 2)
+            return -1; /* a list of tensors: not read */
+    }
+    (void)any;
+    return depth == 0 ? total : -1;
+}
+
+static int64_t size_ceiling(const struct rules_ctx *c, const gp_event *e, gp_str shape,
+                            const struct rules_stall_cfg *k)
+{
+    if (c->has_gpu || shape == GP_STR_NONE || e->kind != GP_EV_CPU_OP || (e->flags & GP_EVF_COMM) ||
+        !is_linear_op(gp_trace_str(c->t, e->name)))
+        return -1;
+    double elems = shape_elems(gp_trace_str(c->t, shape));
+    return elems < 0 ? -1 : k->size_overhead_ns + (int64_t)(elems * k->size_ns_per_elem);
+}
 
 /* A CPU range the stall count reads: an operator or annotation, not a step or a loader wait,
  * with no range of its own inside (instants do not count). */
@@ -29,7 +99,8 @@ static int is_leaf(const struct rules_ctx *c, const gp_track *tr, uint32_t i)
     return 1;
 }
 
-static gp_status collect(const struct rules_ctx *c, struct leaf **out, size_t *n_out)
+static gp_status collect(const struct rules_ctx *c, const struct rules_stall_cfg *k,
+                         struct leaf **out, size_t *n_out)
 {
     size_t n_tracks, n = 0, cap = 0;
     const gp_track *tracks = gp_trace_tracks(c->t, &n_tracks);
@@ -48,8 +119,9 @@ static gp_status collect(const struct rules_ctx *c, struct leaf **out, size_t *n
                 v = nv, cap = nc;
             }
             const gp_event *e = &c->ev[i];
-            v[n++] = (struct leaf){(uint32_t)t, e->name, gp_trace_event_shape(c->t, e),
-                                   (int32_t)step, 0, e->ts, e->dur, 0};
+            gp_str shape = gp_trace_event_shape(c->t, e);
+            v[n++] = (struct leaf){(uint32_t)t, e->name,         shape, (int32_t)step, 0, e->ts,
+                                   e->dur,      0, size_ceiling(c, e, shape, k)};
         }
     }
     *out = v, *n_out = n;
@@ -118,20 +190,29 @@ static void number_calls(const struct rules_ctx *c, struct leaf *v, size_t n)
     }
 }
 
-/* Each call's excess over its group's fastest call, where it is a stall. */
-static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n, int64_t min_ns,
-                        double ratio, struct rules_stalls *s, uint8_t *hit)
+/* A call's stall: its time beyond its group's fastest call (a slice longer and `ratio` times
+ * it), or beyond what its size warrants, whichever is more. */
+static int64_t stall_of(const struct leaf *l, int64_t fastest, const struct rules_stall_cfg *k)
+{
+    int64_t x = fastest >= 0 ? l->dur - fastest : 0;
+    if (x < k->min_ns || (double)l->dur < k->ratio * (double)fastest)
+        x = 0;
+    int64_t over = l->ceiling >= 0 ? l->dur - l->ceiling : 0;
+    return over >= k->min_ns && over > x ? over : x;
+}
+
+static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
+                        const struct rules_stall_cfg *k, struct rules_stalls *s, uint8_t *hit)
 {
     qsort(v, n, sizeof(*v), cmp_group);
     for (size_t g = 0, e; g < n; g = e) {
         for (e = g + 1; e < n && same_group(&v[g], &v[e]); e++)
             ;
-        if (e - g < 3 || (c->n_steps < 5 && v[g].shape == GP_STR_NONE))
-            continue; /* too few calls to know what the work costs, or calls of any size */
-        int64_t fastest = v[g].dur;
-        for (size_t i = g + 1; i < e; i++) {
-            int64_t x = v[i].dur - fastest;
-            if (x < min_ns || (double)v[i].dur < ratio * (double)fastest)
+        /* too few calls to know what the work costs, or calls of any size */
+        int known = e - g >= 3 && !(c->n_steps < 5 && v[g].shape == GP_STR_NONE);
+        for (size_t i = g; i < e; i++) {
+            int64_t x = stall_of(&v[i], known ? v[g].dur : -1, k);
+            if (x <= 0)
                 continue;
             v[i].excess = x;
             s->stall_ns += x;
@@ -144,7 +225,20 @@ static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n, int
         s->steps_hit += hit[i];
 }
 
-static gp_status make_rows(struct leaf *v, size_t n, struct rules_stalls *s)
+/* An op whose every call took longer than its size warrants: its fastest call waited too. */
+static void note_inflated(const struct rules_stall_row *r, int64_t ceiling, int64_t min_ns,
+                          struct rules_stalls *s)
+{
+    if (ceiling < 0 || r->fastest - ceiling < min_ns)
+        return;
+    s->inflated++;
+    if (!s->inflated_ceiling ||
+        (double)r->fastest / (double)ceiling > (double)s->inflated_fastest / (double)s->inflated_ceiling)
+        s->inflated_name = r->name, s->inflated_shape = r->shape, s->inflated_fastest = r->fastest,
+        s->inflated_ceiling = ceiling;
+}
+
+static gp_status make_rows(struct leaf *v, size_t n, int64_t min_ns, struct rules_stalls *s)
 {
     qsort(v, n, sizeof(*v), cmp_row);
     for (size_t g = 0, e; g < n; g = e) {
@@ -156,6 +250,7 @@ static gp_status make_rows(struct leaf *v, size_t n, struct rules_stalls *s)
             r.fastest = v[e].dur < r.fastest ? v[e].dur : r.fastest;
             r.worst = v[e].dur > r.worst ? v[e].dur : r.worst;
         }
+        note_inflated(&r, v[g].ceiling, min_ns, s);
         if (!r.stalled)
             continue;
         struct rules_stall_row *nr = realloc(s->rows, (s->n + 1) * sizeof(*nr));
@@ -168,19 +263,19 @@ static gp_status make_rows(struct leaf *v, size_t n, struct rules_stalls *s)
     return GP_OK;
 }
 
-gp_status rules_stalls_scan(const struct rules_ctx *c, int64_t min_ns, double ratio,
+gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_cfg *k,
                             struct rules_stalls *s)
 {
     memset(s, 0, sizeof(*s));
     struct leaf *v = NULL;
     size_t n = 0;
-    GP_TRY(collect(c, &v, &n));
+    GP_TRY(collect(c, k, &v, &n));
     uint8_t *hit = calloc(c->n_steps ? c->n_steps : 1, 1);
     if (!hit)
         return free(v), GP_ENOMEM;
     number_calls(c, v, n);
-    mark_stalls(c, v, n, min_ns, ratio, s, hit);
-    gp_status rc = make_rows(v, n, s);
+    mark_stalls(c, v, n, k, s, hit);
+    gp_status rc = make_rows(v, n, k->min_ns, s);
     free(hit);
     free(v);
     return rc;

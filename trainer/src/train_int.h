@@ -7,6 +7,7 @@
 #include "dataset.h"
 #include "gp/train.h"
 #include "model.h"
+#include "thread_stat.h"
 
 #define TRAIN_MAX_EPOCH_LOG 64 /* epochs listed one by one in summary.json */
 
@@ -17,8 +18,10 @@ struct epoch_log {
 /* The training loop's CPU accounting (train_cpu.c), all ns. */
 struct train_cpu {
     int64_t wall0, busy0, self0; /* at the loop's start: monotonic, machine busy, this process */
+    int64_t runq0;               /* ...and the training thread's run-queue wait (-1 unknown) */
     int64_t step_wall, step_cpu; /* summed over steps: wall time, training thread's CPU time */
     int64_t loader_cpu;          /* the loader threads' CPU time */
+    int64_t loader_runq;         /* ...and their run-queue wait (-1 unknown) */
 };
 
 struct train_run {
@@ -45,8 +48,6 @@ struct train_run {
 /* Monotonic seconds. */
 double train_now(void);
 
-/* The calling thread's CPU time (ns; 0 if unknown). */
-int64_t train_thread_cpu_ns(void);
 /* Start the loop's CPU accounting; at its end, write it to the trace's run configuration
  * (GP_CFG_STEP_WALL ... GP_CFG_LOOP_WALL). */
 void train_cpu_begin(struct train_cpu *c);

@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-enum { WARN_PCT, CRIT_PCT, MIN_STALL_MS, STALL_RATIO, MIN_STALL_STEPS };
+enum { WARN_PCT, CRIT_PCT, MIN_STALL_MS, STALL_RATIO, MIN_STALL_STEPS, SIZE_CALL_US, SIZE_ELEM_NS };
 static const gp_rule_param params[] = {
         {"warn_pct", 10, "step time waiting for a core, share (ours)"},
         {"crit_pct", 30, "share for crit (ours)"},
@@ -25,6 +25,12 @@ static const gp_rule_param params[] = {
         {"stall_ratio", 1.5, "...and at least this many times its fastest call (ours)"},
         {"min_stall_steps", 3,
          "...in at least this many steps: contention lasts, a single pause is GT14's (ours)"},
+        {"size_call_us", 200,
+         "without CPU accounting, on a CPU-only trace: an elementwise or reduction op should "
+         "take at most this per call... (ours: 20x a small one's on a quiet core)"},
+        {"size_elem_ns", 20,
+         "...plus this per element of its inputs (ours: 3x the slowest seen at rest on a 2-core "
+         "VM, max_pool2d at 7 ns)"},
 };
 RULES_INFO(cpu_contention, "GT19", "CPU contention (threads waiting for a core)", 0,
            RULES_NEEDS_STEPS);
@@ -36,43 +42,34 @@ static const gp_evidence_col cols[] = {{"operator", GP_UNIT_TEXT},  {"shape", GP
 
 /* What the trainer's CPU accounting says (all unknown on other traces). */
 struct acct {
-    int known;          /* the training thread's CPU time in its steps is recorded (CPU device) */
-    double wait_share;  /* its runnable time without a core, % of the steps' wall time */
-    double loader_run;  /* loader threads' CPU time / their fetch ranges' wall time; -1 unknown */
+    int known;          /* the training thread's wait for a core is measured */
+    double wait_share;  /* its time runnable without a core, % of wall time */
+    double loader_run;  /* loader threads' share of a core while runnable; -1 unknown */
     double other_cores; /* other processes' mean busy cores; -1 unknown */
     long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
 };
 
-/* The loader threads' busy wall time: their fetch ranges within the steps (warm-up included,
- * as the accounting is). */
-static int64_t fetch_wall(const struct rules_ctx *c)
-{
-    const gp_step *all = c->steps - c->n_warmup;
-    int64_t ts = all[0].ts, end = c->steps[c->n_steps - 1].end, sum = 0;
-    for (size_t i = 0; i < c->n_ev; i++) {
-        const gp_event *e = &c->ev[i];
-        if (e->kind == GP_EV_USER_ANNOTATION && e->ts >= ts && e->ts < end &&
-            e->name != GP_STR_NONE &&
-            strcmp(gp_trace_str(c->t, e->name), "DataLoader.fetch_batch") == 0)
-            sum += e->dur;
-    }
-    return sum;
-}
-
+/* The training thread's wait for a core: from the scheduler (schedstat's run-queue time, over
+ * the loop), else on the CPU backend its steps' wall time less its CPU time and less the
+ * batch waits it slept in (a thread blocked in I/O counts as waiting there: the trainer's
+ * traces since schedstat have the first). */
 static struct acct read_acct(const struct rules_ctx *c)
 {
     const struct rules_cfg *g = &c->cfg;
     struct acct a = {.loader_run = -1, .other_cores = -1};
     long w = g->workers > 0 ? g->workers : 0;
     a.threads = 1 + w + (g->blas_threads > 1 ? g->blas_threads - 1 : 0);
-    if (g->loop_wall > 0)
+    if (g->other_cpu >= 0)
         a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
-    int64_t fw = w > 0 && g->step_wall > 0 ? fetch_wall(c) : 0;
-    if (fw > 0)
-        a.loader_run = fmin(1.0, (double)g->loader_cpu / (double)fw);
+    if (g->train_runq >= 0) {
+        a.known = 1;
+        a.wait_share = 100.0 * (double)g->train_runq / (double)g->loop_wall;
+        if (w > 0 && g->loader_cpu > 0)
+            a.loader_run = (double)g->loader_cpu / (double)(g->loader_cpu + g->loader_runq);
+        return a;
+    }
     if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
         return a; /* on a GPU the training thread also blocks in syncs */
-    /* with loader threads, the training thread sleeps while it waits for a batch */
     double blocked = w > 0 && c->step_ns > 0
                              ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] /
                                        (double)c->step_ns
@@ -116,7 +113,7 @@ static const char *machine_line(const struct rules_ctx *c, const struct acct *a,
                     : "";
     const char *loader = a->loader_run >= 0 ? rules_strf(o,
                                                          "; the loader threads ran %.0f%% of "
-                                                         "the time they had work",
+                                                         "the time they could",
                                                          100 * a->loader_run)
                                             : "";
     return rules_strf(o, "this run: %ld compute thread%s (training, %ld loader%s)%s%s%s",
@@ -144,8 +141,8 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a,
             o,
             "%s (%s). %s%s%s%s"
             "Threads beyond the free cores take turns, and every turn lands inside a step.",
-            a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of its step "
-                                     "time", share)
+            a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of the time",
+                                  share)
                      : rules_strf(o, "Operators took %.0f%% of step time past their own fastest "
                                      "calls, in stalls of a scheduler slice or more",
                                   share),
@@ -167,6 +164,25 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a,
             g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1 stops OpenBLAS's threads spinning "
                                   "against the others. "
                                 : "");
+}
+
+/* " Even the fastest aten::_log_softmax [[64, 10], [], []] took 2.1 ms, 10x what its size
+ * warrants (...)": every call waited, and the stalled time is a floor. */
+static const char *inflated_line(const struct rules_ctx *c, const struct rules_stalls *s,
+                                 struct rules_out *o)
+{
+    if (!s->inflated)
+        return "";
+    char a[32], b[32];
+    return rules_strf(o,
+                      " Even the fastest %s %s took %s, %.0fx the most its size warrants (%s); "
+                      "%zu op%s like it: every call waited, so the time counted here is a floor.",
+                      gp_trace_str(c->t, s->inflated_name),
+                      s->inflated_shape != GP_STR_NONE ? gp_trace_str(c->t, s->inflated_shape) : "",
+                      rules_fmt_ns(a, sizeof(a), s->inflated_fastest),
+                      (double)s->inflated_fastest / (double)s->inflated_ceiling,
+                      rules_fmt_ns(b, sizeof(b), s->inflated_ceiling), s->inflated,
+                      s->inflated == 1 ? "" : "s");
 }
 
 /* PyTorch or any other trace: name the thread pools, with what the trace says of them. */
@@ -192,9 +208,9 @@ static gp_status advise_other(const struct rules_ctx *c, const struct rules_stal
                       "torch.set_num_threads(k) (intra-op threads, also OMP_NUM_THREADS and "
                       "MKL_NUM_THREADS) times the processes on the machine, plus DataLoader "
                       "num_workers; and stop or move other processes keeping the cores busy "
-                      "(top shows them).%s",
+                      "(top shows them).%s%s",
                       (unsigned long long)s->stalled, "1 ms and half again", s->steps_hit,
-                      c->n_steps, cores, procs);
+                      c->n_steps, cores, procs, inflated_line(c, s, o));
 }
 
 static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, double share,
@@ -212,23 +228,30 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
 {
     struct acct a = read_acct(c);
     struct rules_stalls s;
-    GP_TRY(rules_stalls_scan(c, (int64_t)(p[MIN_STALL_MS] * 1e6), p[STALL_RATIO], &s));
+    struct rules_stall_cfg k = {(int64_t)(p[MIN_STALL_MS] * 1e6), p[STALL_RATIO],
+                                (int64_t)(p[SIZE_CALL_US] * 1e3), p[SIZE_ELEM_NS]};
+    GP_TRY(rules_stalls_scan(c, &k, &s));
     double stall = rules_pct_of_steps(c, s.stall_ns);
     gp_status rc;
     if (a.known) {
         rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, a.wait_share, ">=", p[WARN_PCT],
                       p[CRIT_PCT]);
         rc = rules_summary(o,
-                           "the training thread waited for a core %.1f%% of its step time "
-                           "(measured: its CPU time against the steps' wall time); operators "
-                           "stalled past their fastest calls: %.1f%%",
-                           a.wait_share, stall);
+                           "the training thread waited for a core %.1f%% of the time (measured: "
+                           "%s); operators stalled past their fastest calls: %.1f%%",
+                           a.wait_share,
+                           c->cfg.train_runq >= 0 ? "the scheduler's run-queue time"
+                                                  : "its CPU time against the steps' wall time",
+                           stall);
     } else {
         rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, stall, ">=", p[WARN_PCT], p[CRIT_PCT]);
         if ((double)s.steps_hit < p[MIN_STALL_STEPS])
             rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
+        else if (o->f.severity == GP_SEV_WARN && s.inflated >= 2)
+            rules_fire(o, GP_SEV_CRIT, p[WARN_PCT]); /* every call waited: the share is a floor */
         rc = rules_summary(o,
-                           "%.1f%% of step time is operators stalled past their fastest call "
+                           "%.1f%% of step time is operators stalled past their fastest call or "
+                           "their size "
                            "(%llu of %llu calls, in %zu of %zu steps; no CPU accounting in the "
                            "trace)",
                            stall, (unsigned long long)s.stalled, (unsigned long long)s.calls,
@@ -239,7 +262,8 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = predict_gain(c, o, a.known ? a.wait_share : stall,
                           a.known ? "the training thread had a core whenever it could run"
-                                  : "no call waited for a core");
+                                  : "no call waited for a core (at least: waits between "
+                                    "operators are not counted)");
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
                             : advise_other(c, &s, o);

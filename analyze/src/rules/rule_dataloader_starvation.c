@@ -136,13 +136,16 @@ static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
     const struct rules_cfg *g = &c->cfg;
     pl->slow = 1;
     if (g->step_wall <= 0 || g->cpu_count <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
-        return;
+        return; /* on a GPU the training thread waits for the device too */
     long w = g->workers > 0 ? g->workers : 0, blas = g->blas_threads > 1 ? g->blas_threads - 1 : 0;
     double blocked = w > 0 && c->step_ns > 0 ? (double)g->step_wall *
                                                        (double)c->bd[GP_BD_DATALOADER] /
                                                        (double)c->step_ns
                                              : 0;
     double runnable = (double)g->step_wall - blocked;
+    if (g->train_runq >= 0) /* the scheduler's word: CPU time over CPU time plus run-queue time */
+        runnable = (double)g->step_cpu +
+                   (double)g->train_runq * (double)g->step_wall / (double)g->loop_wall;
     if (runnable <= 0)
         return;
     double cores = (double)g->cpu_count, n0 = (double)(1 + w + blas), n1 = (double)(1 + w_new + blas);
@@ -276,7 +279,7 @@ static const char *cores_note(const struct rules_ctx *c, const struct plan *pl,
                           "%.0f%% of a core",
                           100 * pl->run_now, pl->workers, pl->workers == 1 ? "" : "s",
                           100 * pl->run_after);
-    if (pl && pl->run_now > 0 && g->loop_wall > 0 &&
+    if (pl && pl->run_now > 0 && g->other_cpu >= 0 &&
         (double)g->other_cpu / (double)g->loop_wall > 0.5)
         return rules_strf(o,
                           "; assumes the loader threads find a free core (other processes kept "

@@ -42,6 +42,10 @@
 #define GP_CFG_LOADER_CPU         "loader_cpu_ns"
 #define GP_CFG_OTHER_CPU          "other_cpu_ns"
 #define GP_CFG_LOOP_WALL          "loop_wall_ns"
+/* trainer, over its loop: time runnable but waiting for a core (/proc/thread-self/schedstat) of
+ * the training thread and of its loader threads (ns) */
+#define GP_CFG_TRAIN_RUNQ         "train_runq_ns"
+#define GP_CFG_LOADER_RUNQ        "loader_runq_ns"
 #define GP_CFG_GPU_STATUS         "gpu_status"      /* "recorded" | why GPU activity is absent */
 #define GP_CFG_DROPPED_RECORDS    "dropped_records" /* records lost to full buffers */
 #define GP_CFG_WARNINGS           "warnings"        /* array of strings (e.g. unbalanced pops) */
