@@ -6,8 +6,8 @@
  * aten::_log_softmax on 64x10 took 2.1 ms), the fastest call says nothing; then the size does:
  * an elementwise or reduction op whose cost grows with its elements (a table of them) should not
  * take longer than a generous allowance per call plus per element. Only on CPU-only traces: on a
- * GPU trace a small op may wait for the device. Counted on leaf ranges (no child range inside)
- * so a wait is counted once, not in every enclosing op. */
+ * GPU trace a small op may wait for the device. Counted on self time (less the child ranges)
+ * so a wait is counted once, not in every enclosing op: each range's self time is compared. */
 #include "rules_int.h"
 
 #include <stdio.h>
@@ -85,18 +85,64 @@ static int64_t size_ceiling(const struct rules_ctx *c, const gp_event *e, gp_str
     return elems < 0 ? -1 : k->size_overhead_ns + (int64_t)(elems * k->size_ns_per_elem);
 }
 
-/* A CPU range the stall count reads: an operator or annotation, not a step or a loader wait,
- * with no range of its own inside (instants do not count). */
-static int is_leaf(const struct rules_ctx *c, const gp_track *tr, uint32_t i)
+/* A CPU range the stall count reads: an operator or annotation, not a step or a loader wait. */
+static int counted(const gp_event *e)
 {
-    const gp_event *e = &c->ev[i];
-    if ((e->kind != GP_EV_CPU_OP && e->kind != GP_EV_USER_ANNOTATION) || e->dur <= 0 ||
-        (e->flags & (GP_EVF_STEP | GP_EVF_DATALOADER)) || e->name == GP_STR_NONE)
-        return 0;
-    for (uint32_t j = i + 1; j < tr->first + tr->count && c->ev[j].ts < e->ts + e->dur; j++)
-        if (c->ev[j].dur > 0)
-            return 0;
-    return 1;
+    return (e->kind == GP_EV_CPU_OP || e->kind == GP_EV_USER_ANNOTATION) && e->dur > 0 &&
+           !(e->flags & (GP_EVF_STEP | GP_EVF_DATALOADER)) && e->name != GP_STR_NONE;
+}
+
+static gp_status push_leaf(struct leaf **v, size_t *n, size_t *cap, struct leaf l)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        struct leaf *nv = realloc(*v, nc * sizeof(**v));
+        if (!nv)
+            return GP_ENOMEM;
+        *v = nv, *cap = nc;
+    }
+    (*v)[(*n)++] = l;
+    return GP_OK;
+}
+
+/* The ranges a CPU track holds open at each event: their ends, and the record each one is
+ * (-1: none; -2: a loader wait, whose insides are GT01's). */
+struct open_range {
+    int64_t end;
+    long rec;
+};
+
+/* One CPU track: each counted range with its self time (its duration less its direct
+ * children's), so a wait is counted once, in the range it fell in, and an op whose children
+ * are small (a convolution's aten::empty) still counts with its own time. */
+static gp_status scan_track(const struct rules_ctx *c, const struct rules_stall_cfg *k,
+                            uint32_t t, struct leaf **v, size_t *n, size_t *cap)
+{
+    size_t n_tracks, depth = 0;
+    const gp_track *tr = &gp_trace_tracks(c->t, &n_tracks)[t];
+    struct open_range st[64];
+    for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+        const gp_event *e = &c->ev[i];
+        if (e->dur <= 0)
+            continue;
+        while (depth && st[depth - 1].end <= e->ts)
+            depth--;
+        long parent = depth ? st[depth - 1].rec : -1;
+        if (parent >= 0)
+            (*v)[parent].dur -= e->dur;
+        long rec = parent == -2 || (e->flags & GP_EVF_DATALOADER) ? -2 : -1;
+        long step = rec == -1 && counted(e) ? rules_step_at(c, e->ts) : -1;
+        if (step >= 0) {
+            gp_str shape = gp_trace_event_shape(c->t, e);
+            GP_TRY(push_leaf(v, n, cap,
+                             (struct leaf){t, e->name, shape, (int32_t)step, 0, e->ts, e->dur, 0,
+                                           size_ceiling(c, e, shape, k)}));
+            rec = (long)*n - 1;
+        }
+        if (depth < sizeof(st) / sizeof(st[0]))
+            st[depth++] = (struct open_range){e->ts + e->dur, rec};
+    }
+    return GP_OK;
 }
 
 static gp_status collect(const struct rules_ctx *c, const struct rules_stall_cfg *k,
@@ -106,23 +152,9 @@ static gp_status collect(const struct rules_ctx *c, const struct rules_stall_cfg
     const gp_track *tracks = gp_trace_tracks(c->t, &n_tracks);
     struct leaf *v = NULL;
     for (size_t t = 0; t < n_tracks; t++) {
-        const gp_track *tr = &tracks[t];
-        for (uint32_t i = tr->first; !tr->is_gpu && i < tr->first + tr->count; i++) {
-            long step = rules_step_at(c, c->ev[i].ts);
-            if (step < 0 || !is_leaf(c, tr, i))
-                continue;
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                struct leaf *nv = realloc(v, nc * sizeof(*v));
-                if (!nv)
-                    return free(v), GP_ENOMEM;
-                v = nv, cap = nc;
-            }
-            const gp_event *e = &c->ev[i];
-            gp_str shape = gp_trace_event_shape(c->t, e);
-            v[n++] = (struct leaf){(uint32_t)t, e->name,         shape, (int32_t)step, 0, e->ts,
-                                   e->dur,      0, size_ceiling(c, e, shape, k)};
-        }
+        gp_status rc = tracks[t].is_gpu ? GP_OK : scan_track(c, k, (uint32_t)t, &v, &n, &cap);
+        if (rc != GP_OK)
+            return free(v), rc;
     }
     *out = v, *n_out = n;
     return GP_OK;
