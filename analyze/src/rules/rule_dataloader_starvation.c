@@ -126,8 +126,9 @@ static double step_after(const struct plan *p)
 /* The trainer's CPU accounting on the CPU backend: the training thread's share of a core while
  * it could run (its CPU time over its steps' wall time less the waits it slept in), and from it
  * the share each thread gets with `w_new` loader threads. The others' runnable threads are
- * what makes the measured share fair (cores / (others + ours)); a thread that ran freely (95%
- * and more) met none, and more threads then count against the cores only. Loader threads
+ * what makes the measured share fair (cores / (others + ours)); a thread that ran 90% of the
+ * time and more met no lasting load (GT19 fires at 10%): the machine's background took 6% from
+ * one quiet run, and counting it as a busy thread predicted 7% where --workers 1 gained 33%. Loader threads
  * need a free core to add to the step's pace: with both cores busy (two busy loops on 2 cores)
  * a loader thread runs at half a core and so does the training thread, and the 38-42% "if the
  * loader kept up" became 9-18% measured. */
@@ -150,7 +151,7 @@ static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
         return;
     double cores = (double)g->cpu_count, n0 = (double)(1 + w + blas), n1 = (double)(1 + w_new + blas);
     pl->run_now = fmin(1.0, (double)g->step_cpu / runnable);
-    double others = pl->run_now < 0.95 ? fmax(0, cores / pl->run_now - n0) : 0;
+    double others = pl->run_now < 0.9 ? fmax(0, cores / pl->run_now - n0) : 0;
     pl->run_after = fmin(1.0, cores / (others + n1));
     pl->slow = pl->run_after < pl->run_now ? pl->run_now / pl->run_after : 1;
 }
