@@ -57,21 +57,21 @@ static int is_linear_op(const char *name)
 static double shape_elems(const char *s)
 {
     double total = 0, prod = 1;
-    int depth = 0, any = 0;
+    int depth = 0;
     for (; *s; s++) {
         if (*s == '[') {
             if (++depth == 2)
-                prod = 1, any = 0;
+                prod = 1;
         } else if (*s == ']') {
             if (depth-- == 2)
                 total += prod;
         } else if (depth == 2 && *s >= '0' && *s <= '9') {
-            prod *= strtod(s, (char **)&s), any = 1;
-            s--;
+            char *end;
+            prod *= strtod(s, &end);
+            s = end - 1;
         } else if (depth > 2)
             return -1; /* a list of tensors: not read */
     }
-    (void)any;
     return depth == 0 ? total : -1;
 }
 

@@ -12,7 +12,6 @@
 #include "gp/trace_schema.h"
 #include "rules_int.h"
 
-#include <math.h>
 #include <string.h>
 
 enum {
