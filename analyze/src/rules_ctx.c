@@ -30,6 +30,23 @@ static void read_cfg(struct rules_ctx *c)
     g->device_mem = rc.device_memory.known ? rc.device_memory.v : 0;
     g->gpu_status = rc.gpu_status;
     g->record_cost_ns = rc.record_cost_ns.known ? rc.record_cost_ns.v : 0;
+    g->blas_threads = rc.blas_threads.known ? (long)rc.blas_threads.v : -1;
+    if (rc.step_wall.known && rc.step_cpu.known && rc.step_wall.v > 0) {
+        g->step_wall = rc.step_wall.v;
+        g->step_cpu = rc.step_cpu.v;
+        g->loader_cpu = rc.loader_cpu.known ? rc.loader_cpu.v : 0;
+    }
+    g->train_runq = g->loader_runq = -1;
+    if (rc.train_runq.known && rc.loader_runq.known && rc.loop_wall.known && rc.loop_wall.v > 0) {
+        g->train_runq = rc.train_runq.v;
+        g->loader_runq = rc.loader_runq.v;
+        g->loop_wall = rc.loop_wall.v;
+    }
+    g->other_cpu = -1;
+    if (rc.other_cpu.known && rc.loop_wall.known && rc.loop_wall.v > 0) {
+        g->other_cpu = rc.other_cpu.v;
+        g->loop_wall = rc.loop_wall.v;
+    }
 }
 
 gp_status rules_ctx_init(struct rules_ctx *c, const gp_analysis *a, gp_error *err)

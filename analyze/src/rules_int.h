@@ -27,6 +27,14 @@ struct rules_cfg {
     int64_t device_mem;     /* bytes, 0 unknown */
     const char *gpu_status; /* the profiler's word on GPU capture, or NULL */
     int64_t record_cost_ns; /* libprof's measure of one recorded range; 0 unknown */
+    long blas_threads;      /* the trainer's OpenBLAS threads; -1 unknown */
+    /* the trainer's CPU accounting over its loop (ns): steps' wall time, the training thread's
+     * CPU time in them, loader threads' CPU time (all 0 unknown); other processes' CPU time (-1
+     * unknown) and the loop's wall time (0 unknown) */
+    int64_t step_wall, step_cpu, loader_cpu, other_cpu, loop_wall;
+    /* the training thread's and the loader threads' time runnable without a core over the loop
+     * (ns; -1 unknown) */
+    int64_t train_runq, loader_runq;
 };
 
 /* A sorted, disjoint list of [ts, end) intervals (ns). */
@@ -183,6 +191,35 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
+
+/* ---- rules_stalls.c: operators far slower than their own fastest calls (GT19) ---- */
+struct rules_stall_row {
+    gp_str name, shape; /* shape GP_STR_NONE where the trace has none */
+    uint64_t calls, stalled;
+    int64_t fastest, worst, stall_ns;
+};
+struct rules_stalls {
+    struct rules_stall_row *rows; /* ops with a stall, most stalled time first */
+    size_t n;
+    int64_t stall_ns;         /* the calls' time beyond their group's fastest call, stalls only */
+    uint64_t calls, stalled;  /* leaf calls compared (in groups of >= 3), of them stalls */
+    size_t steps_hit;         /* analysed steps with a stall */
+    size_t inflated;          /* ops whose fastest call took longer than their size warrants */
+    gp_str inflated_name, inflated_shape; /* the one most over, its fastest call and ceiling */
+    int64_t inflated_fastest, inflated_ceiling;
+};
+struct rules_stall_cfg {
+    int64_t min_ns;           /* a stall is at least this long... */
+    double ratio;             /* ...and this many times its group's fastest call */
+    int64_t size_overhead_ns; /* the most a linear-cost op may take per call... */
+    double size_ns_per_elem;  /* ...plus per element of its inputs (CPU-only traces) */
+};
+/* Group the leaf CPU ranges of the analysed steps by (thread, name, shape, k-th call in its
+ * step); a call min_ns and ratio times longer than its group's fastest, or min_ns beyond what
+ * its size warrants, is a stall. */
+gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_cfg *k,
+                            struct rules_stalls *s);
+void rules_stalls_release(struct rules_stalls *s);
 
 /* ---- rules_out.c: filling in a finding ---- */
 /* Record the measurement. `cmp` is ">=" or "<"; the tiers decide the severity. */

@@ -50,6 +50,14 @@ void gp_run_config_read(const gp_trace *t, gp_run_config *out)
     out->record_cost_ns = num_of(kv, n, GP_CFG_RECORD_COST);
     if (out->record_cost_ns.known && out->record_cost_ns.v <= 0)
         out->record_cost_ns = (gp_cfg_num){0, 0}; /* libprof writes 0 when it could not time it */
+    out->blas_threads = num_of(kv, n, GP_CFG_BLAS_THREADS);
+    out->step_wall = num_of(kv, n, GP_CFG_STEP_WALL);
+    out->step_cpu = num_of(kv, n, GP_CFG_STEP_CPU);
+    out->loader_cpu = num_of(kv, n, GP_CFG_LOADER_CPU);
+    out->other_cpu = num_of(kv, n, GP_CFG_OTHER_CPU);
+    out->loop_wall = num_of(kv, n, GP_CFG_LOOP_WALL);
+    out->train_runq = num_of(kv, n, GP_CFG_TRAIN_RUNQ);
+    out->loader_runq = num_of(kv, n, GP_CFG_LOADER_RUNQ);
     out->pin_memory = switch_of(kv, n, GP_CFG_PIN_MEMORY);
     out->non_blocking = switch_of(kv, n, GP_CFG_NON_BLOCKING);
     out->cudnn_benchmark = switch_of(kv, n, GP_CFG_CUDNN_BENCHMARK);

@@ -12,7 +12,7 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/gen_rule_traces.py --check)
   set_tests_properties(rules_fixtures_fresh PROPERTIES LABELS unit TIMEOUT 120)
 
-  set(gp_rules_json_inputs ${GP_TEST_DATA_DIR}/rules)
+  set(gp_rules_json_inputs ${GP_TEST_DATA_DIR}/rules ${GP_TEST_DATA_DIR}/rules/contention)
   if(EXISTS ${GP_SHARED_TRACES_DIR})
     list(APPEND gp_rules_json_inputs ${GP_SHARED_TRACES_DIR})
   endif()
@@ -20,6 +20,12 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_json.py $<TARGET_FILE:gprof-train>
                    ${gp_rules_json_inputs})
   set_tests_properties(rules_json_schema PROPERTIES LABELS cli TIMEOUT 300)
+
+  # GT19 and GT01 under load on traces of the trainer beside busy loops (issue 24 §2)
+  add_test(NAME rules_contention
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_contention.py
+                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/rules/contention)
+  set_tests_properties(rules_contention PROPERTIES LABELS cli TIMEOUT 120)
 endif()
 
 add_test(NAME rules_trainer_starved

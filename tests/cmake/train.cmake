@@ -5,6 +5,15 @@ if(TARGET gp_train)
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/train/cli_train.sh $<TARGET_FILE:gprof-train>
                    ${CMAKE_CURRENT_SOURCE_DIR}/data/idx)
   set_tests_properties(train_cli PROPERTIES LABELS cli TIMEOUT 300)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_FOUND)
+    # the CPU accounting GT19 and GT01 read from the trace (issue 24 §2)
+    add_test(NAME train_cpu_accounting
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/train/cpu_accounting.py
+                     $<TARGET_FILE:gprof-train> ${CMAKE_CURRENT_SOURCE_DIR}/data/idx)
+    set_tests_properties(train_cpu_accounting PROPERTIES LABELS cli TIMEOUT 120
+                         SKIP_RETURN_CODE 77)
+  endif()
   if(GP_HAVE_CUDA)
     gp_add_test_exe(test_train_cuda_vs_cpu ${CMAKE_CURRENT_SOURCE_DIR}/cuda/test_train_cuda_vs_cpu.c
                     cuda gp_train gp_train_cuda)

@@ -390,10 +390,10 @@ def comm(exposed):
     return lambda: run(Gen(None), loader=LOADER_MP, extra=allreduce)
 
 
-def cpu_trainer(workers, cpu_count=16, loader_us=None):
+def cpu_trainer(workers, cpu_count=16, loader_us=None, acct=None):
     cfg = trainer_cfg(workers=workers, device="cpu", cpu_count=cpu_count, pin_memory=False, non_blocking=False,
                       amp="off", dataset_format="png", device_name="", total_device_memory=0,
-                      gpu_status="no CUDA device")
+                      gpu_status="no CUDA device", **(acct or {}))
     g = Gen(cfg, gpu=False)
 
     def body(g, n):
@@ -403,6 +403,17 @@ def cpu_trainer(workers, cpu_count=16, loader_us=None):
         loader_us = 12000.0 if workers == 0 else 100.0
     return run(g, loader=LOADER_SP if workers == 0 else LOADER_MP, loader_us=loader_us, copy=None,
                n_ops=0, extra=body)
+
+
+def cpu_contended():
+    """The trainer on 2 cores with 2 loader threads while other processes keep 1.5 cores busy: its
+    CPU accounting says the training thread waited for a core 45% of the loop (GT19). The real
+    cases, from runs beside busy loops, are in tests/data/rules/contention."""
+    ms = 1000000
+    acct = {"blas_threads": 1, "step_wall_ns": 60 * ms, "step_thread_cpu_ns": 33 * ms,
+            "loader_cpu_ns": 20 * ms, "loader_runq_ns": 25 * ms, "train_runq_ns": 36 * ms,
+            "other_cpu_ns": 120 * ms, "loop_wall_ns": 80 * ms}
+    return cpu_trainer(2, cpu_count=2, acct=acct)
 
 
 def optimizer_bound():
@@ -478,6 +489,7 @@ SCENARIOS = {
     # 0.5 ms of a 5 ms step: under the 1 ms floor a PyTorch iterator gets, but our trainer's
     # iterator costs nothing, so the wait is the loader's
     "cpu_small_wait": (lambda: cpu_trainer(0, loader_us=500.0), "GT01:warn"),
+    "cpu_contended": (cpu_contended, "GT19:crit"),
     "optimizer_bound": (optimizer_bound, "GT02:warn GT04:crit GT17:crit"),
     "optimizer_bound_trainer": (optimizer_bound_trainer, "GT17:crit"),
     "tiny_cpu_ops": (tiny_cpu_ops, "GT18:crit"),

@@ -4,6 +4,7 @@
 #include "loader.h"
 #include "gp/prof.h"
 #include "rng.h"
+#include "thread_stat.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ struct loader {
     gp_error fail_err;
     pthread_t *threads;
     int n_threads;
+    int64_t worker_cpu_ns;  /* CPU time of the workers that have ended */
+    int64_t worker_runq_ns; /* ...their time waiting for a core (-1 unknown) */
     uint8_t *inline_px; /* pixel scratch for workers == 0 */
 };
 
@@ -167,6 +170,9 @@ static void *worker_main(void *p)
         pthread_mutex_lock(&l->mu);
         finish(l, s, rc, &err);
     }
+    l->worker_cpu_ns += thread_cpu_ns();
+    int64_t runq = thread_runq_ns();
+    l->worker_runq_ns = runq < 0 || l->worker_runq_ns < 0 ? -1 : l->worker_runq_ns + runq;
     pthread_mutex_unlock(&l->mu);
     free(px);
     free(a);
@@ -314,16 +320,29 @@ void loader_release(struct loader *l, struct batch *b)
     pthread_mutex_unlock(&l->mu);
 }
 
-void loader_close(struct loader *l)
+int64_t loader_join(struct loader *l, int64_t *runq_ns)
 {
+    if (runq_ns)
+        *runq_ns = l ? l->worker_runq_ns : 0;
     if (!l)
-        return;
+        return 0;
     pthread_mutex_lock(&l->mu);
     l->stop = 1;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     for (int i = 0; i < l->n_threads; i++)
         pthread_join(l->threads[i], NULL);
+    l->n_threads = 0;
+    if (runq_ns)
+        *runq_ns = l->worker_runq_ns;
+    return l->worker_cpu_ns;
+}
+
+void loader_close(struct loader *l)
+{
+    if (!l)
+        return;
+    loader_join(l, NULL);
     for (int i = 0; l->slots && i < l->n_slots; i++) {
         slot_free(&l->cfg, l->slots[i].mem);
         free(l->slots[i].b.index);

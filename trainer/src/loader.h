@@ -57,6 +57,10 @@ gp_status loader_next(struct loader *l, struct batch **out, gp_error *err);
 /* Give a batch's slot back to the workers. */
 void loader_release(struct loader *l, struct batch *b);
 
+/* Stop the workers and wait for them. @return the CPU time they used (ns); *runq_ns (may be
+ * NULL) gets their time waiting for a core, -1 if unknown. Idempotent. */
+int64_t loader_join(struct loader *l, int64_t *runq_ns);
+
 /* Stop and join the workers (even mid-epoch, with workers blocked on a full ring) and free
  * everything. NULL does nothing. */
 void loader_close(struct loader *l);

@@ -7,11 +7,21 @@
 #include "dataset.h"
 #include "gp/train.h"
 #include "model.h"
+#include "thread_stat.h"
 
 #define TRAIN_MAX_EPOCH_LOG 64 /* epochs listed one by one in summary.json */
 
 struct epoch_log {
     double loss, train_acc, test_acc, samples_per_s, seconds;
+};
+
+/* The training loop's CPU accounting (train_cpu.c), all ns. */
+struct train_cpu {
+    int64_t wall0, busy0, self0; /* at the loop's start: monotonic, machine busy, this process */
+    int64_t runq0;               /* ...and the training thread's run-queue wait (-1 unknown) */
+    int64_t step_wall, step_cpu; /* summed over steps: wall time, training thread's CPU time */
+    int64_t loader_cpu;          /* the loader threads' CPU time */
+    int64_t loader_runq;         /* ...and their run-queue wait (-1 unknown) */
 };
 
 struct train_run {
@@ -29,6 +39,7 @@ struct train_run {
     long long micro;      /* micro-batches since the last optimizer step */
     double train_seconds; /* time in training steps (evaluation excluded) */
     double t_start;
+    struct train_cpu cpu;
     struct step_stats last; /* latest counters read back */
     int n_logged;
     struct epoch_log epochs[TRAIN_MAX_EPOCH_LOG];
@@ -36,6 +47,11 @@ struct train_run {
 
 /* Monotonic seconds. */
 double train_now(void);
+
+/* Start the loop's CPU accounting; at its end, write it to the trace's run configuration
+ * (GP_CFG_STEP_WALL ... GP_CFG_LOOP_WALL). */
+void train_cpu_begin(struct train_cpu *c);
+void train_cpu_end(const struct train_cpu *c);
 
 /* Train cfg.epochs epochs (or until cfg.max_steps), evaluating after each. */
 gp_status train_loop(struct train_run *r, gp_error *err);

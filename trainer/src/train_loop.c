@@ -123,6 +123,7 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, s
     gp_status rc = GP_OK;
     while (rc == GP_OK && e->steps < e->nb) {
         double t0 = train_now();
+        int64_t c0 = thread_cpu_ns();
         STEP_BEGIN();
         struct batch *b = NULL;
         rc = next_batch(r, l, &b, err);
@@ -130,6 +131,8 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, s
             rc = train_batch(r, b, err);
         loader_release(l, b);
         STEP_END();
+        r->cpu.step_cpu += thread_cpu_ns() - c0;
+        r->cpu.step_wall += (int64_t)((train_now() - t0) * 1e9);
         if (rc != GP_OK || !b)
             break;
         e->steps++;
@@ -265,6 +268,7 @@ gp_status train_loop(struct train_run *r, gp_error *err)
     struct loader *l = NULL;
     GP_TRY(loader_open(&l, &lc, err));
     report_start(r);
+    train_cpu_begin(&r->cpu);
     gp_status rc = GP_OK;
     int stop = 0;
     for (int epoch = 0; rc == GP_OK && epoch < r->cfg.epochs && !stop; epoch++) {
@@ -278,7 +282,9 @@ gp_status train_loop(struct train_run *r, gp_error *err)
         if (rc == GP_OK)
             rc = end_epoch(r, epoch, &e, r->train_seconds - before, err);
     }
+    r->cpu.loader_cpu = loader_join(l, &r->cpu.loader_runq);
     loader_close(l);
+    train_cpu_end(&r->cpu);
     r->res->samples_per_s = r->train_seconds > 0 ? (double)r->res->samples / r->train_seconds : 0.0;
     r->res->train_s = r->train_seconds;
     return rc;

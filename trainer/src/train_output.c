@@ -4,6 +4,7 @@
 #include "gp/fs.h"
 #include "gp/log.h"
 #include "gp/prof.h"
+#include "cpu/cpu_ops.h"
 #include "gp/trace_schema.h"
 #include "train_int.h"
 #ifdef GP_TRAIN_TFEVENTS
@@ -129,6 +130,9 @@ void train_prof_device(struct train_run *r)
 {
     gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
     gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
+    int blas = r->use_cuda ? 0 : cpu_blas_limit_threads(0);
+    if (blas > 0)
+        gp_prof_config_int(GP_CFG_BLAS_THREADS, blas);
 }
 
 void train_prof_stop(struct train_run *r)

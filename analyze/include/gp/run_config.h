@@ -40,6 +40,11 @@ typedef struct gp_run_config {
     gp_cfg_num dropped_cpu;     /**< of them, CPU ranges past the record-memory limit */
     gp_cfg_num dropped_gpu;     /**< of them, GPU records CUPTI dropped */
     gp_cfg_num record_cost_ns;  /**< libprof: what one recorded range costs its thread, in ns */
+    gp_cfg_num blas_threads;    /**< trainer: OpenBLAS threads of its CPU backend */
+    /** trainer, over its training loop (ns): steps' wall time and the training thread's CPU time
+     * in them, its loader threads' CPU time, other processes' CPU time and the loop's wall time */
+    gp_cfg_num step_wall, step_cpu, loader_cpu, other_cpu, loop_wall;
+    gp_cfg_num train_runq, loader_runq; /**< trainer: time waiting for a core (schedstat), ns */
     gp_cfg_switch pin_memory, non_blocking, cudnn_benchmark;
     gp_cfg_switch complete; /**< GP_CFG_OFF while being written, or when the program died */
 } gp_run_config;

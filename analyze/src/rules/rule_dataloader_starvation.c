@@ -107,6 +107,10 @@ struct plan {
     double load_ns;    /* one batch's load time on one loader thread */
     double compute_ns; /* the step without its wait */
     int capped;        /* the cores limited workers below need */
+    double slow;       /* how much slower each thread runs with the workers asked for (>= 1) */
+    double run_now;    /* the training thread's share of a core while it could run; 0 unknown */
+    double run_after;  /* ...with the workers asked for */
+    double step_ns;    /* the step now */
 };
 
 /* The step with p->workers loader threads: the slower of training and loading, each thread
@@ -116,7 +120,40 @@ struct plan {
 static double step_after(const struct plan *p)
 {
     double loading = p->workers > 0 ? p->load_ns / (double)p->workers : p->load_ns;
-    return loading > p->compute_ns ? loading : p->compute_ns;
+    return (loading > p->compute_ns ? loading : p->compute_ns) * p->slow;
+}
+
+/* The trainer's CPU accounting on the CPU backend: the training thread's share of a core while
+ * it could run (its CPU time over its steps' wall time less the waits it slept in), and from it
+ * the share each thread gets with `w_new` loader threads. The others' runnable threads are
+ * what makes the measured share fair (cores / (others + ours)); a thread that ran 90% of the
+ * time and more met no lasting load (GT19 fires at 10%): the machine's background took 6% from
+ * one quiet run, and counting it as a busy thread predicted 7% where --workers 1 gained 33%. Loader threads
+ * need a free core to add to the step's pace: with both cores busy (two busy loops on 2 cores)
+ * a loader thread runs at half a core and so does the training thread, and the 38-42% "if the
+ * loader kept up" became 9-18% measured. */
+static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
+{
+    const struct rules_cfg *g = &c->cfg;
+    pl->slow = 1;
+    if (g->step_wall <= 0 || g->cpu_count <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
+        return; /* on a GPU the training thread waits for the device too */
+    long w = g->workers > 0 ? g->workers : 0, blas = g->blas_threads > 1 ? g->blas_threads - 1 : 0;
+    double blocked = w > 0 && c->step_ns > 0 ? (double)g->step_wall *
+                                                       (double)c->bd[GP_BD_DATALOADER] /
+                                                       (double)c->step_ns
+                                             : 0;
+    double runnable = (double)g->step_wall - blocked;
+    if (g->train_runq >= 0) /* the scheduler's word: CPU time over CPU time plus run-queue time */
+        runnable = (double)g->step_cpu +
+                   (double)g->train_runq * (double)g->step_wall / (double)g->loop_wall;
+    if (runnable <= 0)
+        return;
+    double cores = (double)g->cpu_count, n0 = (double)(1 + w + blas), n1 = (double)(1 + w_new + blas);
+    pl->run_now = fmin(1.0, (double)g->step_cpu / runnable);
+    double others = pl->run_now < 0.9 ? fmax(0, cores / pl->run_now - n0) : 0;
+    pl->run_after = fmin(1.0, cores / (others + n1));
+    pl->slow = pl->run_after < pl->run_now ? pl->run_now / pl->run_after : 1;
 }
 
 static struct plan plan_trainer(const struct rules_ctx *c, const double *p, double wait,
@@ -124,18 +161,38 @@ static struct plan plan_trainer(const struct rules_ctx *c, const double *p, doub
 {
     const struct rules_cfg *g = &c->cfg;
     long w = g->workers > 0 ? g->workers : 0;
-    struct plan pl = {.load_ns = w ? (double)w * step : wait, .compute_ns = step - wait};
+    struct plan pl = {.load_ns = w ? (double)w * step : wait, .compute_ns = step - wait,
+                      .step_ns = step};
     long cap = g->cpu_count > 1 ? g->cpu_count - 1 : 0;
     pl.need = workers_needed(pl.load_ns, pl.compute_ns, p[HEADROOM]);
     pl.workers = cap && pl.need > cap ? cap : pl.need;
     if (pl.workers <= w)
         pl.workers = w + 1;
     pl.capped = pl.workers < pl.need;
+    core_shares(c, pl.workers, &pl);
     return pl;
+}
+
+/* More loader threads would not shorten the step: the cores are busy (GT19 says with what). */
+static gp_status knob_busy_cores(const struct rules_ctx *c, const struct plan *pl,
+                                 struct rules_out *o)
+{
+    GP_TRY(rules_knob(o, "free the cores first (GT19), then --workers %ld", pl->workers));
+    return rules_reco(o,
+                      "More loader threads would not help now: the training thread ran %.0f%% "
+                      "of the time it could, and with --workers %ld each thread would get "
+                      "about %.0f%% of a core. Free the cores (GT19 names what took them), then "
+                      "--workers %ld%s.",
+                      100 * pl->run_now, pl->workers, 100 * pl->run_after, pl->workers,
+                      c->cfg.cpu_count > 0 ? rules_strf(o, " on this %ld-core machine",
+                                                        c->cfg.cpu_count)
+                                           : "");
 }
 
 static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, struct rules_out *o)
 {
+    if (pl->slow > 1.01 && step_after(pl) >= pl->step_ns)
+        return knob_busy_cores(c, pl, o);
     char a[32], b[32];
     const struct rules_cfg *g = &c->cfg;
     const char *pin = g->device && strcmp(g->device, "cuda") == 0 && g->pin_memory == 0
@@ -173,7 +230,7 @@ static long pytorch_workers(const struct rules_ctx *c, double need, int *capped)
 static struct plan plan_pytorch(const struct rules_ctx *c, const double *p, double wait,
                                 double step)
 {
-    struct plan pl = {.load_ns = wait, .compute_ns = step - wait};
+    struct plan pl = {.load_ns = wait, .compute_ns = step - wait, .slow = 1};
     pl.need = workers_needed(wait, step - wait, p[HEADROOM]);
     pl.workers = pytorch_workers(c, pl.need < 2 ? 2 : pl.need, &pl.capped);
     return pl;
@@ -211,6 +268,30 @@ static gp_status knob_pytorch(const struct rules_ctx *c, const struct plan *pl, 
 
 /* The gain of the knob: the whole wait where the threads asked for keep up (or where the trace
  * cannot say how many would: PyTorch's worker processes), else the part they remove. */
+/* What the prediction assumes of the cores, from what the trace says of them. */
+static const char *cores_note(const struct rules_ctx *c, const struct plan *pl,
+                              struct rules_out *o)
+{
+    const struct rules_cfg *g = &c->cfg;
+    if (pl && pl->slow > 1.01)
+        return rules_strf(o,
+                          "; the cores are busy: the training thread ran %.0f%% of the time it "
+                          "could, and with %ld loader thread%s each thread would get about "
+                          "%.0f%% of a core",
+                          100 * pl->run_now, pl->workers, pl->workers == 1 ? "" : "s",
+                          100 * pl->run_after);
+    if (pl && pl->run_now > 0 && g->other_cpu >= 0 &&
+        (double)g->other_cpu / (double)g->loop_wall > 0.5)
+        return rules_strf(o,
+                          "; assumes the loader threads find a free core (other processes kept "
+                          "%.1f of %ld cores busy, without slowing the training thread)",
+                          (double)g->other_cpu / (double)g->loop_wall, g->cpu_count);
+    if (pl && pl->run_now > 0)
+        return "";
+    return "; assumes a free core for each loader thread (the trace does not say how busy the "
+           "cores were)";
+}
+
 static gp_status predict_gain(const struct rules_ctx *c, const struct plan *pl, double wait,
                               double step, struct rules_out *o)
 {
@@ -218,14 +299,24 @@ static gp_status predict_gain(const struct rules_ctx *c, const struct plan *pl, 
     double after = pl ? step_after(pl) : step - wait;
     rules_fmt_ns(a, sizeof(a), (int64_t)step);
     rules_fmt_ns(b, sizeof(b), (int64_t)after);
+    const char *note = cores_note(c, pl, o);
     if (after <= step - wait)
         return rules_gain(o, c->bd[GP_BD_DATALOADER], (int64_t)wait,
-                          "if the loader kept up, the step would drop from %s to %s", a, b);
+                          "if the loader kept up, the step would drop from %s to %s%s", a, b,
+                          note);
     double gain = after < step ? step - after : 0;
+    if (gain == 0)
+        return rules_gain(o, 0, 0,
+                          "with %ld loader thread%s the step would not get shorter (%s now, about "
+                          "%s)%s",
+                          pl->workers, pl->workers == 1 ? "" : "s", a, b, note);
     return rules_gain(o, (int64_t)((double)c->bd[GP_BD_DATALOADER] * gain / wait), (int64_t)gain,
-                      "with %ld loader thread%s the step would drop from %s to %s: loading, not "
-                      "training, would still set its pace",
-                      pl->workers, pl->workers == 1 ? "" : "s", a, b);
+                      "with %ld loader thread%s the step would drop from %s to %s: %s%s",
+                      pl->workers, pl->workers == 1 ? "" : "s", a, b,
+                      pl->slow > 1.01 && step_after(pl) / pl->slow <= pl->compute_ns
+                              ? "its threads would share the busy cores"
+                              : "loading, not training, would still set its pace",
+                      note);
 }
 
 gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, struct rules_out *o)

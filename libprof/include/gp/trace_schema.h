@@ -33,6 +33,19 @@
 #define GP_CFG_DEVICE_MEMORY      "total_device_memory" /* bytes */
 #define GP_CFG_CPU_COUNT          "cpu_count"           /* online logical CPUs */
 #define GP_CFG_PHYSICAL_CORES     "physical_cores"
+#define GP_CFG_BLAS_THREADS       "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
+/* trainer, over its training loop: the wall time of its steps and the training thread's CPU time
+ * in them; its loader threads' CPU time; the CPU time every other process on the machine used
+ * meanwhile (/proc/stat less this process), and the wall time that covers (all ns) */
+#define GP_CFG_STEP_WALL          "step_wall_ns"
+#define GP_CFG_STEP_CPU           "step_thread_cpu_ns"
+#define GP_CFG_LOADER_CPU         "loader_cpu_ns"
+#define GP_CFG_OTHER_CPU          "other_cpu_ns"
+#define GP_CFG_LOOP_WALL          "loop_wall_ns"
+/* trainer, over its loop: time runnable but waiting for a core (/proc/thread-self/schedstat) of
+ * the training thread and of its loader threads (ns) */
+#define GP_CFG_TRAIN_RUNQ         "train_runq_ns"
+#define GP_CFG_LOADER_RUNQ        "loader_runq_ns"
 #define GP_CFG_GPU_STATUS         "gpu_status"      /* "recorded" | why GPU activity is absent */
 #define GP_CFG_DROPPED_RECORDS    "dropped_records" /* records lost to full buffers */
 #define GP_CFG_WARNINGS           "warnings"        /* array of strings (e.g. unbalanced pops) */

@@ -1,0 +1,301 @@
+/* GT19 cpu_contention: the step's threads wait for a CPU core: more runnable threads than cores
+ * (intra-op or OpenBLAS threads x processes, loader workers) or other processes keeping the cores
+ * busy. Where the trainer recorded its CPU accounting (the training thread's CPU time in its
+ * steps, its loader threads', other processes' from /proc/stat), the metric is measured: the
+ * share of step time the training thread could run but had no core. Otherwise it is read from
+ * timing alone: leaf operators that took at least a scheduler slice (min_stall_ms) and
+ * stall_ratio times longer than their own fastest call of the same name, shape and place in the
+ * step (rules_stalls.c), in several steps: the machine, not one pause (GT14's). Under load the
+ * stalls are few and long (two busy loops beside a 1.3 ms step: 7 calls of 897 stalled, each by
+ * a slice of 10 ms and more, 10% of step time), so their count is no measure, their time is.
+ * No anchor has this rule (issue 24 §2): thresholds ours. */
+#include "gp/trace_schema.h"
+#include "rules_int.h"
+
+#include <string.h>
+
+enum {
+    WARN_PCT,
+    CRIT_PCT,
+    MIN_STALL_MS,
+    STALL_RATIO,
+    MIN_STALL_STEPS,
+    SIZE_CALL_US,
+    SIZE_ELEM_NS,
+    MIN_OVER_SIZE
+};
+static const gp_rule_param params[] = {
+        {"warn_pct", 10, "step time waiting for a core, share (ours)"},
+        {"crit_pct", 30, "share for crit (ours)"},
+        {"min_stall_ms", 1,
+         "without CPU accounting: a call this much longer than its fastest waited for a core "
+         "(a scheduler slice on a busy core; ours)"},
+        {"stall_ratio", 2,
+         "...and at least this many times its fastest call (ours: at 1.5 a quiet CNN's "
+         "convolution_backward, 2.4-7.0 ms, read as 12.9% stalled)"},
+        {"min_stall_steps", 3,
+         "...in at least this many steps: contention lasts, a single pause is GT14's (ours)"},
+        {"size_call_us", 200,
+         "without CPU accounting, on a CPU-only trace: an elementwise or reduction op should "
+         "take at most this per call... (ours: 20x a small one's on a quiet core)"},
+        {"size_elem_ns", 20,
+         "...plus this per element of its inputs (ours: 3x the slowest seen at rest on a 2-core "
+         "VM, max_pool2d at 7 ns)"},
+        {"min_over_size_ops", 2,
+         "...crit where even the fastest call of this many such ops is over: every call waited "
+         "(ours)"},
+};
+RULES_INFO(cpu_contention, "GT19", "CPU contention (threads waiting for a core)", 0,
+           RULES_NEEDS_STEPS);
+
+static const gp_evidence_col cols[] = {{"operator", GP_UNIT_TEXT},  {"shape", GP_UNIT_TEXT},
+                                       {"calls", GP_UNIT_COUNT},    {"stalled", GP_UNIT_COUNT},
+                                       {"fastest", GP_UNIT_US},     {"slowest", GP_UNIT_US},
+                                       {"time stalled", GP_UNIT_US}};
+
+/* What the trainer's CPU accounting says (all unknown on other traces). */
+struct acct {
+    int known;          /* the training thread's wait for a core is measured */
+    double wait_share;  /* its time runnable without a core, % of wall time */
+    double loader_run;  /* loader threads' share of a core while runnable; -1 unknown */
+    double other_cores; /* other processes' mean busy cores; -1 unknown */
+    long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
+};
+
+/* The training thread's wait for a core: from the scheduler (schedstat's run-queue time, over
+ * the loop), else on the CPU backend its steps' wall time less its CPU time and less the
+ * batch waits it slept in (a thread blocked in I/O counts as waiting there: the trainer's
+ * traces since schedstat have the first). */
+static struct acct read_acct(const struct rules_ctx *c)
+{
+    const struct rules_cfg *g = &c->cfg;
+    struct acct a = {.loader_run = -1, .other_cores = -1};
+    long w = g->workers > 0 ? g->workers : 0;
+    a.threads = 1 + w + (g->blas_threads > 1 ? g->blas_threads - 1 : 0);
+    if (g->other_cpu >= 0)
+        a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
+    if (g->train_runq >= 0) {
+        a.known = 1;
+        a.wait_share = 100.0 * (double)g->train_runq / (double)g->loop_wall;
+        if (w > 0 && g->loader_cpu > 0)
+            a.loader_run = (double)g->loader_cpu / (double)(g->loader_cpu + g->loader_runq);
+        return a;
+    }
+    if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
+        return a; /* on a GPU the training thread also blocks in syncs */
+    double blocked = w > 0 && c->step_ns > 0
+                             ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] /
+                                       (double)c->step_ns
+                             : 0;
+    double wait = (double)(g->step_wall - g->step_cpu) - blocked;
+    a.known = 1;
+    a.wait_share = wait > 0 ? 100.0 * wait / (double)g->step_wall : 0;
+    return a;
+}
+
+static gp_status evidence(const struct rules_ctx *c, struct rules_out *o,
+                          const struct rules_stalls *s)
+{
+    rules_cols(o, 7, cols);
+    for (size_t i = 0; i < s->n && i < RULES_MAX_ROWS; i++) {
+        const struct rules_stall_row *r = &s->rows[i];
+        const char *shape = r->shape != GP_STR_NONE ? gp_trace_str(c->t, r->shape) : "";
+        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->name)},
+                                        {0, shape},
+                                        {(double)r->calls, NULL},
+                                        {(double)r->stalled, NULL},
+                                        {(double)r->fastest / 1e3, NULL},
+                                        {(double)r->worst / 1e3, NULL},
+                                        {(double)r->stall_ns / 1e3, NULL}}));
+    }
+    return GP_OK;
+}
+
+/* "this run: 3 compute threads (training, 2 loader, OpenBLAS 1) on 2 cores; other processes
+ * kept 1.9 cores busy meanwhile; ..." */
+static const char *machine_line(const struct rules_ctx *c, const struct acct *a,
+                                struct rules_out *o)
+{
+    const struct rules_cfg *g = &c->cfg;
+    long w = g->workers > 0 ? g->workers : 0, b = g->blas_threads;
+    const char *cores = g->cpu_count > 0 ? rules_strf(o, " on %ld cores", g->cpu_count) : "";
+    const char *other =
+            a->other_cores >= 0
+                    ? rules_strf(o, "; other processes kept %.1f cores busy meanwhile",
+                                 a->other_cores)
+                    : "";
+    const char *loader = a->loader_run >= 0 ? rules_strf(o,
+                                                         "; the loader threads ran %.0f%% of "
+                                                         "the time they could",
+                                                         100 * a->loader_run)
+                                            : "";
+    return rules_strf(o, "this run: %ld compute thread%s (training, %ld loader%s)%s%s%s",
+                      a->threads, a->threads == 1 ? "" : "s", w,
+                      b > 0 ? rules_strf(o, ", OpenBLAS %ld", b) : "", cores, other, loader);
+}
+
+/* The trainer: fewer loader threads where they outnumber the free cores, OpenBLAS to one
+ * thread, and the other load named with what it took. */
+static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a, double share,
+                                struct rules_out *o)
+{
+    const struct rules_cfg *g = &c->cfg;
+    /* our own threads beyond the cores: the loader threads GT01 would leave (all cores but one) */
+    long w = g->workers > 0 ? g->workers : 0;
+    long fit = g->cpu_count > 1 ? g->cpu_count - 1 : 1;
+    int cut_workers = w > fit && g->cpu_count > 0 && a->threads > g->cpu_count;
+    int busy = a->other_cores >= 0.5, unknown = a->other_cores < 0;
+    const char *blas = g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1; " : "";
+    GP_TRY(rules_knob(o, "%s%s%s", cut_workers ? rules_strf(o, "--workers %ld; ", fit) : "", blas,
+                      busy || unknown || !(cut_workers || blas[0])
+                              ? "stop the other load on the machine"
+                              : "no more threads than cores"));
+    return rules_reco(
+            o,
+            "%s (%s). %s%s%s%s"
+            "Threads beyond the free cores take turns, and every turn lands inside a step.",
+            a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of the time",
+                                  share)
+                     : rules_strf(o, "Operators took %.0f%% of step time past their own fastest "
+                                     "calls, in stalls of a scheduler slice or more",
+                                  share),
+            machine_line(c, a, o),
+            busy ? rules_strf(o,
+                              "Other processes used %.1f of the %ld cores: stop them, or run "
+                              "where cores are free (taskset/cgroups to reserve them). ",
+                              a->other_cores, g->cpu_count)
+                 : "",
+            unknown ? "The trace does not say what else ran: look for other processes keeping "
+                      "the cores busy (top). "
+                    : "",
+            cut_workers ? rules_strf(o,
+                                     "--workers %ld (you ran %ld): loader threads beyond "
+                                     "all cores but one take turns with the training "
+                                     "thread. ",
+                                     fit, w)
+                        : "",
+            g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1 stops OpenBLAS's threads spinning "
+                                  "against the others. "
+                                : "");
+}
+
+/* " Even the fastest aten::_log_softmax [[64, 10], [], []] took 2.1 ms, 10x what its size
+ * warrants (...)": every call waited, and the stalled time is a floor. */
+static const char *inflated_line(const struct rules_ctx *c, const struct rules_stalls *s,
+                                 struct rules_out *o)
+{
+    if (!s->inflated)
+        return "";
+    char a[32], b[32];
+    return rules_strf(o,
+                      " Even the fastest %s %s took %s, %.0fx the most its size warrants (%s); "
+                      "%zu op%s like it: every call waited, so the time counted here is a floor.",
+                      gp_trace_str(c->t, s->inflated_name),
+                      s->inflated_shape != GP_STR_NONE ? gp_trace_str(c->t, s->inflated_shape) : "",
+                      rules_fmt_ns(a, sizeof(a), s->inflated_fastest),
+                      (double)s->inflated_fastest / (double)s->inflated_ceiling,
+                      rules_fmt_ns(b, sizeof(b), s->inflated_ceiling), s->inflated,
+                      s->inflated == 1 ? "" : "s");
+}
+
+/* PyTorch or any other trace: name the thread pools, with what the trace says of them. */
+static gp_status advise_other(const struct rules_ctx *c, const double *p,
+                              const struct rules_stalls *s, struct rules_out *o)
+{
+    const gp_trace_info *ti = gp_trace_get_info(c->t);
+    const char *procs = ti->world_size > 1 ? rules_strf(o,
+                                                        " The trace is one of %d ranks: if "
+                                                        "they share this machine, each one's "
+                                                        "threads count.",
+                                                        ti->world_size)
+                                           : "";
+    const char *cores = c->cfg.cpu_count > 0
+                                ? rules_strf(o, " (this machine has %ld cores)", c->cfg.cpu_count)
+                                : " (the trace records no thread or core counts)";
+    GP_TRY(rules_knob(o, "torch.set_num_threads(k) with k x processes + DataLoader num_workers "
+                         "<= cores; stop other load on the machine"));
+    return rules_reco(o,
+                      "%llu operator calls took at least %s their own fastest call of the same "
+                      "shape, or their size's due, in %zu of %zu steps: the signature of threads "
+                      "waiting for a core%s. Keep the threads at or below the cores: "
+                      "torch.set_num_threads(k) (intra-op threads, also OMP_NUM_THREADS and "
+                      "MKL_NUM_THREADS) times the processes on the machine, plus DataLoader "
+                      "num_workers; and stop or move other processes keeping the cores busy "
+                      "(top shows them).%s%s",
+                      (unsigned long long)s->stalled,
+                      rules_strf(o, "%g ms and %gx", p[MIN_STALL_MS], p[STALL_RATIO]), s->steps_hit,
+                      c->n_steps, cores, procs, inflated_line(c, s, o));
+}
+
+static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, double share,
+                              const char *what)
+{
+    char a[32], b[32];
+    double step = rules_per_step(c, (double)c->step_ns), per = step * share / 100;
+    rules_fmt_ns(a, sizeof(a), (int64_t)step);
+    rules_fmt_ns(b, sizeof(b), (int64_t)(step - per));
+    return rules_gain(o, (int64_t)((double)c->step_ns * share / 100), (int64_t)per,
+                      "if %s, the step would drop from %s to %s", what, a, b);
+}
+
+/* Without accounting: the stalled share, or, where even the fastest calls of several
+ * elementwise ops took longer than their size warrants, that count (every call waited: the
+ * share is then a floor, a CNN 16x slower than at rest showed 8.5%). */
+static gp_status measure_timing(const struct rules_ctx *c, const double *p,
+                                const struct rules_stalls *s, double stall, struct rules_out *o)
+{
+    const char *what = "";
+    if ((double)s->inflated >= p[MIN_OVER_SIZE] && stall < p[CRIT_PCT]) {
+        rules_measure(o, "ops_over_size_allowance", GP_UNIT_COUNT, (double)s->inflated, ">=",
+                      p[MIN_OVER_SIZE], p[MIN_OVER_SIZE]);
+        what = rules_strf(o,
+                          "; in %zu elementwise op%s even the fastest call took longer than its "
+                          "size warrants: every call waited",
+                          s->inflated, s->inflated == 1 ? "" : "s");
+    } else
+        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, stall, ">=", p[WARN_PCT], p[CRIT_PCT]);
+    if ((double)s->steps_hit < p[MIN_STALL_STEPS])
+        rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
+    return rules_summary(o,
+                         "%.1f%% of step time is operators stalled past their fastest call or "
+                         "their size (%llu of %llu calls, in %zu of %zu steps; no CPU accounting "
+                         "in the trace)%s",
+                         stall, (unsigned long long)s->stalled, (unsigned long long)s->calls,
+                         s->steps_hit, c->n_steps, what);
+}
+
+gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    struct acct a = read_acct(c);
+    struct rules_stalls s;
+    struct rules_stall_cfg k = {(int64_t)(p[MIN_STALL_MS] * 1e6), p[STALL_RATIO],
+                                (int64_t)(p[SIZE_CALL_US] * 1e3), p[SIZE_ELEM_NS]};
+    GP_TRY(rules_stalls_scan(c, &k, &s));
+    double stall = rules_pct_of_steps(c, s.stall_ns);
+    gp_status rc;
+    if (a.known) {
+        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, a.wait_share, ">=", p[WARN_PCT],
+                      p[CRIT_PCT]);
+        rc = rules_summary(o,
+                           "the training thread waited for a core %.1f%% of the time (measured: "
+                           "%s); operators stalled past their fastest calls: %.1f%%",
+                           a.wait_share,
+                           c->cfg.train_runq >= 0 ? "the scheduler's run-queue time"
+                                                  : "its CPU time against the steps' wall time",
+                           stall);
+    } else {
+        rc = measure_timing(c, p, &s, stall, o);
+    }
+    if (rc == GP_OK && o->f.severity != GP_SEV_OK)
+        rc = evidence(c, o, &s);
+    if (rc == GP_OK && o->f.severity != GP_SEV_OK)
+        rc = predict_gain(c, o, a.known ? a.wait_share : stall,
+                          a.known ? "the training thread had a core whenever it could run"
+                                  : "no call waited for a core (at least: waits between "
+                                    "operators are not counted)");
+    if (rc == GP_OK && o->f.severity != GP_SEV_OK)
+        rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
+                            : advise_other(c, p, &s, o);
+    rules_stalls_release(&s);
+    return rc;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Helpers of accuracy_contention.sh.
+
+  accuracy_contention_read.py RULE < diagnose.json
+      one line: "fire <severity> <metric>% <gain>%" or "quiet - <metric>% -", and the knob
+      after a tab (the rule's on the first trace)
+  accuracy_contention_read.py --strip IN.json.gz OUT.json.gz
+      the same trace without the trainer's CPU accounting: what the rule sees of a PyTorch run
+  accuracy_contention_read.py --mean-step < diagnose.json
+      the mean step time in us
+"""
+import gzip
+import json
+import sys
+
+ACCOUNTING = ("step_wall_ns", "step_thread_cpu_ns", "loader_cpu_ns", "other_cpu_ns",
+              "loop_wall_ns", "train_runq_ns", "loader_runq_ns")
+
+
+def strip(src, dst):
+    with gzip.open(src, "rt") as f:
+        doc = json.load(f)
+    for k in ACCOUNTING:
+        doc.get("gprof", {}).pop(k, None)
+    with gzip.open(dst, "wt") as f:
+        json.dump(doc, f)
+
+
+def verdict(rule):
+    trace = json.load(sys.stdin)["traces"][0]
+    f = next(x for x in trace["findings"] if x["id"] == rule)
+    metric = f["metric"]["value"] if f.get("metric") else 0
+    if not f["fired"]:
+        print(f"quiet - {metric:.1f}% -")
+        return
+    gain = (f.get("estimated_gain") or {}).get("share_of_step_pct", 0)
+    print(f"fire {f['severity']} {metric:.1f}% {gain:.1f}%\t{f.get('knob') or ''}")
+
+
+def main():
+    if sys.argv[1] == "--strip":
+        strip(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "--mean-step":
+        print(json.load(sys.stdin)["traces"][0]["mean_step_us"])
+    else:
+        verdict(sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()
