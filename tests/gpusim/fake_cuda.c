@@ -4,8 +4,9 @@
  * make the records the real CUPTI would (through fake_cupti.h), with device work placed on its
  * stream after the work before it. "Device memory" is host memory, never touched.
  *
- * Simulation knobs: a kernel runs for gridDim.x microseconds; a copy or set moves 10 bytes/ns
- * (at least 1 us). fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
+ * Simulation knobs: a kernel runs for gridDim.x microseconds (or the nanoseconds a scenario set
+ * with fake_cuda_kernel_ns); a copy or set moves 10 bytes/ns (at least 1 us). cuMemcpyHtoD,
+ * cuMemcpyDtoH and cuMemsetD8 (cudaMemcpy, cudaMemset) wait for the device, as the real ones do. fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
  * runtime's (cudaLaunchKernel, cudaMemcpyAsync, ...: what PyTorch does) instead of the driver's
  * (cuLaunchKernel: Triton, NVRTC). FAKE_CUDA_SIGNAL_AT=N raises SIGTERM inside the Nth launch,
  * with CUPTI's internal lock held. */
@@ -47,6 +48,7 @@ static void *pinned[MAX_PINNED];
 static size_t pinned_bytes[MAX_PINNED];
 static int launches;
 static _Thread_local int as_runtime;
+static _Thread_local uint64_t kernel_ns;
 
 /* ---- injection ---- */
 
@@ -142,6 +144,12 @@ EXPORT void fake_cuda_as_runtime(int on)
     as_runtime = on;
 }
 
+/** The calling thread's next kernels run `ns` each (0: gridDim.x microseconds again). */
+EXPORT void fake_cuda_kernel_ns(uint64_t ns)
+{
+    kernel_ns = ns;
+}
+
 static struct CUstream_st *stream_of(CUstream s)
 {
     return s ? s : &default_stream;
@@ -183,7 +191,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     struct CUstream_st *s = stream_of(stream);
     k.queued = t0;
-    place(s, (uint64_t)gx * 1000u, &k.start, &k.end);
+    place(s, kernel_ns ? kernel_ns : (uint64_t)gx * 1000u, &k.start, &k.end);
     k.name = f->name;
     k.gridX = (int32_t)gx;
     k.gridY = (int32_t)gy;
@@ -308,7 +316,16 @@ EXPORT CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
-static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
+/* A blocking call's API record, once the device has finished (cudaMemcpy, cudaMemset). */
+static void blocking_api(uint32_t driver_cbid, uint32_t runtime_cbid, uint64_t t0, uint32_t corr)
+{
+    fake_cupti_synchronize();
+    fake_cupti_enter();
+    api(driver_cbid, runtime_cbid, t0, corr);
+    fake_cupti_leave();
+}
+
+static void copy(const void *host, size_t bytes, CUstream stream, int to_device, int blocking)
 {
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
@@ -329,30 +346,47 @@ static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
     m.streamId = s->id;
     m.correlationId = corr;
     fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
-    api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
-                  : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
-        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
+    if (!blocking)
+        api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
+                      : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+            CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
     fake_cupti_leave();
+    if (blocking)
+        blocking_api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2
+                               : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, t0, corr);
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
 {
     (void)dst;
-    copy(src, bytes, stream, 1);
+    copy(src, bytes, stream, 1, 0);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     (void)src;
-    copy(dst, bytes, stream, 0);
+    copy(dst, bytes, stream, 0, 0);
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
 {
     (void)dst;
-    (void)value;
+    copy(src, bytes, NULL, 1, 1);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
+{
+    (void)src;
+    copy(dst, bytes, NULL, 0, 1);
+    return CUDA_SUCCESS;
+}
+
+static void memset_d8(size_t n, CUstream stream, int blocking)
+{
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -368,9 +402,28 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, 
     m.streamId = s->id;
     m.correlationId = corr;
     fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
-    api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0,
-        corr);
+    if (!blocking)
+        api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+            t0, corr);
     fake_cupti_leave();
+    if (blocking)
+        blocking_api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+                     t0, corr);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
+{
+    (void)dst;
+    (void)value;
+    memset_d8(n, stream, 0);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
+{
+    (void)dst;
+    (void)value;
+    memset_d8(n, NULL, 1);
     return CUDA_SUCCESS;
 }
 
