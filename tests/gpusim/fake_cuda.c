@@ -49,6 +49,7 @@ static size_t pinned_bytes[MAX_PINNED];
 static int launches;
 static _Thread_local int as_runtime;
 static _Thread_local uint64_t kernel_ns;
+static uint64_t queue_ns;
 
 /* ---- injection ---- */
 
@@ -144,6 +145,28 @@ EXPORT void fake_cuda_as_runtime(int on)
     as_runtime = on;
 }
 
+/** A launch waits (inside the call, as when CUDA's launch queue is full) while its stream has
+ * more than `ns` of work queued; 0, the default: never. */
+EXPORT void fake_cuda_queue_ns(uint64_t ns)
+{
+    __atomic_store_n(&queue_ns, ns, __ATOMIC_RELAXED);
+}
+
+static void wait_for_queue(const struct CUstream_st *s)
+{
+    uint64_t limit = __atomic_load_n(&queue_ns, __ATOMIC_RELAXED);
+    while (limit) {
+        fake_cupti_enter(); /* busy_until is written under CUPTI's lock (place) */
+        uint64_t now = fake_cupti_now(), busy = s->busy_until;
+        fake_cupti_leave();
+        if (busy <= now + limit)
+            return;
+        uint64_t wait = busy - now - limit;
+        struct timespec d = {0, (long)(wait < 1000000u ? wait : 1000000u)};
+        nanosleep(&d, NULL);
+    }
+}
+
 /** The calling thread's next kernels run `ns` each (0: gridDim.x microseconds again). */
 EXPORT void fake_cuda_kernel_ns(uint64_t ns)
 {
@@ -183,13 +206,14 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 {
     (void)params;
     (void)extra;
-    fake_cupti_enter();
+    struct CUstream_st *s = stream_of(stream);
     uint64_t t0 = fake_cupti_now();
+    wait_for_queue(s);
+    fake_cupti_enter();
     uint32_t corr = fake_cupti_correlation();
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    struct CUstream_st *s = stream_of(stream);
     k.queued = t0;
     place(s, kernel_ns ? kernel_ns : (uint64_t)gx * 1000u, &k.start, &k.end);
     k.name = f->name;

@@ -3,15 +3,15 @@
  * in the trainer; the trace goes to $FAULT_TRACE. Each step is an NVTX ProfilerStep#N range
  * holding the loader wait (enumerate(DataLoader)#...__next__), the batch's H2D copy, forward
  * and backward kernels each launched from a CPU op that takes --host-us, an optimizer, and
- * optionally an NCCL all-reduce. The host runs ahead of the GPU (no sync per step) unless a
- * fault makes it wait. Device memory is what the program reports (--mem-mib), as the trainer
- * reports cudaMemGetInfo's; allocations are host memory never touched.
+ * optionally an NCCL all-reduce. The host runs ahead of the GPU (no sync per step) by at most
+ * --queue-us of queued work a stream, as CUDA's launch queue bounds it, unless a fault makes it
+ * wait. The simulated device has 80 GiB; its allocations are host memory never touched.
  *
  *   fault_app [--steps N] [--kernels N] [--kernel-us N] [--host-us N] [--loader-us N]
  *             [--batch-kib N] [--pageable-every N] [--blocking-copies N] [--blocking-memsets N]
  *             [--sync-every-kernel] [--tiny N] [--tiny-ns N] [--idle-every N] [--idle-ms N]
- *             [--same-stream] [--mem-mib N] [--peak-pct N] [--churn-every N] [--grow-kib N]
- *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream]
+ *             [--same-stream] [--peak-pct N] [--churn-every N] [--grow-mib N]
+ *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
  * bytes/ns. Every switch defaults to the healthy setting. */
 #include <cuda.h>
@@ -26,6 +26,7 @@
 
 void fake_cuda_as_runtime(int on);
 void fake_cuda_kernel_ns(uint64_t ns);
+void fake_cuda_queue_ns(uint64_t ns);
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -36,15 +37,17 @@ void fake_cuda_kernel_ns(uint64_t ns);
         }                                                                                          \
     } while (0)
 
-#define MIB ((size_t)1 << 20)
+#define MIB        ((size_t)1 << 20)
+#define DEVICE_MEM ((size_t)80 << 30) /* fake_cupti.c's device */
+#define CHUNK      ((size_t)4 << 30)  /* one allocation at most: the host must grant it */
 
 static struct {
     int steps, kernels, kernel_us, host_us, loader_us, batch_kib, pageable_every;
     int blocking_copies, blocking_memsets, sync_every_kernel, tiny, tiny_ns;
-    int idle_every, idle_ms, same_stream, mem_mib, peak_pct, churn_every, grow_kib;
-    int fp32_gemms, comm_us, comm_same_stream;
+    int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
+    int fp32_gemms, comm_us, comm_same_stream, queue_us;
 } opt = {.steps = 20, .kernels = 12, .kernel_us = 200, .host_us = 20, .loader_us = 20,
-         .batch_kib = 1024, .idle_ms = 600, .mem_mib = 4096, .peak_pct = 40, .tiny_ns = 600};
+         .batch_kib = 1024, .idle_ms = 600, .peak_pct = 40, .tiny_ns = 600, .queue_us = 10000};
 
 static const struct {
     const char *name;
@@ -66,13 +69,13 @@ static const struct {
         {"--idle-every", &opt.idle_every, NULL},
         {"--idle-ms", &opt.idle_ms, NULL},
         {"--same-stream", NULL, &opt.same_stream},
-        {"--mem-mib", &opt.mem_mib, NULL},
         {"--peak-pct", &opt.peak_pct, NULL},
         {"--churn-every", &opt.churn_every, NULL},
-        {"--grow-kib", &opt.grow_kib, NULL},
+        {"--grow-mib", &opt.grow_mib, NULL},
         {"--fp32-gemms", &opt.fp32_gemms, NULL},
         {"--comm-us", &opt.comm_us, NULL},
         {"--comm-same-stream", NULL, &opt.comm_same_stream},
+        {"--queue-us", &opt.queue_us, NULL},
 };
 
 static struct {
@@ -164,9 +167,9 @@ static void step_memory(int step)
         CHECK(cuMemAlloc(&act, 64 * MIB));
         CHECK(cuMemFree(act));
     }
-    if (opt.grow_kib > 0) {
+    if (opt.grow_mib > 0) {
         CUdeviceptr kept; /* a tensor kept across steps: never freed */
-        CHECK(cuMemAlloc(&kept, (size_t)opt.grow_kib << 10));
+        CHECK(cuMemAlloc(&kept, (size_t)opt.grow_mib * MIB));
     }
 }
 
@@ -228,10 +231,13 @@ static void load_model(void)
     CHECK(cuMemHostAlloc((void **)&g.pinned, g.batch_bytes, 0));
     CHECK(cuMemAlloc(&g.batch, g.batch_bytes));
     CHECK(cuMemAlloc(&g.scratch, 4096));
-    size_t total = (size_t)opt.mem_mib * MIB, want = total / 100 * (size_t)opt.peak_pct;
-    size_t have = g.batch_bytes + 4096, churn = opt.churn_every > 0 ? 64 * MIB : 0;
-    CUdeviceptr weights;
-    CHECK(cuMemAlloc(&weights, want > have + churn + MIB ? want - have - churn : MIB));
+    size_t want = DEVICE_MEM / 1000 * (size_t)(opt.peak_pct * 10);
+    size_t have = g.batch_bytes + 4096 + (opt.churn_every > 0 ? 64 * MIB : 0);
+    CUdeviceptr weights = 0;
+    for (size_t left = want > have + MIB ? want - have : MIB, n; left > 0; left -= n) {
+        n = left < CHUNK ? left : CHUNK;
+        CHECK(cuMemAlloc(&weights, n));
+    }
     nvtxRangePushA("load_state_dict");
     CHECK(cuMemcpyHtoDAsync(weights, g.pageable, g.batch_bytes, g.compute));
     CHECK(cuStreamSynchronize(g.compute));
@@ -267,9 +273,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "fault_app: gp_prof_init: %s\n", err.msg);
         return 1;
     }
-    gp_prof_config_int(GP_CFG_DEVICE_MEMORY, (int64_t)opt.mem_mib * (int64_t)MIB);
     setup();
     fake_cuda_as_runtime(1); /* PyTorch's calls: cudaLaunchKernel, cudaMemcpyAsync, ... */
+    fake_cuda_queue_ns((uint64_t)opt.queue_us * 1000u);
     load_model();
     for (int i = 0; i < opt.steps; i++)
         step(i);
