@@ -49,7 +49,7 @@ static size_t pinned_bytes[MAX_PINNED];
 static int launches;
 static _Thread_local int as_runtime;
 static _Thread_local uint64_t kernel_ns;
-static uint64_t queue_ns;
+static uint64_t queue_ns, launch_ns;
 
 /* ---- injection ---- */
 
@@ -167,6 +167,13 @@ static void wait_for_queue(const struct CUstream_st *s)
     }
 }
 
+/** Each launch call takes at least `ns` of host time (the driver's launch cost, a few us on a
+ * real GPU); 0, the default: only what the simulation costs. */
+EXPORT void fake_cuda_launch_ns(uint64_t ns)
+{
+    __atomic_store_n(&launch_ns, ns, __ATOMIC_RELAXED);
+}
+
 /** The calling thread's next kernels run `ns` each (0: gridDim.x microseconds again). */
 EXPORT void fake_cuda_kernel_ns(uint64_t ns)
 {
@@ -207,7 +214,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     (void)params;
     (void)extra;
     struct CUstream_st *s = stream_of(stream);
-    uint64_t t0 = fake_cupti_now();
+    uint64_t t0 = fake_cupti_now(), cost = __atomic_load_n(&launch_ns, __ATOMIC_RELAXED);
+    while (cost && fake_cupti_now() < t0 + cost) {
+    }
     wait_for_queue(s);
     fake_cupti_enter();
     uint32_t corr = fake_cupti_correlation();
@@ -451,13 +460,32 @@ EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
     return CUDA_SUCCESS;
 }
 
-/* A sync call: wait for the device, then its API and synchronization records. */
-static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t dcbid,
-                      uint32_t rcbid)
+/* Wait until the work queued on `s` has ended (not the other streams': cuStreamSynchronize). */
+static void stream_wait(const struct CUstream_st *s)
+{
+    for (;;) {
+        fake_cupti_enter();
+        uint64_t now = fake_cupti_now(), busy = s->busy_until;
+        fake_cupti_leave();
+        if (busy <= now)
+            break;
+        struct timespec d = {0, (long)(busy - now < 1000000u ? busy - now : 1000000u)};
+        nanosleep(&d, NULL);
+    }
+}
+
+/* A sync call: wait for the device (or one stream, `s`), then its API and synchronization
+ * records. */
+static void sync_call(CUpti_ActivitySynchronizationType type, const struct CUstream_st *s,
+                      uint32_t dcbid, uint32_t rcbid)
 {
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
-    fake_cupti_synchronize();
+    uint32_t stream = s ? s->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    if (s)
+        stream_wait(s);
+    else
+        fake_cupti_synchronize();
     fake_cupti_enter();
     CUpti_ActivitySynchronization2 y;
     memset(&y, 0, sizeof(y));
@@ -475,15 +503,15 @@ static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, u
 
 EXPORT CUresult cuCtxSynchronize(void)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-              CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL,
+              CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
               CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream)->id,
+    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream),
               CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
               CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
     return CUDA_SUCCESS;

@@ -12,8 +12,9 @@
  *             [--sync-every-kernel] [--tiny N] [--tiny-ns N] [--idle-every N] [--idle-ms N]
  *             [--same-stream] [--peak-pct N] [--churn-every N] [--grow-mib N]
  *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
+ *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
- * bytes/ns. Every switch defaults to the healthy setting. */
+ * bytes/ns, a launch call costs the host --launch-ns (2 us). Every switch defaults to the healthy setting. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 void fake_cuda_as_runtime(int on);
 void fake_cuda_kernel_ns(uint64_t ns);
 void fake_cuda_queue_ns(uint64_t ns);
+void fake_cuda_launch_ns(uint64_t ns);
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -45,9 +47,11 @@ static struct {
     int steps, kernels, kernel_us, host_us, loader_us, batch_kib, pageable_every;
     int blocking_copies, blocking_memsets, sync_every_kernel, tiny, tiny_ns;
     int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
-    int fp32_gemms, comm_us, comm_same_stream, queue_us;
+    int fp32_gemms, comm_us, comm_same_stream, queue_us, launch_ns, blocking_every;
+    int sync_copy_stream;
 } opt = {.steps = 20, .kernels = 12, .kernel_us = 200, .host_us = 20, .loader_us = 20,
-         .batch_kib = 1024, .idle_ms = 600, .peak_pct = 40, .tiny_ns = 600, .queue_us = 10000};
+         .batch_kib = 1024, .blocking_every = 1, .idle_ms = 600, .peak_pct = 40, .tiny_ns = 600, .queue_us = 10000,
+       .launch_ns = 2000};
 
 static const struct {
     const char *name;
@@ -63,6 +67,8 @@ static const struct {
         {"--pageable-every", &opt.pageable_every, NULL},
         {"--blocking-copies", &opt.blocking_copies, NULL},
         {"--blocking-memsets", &opt.blocking_memsets, NULL},
+        {"--blocking-every", &opt.blocking_every, NULL},
+        {"--sync-copy-stream", NULL, &opt.sync_copy_stream},
         {"--sync-every-kernel", NULL, &opt.sync_every_kernel},
         {"--tiny", &opt.tiny, NULL},
         {"--tiny-ns", &opt.tiny_ns, NULL},
@@ -76,6 +82,7 @@ static const struct {
         {"--comm-us", &opt.comm_us, NULL},
         {"--comm-same-stream", NULL, &opt.comm_same_stream},
         {"--queue-us", &opt.queue_us, NULL},
+        {"--launch-ns", &opt.launch_ns, NULL},
 };
 
 static struct {
@@ -126,13 +133,18 @@ static void load_batch(int step)
     CUstream s = opt.same_stream ? g.compute : g.copy;
     nvtxRangePushA("aten::to");
     CHECK(cuMemcpyHtoDAsync(g.batch, pageable ? g.pageable : g.pinned, g.batch_bytes, s));
+    if (opt.sync_copy_stream) /* the batch has arrived before compute is queued */
+        CHECK(cuStreamSynchronize(s));
     nvtxRangePop();
 }
 
-/* The fault's blocking calls: a scalar read back (loss.item()) and a zeroed buffer. */
-static void blocking_calls(void)
+/* The fault's blocking calls: a scalar read back (loss.item()) and a zeroed buffer, every
+ * --blocking-every steps. */
+static void blocking_calls(int step)
 {
     float loss;
+    if (step % opt.blocking_every != 0)
+        return;
     for (int i = 0; i < opt.blocking_copies; i++) {
         nvtxRangePushA("aten::item");
         CHECK(cuMemcpyDtoH(&loss, g.scratch, sizeof(loss)));
@@ -192,7 +204,7 @@ static void step(int i)
     nvtxRangePushA("Optimizer.step#Adam.step");
     launch("aten::_foreach_add_", g.adam, (unsigned)(opt.kernel_us / 4 + 1), g.compute);
     nvtxRangePop();
-    blocking_calls();
+    blocking_calls(i);
     if (opt.idle_every > 0 && i > 0 && i % opt.idle_every == 0) {
         nvtxRangePushA("save_checkpoint");
         sleep_ms(opt.idle_ms);
@@ -276,6 +288,7 @@ int main(int argc, char **argv)
     setup();
     fake_cuda_as_runtime(1); /* PyTorch's calls: cudaLaunchKernel, cudaMemcpyAsync, ... */
     fake_cuda_queue_ns((uint64_t)opt.queue_us * 1000u);
+    fake_cuda_launch_ns((uint64_t)opt.launch_ns);
     load_model();
     for (int i = 0; i < opt.steps; i++)
         step(i);
