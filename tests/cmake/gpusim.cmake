@@ -28,6 +28,13 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
   target_include_directories(fault_app PRIVATE ${GP_NVTX3_INCLUDE})
   target_link_libraries(fault_app PRIVATE fake_cuda fake_cupti gp_prof)
   set_target_properties(fault_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${gs_out})
+  if(TARGET gprof-train)
+    # the accuracy suite's GPU verdicts on a fast subset (bench/accuracy_gpu.py --fast)
+    add_test(NAME gpusim_accuracy_verdicts
+             COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
+                     ${gs_out} --fast)
+    set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300)
+  endif()
   set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
       running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id
       device_props)
