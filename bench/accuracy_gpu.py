@@ -25,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 # name, fault_app args, rules that must fire, rules that may, in the fast subset
 SYNC_MAY = ["GT02", "GT04", "GT14"]  # a drained queue: the GPU then waits for the host
 CASES = [
@@ -32,15 +34,19 @@ CASES = [
     ("healthy_long_kernels", ["--kernels", "6", "--kernel-us", "500"], [], [], False),
     ("healthy_comm_overlapped", ["--comm-us", "600"], [], [], False),
     # GT01 data-loader starvation: the loader takes longer than the GPU's step
-    ("loader_4ms", ["--loader-us", "4000"], ["GT01", "GT02"], ["GT04", "GT14"], True),
+    # (4 ms of loader and 2.5 ms of GPU leave the GPU busy ~57%, under GT02's 50% only when
+    # this machine's load stretches the host's side)
+    ("loader_4ms", ["--loader-us", "4000"], ["GT01"], ["GT02", "GT04", "GT14"], True),
     ("loader_6ms", ["--loader-us", "6000"], ["GT01", "GT02"], ["GT04", "GT14"], False),
     ("loader_3500us", ["--loader-us", "3500"], ["GT01"], ["GT02", "GT04", "GT14"], False),
     ("loader_hidden_near_miss", ["--loader-us", "800"], [], [], False),
     # GT02 low utilisation and GT04 launch-bound: host time per kernel above its duration
+    # (launch_bound's batch copy, on its own stream, takes ~5% of a 2.2 ms step while the GPU
+    # idles for the host: GT09 calls it exposed about half the time)
     ("launch_bound", ["--host-us", "150", "--kernel-us", "20"], ["GT02", "GT04"], ["GT14"],
-     True),
+     False),
     ("launch_bound_many", ["--host-us", "100", "--kernel-us", "10", "--kernels", "40"],
-     ["GT02", "GT04"], ["GT14"], False),
+     ["GT02", "GT04"], ["GT14"], True),
     ("launch_bound_mild", ["--host-us", "150", "--kernel-us", "90"], ["GT04"],
      ["GT02", "GT14"], False),
     ("launch_near_miss", ["--host-us", "60", "--kernel-us", "120"], [], [], False),
@@ -151,6 +157,12 @@ def make(case, out_dir, app_dir):
     trace = os.path.join(out_dir, "trace.json")
     env = dict(os.environ, FAULT_TRACE=trace,
                GP_PROF_CUPTI=os.path.join(app_dir, "libcupti.so.13"))
+    sanitize = os.environ.get("GP_SANITIZE", "")
+    if "address" in sanitize:  # a leak check would scan the untouched device memory (GiBs)
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    if "thread" in sanitize:  # NVTX's lazy init, as test_gpusim.py suppresses it
+        supp = os.path.join(HERE, "..", "tests", "gpusim", "tsan_nvtx.supp")
+        env["TSAN_OPTIONS"] = env.get("TSAN_OPTIONS", "") + " suppressions=" + supp
     p = subprocess.run([os.path.join(app_dir, "fault_app")] + case["args"], env=env,
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:

@@ -33,7 +33,8 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
     add_test(NAME gpusim_accuracy_verdicts
              COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
                      ${gs_out} --fast)
-    set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300)
+    set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endif()
   set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
       running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id
