@@ -17,6 +17,8 @@ bundled trainer never runs. GT14 (step outliers) has no knob to inject; it is on
 to fire.
 
 usage: bench_accuracy.py GPROF_TRAIN [--png DIR] [--steps N] [--repeat N] [--out DIR]
+                         [--json FILE]
+--json: the per-case verdicts and the timed gains, for accuracy_table.py's merged table.
 """
 import argparse
 import json
@@ -109,6 +111,7 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default="/tmp/gp_bench_accuracy")
+    ap.add_argument("--json", help="write the cases' verdicts and gains here")
     a = ap.parse_args()
     done = os.path.join(a.png, ".prepared")  # a prepare cut short is not a dataset
     prepared = all(os.path.isdir(os.path.join(a.png, d)) for d in ("train", "test"))
@@ -129,13 +132,14 @@ def main():
     print("\nrule  TP FP FN  precision  recall")
     for rule, tp, fp, fn, prec, rec in classify(results):
         print("%-5s %2d %2d %2d  %8.0f%%  %5.0f%%" % (rule, tp, fp, fn, prec * 100, rec * 100))
-    errors, rel = [], []
+    errors, rel, gains = [], [], {}
     for name, args, must, fix in SUITE:
         if not fix:
             continue
         args = [x.replace("{png}", a.png) for x in args]
         pred, meas = gain(a.bin, name, args, fix, must[0], a.repeat, a.steps,
                           os.path.join(a.out, "sweep-" + name))
+        gains[name] = {"rule": must[0], "case": name, "predicted": pred, "measured": meas}
         if pred is None or meas is None:
             print("%s: %s predicted %s, measured %s (not comparable)" % (name, must[0], pred, meas))
             continue
@@ -147,6 +151,10 @@ def main():
         print("gain error: median %.1f points, worst %.1f points over %d fixes; worst %.0f%% of "
               "the measured gain (goal: within 25%%)"
               % (statistics.median(errors), max(errors), len(errors), max(rel)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([{"name": n, "source": "cpu", "must": m, "may": [], "fired": g,
+                        "gain": gains.get(n)} for n, m, g in results], f, indent=1)
 
 
 if __name__ == "__main__":

@@ -215,8 +215,10 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
         return fail(rc != CUPTI_SUCCESS ? "cuptiActivityRegisterCallbacks" : "cuptiActivityEnable",
                     rc != CUPTI_SUCCESS ? rc : last, why, why_len);
     }
-    prof_cupti_g.api->ActivityFlushPeriod(500);
+    /* Started before the flush period is set: that call may wake CUPTI's worker, whose buffer
+     * (the device records just replayed) must not be taken for a late one and freed. */
     atomic_store(&prof_cupti_g.gpu_state, 1);
+    prof_cupti_g.api->ActivityFlushPeriod(500);
     atomic_store(&prof_g.gpu_ext, prof_cupti_g.api->ActivityPushExternalCorrelationId &&
                                           prof_cupti_g.api->ActivityPopExternalCorrelationId &&
                                           (record & GP_PROF_RECORD_GPU));

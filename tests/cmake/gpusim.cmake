@@ -23,8 +23,22 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
   endforeach()
   target_compile_definitions(sim_app_linked PRIVATE SIM_LINKED)
   target_link_libraries(sim_app_linked PRIVATE gp_prof)
+  # a training loop with one switch per fault, for the accuracy suite (bench/accuracy_gpu.py)
+  add_executable(fault_app ${gs_src}/fault_app.c)
+  target_include_directories(fault_app PRIVATE ${GP_NVTX3_INCLUDE})
+  target_link_libraries(fault_app PRIVATE fake_cuda fake_cupti gp_prof)
+  set_target_properties(fault_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${gs_out})
+  if(TARGET gprof-train)
+    # the accuracy suite's GPU verdicts on a fast subset (bench/accuracy_gpu.py --fast)
+    add_test(NAME gpusim_accuracy_verdicts
+             COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
+                     ${gs_out} --fast)
+    set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+  endif()
   set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
-      running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id)
+      running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id
+      device_props)
   foreach(case ${gs_cases})
     add_test(NAME gpusim_${case}
              COMMAND python3 ${gs_src}/test_gpusim.py ${case} ${gs_out} $<TARGET_FILE:gp_prof>)

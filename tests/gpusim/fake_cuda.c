@@ -4,8 +4,9 @@
  * make the records the real CUPTI would (through fake_cupti.h), with device work placed on its
  * stream after the work before it. "Device memory" is host memory, never touched.
  *
- * Simulation knobs: a kernel runs for gridDim.x microseconds; a copy or set moves 10 bytes/ns
- * (at least 1 us). fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
+ * Simulation knobs: a kernel runs for gridDim.x microseconds (or the nanoseconds a scenario set
+ * with fake_cuda_kernel_ns); a copy or set moves 10 bytes/ns (at least 1 us). cuMemcpyHtoD,
+ * cuMemcpyDtoH and cuMemsetD8 (cudaMemcpy, cudaMemset) wait for the device, as the real ones do. fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
  * runtime's (cudaLaunchKernel, cudaMemcpyAsync, ...: what PyTorch does) instead of the driver's
  * (cuLaunchKernel: Triton, NVRTC). FAKE_CUDA_SIGNAL_AT=N raises SIGTERM inside the Nth launch,
  * with CUPTI's internal lock held. */
@@ -47,6 +48,8 @@ static void *pinned[MAX_PINNED];
 static size_t pinned_bytes[MAX_PINNED];
 static int launches;
 static _Thread_local int as_runtime;
+static _Thread_local uint64_t kernel_ns;
+static uint64_t queue_ns, launch_ns;
 
 /* ---- injection ---- */
 
@@ -142,6 +145,41 @@ EXPORT void fake_cuda_as_runtime(int on)
     as_runtime = on;
 }
 
+/** A launch waits (inside the call, as when CUDA's launch queue is full) while its stream has
+ * more than `ns` of work queued; 0, the default: never. */
+EXPORT void fake_cuda_queue_ns(uint64_t ns)
+{
+    __atomic_store_n(&queue_ns, ns, __ATOMIC_RELAXED);
+}
+
+static void wait_for_queue(const struct CUstream_st *s)
+{
+    uint64_t limit = __atomic_load_n(&queue_ns, __ATOMIC_RELAXED);
+    while (limit) {
+        fake_cupti_enter(); /* busy_until is written under CUPTI's lock (place) */
+        uint64_t now = fake_cupti_now(), busy = s->busy_until;
+        fake_cupti_leave();
+        if (busy <= now + limit)
+            return;
+        uint64_t wait = busy - now - limit;
+        struct timespec d = {0, (long)(wait < 1000000u ? wait : 1000000u)};
+        nanosleep(&d, NULL);
+    }
+}
+
+/** Each launch call takes at least `ns` of host time (the driver's launch cost, a few us on a
+ * real GPU); 0, the default: only what the simulation costs. */
+EXPORT void fake_cuda_launch_ns(uint64_t ns)
+{
+    __atomic_store_n(&launch_ns, ns, __ATOMIC_RELAXED);
+}
+
+/** The calling thread's next kernels run `ns` each (0: gridDim.x microseconds again). */
+EXPORT void fake_cuda_kernel_ns(uint64_t ns)
+{
+    kernel_ns = ns;
+}
+
 static struct CUstream_st *stream_of(CUstream s)
 {
     return s ? s : &default_stream;
@@ -175,15 +213,18 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 {
     (void)params;
     (void)extra;
+    struct CUstream_st *s = stream_of(stream);
+    uint64_t t0 = fake_cupti_now(), cost = __atomic_load_n(&launch_ns, __ATOMIC_RELAXED);
+    while (cost && fake_cupti_now() < t0 + cost) {
+    }
+    wait_for_queue(s);
     fake_cupti_enter();
-    uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    struct CUstream_st *s = stream_of(stream);
     k.queued = t0;
-    place(s, (uint64_t)gx * 1000u, &k.start, &k.end);
+    place(s, kernel_ns ? kernel_ns : (uint64_t)gx * 1000u, &k.start, &k.end);
     k.name = f->name;
     k.gridX = (int32_t)gx;
     k.gridY = (int32_t)gy;
@@ -308,7 +349,16 @@ EXPORT CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
-static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
+/* A blocking call's API record, once the device has finished (cudaMemcpy, cudaMemset). */
+static void blocking_api(uint32_t driver_cbid, uint32_t runtime_cbid, uint64_t t0, uint32_t corr)
+{
+    fake_cupti_synchronize();
+    fake_cupti_enter();
+    api(driver_cbid, runtime_cbid, t0, corr);
+    fake_cupti_leave();
+}
+
+static void copy(const void *host, size_t bytes, CUstream stream, int to_device, int blocking)
 {
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
@@ -329,30 +379,47 @@ static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
     m.streamId = s->id;
     m.correlationId = corr;
     fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
-    api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
-                  : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
-        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
+    if (!blocking)
+        api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
+                      : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+            CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
     fake_cupti_leave();
+    if (blocking)
+        blocking_api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2
+                               : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, t0, corr);
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
 {
     (void)dst;
-    copy(src, bytes, stream, 1);
+    copy(src, bytes, stream, 1, 0);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     (void)src;
-    copy(dst, bytes, stream, 0);
+    copy(dst, bytes, stream, 0, 0);
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
 {
     (void)dst;
-    (void)value;
+    copy(src, bytes, NULL, 1, 1);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
+{
+    (void)src;
+    copy(dst, bytes, NULL, 0, 1);
+    return CUDA_SUCCESS;
+}
+
+static void memset_d8(size_t n, CUstream stream, int blocking)
+{
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -368,19 +435,57 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, 
     m.streamId = s->id;
     m.correlationId = corr;
     fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
-    api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0,
-        corr);
+    if (!blocking)
+        api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+            t0, corr);
     fake_cupti_leave();
+    if (blocking)
+        blocking_api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+                     t0, corr);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
+{
+    (void)dst;
+    (void)value;
+    memset_d8(n, stream, 0);
     return CUDA_SUCCESS;
 }
 
-/* A sync call: wait for the device, then its API and synchronization records. */
-static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t dcbid,
-                      uint32_t rcbid)
+EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
+{
+    (void)dst;
+    (void)value;
+    memset_d8(n, NULL, 1);
+    return CUDA_SUCCESS;
+}
+
+/* Wait until the work queued on `s` has ended (not the other streams': cuStreamSynchronize). */
+static void stream_wait(const struct CUstream_st *s)
+{
+    for (;;) {
+        fake_cupti_enter();
+        uint64_t now = fake_cupti_now(), busy = s->busy_until;
+        fake_cupti_leave();
+        if (busy <= now)
+            break;
+        struct timespec d = {0, (long)(busy - now < 1000000u ? busy - now : 1000000u)};
+        nanosleep(&d, NULL);
+    }
+}
+
+/* A sync call: wait for the device (or one stream, `s`), then its API and synchronization
+ * records. */
+static void sync_call(CUpti_ActivitySynchronizationType type, const struct CUstream_st *s,
+                      uint32_t dcbid, uint32_t rcbid)
 {
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
-    fake_cupti_synchronize();
+    uint32_t stream = s ? s->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    if (s)
+        stream_wait(s);
+    else
+        fake_cupti_synchronize();
     fake_cupti_enter();
     CUpti_ActivitySynchronization2 y;
     memset(&y, 0, sizeof(y));
@@ -398,15 +503,15 @@ static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, u
 
 EXPORT CUresult cuCtxSynchronize(void)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-              CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL,
+              CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
               CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream)->id,
+    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream),
               CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
               CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
     return CUDA_SUCCESS;

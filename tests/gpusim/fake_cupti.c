@@ -660,6 +660,8 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
             RT(cudaLaunchKernel_v7000),
             RT(cudaMemcpyAsync_v3020),
             RT(cudaMemsetAsync_v3020),
+            RT(cudaMemcpy_v3020),
+            RT(cudaMemset_v3020),
             RT(cudaMalloc_v3020),
             RT(cudaFree_v3020),
             RT(cudaMallocHost_v3020),
@@ -675,6 +677,9 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
             DR(cuMemcpyHtoDAsync_v2),
             DR(cuMemcpyDtoHAsync_v2),
             DR(cuMemsetD8Async),
+            DR(cuMemcpyHtoD_v2),
+            DR(cuMemcpyDtoH_v2),
+            DR(cuMemsetD8_v2),
             DR(cuCtxSynchronize),
             DR(cuStreamSynchronize),
 #undef RT

@@ -1,6 +1,9 @@
 /* GT12 memory_growth: allocated device memory at the end of each analysed step, fitted by least
  * squares; fires when the fitted growth over the window reaches a share of capacity and the
- * series rises in most steps (a leak). Anchor: SageMaker GPUMemoryIncrease (5 %); rest ours. */
+ * series rises in most steps (a leak). Anchor: SageMaker GPUMemoryIncrease (5 %); rest ours.
+ * Allocations are made by the host, so each step is sampled where its host range ends: at the
+ * device-aligned end a host running several steps ahead in bursts (a full launch queue) shows
+ * its steps' allocations bunched, and a steady leak rose in only a third of the steps. */
 #include "rules_int.h"
 
 #include <math.h>
@@ -63,7 +66,7 @@ gp_status rules_memory_growth(struct rules_ctx *c, const double *p, struct rules
         return GP_ENOMEM;
     size_t rises = 0;
     for (size_t i = 0; i < c->n_steps; i++) {
-        y[i] = (double)rules_mem_at(s, c->steps[i].end)->allocated;
+        y[i] = (double)rules_mem_at(s, c->steps[i].host_end)->allocated;
         rises += i > 0 && y[i] > y[i - 1];
     }
     double k = slope(y, c->n_steps), growth = 100.0 * k * (double)(c->n_steps - 1) / (double)cap;

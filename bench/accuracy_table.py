@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The accuracy suite's one table (issue 24 §1): per rule, true/false positives and negatives,
+precision and recall over every source, and the predicted gain beside the measured one where a
+fix was timed.
+
+Sources: the bundled trainer on the CPU (bench_accuracy.py --json), the simulated GPU
+(accuracy_gpu.py --json), and multi-rank jobs (accuracy_job.py, imported if present: its cases()
+and make(case, dir) give the jobs, `gprof-train job` the verdicts; they judge GT16 only). A CPU
+case is judged on every rule but GT16; a GPU case on accuracy_gpu.py's rules, except those it
+allows (consequences of its fault).
+
+usage: accuracy_table.py GPROF_TRAIN [--cpu FILE] [--gpu FILE] [--no-job]"""
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import accuracy_gpu  # noqa: E402
+
+
+def job_results(binary):
+    """GT16's verdicts on accuracy_job.py's cases, as suite results ([] without the module)."""
+    try:
+        import accuracy_job
+    except ImportError:
+        return []
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in accuracy_job.cases():
+            d = os.path.join(tmp, case["name"])
+            accuracy_job.make(case, d)
+            fired, rank, cost = accuracy_job.verdict(binary, d)
+            must = ["GT16"] if case["rank"] is not None else []
+            gain = None
+            if case.get("cost_ms") and cost is not None:  # the cost a step, as a gain's stand-in
+                gain = {"rule": "GT16", "case": case["name"], "predicted": cost,
+                        "measured": case["cost_ms"], "unit": "ms"}
+            # a straggler named at the wrong rank counts as a miss and a false alarm
+            out.append({"name": case["name"], "source": "job", "must": must, "may": [],
+                        "fired": ["GT16"] if fired else [],
+                        "wrong_rank": bool(fired and must and rank != case["rank"]),
+                        "rules": ["GT16"], "gain": gain})
+    return out
+
+
+def load(path):
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return json.load(f)
+
+
+def judged(results):
+    """Every rule a result is judged on: its own list, or (CPU cases) all the suite's rules but
+    GT16, which needs a job."""
+    everything = sorted({x for r in results for x in r["must"] + r["fired"] + r.get("rules", [])})
+    for r in results:
+        if "rules" not in r:
+            r["rules"] = [x for x in everything if x != "GT16"]
+    return everything
+
+
+def counts(results, rule):
+    tp = fp = fn = tn = 0
+    for r in results:
+        if rule not in r["rules"] or (rule in r["may"] and rule not in r["must"]):
+            continue
+        must, got = rule in r["must"], rule in r["fired"] and not r.get("wrong_rank")
+        tp += must and got
+        fn += must and not got
+        fp += (rule in r["fired"]) and not (must and got)
+        tn += not must and rule not in r["fired"]
+    return tp, fp, fn, tn
+
+
+def gains_of(results, rule):
+    g = [r["gain"] for r in results if r.get("gain") and r["gain"]["rule"] == rule and
+         r["gain"].get("predicted") is not None and r["gain"].get("measured") is not None]
+    if not g:
+        return "-"
+    pairs = ", ".join("%.0f/%.0f%s" % (x["predicted"], x["measured"], x.get("unit", "%"))
+                      for x in g)
+    within = sum(1 for x in g if x["measured"] > 0 and
+                 abs(x["predicted"] - x["measured"]) <= 0.25 * x["measured"])
+    return "%s (%d of %d within 25%%)" % (pairs, within, len(g))
+
+
+def pct(a, b):
+    return "%5.0f%%" % (100.0 * a / b) if b else "     -"
+
+
+def print_table(results):
+    rules = judged(results)
+    by_source = {}
+    for r in results:
+        by_source[r["source"]] = by_source.get(r["source"], 0) + 1
+    print("\n== accuracy: %s cases" % ", ".join("%d %s" % (n, s) for s, n in
+                                                sorted(by_source.items())))
+    print("rule   TP  FP  FN  TN  precision  recall  cases +/-  predicted/measured gain")
+    for rule in rules:
+        tp, fp, fn, tn = counts(results, rule)
+        flag = "" if (not tp + fp or tp / (tp + fp) >= 0.9) and (not tp + fn or
+                                                                 tp / (tp + fn) >= 0.9) \
+            else "  < 0.9"
+        print("%-5s %3d %3d %3d %3d     %s  %s  %4d/%-4d %s%s" % (
+            rule, tp, fp, fn, tn, pct(tp, tp + fp), pct(tp, tp + fn), tp + fn, fp + tn,
+            gains_of(results, rule), flag))
+    errors = [abs(r["gain"]["predicted"] - r["gain"]["measured"]) / r["gain"]["measured"] * 100
+              for r in results if r.get("gain") and r["gain"].get("predicted") is not None and
+              (r["gain"].get("measured") or 0) > 0]
+    if errors:
+        print("gain error: median %.0f%%, worst %.0f%% of the measured gain over %d timed fixes "
+              "(goal: within 25%%)" % (statistics.median(errors), max(errors), len(errors)))
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0].startswith("-"):
+        print(__doc__)
+        return 2
+    opt = lambda k: args[args.index(k) + 1] if k in args else None  # noqa: E731
+    results = load(opt("--cpu")) + load(opt("--gpu"))
+    if "--no-job" not in args:
+        results += job_results(args[0])
+    if not results:
+        print("accuracy_table: no results")
+        return 1
+    print_table(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
