@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "opt.h"
+#include "run_child.h"
 #include "sweep_int.h"
 #include "trace_jobs.h"
 
@@ -123,6 +124,10 @@ static int timed_run(const struct sweep *s, struct sweep_result *r, const int *i
     double wall = 0;
     int code = sweep_spawn(argv, log, &wall);
     sweep_argv_free(argv);
+    if (code == SWEEP_SPAWN_INTERRUPTED) {
+        fputs(" interrupted\n", stderr);
+        return CLI_ERROR;
+    }
     if (code != 0) {
         fputs(" failed\n", stderr);
         note_failure(r, code, log);
@@ -169,6 +174,10 @@ static void profiled_window(const struct sweep *s, struct sweep_result *r, const
     double wall;
     int code = argv ? sweep_spawn(argv, log, &wall) : cli_error("out of memory");
     sweep_argv_free(argv);
+    if (code == SWEEP_SPAWN_INTERRUPTED) {
+        fputs(" interrupted\n", stderr);
+        return;
+    }
     if (code != 0) {
         fputs(" failed\n", stderr);
         note_failure(r, code, log);
@@ -222,7 +231,7 @@ static int warm_up(struct sweep *s)
     for (long w = 0; w < s->warmup; w++) {
         fprintf(stderr, "[warm-up] %s: untimed run %ld/%ld...", s->res[0].label, w + 1, s->warmup);
         snprintf(name, sizeof(name), "warmup-%ld", w + 1);
-        if (timed_run(s, &s->res[0], idx, name, 1) != CLI_OK)
+        if (timed_run(s, &s->res[0], idx, name, 1) != CLI_OK || sweep_interrupted())
             return CLI_ERROR;
     }
     return CLI_OK;
@@ -242,16 +251,28 @@ static int run_all(struct sweep *s)
                     rep + 1, s->repeat);
             char name[32];
             snprintf(name, sizeof(name), "timed-%ld", rep + 1);
-            if (timed_run(s, &s->res[i], idx, name, 0) != CLI_OK)
+            if (timed_run(s, &s->res[i], idx, name, 0) != CLI_OK || sweep_interrupted())
                 return CLI_ERROR;
         }
-    for (size_t i = 0; !s->no_profile && i < s->n; i++) {
+    for (size_t i = 0; !s->no_profile && i < s->n && !sweep_interrupted(); i++) {
         int idx[SWEEP_MAX_KEYS];
         sweep_setting(&s->spec, i, idx);
         fprintf(stderr, "[%zu/%zu] %s: profiled window...", i + 1, s->n, s->res[i].label);
         profiled_window(s, &s->res[i], idx);
     }
     return CLI_OK;
+}
+
+/* Stopped by a signal: which, and what the table and sweep.json will hold. */
+static void say_interrupted(const struct sweep *s)
+{
+    size_t ran = 0;
+    for (size_t i = 0; s->res && i < s->n; i++)
+        ran += sweep_ran(&s->res[i]);
+    const char *name = run_signal_name(s->interrupted);
+    fprintf(stderr, "gprof-train: interrupted by %s: %zu of %zu settings finished%s%s\n",
+            name ? name : "a signal", ran, s->n, s->res ? "; their results are in " : "",
+            s->res ? s->out : "");
 }
 
 static void release(struct sweep *s)
@@ -373,8 +394,12 @@ int cmd_sweep(int argc, const char **argv)
     int rc = split_template(&s, n, argv);
     if (rc == CLI_OK)
         rc = add_varies(&s, &vary);
+    sweep_signals_on();
     if (rc == CLI_OK && (rc = make_out(&s, out)) == CLI_OK && (rc = prepare(&s)) == CLI_OK)
         rc = run_all(&s);
+    s.interrupted = sweep_interrupted();
+    if (s.interrupted)
+        say_interrupted(&s);
     if (s.res) {
         sweep_print(stdout, &s);
         if (sweep_write_json(&s) != CLI_OK)
@@ -382,6 +407,7 @@ int cmd_sweep(int argc, const char **argv)
         for (size_t i = 0; i < s.n; i++)
             rc = s.res[i].exit_code ? CLI_ERROR : rc;
     }
+    sweep_signals_off();
     release(&s);
-    return rc;
+    return s.interrupted ? 128 + s.interrupted : rc;
 }

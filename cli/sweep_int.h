@@ -35,7 +35,12 @@ struct sweep {
     char self[PATH_MAX];
     struct sweep_result *res;
     size_t n;
+    int interrupted; /* the signal that stopped the sweep, or 0 */
 };
+
+/* Whether a setting ran at all (a timed run finished or failed, or its profiled window ran):
+ * an interrupted sweep leaves the others out of the table and sweep.json. */
+int sweep_ran(const struct sweep_result *r);
 
 /* The median of a setting's times (NAN when none finished). */
 double sweep_time(const struct sweep_result *r);

@@ -2,6 +2,7 @@
  * measured one, and the same in OUT/sweep.json (schema gprof-train.sweep/1). */
 #include "gp/json_str.h"
 #include "cli.h"
+#include "run_child.h"
 #include "sweep_int.h"
 
 #include <errno.h>
@@ -14,6 +15,11 @@ static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
+}
+
+int sweep_ran(const struct sweep_result *r)
+{
+    return r->n_times > 0 || r->exit_code != 0 || r->profiled[0];
 }
 
 double sweep_time(const struct sweep_result *r)
@@ -218,8 +224,15 @@ void sweep_print(FILE *out, const struct sweep *s)
             sweep_unit(s, unit, sizeof(unit)), s->out);
     fprintf(out, "%-*s %11s %9s %9s %14s\n", width, "configuration", "time", "spread", "speedup",
             "test accuracy");
+    size_t not_run = 0;
     for (size_t i = 0; i < s->n; i++)
-        print_row(out, s, &s->res[i], width);
+        if (sweep_ran(&s->res[i]))
+            print_row(out, s, &s->res[i], width);
+        else
+            not_run++;
+    if (not_run)
+        fprintf(out, "(%zu setting%s not run: the sweep was interrupted)\n", not_run,
+                not_run == 1 ? "" : "s");
     print_predictions(out, s);
 }
 
@@ -326,9 +339,13 @@ static void json_head(FILE *f, const struct sweep *s)
     } else {
         fputs("null", f);
     }
-    fprintf(f,
-            ",\n  \"unit\": \"%s\", \"repeat\": %ld, \"out\": ", sweep_unit(s, unit, sizeof(unit)),
-            s->repeat);
+    fprintf(f, ",\n  \"unit\": \"%s\", \"repeat\": %ld, \"n_settings\": %zu, \"interrupted\": ",
+            sweep_unit(s, unit, sizeof(unit)), s->repeat, s->n);
+    if (s->interrupted)
+        jstring(f, run_signal_name(s->interrupted) ? run_signal_name(s->interrupted) : "signal");
+    else
+        fputs("null", f);
+    fputs(", \"out\": ", f);
     jstring(f, s->out);
     fputs(",\n", f);
 }
@@ -342,12 +359,14 @@ int sweep_write_json(const struct sweep *s)
     if (!f)
         return cli_error("cannot write '%s': %s", tmp, strerror(errno));
     json_head(f, s);
-    fputs("  \"settings\": [\n", f);
-    for (size_t i = 0; i < s->n; i++) {
-        json_setting(f, s, i);
-        fputs(i + 1 < s->n ? ",\n" : "\n", f);
-    }
-    fputs("  ],\n", f);
+    fputs("  \"settings\": [", f);
+    for (size_t i = 0, first = 1; i < s->n; i++)
+        if (sweep_ran(&s->res[i])) {
+            fputs(first ? "\n" : ",\n", f);
+            json_setting(f, s, i);
+            first = 0;
+        }
+    fputs("\n  ],\n", f);
     json_predictions(f, s);
     fputs("}\n", f);
     int bad = ferror(f) | (fclose(f) != 0);
