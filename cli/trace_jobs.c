@@ -101,11 +101,11 @@ static int add_dir(struct trace_paths *p, const char *dir)
     for (int pass = 0; pass < 2 && p->n == first; pass++)
         if (add_matching(p, dir, pass) != CLI_OK)
             return CLI_ERROR;
-    qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
     if (p->n == first)
         return cli_error("no trace files (*.json, *.json.gz, or a .tmp left by a program that "
                          "died) in '%s'",
                          dir);
+    qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
     return CLI_OK;
 }
 

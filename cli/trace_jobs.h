@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-/* The options every command opens traces with: the memory ceiling (--max-memory; by default a
- * quarter of the machine's memory for the events). */
+/* The options every command opens traces with: the memory ceiling (--max-memory; by default 64
+ * times the file's size, at least 256 MiB, at most a quarter of the machine's memory). */
 const gp_trace_opts *cli_trace_opts(void);
 /* The analysis options every command uses: its share of the thread budget. */
 const gp_analysis_opts *cli_analysis_opts(void);
@@ -25,8 +25,8 @@ int cli_set_max_memory(const char *spec);
 
 #define OPT_MAX_MEMORY(v)                                                                          \
     OPT_STR(0, "max-memory", (v), "SIZE",                                                          \
-            "memory the events of a trace may take (default a quarter of this machine's; 512M, "   \
-            "8G, 0 = no limit)")
+            "memory a trace's events and names may take (default 64 times its file's size, at "  \
+            "least 256M, at most a quarter of this machine's; 512M, 8G, 0 = no limit)")
 
 /* Trace paths (owned strings). */
 struct trace_paths {

@@ -240,6 +240,10 @@ static gp_status join_split(reader *r, const char *unit, gp_error *err)
     int rc = trace_split_join(r->split, &r->b, &resume, &closed);
     r->split = NULL;
     r->split_at = NULL;
+    char msg[320];
+    if (rc != 0 && (r->b.over_budget || r->b.t->strings.over_budget))
+        return gp_error_set(err, GP_EPARSE, r->b.t->info.path, "%s",
+                            trace_budget_message(&r->budget, msg, sizeof(msg)));
     if (rc != 0)
         return gp_error_set(err, GP_ENOMEM, r->b.t->info.path, "out of memory");
     l->p = r->dropped = resume;
@@ -351,15 +355,17 @@ static gp_status finish(reader *r, gp_error *err)
 static gp_status open_common(reader *r, const gp_trace_opts *opts, gp_trace **out, gp_error *err)
 {
     gp_trace *t = r->b.t;
-    r->budget.limit = opts ? opts->max_memory : 0;
+    trace_budget_init(&r->budget, opts, r->src.input_size);
     r->b.budget = &r->budget;
     r->src.budget = &r->budget;
+    t->strings.budget = &r->budget;
     r->src.flags = r->flags;
     r->src.threads = r->b.threads = opts ? opts->threads : 0;
     gp_status s = read_all(r, err);
     abandon_split(r);
     if (s == GP_OK)
         s = finish(r, err);
+    trace_intern_unbudget(&t->strings, 1);
     trace_builder_release(&r->b);
     trace_source_close(&r->src);
     if (s != GP_OK) {

@@ -112,6 +112,9 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0)
         return gp_error_set(err, GP_EIO, path, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        s->input_size = (uint64_t)st.st_size;
     unsigned char magic[2] = {0, 0};
     ssize_t n = pread(s->fd, magic, 2, 0);
     s->gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
@@ -238,6 +241,7 @@ gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, c
     s->fd = -1;
     s->guard = -1;
     s->path = name;
+    s->input_size = len;
     const unsigned char *u = data;
     s->gzip = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
     if (s->gzip)

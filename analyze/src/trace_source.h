@@ -53,6 +53,7 @@ typedef struct trace_source {
     size_t max_unit;
     char too_big_msg[96];
     struct trace_budget *budget; /* the read's memory limit, for the builders of split parts */
+    uint64_t input_size;         /* a regular file's size on disk, a buffer's length, else 0 */
     unsigned flags;              /* gp_trace_flags of the read (GP_TRACE_NO_MMAP, ..._SPLIT_ANY) */
     int threads;                 /* gp_trace_opts.threads: 0 = one per core */
 } trace_source;

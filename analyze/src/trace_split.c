@@ -135,6 +135,7 @@ static int part_init(split_part *pt, const trace_source *src, const char *end)
     pt->src = src;
     pt->b.part = 1;
     pt->b.budget = src->budget;
+    t->strings.budget = src->budget;
     pt->b.threads = src->threads;
     pt->b.lex.end = end;
     pt->b.lex.eof = 1;
@@ -145,6 +146,8 @@ static void part_release(split_part *pt)
 {
     gp_trace *t = pt->b.t;
     trace_builder_release(&pt->b);
+    if (t)
+        trace_intern_unbudget(&t->strings, 0); /* the whole trace interns them again */
     gp_trace_free(t);
 }
 
@@ -406,6 +409,7 @@ int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int
             break; /* parse on from here in order */
         if ((rc = merge_part(b, pt)) != 0)
             break;
+        trace_intern_unbudget(&pt->b.t->strings, 0); /* the whole trace holds them now */
         *resume = pt->end == PART_CLOSED ? pt->stop : pt->tail;
         if (pt->end == PART_CLOSED) {
             *closed = 1;

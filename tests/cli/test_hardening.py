@@ -1,0 +1,155 @@
+"""Hostile and careless inputs to gprof-train (issue 26), one case a ctest: each names what a user
+did and checks the answer they must get. Runs in the ASan/UBSan build too.
+usage: test_hardening.py GPROF_TRAIN WORKDIR CASE"""
+import glob
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+BIN, WORK, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def gp(*args, **kw):
+    return subprocess.run([BIN] + list(args), capture_output=True, text=True, **kw)
+
+
+def fresh(name):
+    d = os.path.join(WORK, CASE, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def case_empty_folder():
+    """report, diagnose and job on an empty folder: "no trace files", exit 2 (UBSan stopped at
+    qsort(NULL, 0, ...) before the message)."""
+    empty = fresh("empty")
+    for cmd in ("report", "diagnose", "job"):
+        p = gp(cmd, empty)
+        check(p.returncode == 2, "%s on an empty folder exited %d: %s" % (cmd, p.returncode,
+                                                                         p.stderr))
+        check("no trace files" in p.stderr, "%s: %r" % (cmd, p.stderr))
+        check("runtime error" not in p.stderr, "%s: %r" % (cmd, p.stderr))
+
+
+def case_export_overwrite():
+    """export with an output that is the trace (by name, through a link) or the other output:
+    refused before anything is written, the trace unchanged."""
+    d = fresh("export")
+    trace = os.path.join(d, "t.json")
+    shutil.copy(os.path.join(DATA, "traces", "y_nested.json"), trace)
+    os.symlink("t.json", os.path.join(d, "link.json"))
+    before = open(trace, "rb").read()
+    for args in (["--perfetto", trace], ["--html", trace],
+                 ["--perfetto", os.path.join(d, "link.json")],
+                 ["--perfetto", os.path.join(d, "..", "export", "t.json")]):
+        p = gp("export", trace, *args)
+        check(p.returncode == 2, "export %s exited %d" % (args, p.returncode))
+        check("is the trace being read" in p.stderr, "export %s: %r" % (args, p.stderr))
+        check(open(trace, "rb").read() == before, "export %s replaced the trace" % args)
+    out = os.path.join(d, "out.html")
+    for pre in (False, True):
+        if pre:
+            open(out, "w").write("x")
+        p = gp("export", trace, "--perfetto", out, "--html", os.path.join(d, ".", "out.html"))
+        check(p.returncode == 2 and "both name" in p.stderr,
+              "--perfetto X --html X (exists: %s): %d %r" % (pre, p.returncode, p.stderr))
+    p = gp("export", trace, "--perfetto", os.path.join(d, "a.json"), "--html",
+           os.path.join(d, "a.html"))
+    check(p.returncode == 0, "two outputs exited %d: %s" % (p.returncode, p.stderr))
+
+
+def write_gz_members(path, head, body, copies, tail):
+    """A gzip file of concatenated members: head, `copies` times the same compressed body, tail
+    (a gzip bomb costs nothing to write)."""
+    member = gzip.compress(body, 9)
+    with open(path, "wb") as f:
+        f.write(gzip.compress(head))
+        for _ in range(copies):
+            f.write(member)
+        f.write(gzip.compress(tail))
+
+
+def case_max_memory_names():
+    """60 K events with distinct 2 KB names (120 MB of names, 3 MB of events) under
+    --max-memory 50M: refused as past the limit (the names did not count)."""
+    d = fresh("names")
+    body = b",".join(b'{"ph":"X","name":"op%06d_%s","ts":%d,"dur":1,"pid":1,"tid":1}'
+                     % (i, b"n" * 2000, i) for i in range(60000))
+    for name, data in (("names.json", b'{"traceEvents":[' + body + b"]}"),):
+        path = os.path.join(d, name)
+        open(path, "wb").write(data)
+        for gz in (False, True):
+            if gz:
+                write_gz_members(path + ".gz", b'{"traceEvents":[', body, 1, b"]}")
+            p = gp("report", path + (".gz" if gz else ""), "--max-memory", "50M")
+            check(p.returncode == 2, "names%s under 50M exited %d" % (".gz" * gz, p.returncode))
+            check("more memory than the limit of 50 MiB (--max-memory)" in p.stderr,
+                  "names: %r" % p.stderr[-400:])
+        p = gp("report", path, "--max-memory", "400M")
+        check(p.returncode == 0, "names under 400M exited %d: %s" % (p.returncode, p.stderr))
+
+
+def case_gzip_bomb():
+    """A 1 MB gzip of 6 M events stops at the default ceiling (64 times the file, at least
+    256 MiB) with a message saying how to raise it."""
+    d = fresh("bomb")
+    path = os.path.join(d, "bomb.json.gz")
+    ev = b'{"ph":"X","name":"k","cat":"kernel","ts":1,"dur":1,"pid":0,"tid":7},'
+    write_gz_members(path, b'{"traceEvents":[', ev * 100000, 60,
+                     b'{"ph":"X","name":"k","ts":1,"dur":1,"pid":0,"tid":7}]}')
+    check(os.path.getsize(path) < 2 << 20, "the bomb is %d bytes" % os.path.getsize(path))
+    p = gp("report", path)
+    check(p.returncode == 2, "the bomb exited %d" % p.returncode)
+    check("decompression bomb" in p.stderr and "--max-memory SIZE" in p.stderr,
+          "the bomb: %r" % p.stderr[-400:])
+
+
+def case_real_traces_fit():
+    """Every real trace reads under the default ceiling."""
+    shared = os.environ.get("GP_SHARED_TRACES", "")  # ../shared/traces, when present
+    paths = glob.glob(os.path.join(DATA, "torch", "*.json.gz"))
+    paths += glob.glob(os.path.join(DATA, "traces", "y_*.json"))
+    paths += glob.glob(os.path.join(shared, "*.json*"))
+    for path in paths:
+        p = gp("report", path, "--row-limit", "1")
+        check(p.returncode == 0 and "memory" not in p.stderr,
+              "%s exited %d: %s" % (path, p.returncode, p.stderr[-300:]))
+
+
+def case_compare_not_evaluated():
+    """compare where a rule could not be evaluated on BASE (GT18 on a trace with no CPU ops to
+    count) and fires on NEW: the metric is named, never "(null)", and the JSON unit is the same
+    whichever side is BASE."""
+    a = os.path.join(DATA, "torch", "mlp_step.json.gz")
+    b = os.path.join(DATA, "torch", "tiny_ops_loss.json.gz")
+    p = gp("compare", a, b)
+    line = [l for l in p.stdout.splitlines() if "GT18" in l]
+    check("(null)" not in p.stdout, "compare printed (null):\n" + p.stdout)
+    check(len(line) == 1 and "tiny_op_share n/a ->" in line[0], "GT18 line: %s" % line)
+    units = []
+    for pair in ((a, b), (b, a)):
+        p = gp("compare", *pair, "--format", "json")
+        found = [f for f in json.loads(p.stdout)["findings"] if f["id"] == "GT18"]
+        units += [f["unit"] for f in found]
+    check(units == ["%", "%"], "GT18's unit by side: %s" % units)
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+if CASE not in CASES:
+    sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
+os.makedirs(WORK, exist_ok=True)
+CASES[CASE]()
+print("%d failures" % len(FAILS))
+sys.exit(1 if FAILS else 0)
