@@ -138,7 +138,7 @@ int cmd_diagnose(int argc, const char **argv)
     const char *max_memory = NULL;
     const char *format = "text", *fail_on = NULL;
     struct opt_list rules = {0}, sets = {0};
-    int list = 0;
+    int list = 0, all_runs = 0;
     long jobs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
@@ -154,6 +154,7 @@ int cmd_diagnose(int argc, const char **argv)
                     "threads each is read and analysed with",
                     0, 1024),
             OPT_MAX_MEMORY(&max_memory),
+            OPT_ALL_RUNS(&all_runs),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -178,7 +179,7 @@ int cmd_diagnose(int argc, const char **argv)
     gp_rules *r = NULL;
     gp_findings_format fmt;
     gp_severity sev;
-    struct trace_paths paths = {0};
+    struct trace_paths paths = {.runs = all_runs ? TRACE_RUNS_ALL : TRACE_RUNS_NEWEST};
     int rc = parse_modes(format, fail_on, &fmt, &sev);
     if (rc == CLI_OK)
         rc = configure(&r, &rules, &sets);

@@ -221,7 +221,7 @@ int cmd_export(int argc, const char **argv)
             "export", usage,
             "Write what viewers open, from a gprof-train or PyTorch profiler trace (a file, or a "
             "run\n"
-            "folder that holds one trace).",
+            "folder that holds one trace, or a folder of run folders: its newest run).",
             "examples:\n"
             "    gprof-train export trace.json.gz --tensorboard tb/ && tensorboard --logdir tb/\n"
             "    gprof-train export trace.json.gz --html report.html\n",
@@ -250,7 +250,7 @@ int cmd_export(int argc, const char **argv)
     }
     if (x.run && !x.tb)
         cli_warn("--run is used only with --tensorboard");
-    struct trace_paths paths = {0};
+    struct trace_paths paths = {.runs = TRACE_RUNS_NEWEST};
     int rc = trace_paths_expand(&paths, argv, 1);
     if (rc == CLI_OK && paths.n != 1) {
         rc = cli_error("'%s' holds %zu traces; export takes one", argv[0], paths.n);

@@ -101,6 +101,11 @@ static int add_dir(struct trace_paths *p, const char *dir)
     for (int pass = 0; pass < 2 && p->n == first; pass++)
         if (add_matching(p, dir, pass) != CLI_OK)
             return CLI_ERROR;
+    int runs = 0;
+    if (p->n == first && p->runs && trace_runs_add(p, dir, p->runs == TRACE_RUNS_ALL, &runs))
+        return CLI_ERROR;
+    if (runs)
+        return CLI_OK;
     if (p->n == first)
         return cli_error("no trace files (*.json, *.json.gz, or a .tmp left by a program that "
                          "died) in '%s'",

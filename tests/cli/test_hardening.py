@@ -146,6 +146,32 @@ def case_compare_not_evaluated():
     check(units == ["%", "%"], "GT18's unit by side: %s" % units)
 
 
+def case_runs_folder():
+    """report, diagnose and export on a folder of run folders (runs/, where `run` writes): the
+    newest run is read and named, --all reads every run; a subfolder with no trace is no run."""
+    runs = os.path.join(fresh("runs"), "runs")
+    for i, (name, src) in enumerate((("b-old", "mlp_step"), ("a-new", "record_shapes"))):
+        d = os.path.join(runs, name)
+        os.makedirs(d)
+        shutil.copy(os.path.join(DATA, "torch", src + ".json.gz"),
+                    os.path.join(d, "h_1.pt.trace.json.gz"))
+        open(os.path.join(d, "summary.json"), "w").write("{}")
+        os.utime(d, (1000000 + i * 1000, 1000000 + i * 1000))
+    os.makedirs(os.path.join(runs, "zz-empty"))
+    note = "'%s' holds 2 runs: reading the newest, '%s/a-new'" % (runs, runs)
+    for args in (["report", runs], ["diagnose", runs],
+                 ["export", runs, "--html", os.path.join(runs, "..", "o.html")]):
+        p = gp(*args)
+        check(p.returncode == 0, "%s exited %d: %s" % (args, p.returncode, p.stderr))
+        check(note in p.stderr, "%s: %r" % (args[0], p.stderr))
+        check("b-old" not in p.stdout, "%s read the older run:\n%s" % (args[0], p.stdout))
+    p = gp("report", runs, "--all")
+    heads = [l for l in p.stdout.splitlines() if l.startswith("== ")]
+    check(len(heads) == 2 and "a-new" in heads[0] and "b-old" in heads[1], "--all: %s" % heads)
+    p = gp("diagnose", os.path.join(runs, "zz-empty"))
+    check(p.returncode == 2 and "no trace files" in p.stderr, "an empty run: %r" % p.stderr)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
