@@ -104,7 +104,8 @@ static void note_failure(struct sweep_result *r, int code, const char *log)
         r->exit_code = code;
         snprintf(r->failed_log, sizeof(r->failed_log), "%s", log);
     }
-    cli_warn("'%s' failed (exit %d): see %s", r->label, code, log);
+    if (code >= 0)
+        cli_warn("'%s' failed (exit %d): see %s", r->label, code, log);
 }
 
 /* One run without the profiler into r->dir/NAME (NAME.log): its time is recorded unless
@@ -130,8 +131,8 @@ static int timed_run(const struct sweep *s, struct sweep_result *r, const int *i
     }
     if (code != 0) {
         fputs(" failed\n", stderr);
-        note_failure(r, code, log);
-        return code < 0 ? CLI_ERROR : CLI_OK;
+        note_failure(r, code, log); /* one that could not start: the others may */
+        return CLI_OK;
     }
     double t = run_time(s, r, dir, wall);
     if (!warmup)
@@ -185,7 +186,9 @@ static void profiled_window(const struct sweep *s, struct sweep_result *r, const
     }
     if (sweep_run_dir(dir, run, sizeof(run)) != CLI_OK ||
         largest_trace(run, r->profiled, sizeof(r->profiled)) != CLI_OK) {
+        fputs(" no trace\n", stderr);
         r->profiled[0] = 0;
+        snprintf(r->no_trace_log, sizeof(r->no_trace_log), "%s", log);
         return;
     }
     struct trace_warnings w = {0};
@@ -313,9 +316,9 @@ static int add_varies(struct sweep *s, const struct opt_list *vary)
     for (int i = 0; i < vary->n; i++)
         if (sweep_spec_add(&s->spec, vary->items[i]) != CLI_OK)
             return CLI_ERROR;
-    if (s->tmpl)
-        return sweep_template_check(&s->spec, s->tmpl, s->n_tmpl);
-    return CLI_OK;
+    if (s->tmpl && sweep_template_check(&s->spec, s->tmpl, s->n_tmpl) != CLI_OK)
+        return CLI_ERROR;
+    return s->tmpl ? sweep_program_check(s->tmpl[0]) : CLI_OK;
 }
 
 /* A fresh output folder: the one given (absent or empty), else runs/sweep-<date-time>. */
@@ -378,10 +381,11 @@ int cmd_sweep(int argc, const char **argv)
             "fires. A key given one value is fixed (--vary device=cpu). The first setting is run\n"
             "once untimed first (--warmup): a first run reads its data from disk.\n"
             "With -- CMD, each {KEY} in an argument is replaced by the setting's value, argument\n"
-            "by argument (no shell: spaces and quotes stay); its profiled window is one whole\n"
-            "run under 'gprof-train run -- CMD'.\n"
+            "by argument (no shell: spaces and quotes stay; {{KEY}} is a literal {KEY}); its\n"
+            "profiled window is one whole run under 'gprof-train run -- CMD'.\n"
             "Every run and sweep.json go to the output folder. Exit status: 0, or 2 on a bad\n"
-            "option or when a run fails (the table still lists the others).",
+            "option, when a run fails or a profiled window writes no trace (the table still\n"
+            "lists the others), 128 + the signal when interrupted.",
             "examples:\n"
             "    gprof-train sweep --vary workers=0,1,2 --vary pin-memory=off,on --steps 300\n"
             "    gprof-train sweep --vary workers=0,2,4 --vary data=fmnist-png --repeat 3\n"
@@ -405,7 +409,7 @@ int cmd_sweep(int argc, const char **argv)
         if (sweep_write_json(&s) != CLI_OK)
             rc = CLI_ERROR;
         for (size_t i = 0; i < s.n; i++)
-            rc = s.res[i].exit_code ? CLI_ERROR : rc;
+            rc = s.res[i].exit_code || s.res[i].no_trace_log[0] ? CLI_ERROR : rc;
     }
     sweep_signals_off();
     release(&s);

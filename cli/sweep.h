@@ -45,6 +45,11 @@ void sweep_label(const struct sweep_spec *s, const int *idx, char *buf, size_t c
  * @return CLI_OK or CLI_ERROR (message printed). */
 int sweep_template_check(const struct sweep_spec *s, const char *const *tmpl, int n);
 
+/* Check that the template's program can run (a path that is executable, or a name found in
+ * PATH); one with a {KEY} in it is left to each setting. @return CLI_OK or CLI_ERROR (message
+ * printed). */
+int sweep_program_check(const char *prog);
+
 /* The command of setting `idx`: each template element with every {KEY} replaced by its value,
  * as one argv element each (no shell: spaces and quotes in values stay in their element).
  * @return a NULL-terminated argv (free with sweep_argv_free), or NULL when out of memory. */

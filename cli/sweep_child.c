@@ -9,10 +9,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -65,6 +69,41 @@ void sweep_signals_off(void)
 int sweep_interrupted(void)
 {
     return stop_signal;
+}
+
+static int executable(const char *path)
+{
+    struct stat st;
+    return access(path, X_OK) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int in_path(const char *prog)
+{
+    const char *p = getenv("PATH");
+    char buf[PATH_MAX];
+    for (p = p ? p : "/usr/bin:/bin";; p++) {
+        size_t n = strcspn(p, ":"); /* an empty entry is the current folder */
+        int w = snprintf(buf, sizeof(buf), "%.*s/%s", n ? (int)n : 1, n ? p : ".", prog);
+        if (w > 0 && (size_t)w < sizeof(buf) && executable(buf))
+            return 1;
+        p += n;
+        if (!*p)
+            return 0;
+    }
+}
+
+int sweep_program_check(const char *prog)
+{
+    if (strchr(prog, '{'))
+        return CLI_OK;
+    if (strchr(prog, '/') ? executable(prog) : in_path(prog))
+        return CLI_OK;
+    if (strchr(prog, '/'))
+        return cli_error("cannot run '%s': %s", prog,
+                         access(prog, F_OK) ? strerror(errno) : "not an executable file");
+    cli_error("cannot run '%s': no such program in PATH", prog);
+    cli_hint("give its path, e.g. -- ./%s ...", prog);
+    return CLI_ERROR;
 }
 
 static double now_s(void)

@@ -22,6 +22,7 @@ struct sweep_result {
     char failed_log[PATH_MAX + 256];
     double accuracy;         /* test accuracy (trainer), NAN when unknown */
     char profiled[PATH_MAX]; /* the profiled trace, or "" */
+    char no_trace_log[PATH_MAX + 208]; /* the log of a profiled window that wrote no trace */
     gp_findings *findings;   /* its diagnosis, or NULL */
 };
 

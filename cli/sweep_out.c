@@ -165,6 +165,10 @@ static void print_row(FILE *out, const struct sweep *s, const struct sweep_resul
 {
     double t = sweep_time(r), base = sweep_time(&s->res[0]), sp = spread(r);
     fprintf(out, "%-*s ", width, r->label);
+    if (isnan(t) && r->exit_code < 0) {
+        fputs("failed: the program could not start (see the error above)\n", out);
+        return;
+    }
     if (isnan(t)) {
         fprintf(out, "failed (exit %d): %s\n", r->exit_code, r->failed_log);
         return;
@@ -182,7 +186,10 @@ static void print_row(FILE *out, const struct sweep *s, const struct sweep_resul
         fprintf(out, " %14s", "-");
     else
         fprintf(out, " %14.4f", r->accuracy);
-    fputs(within_noise(s, r) ? "  within noise\n" : "\n", out);
+    fputs(within_noise(s, r) ? "  within noise" : "", out);
+    if (r->no_trace_log[0])
+        fprintf(out, "  no trace from its profiled window: see %s", r->no_trace_log);
+    fputc('\n', out);
 }
 
 static void print_predictions(FILE *out, const struct sweep *s)
@@ -231,8 +238,8 @@ void sweep_print(FILE *out, const struct sweep *s)
         else
             not_run++;
     if (not_run)
-        fprintf(out, "(%zu setting%s not run: the sweep was interrupted)\n", not_run,
-                not_run == 1 ? "" : "s");
+        fprintf(out, "(%zu setting%s not run%s)\n", not_run, not_run == 1 ? "" : "s",
+                s->interrupted ? ": the sweep was interrupted" : "");
     print_predictions(out, s);
 }
 

@@ -172,6 +172,37 @@ def case_runs_folder():
     check(p.returncode == 2 and "no trace files" in p.stderr, "an empty run: %r" % p.stderr)
 
 
+def case_sweep_cmd_errors():
+    """sweep -- CMD: a missing program is refused before anything runs (was "exit -1" and an
+    empty log); one that cannot start in one setting is said so and the others run; a program
+    that writes no trace makes the table say so and the exit status 2 (was 0); {{x}} is a
+    literal {x}."""
+    d = fresh("sweepcmd")
+    for prog, msg in (("nosuchprog-26", "no such program in PATH"),
+                      ("./nosuch-26", "No such file or directory")):
+        out = os.path.join(d, "missing")
+        p = gp("sweep", "--no-profile", "--vary", "x=1,2", "-o", out, "--", prog, "{x}")
+        check(p.returncode == 2 and "cannot run '%s': %s" % (prog, msg) in p.stderr,
+              "%s: %d %r" % (prog, p.returncode, p.stderr))
+        check(not os.path.exists(out), "%s: wrote %s" % (prog, out))
+    out = os.path.join(d, "start")
+    p = gp("sweep", "--no-profile", "--warmup", "0", "--vary", "p=nosuch-26,true", "-o", out,
+           "--", "{p}")
+    rows = [l for l in p.stdout.splitlines() if l.startswith("p=")]
+    check(p.returncode == 2 and len(rows) == 2 and "could not start" in rows[0]
+          and " s " in rows[1], "a program that cannot start: %d %s" % (p.returncode, rows))
+    out = os.path.join(d, "notrace")
+    p = gp("sweep", "--warmup", "0", "--vary", "x=a,b", "-o", out, "--", "echo", "{x}",
+           "{{x}}")
+    check(p.returncode == 2, "no trace: exit %d" % p.returncode)
+    rows = [l for l in p.stdout.splitlines() if l.startswith("x=")]
+    check(len(rows) == 2 and all("no trace from its profiled window" in r for r in rows),
+          "no trace: %s" % rows)
+    log = os.path.join(out, "01-x=a", "timed-1.log")
+    check(os.path.exists(log) and open(log).read() == "a {x}\n", "{{x}}: %r" %
+          (open(log).read() if os.path.exists(log) else None))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
