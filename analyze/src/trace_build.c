@@ -477,6 +477,11 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         info->n_no_ph += r->ph == 0;
         return 0;
     }
+    if (r->ph == 'X' && r->dur < 0) { /* an end before its start: no span to keep */
+        info->n_skipped++;
+        info->n_neg_dur++;
+        return 0;
+    }
     uint32_t k = trace_builder_track(b, r);
     if (k == GP_NONE)
         return -1;

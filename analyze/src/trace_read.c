@@ -341,6 +341,9 @@ static gp_status finish(reader *r, gp_error *err)
     char what[160];
     if (missing_fields(&t->info, what, sizeof what))
         trace_warn(t, "%s: dropped (kept %llu)", what, (unsigned long long)t->info.n_events);
+    if (t->info.n_neg_dur)
+        trace_warn(t, "%llu %s a negative \"dur\" (it ends before it starts): dropped",
+                   (unsigned long long)t->info.n_neg_dur, events_have(t->info.n_neg_dur));
     if (t->unknown_cats.n)
         qsort(t->unknown_cats.data, t->unknown_cats.n, sizeof(gp_cat_count), cmp_cat);
     if (r->b.lex.lenient_escapes)

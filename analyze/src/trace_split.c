@@ -369,6 +369,7 @@ static int merge_counts(trace_builder *d, const trace_builder *s, const merge_ma
     di->n_metadata += si->n_metadata;
     di->n_skipped += si->n_skipped;
     di->n_no_ts += si->n_no_ts;
+    di->n_neg_dur += si->n_neg_dur;
     di->n_no_ph += si->n_no_ph;
     di->old_schema |= si->old_schema;
     d->lex.lenient_escapes += s->lex.lenient_escapes;

@@ -203,6 +203,26 @@ def case_sweep_cmd_errors():
           (open(log).read() if os.path.exists(log) else None))
 
 
+def case_negative_dur():
+    """An X event with a negative "dur" is dropped with a warning (it was kept silently)."""
+    ev = []
+    for s in range(4):
+        ev.append(dict(ph="X", name="ProfilerStep#%d" % s, cat="user_annotation", ts=s * 1000,
+                       dur=1000, pid=1, tid=1))
+        ev.append(dict(ph="X", name="aten::mm", cat="cpu_op", ts=s * 1000 + 10, dur=500, pid=1,
+                       tid=1))
+    ev.append(dict(ph="X", name="aten::backwards", cat="cpu_op", ts=2500, dur=-20000, pid=1,
+                   tid=1))
+    path = os.path.join(fresh("negdur"), "neg.json")
+    json.dump({"traceEvents": ev}, open(path, "w"))
+    p = gp("report", path)
+    check(p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr))
+    check('1 event has a negative "dur" (it ends before it starts): dropped' in p.stderr,
+          "no warning: %r" % p.stderr)
+    check("aten::backwards" not in p.stdout and "aten::mm" in p.stdout, p.stdout)
+    check("step time: mean 1.000ms" in p.stdout, p.stdout)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))

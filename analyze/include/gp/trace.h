@@ -214,6 +214,7 @@ typedef struct gp_trace_info {
     uint64_t n_skipped;     /**< other events skipped (unknown ph, unmatched E, no ts) */
     uint64_t n_no_ts;       /**< of n_skipped: X/B/E/i/I/R events without "ts" (a warning) */
     uint64_t n_no_ph;       /**< of n_skipped: events without "ph" (a warning) */
+    uint64_t n_neg_dur;     /**< of n_skipped: X events with a negative "dur" (a warning) */
     uint64_t n_unknown_cat; /**< events whose category is unknown (still stored, GP_EV_OTHER) */
 } gp_trace_info;
 
