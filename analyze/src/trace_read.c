@@ -81,11 +81,34 @@ static int event_unit(reader *r)
     return rc;
 }
 
+/* The UTF-16 or UTF-32 a file starts with (a byte order mark, or a JSON start with a zero byte
+ * beside it), or NULL. */
+static const char *wide_encoding(const unsigned char *p, const unsigned char *end)
+{
+    if (end - p >= 4 && !memcmp(p, "\xFF\xFE\0\0", 4))
+        return "UTF-32 (little-endian)";
+    if (end - p >= 4 && !memcmp(p, "\0\0\xFE\xFF", 4))
+        return "UTF-32 (big-endian)";
+    if (end - p < 2)
+        return NULL;
+    if ((p[0] == 0xFF && p[1] == 0xFE) || (p[0] && strchr("{[ \t\r\n", p[0]) && p[1] == 0))
+        return "UTF-16 (little-endian)";
+    if ((p[0] == 0xFE && p[1] == 0xFF) || (p[0] == 0 && p[1] && strchr("{[ \t\r\n", p[1])))
+        return "UTF-16 (big-endian)";
+    return NULL;
+}
+
 static int step_top(reader *r)
 {
     json_lex *l = &r->b.lex;
     if (l->end - l->p >= 3 && !memcmp(l->p, "\xEF\xBB\xBF", 3))
         l->p += 3; /* UTF-8 byte order mark */
+    const char *wide = wide_encoding((const unsigned char *)l->p, (const unsigned char *)l->end);
+    if (wide)
+        return json_lex_error(l, l->p,
+                              "the file is %s text: a trace is UTF-8 JSON (convert it, e.g. "
+                              "iconv -f UTF-16 -t UTF-8)",
+                              wide);
     int ch = json_lex_ws(l);
     if (ch < 0)
         return LEX_MORE;

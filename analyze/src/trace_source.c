@@ -46,7 +46,7 @@ static long fill_block(trace_source *s, source_block *b)
     size_t got = 0;
     while (got < s->block_size) {
         long n;
-        if (s->gzip) {
+        if (s->gz) {
             int r = gzread((gzFile)s->gz, b->data + got, (unsigned)(s->block_size - got));
             if (r < 0)
                 return gz_failure(s);
@@ -117,7 +117,9 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
         s->input_size = (uint64_t)st.st_size;
     unsigned char magic[2] = {0, 0};
     ssize_t n = pread(s->fd, magic, 2, 0);
-    s->gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    /* a pipe or FIFO cannot be peeked at: zlib reads it, inflating gzip and copying the rest */
+    int piped = n < 0 && errno == ESPIPE;
+    s->gzip = piped || (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
 #ifdef POSIX_FADV_SEQUENTIAL
     posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -127,6 +129,8 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
             return gp_error_set(err, GP_ENOMEM, path, "cannot start zlib");
         s->fd = -1; /* owned by gz now */
         gzbuffer((gzFile)s->gz, 1u << 20);
+        if (piped)
+            s->gzip = !gzdirect((gzFile)s->gz); /* reads the start to tell */
     }
     return GP_OK;
 }

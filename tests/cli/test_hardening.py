@@ -223,6 +223,35 @@ def case_negative_dur():
     check("step time: mean 1.000ms" in p.stdout, p.stdout)
 
 
+def case_pipe_and_encoding():
+    """gzip (and plain JSON) through a pipe and a FIFO read like the file (the magic was peeked
+    with pread, which a pipe refuses); a UTF-16 file is named as such (was "must start with '{'
+    or '['")."""
+    src = os.path.join(DATA, "torch", "mlp_step.json.gz")
+    want = gp("report", src, "-n", "3").stdout.split("\n", 1)[1]
+    raw = gzip.open(src).read()
+    for name, data in (("gzip", open(src, "rb").read()), ("plain", raw)):
+        p = subprocess.run([BIN, "report", "/dev/stdin", "-n", "3"], input=data,
+                           capture_output=True)
+        check(p.returncode == 0 and p.stdout.decode().split("\n", 1)[1] == want,
+              "%s through a pipe: %d %r" % (name, p.returncode, p.stderr))
+    fifo = os.path.join(fresh("fifo"), "trace.fifo")
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", 'cat "$1" > "$2"', "sh", src, fifo])
+    p = gp("report", fifo, "-n", "3", timeout=60)
+    writer.wait()
+    check(p.returncode == 0 and p.stdout.split("\n", 1)[1] == want,
+          "gzip through a FIFO: %d %r" % (p.returncode, p.stderr))
+    d = fresh("utf16")
+    for enc, says in (("utf-16", "UTF-16 (little-endian)"), ("utf-16-be", "UTF-16 (big-endian)"),
+                      ("utf-32", "UTF-32 (little-endian)")):
+        path = os.path.join(d, enc + ".json")
+        open(path, "wb").write(raw.decode().encode(enc))
+        p = gp("report", path)
+        check(p.returncode == 2 and ("the file is %s text" % says) in p.stderr,
+              "%s: %d %r" % (enc, p.returncode, p.stderr))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
