@@ -252,6 +252,18 @@ def case_pipe_and_encoding():
               "%s: %d %r" % (enc, p.returncode, p.stderr))
 
 
+def case_unknown_command_hint():
+    """An unknown command's hint names every command --help lists (it named 5 of 9)."""
+    help_text = gp("--help").stdout
+    block = help_text.split("commands:\n", 1)[1].split("\n\n", 1)[0]
+    names = [l.split()[0] for l in block.splitlines() if l.strip()]
+    p = gp("nosuchcommand")
+    hint = [l for l in p.stderr.splitlines() if l.startswith("hint:")]
+    check(p.returncode == 2 and len(hint) == 1, "%d %r" % (p.returncode, p.stderr))
+    listed = hint[0].split("the commands are ", 1)[1].split(";")[0].replace(" and ", ", ")
+    check(listed.split(", ") == names, "hint %r, --help %s" % (hint, names))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
