@@ -11,6 +11,8 @@
 
 #include "gp/fs.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,21 +323,62 @@ static int add_varies(struct sweep *s, const struct opt_list *vary)
     return s->tmpl ? sweep_program_check(s->tmpl[0]) : CLI_OK;
 }
 
-/* A fresh output folder: the one given (absent or empty), else runs/sweep-<date-time>. */
+static int is_empty_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            break;
+    int empty = d && e == NULL;
+    if (d)
+        closedir(d);
+    return empty;
+}
+
+/* An existing -o path: an empty folder (or a link to one, or a mount point) is used as it is,
+ * its mode kept; anything else is refused, saying what it is. */
+static int check_existing_out(const char *out, const struct stat *lst)
+{
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return cli_error("'%s' is a symbolic link to nothing (%s)", out, strerror(errno));
+    const char *link = S_ISLNK(lst->st_mode) ? " (a symbolic link)" : "";
+    if (!S_ISDIR(st.st_mode))
+        return cli_error("'%s'%s is %s, not a folder: sweep writes its runs into a new or empty "
+                         "folder",
+                         out, link, S_ISREG(st.st_mode) ? "a file" : "a device or special file");
+    if (!is_empty_dir(out))
+        return cli_error("'%s'%s is not empty: sweep writes into a new or empty folder", out,
+                         link);
+    return access(out, W_OK) == 0 ? CLI_OK
+                                  : cli_error("cannot write into '%s': %s", out, strerror(errno));
+}
+
+/* The output folder: the one given (absent, or an empty folder), else runs/sweep-<date-time>. */
 static int make_out(struct sweep *s, const char *out)
 {
     char stamp[32];
     time_t now = time(NULL);
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&now));
+    /* room for NN-<label>/timed-R/<run>/... under it */
+    if (out && strlen(out) + 512 >= sizeof(s->out))
+        return cli_error("-o '%.40s...' is too long: %zu bytes, at most %zu", out, strlen(out),
+                         sizeof(s->out) - 513);
     if (out)
         snprintf(s->out, sizeof(s->out), "%s", out);
     else
         snprintf(s->out, sizeof(s->out), "runs/sweep-%s", stamp);
-    if (access(s->out, F_OK) == 0 && rmdir(s->out) != 0) /* only an empty folder goes */
-        return cli_error("'%s' exists and is not empty: sweep writes a fresh folder", s->out);
+    struct stat lst;
     gp_error err;
-    if (gp_mkdir_p(s->out, &err) != GP_OK)
+    if (lstat(s->out, &lst) == 0) {
+        if (check_existing_out(s->out, &lst) != CLI_OK)
+            return CLI_ERROR;
+    } else if (errno != ENOENT) {
+        return cli_error("cannot use '%s': %s", s->out, strerror(errno));
+    } else if (gp_mkdir_p(s->out, &err) != GP_OK) {
         return cli_error_from(&err, GP_EIO);
+    }
     ssize_t len = readlink("/proc/self/exe", s->self, sizeof(s->self) - 1);
     if (len <= 0)
         return cli_error("cannot find the gprof-train binary (/proc/self/exe)");

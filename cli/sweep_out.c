@@ -365,6 +365,7 @@ int sweep_write_json(const struct sweep *s)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return cli_error("cannot write '%s': %s", tmp, strerror(errno));
+    errno = 0;
     json_head(f, s);
     fputs("  \"settings\": [", f);
     for (size_t i = 0, first = 1; i < s->n; i++)
@@ -378,8 +379,9 @@ int sweep_write_json(const struct sweep *s)
     fputs("}\n", f);
     int bad = ferror(f) | (fclose(f) != 0);
     if (bad || rename(tmp, path) != 0) {
+        int e = errno;
         unlink(tmp);
-        return cli_error("cannot write '%s'", path);
+        return cli_error("cannot write '%s': %s", path, e ? strerror(e) : "write error");
     }
     return CLI_OK;
 }

@@ -264,6 +264,45 @@ def case_unknown_command_hint():
     check(listed.split(", ") == names, "hint %r, --help %s" % (hint, names))
 
 
+def case_sweep_out():
+    """sweep -o: a file, a device, a link to nothing, a non-empty folder each refused saying
+    what it is (all were "exists and is not empty"); an empty folder (or a link to one) used as
+    it is, its mode kept (was removed and made again, 700 becoming 755); a path too long refused
+    before any folder is made (was cut, making folders nobody named)."""
+    d = fresh("sweepout")
+    quick = ["--no-profile", "--warmup", "0", "--vary", "x=1", "--", "true", "{x}"]
+    afile = os.path.join(d, "afile")
+    open(afile, "w").write("x")
+    full = os.path.join(d, "full")
+    os.makedirs(os.path.join(full, "sub"))
+    os.symlink("nowhere", os.path.join(d, "dangling"))
+    for out, msg in ((afile, "is a file, not a folder"),
+                     ("/dev/null", "is a device or special file, not a folder"),
+                     (os.path.join(d, "dangling"), "is a symbolic link to nothing"),
+                     (full, "is not empty")):
+        p = gp("sweep", "-o", out, *quick)
+        check(p.returncode == 2 and ("'%s'" % out) in p.stderr and msg in p.stderr,
+              "-o %s: %d %r" % (out, p.returncode, p.stderr))
+    empty = os.path.join(d, "empty")
+    os.makedirs(empty)
+    os.chmod(empty, 0o700)
+    os.symlink("empty", os.path.join(d, "link"))
+    for out in (empty, os.path.join(d, "link")):
+        p = gp("sweep", "-o", out, *quick)
+        check(p.returncode == 0 and os.path.exists(os.path.join(out, "sweep.json")),
+              "-o %s: %d %r" % (out, p.returncode, p.stderr))
+        for f in os.listdir(empty):
+            path = os.path.join(empty, f)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    check(os.stat(empty).st_mode & 0o777 == 0o700, "mode %o" % (os.stat(empty).st_mode & 0o777))
+    check(os.path.islink(os.path.join(d, "link")), "the link was replaced")
+    long = os.path.join(d, "long", *(["a" * 200] * 21))
+    p = gp("sweep", "-o", long, *quick)
+    check(p.returncode == 2 and "is too long" in p.stderr, "long -o: %d %r" % (p.returncode,
+                                                                               p.stderr[-200:]))
+    check(not os.path.exists(os.path.join(d, "long")), "long -o made folders")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
