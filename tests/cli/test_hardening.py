@@ -303,6 +303,37 @@ def case_sweep_out():
     check(not os.path.exists(os.path.join(d, "long")), "long -o made folders")
 
 
+def case_rank_parsing():
+    """job: a folder of *.pt.trace.json files says which other .json traces it leaves (4 files
+    gave "3 ranks" silently); a distributedInfo.rank that is a string, null, negative or out of
+    range is warned about and the trace ranked by name or order (a string or null became
+    rank 0, the others fell back silently)."""
+    src = os.path.join(DATA, "job", "healthy")
+    names = sorted(os.listdir(src))
+    d = fresh("ranks")
+    for i, name in enumerate(names):
+        dst = name if i < 3 else "other_%d.json" % i
+        shutil.copy(os.path.join(src, name), os.path.join(d, dst))
+    open(os.path.join(d, "summary.json"), "w").write("{}")
+    p = gp("job", d)
+    check("1 other .json file not read ('other_3.json')" in p.stderr, "left out: %r" % p.stderr)
+    check("summary.json" not in p.stderr, "summary.json named: %r" % p.stderr)
+    for bad in ('"2"', "null", "-5", "1e20", "2000000000"):
+        d = fresh("rank_" + bad.strip('"'))
+        for i, name in enumerate(names[:2]):
+            doc = json.load(open(os.path.join(src, name)))
+            doc["distributedInfo"]["rank"] = json.loads(bad) if i == 0 else 1
+            json.dump(doc, open(os.path.join(d, "r%d.pt.trace.json" % i), "w"))
+        p = gp("job", d, "--format", "json")
+        written = json.dumps(json.loads(bad))
+        check(("distributedInfo.rank is %s, not a rank" % written) in p.stderr,
+              "rank %s: %r" % (bad, p.stderr[-300:]))
+        ranks = json.loads(p.stdout)["ranks"] if p.returncode == 0 else []
+        first = [r for r in ranks if r["trace"].endswith("r0.pt.trace.json")]
+        check(len(first) == 1 and first[0]["rank_from"] != "distributedInfo",
+              "rank %s: %s" % (bad, first))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
