@@ -321,6 +321,16 @@ int trace_source_too_big(trace_source *s, const char *from, const char *to)
     return 1;
 }
 
+/* The bytes on pos's line before it: back to a newline in the window, else from the window's
+ * start, whose own count is win_col (the window starts mid-line after a refill). */
+static uint64_t column_before(const trace_source *s, const char *pos)
+{
+    const char *q = pos;
+    while (q > s->win && q[-1] != '\n')
+        q--;
+    return (uint64_t)(pos - q) + (q == s->win ? s->win_col : 0);
+}
+
 gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
                               int *eof, gp_error *err)
 {
@@ -334,6 +344,7 @@ gp_status trace_source_refill(trace_source *s, const char *keep, const char **p,
         return err ? err->code : GP_EIO;
     memcpy(b->data - tail, keep, tail);
     uint64_t keep_off = trace_source_offset(s, keep);
+    s->win_col = column_before(s, keep);
     release_one(s);
     s->cur = b;
     s->win = b->data - tail;
@@ -364,10 +375,7 @@ void trace_source_line_col(const trace_source *s, const char *pos, long *line, l
     } else {
         *line = 1 + (long)(s->cur->line - count_nl(pos, s->cur->data));
     }
-    const char *q = pos;
-    while (q > s->win && q[-1] != '\n')
-        q--;
-    *col = (q > s->win || s->win_off == 0) ? (long)(pos - q) + 1 : 0;
+    *col = (long)column_before(s, pos) + 1;
 }
 
 void trace_source_close(trace_source *s)

@@ -45,6 +45,7 @@ typedef struct trace_source {
     const char *win;   /* window start (may precede cur->data by the copied tail) */
     const char *win_end;
     uint64_t win_off; /* stream offset of win */
+    uint64_t win_col; /* bytes on win[0]'s line before it (a window starts mid-line) */
     /* memory mode */
     char *owned; /* decompressed copy of a gzip buffer */
     void *map;   /* a plain file mapped read-only (MAP_PRIVATE), or NULL */

@@ -334,6 +334,28 @@ def case_rank_parsing():
               "rank %s: %s" % (bad, first))
 
 
+def case_stream_columns():
+    """A bad value 12 MB into a long line has its true column in every reader: mapped, streamed
+    (GP_TRACE_NO_MMAP), gzip and a pipe (the streamed and gzip readers said "column 0")."""
+    ev = ",".join('{"ph":"X","name":"op%d","ts":%d,"dur":1,"pid":1,"tid":1}' % (i, i)
+                  for i in range(200000))
+    doc = '{"schemaVersion":1,\n"traceEvents":[' + ev + ',{"ph":"X","ts":oops}]}'
+    at = doc.index("oops")
+    want = "at line 2, column %d (byte %d)" % (at - doc.rindex("\n", 0, at), at)
+    d = fresh("columns")
+    path = os.path.join(d, "t.json")
+    open(path, "w").write(doc)
+    gzip.open(path + ".gz", "wt").write(doc)
+    runs = [("mapped", [BIN, "report", path], None, None),
+            ("streamed", [BIN, "report", path], None, dict(os.environ, GP_TRACE_NO_MMAP="1")),
+            ("gzip", [BIN, "report", path + ".gz"], None, None),
+            ("pipe", [BIN, "report", "/dev/stdin"], doc.encode(), None)]
+    for name, argv, stdin, env in runs:
+        p = subprocess.run(argv, input=stdin, capture_output=True, env=env)
+        err = p.stderr.decode()
+        check(p.returncode == 2 and want in err, "%s: want %r in %r" % (name, want, err))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
