@@ -316,6 +316,8 @@ static gp_status read_all(reader *r, gp_error *err)
             return cut_while_read(r, unit, err);
         if (rc == LEX_ERR)
             return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+        if (l->eof && trace_source_shrank(&r->src))
+            return cut_while_read(r, unit, err);
         if (l->eof) {
             r->b.t->info.bytes_read = trace_source_offset(&r->src, l->end);
             return at_eof(r, unit, err);
