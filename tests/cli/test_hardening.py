@@ -394,6 +394,35 @@ def case_shrink_while_read():
     check("the file shrank while it was read" in err, "no shrink warning: %r" % err[:500])
 
 
+def case_make_run_quiet():
+    """make run builds through scripts/quiet_build.sh: a build's 300 lines become one, its full
+    output comes back on failure or with VERBOSE=1 (a first `make run` printed ~300 lines of
+    build progress before the training output)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    script = os.path.join(root, "scripts", "quiet_build.sh")
+    log = os.path.join(fresh("quiet"), "build.log")
+    fake = "i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo \"[ $((i/3))%] Building C object $i.o\"; " \
+           "done; exit $0"
+    for code, verbose in ((0, ""), (3, ""), (0, "1")):
+        env = dict(os.environ, VERBOSE=verbose)
+        p = subprocess.run(["sh", script, log, "sh", "-c", fake, str(code)], capture_output=True,
+                           text=True, env=env)
+        lines = (p.stdout + p.stderr).splitlines()
+        what = "exit %d, VERBOSE=%r" % (code, verbose)
+        check(p.returncode == code, "%s: returned %d" % (what, p.returncode))
+        if code == 0 and not verbose:
+            check(len(lines) == 1 and lines[0].startswith("build: done in"), "%s: %s" % (what, lines))
+            check(len(open(log).read().splitlines()) == 300, "%s: the log" % what)
+        else:
+            check(len([l for l in lines if "Building C object" in l]) == 300,
+                  "%s: %d lines" % (what, len(lines)))
+        if code:
+            check("build: failed (exit 3)" in p.stderr, "%s: %r" % (what, p.stderr[:200]))
+    p = subprocess.run(["make", "-n", "-C", root, "run", "BUILD=" + os.path.join(WORK, "nob")],
+                       capture_output=True, text=True)
+    check("scripts/quiet_build.sh" in p.stdout, "make -n run: %s" % p.stdout[-500:])
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
