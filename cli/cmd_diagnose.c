@@ -82,14 +82,15 @@ int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings
     return rc;
 }
 
-int diag_print_default(const char *const *paths, int n)
+int diag_print_default(const char *const *paths, int n, int verbose)
 {
     struct trace_paths p = {0};
     gp_rules *r = NULL;
     gp_error err;
     int rc = gp_rules_new(&r, &err) == GP_OK ? trace_paths_expand(&p, paths, n) : CLI_ERROR;
     if (rc == CLI_OK)
-        rc = diag_run(&p, r, GP_FINDINGS_TEXT, GP_SEV_OK, 0, 0, stdout);
+        rc = diag_run(&p, r, verbose ? GP_FINDINGS_TEXT : GP_FINDINGS_TEXT_BRIEF, GP_SEV_OK, 0, 0,
+                      stdout);
     trace_paths_release(&p);
     gp_rules_free(r);
     return rc == CLI_OK ? 0 : n;

@@ -423,6 +423,32 @@ def case_make_run_quiet():
     check("scripts/quiet_build.sh" in p.stdout, "make -n run: %s" % p.stdout[-500:])
 
 
+def case_run_quiet_rules():
+    """run (CPU): the rules that did not fire are one line naming them, not one [ok] line each
+    (15 on a CPU trace, "not applicable" after the findings); run --verbose lists them."""
+    if not os.path.isdir("/usr/share/datasets/fashion-mnist"):
+        print("skipped: no Fashion-MNIST")
+        sys.exit(77)
+    d = fresh("run")
+    brief = gp("run", "--device", "cpu", "--steps", "30", "-o", os.path.join(d, "a"))
+    verbose = gp("run", "--device", "cpu", "--steps", "30", "-o", os.path.join(d, "b"),
+                 "--verbose")
+    check(brief.returncode == 0 and verbose.returncode == 0,
+          "exit %d/%d: %s" % (brief.returncode, verbose.returncode, verbose.stderr[-300:]))
+    ok_brief = [l for l in brief.stdout.splitlines() if l.startswith("[ok]")]
+    check(len(ok_brief) == 1 and "rules did not fire: " in ok_brief[0], "brief: %s" % ok_brief)
+    named = ok_brief[0].split("did not fire: ")[1].split(" (")[0].split(", ") if \
+        len(ok_brief) == 1 and "did not fire: " in ok_brief[0] else []
+    fired = [l.split()[1] for l in brief.stdout.splitlines()
+             if l.startswith(("[info]", "[warn]", "[crit]"))]
+    rules = [l.split()[0] for l in gp("diagnose", "--list-rules").stdout.splitlines()
+             if l[:2] == "GT"]
+    check(sorted(named + fired) == sorted(rules), "named %s + fired %s != %s" % (named, fired,
+                                                                                rules))
+    ok_verbose = [l for l in verbose.stdout.splitlines() if l.startswith("[ok]")]
+    check(len(ok_verbose) > 1 and not any("did not fire" in l for l in ok_verbose),
+          "--verbose: %s" % ok_verbose)
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 if CASE not in CASES:
     sys.exit("unknown case '%s' (%s)" % (CASE, ", ".join(sorted(CASES))))
