@@ -85,6 +85,10 @@ int trace_runs_add(struct trace_paths *p, const char *dir, int all, int *found)
     long n = list_runs(dir, &runs), newest = 0;
     int rc = CLI_OK, mode = p->runs;
     *found = n > 0;
+    if (n == 0) {
+        free(runs);
+        return CLI_OK;
+    }
     qsort(runs, (size_t)n, sizeof(*runs), by_name);
     for (long i = 1; i < n; i++)
         newest = newer(&runs[i], &runs[newest]) ? i : newest;
