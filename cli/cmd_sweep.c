@@ -349,8 +349,7 @@ static int check_existing_out(const char *out, const struct stat *lst)
                          "folder",
                          out, link, S_ISREG(st.st_mode) ? "a file" : "a device or special file");
     if (!is_empty_dir(out))
-        return cli_error("'%s'%s is not empty: sweep writes into a new or empty folder", out,
-                         link);
+        return cli_error("'%s'%s is not empty: sweep writes into a new or empty folder", out, link);
     return access(out, W_OK) == 0 ? CLI_OK
                                   : cli_error("cannot write into '%s': %s", out, strerror(errno));
 }

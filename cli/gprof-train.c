@@ -53,9 +53,10 @@ static void print_command_hint(void)
 {
     char list[512];
     size_t n = 0;
-    for (size_t i = 0; i < N_COMMANDS && n < sizeof(list); i++)
-        n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
-                              i == 0 ? "" : i + 1 == N_COMMANDS ? " and " : ", ", commands[i].name);
+    for (size_t i = 0; i < N_COMMANDS && n < sizeof(list); i++) {
+        const char *sep = i == 0 ? "" : i + 1 < N_COMMANDS ? ", " : " and ";
+        n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", sep, commands[i].name);
+    }
     cli_hint("the commands are %s; see 'gprof-train --help'", list);
 }
 

@@ -225,7 +225,7 @@ int cmd_run_train(int argc, const char **argv)
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
-    return train_and_report(&cfg, no_report  ? RUN_NO_REPORT
+    return train_and_report(&cfg, no_report ? RUN_NO_REPORT
                                   : verbose ? RUN_REPORT_VERBOSE
                                             : RUN_REPORT_BRIEF);
 }

@@ -20,10 +20,10 @@ struct sweep_result {
     int n_times;
     int exit_code; /* the first non-zero exit of its runs, else 0 */
     char failed_log[PATH_MAX + 256];
-    double accuracy;         /* test accuracy (trainer), NAN when unknown */
-    char profiled[PATH_MAX]; /* the profiled trace, or "" */
+    double accuracy;                   /* test accuracy (trainer), NAN when unknown */
+    char profiled[PATH_MAX];           /* the profiled trace, or "" */
     char no_trace_log[PATH_MAX + 208]; /* the log of a profiled window that wrote no trace */
-    gp_findings *findings;   /* its diagnosis, or NULL */
+    gp_findings *findings;             /* its diagnosis, or NULL */
 };
 
 struct sweep {

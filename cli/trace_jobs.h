@@ -25,7 +25,7 @@ int cli_set_max_memory(const char *spec);
 
 #define OPT_MAX_MEMORY(v)                                                                          \
     OPT_STR(0, "max-memory", (v), "SIZE",                                                          \
-            "memory a trace's events and names may take (default 64 times its file's size, at "  \
+            "memory a trace's events and names may take (default 64 times its file's size, at "    \
             "least 256M, at most a quarter of this machine's; 512M, 8G, 0 = no limit)")
 
 /* Trace paths (owned strings). */

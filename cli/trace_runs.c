@@ -23,7 +23,7 @@ static int holds_trace(const char *path)
     int found = 0;
     for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;)
         found = e->d_name[0] != '.' && (trace_name_wanted(dirfd(d), e->d_name, 0) ||
-                                         trace_name_wanted(dirfd(d), e->d_name, 1));
+                                        trace_name_wanted(dirfd(d), e->d_name, 1));
     if (d)
         closedir(d);
     return found;

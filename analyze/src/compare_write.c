@@ -134,7 +134,7 @@ size_t gp_compare_findings(const gp_compare *c, gp_compare_finding *out, size_t 
             continue;
         const gp_finding *any = described(m);
         out[n++] = (gp_compare_finding){
-                any->rule->id,     any->rule->title,       status,
+                any->rule->id,    any->rule->title,       status,
                 metric_name(any), {m->sev[0], m->sev[1]}, {metric_of(m, 0), metric_of(m, 1)},
                 any->metric_unit, predicted_gain(m)};
     }

@@ -204,8 +204,10 @@ static void dist_rank(gp_trace *t, const char *v, size_t n)
         return;
     }
     t->info.rank = -1;
-    trace_warn(t, "distributedInfo.rank is %.*s%s, not a rank (a whole number from 0): ranked by "
-               "the file name or order", (int)(n < 40 ? n : 40), v, n < 40 ? "" : "...");
+    trace_warn(t,
+               "distributedInfo.rank is %.*s%s, not a rank (a whole number from 0): ranked by "
+               "the file name or order",
+               (int)(n < 40 ? n : 40), v, n < 40 ? "" : "...");
 }
 
 static int dist_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)

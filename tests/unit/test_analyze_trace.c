@@ -260,7 +260,8 @@ static void test_memory_ceiling_names(void)
     for (int split = 0; split < 2; split++) {
         gp_trace *t = NULL;
         gp_error err;
-        gp_trace_opts o = {.flags = split ? GP_TRACE_SPLIT_ANY : 0, .max_memory = 56u << 20,
+        gp_trace_opts o = {.flags = split ? GP_TRACE_SPLIT_ANY : 0,
+                           .max_memory = 56u << 20,
                            .threads = split ? 3 : 1};
         GP_ASSERT_OK(gp_trace_open_mem(short_doc, short_len, "short", &o, &t, &err));
         gp_trace_free(t);
