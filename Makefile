@@ -25,7 +25,10 @@ configure:
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: deps build
+# `make run` builds quietly (one progress line; the full output on failure or with VERBOSE=1):
+# a first run printed ~300 lines of build progress before the training output.
+run: deps configure
+	@sh scripts/quiet_build.sh $(BUILD)/build.log cmake --build $(BUILD) -j $(JOBS)
 	$(BIN) run $(RUN_ARGS)
 
 # Every test that can run here, then the same suite under ASan/UBSan (CUDA off), then the

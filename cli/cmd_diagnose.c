@@ -82,14 +82,15 @@ int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings
     return rc;
 }
 
-int diag_print_default(const char *const *paths, int n)
+int diag_print_default(const char *const *paths, int n, int verbose)
 {
     struct trace_paths p = {0};
     gp_rules *r = NULL;
     gp_error err;
     int rc = gp_rules_new(&r, &err) == GP_OK ? trace_paths_expand(&p, paths, n) : CLI_ERROR;
     if (rc == CLI_OK)
-        rc = diag_run(&p, r, GP_FINDINGS_TEXT, GP_SEV_OK, 0, 0, stdout);
+        rc = diag_run(&p, r, verbose ? GP_FINDINGS_TEXT : GP_FINDINGS_TEXT_BRIEF, GP_SEV_OK, 0, 0,
+                      stdout);
     trace_paths_release(&p);
     gp_rules_free(r);
     return rc == CLI_OK ? 0 : n;
@@ -138,7 +139,7 @@ int cmd_diagnose(int argc, const char **argv)
     const char *max_memory = NULL;
     const char *format = "text", *fail_on = NULL;
     struct opt_list rules = {0}, sets = {0};
-    int list = 0;
+    int list = 0, all_runs = 0;
     long jobs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
@@ -154,6 +155,7 @@ int cmd_diagnose(int argc, const char **argv)
                     "threads each is read and analysed with",
                     0, 1024),
             OPT_MAX_MEMORY(&max_memory),
+            OPT_ALL_RUNS(&all_runs),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -178,7 +180,7 @@ int cmd_diagnose(int argc, const char **argv)
     gp_rules *r = NULL;
     gp_findings_format fmt;
     gp_severity sev;
-    struct trace_paths paths = {0};
+    struct trace_paths paths = {.runs = all_runs ? TRACE_RUNS_ALL : TRACE_RUNS_NEWEST};
     int rc = parse_modes(format, fail_on, &fmt, &sev);
     if (rc == CLI_OK)
         rc = configure(&r, &rules, &sets);

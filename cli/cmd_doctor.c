@@ -8,13 +8,16 @@
 #include "cli.h"
 #include "cmds.h"
 #include "opt.h"
+#include "run_child.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef GP_HAVE_CUPTI
@@ -126,7 +129,8 @@ static void check_gpu(const driver_api *d, int i)
     size_t mem = 0;
     if (d->get(&dev, i) != CUDA_SUCCESS)
         return;
-    d->name(name, sizeof(name), dev);
+    d->name(name, sizeof(name) - 1, dev);
+    name[sizeof(name) - 1] = '\0'; /* a driver that fills the buffer leaves no terminator */
     d->attr(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
     d->attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     d->mem(&mem, dev);
@@ -234,6 +238,55 @@ static void check_cupti(int have_gpu)
     if (have_gpu)
         check_subscriber(h);
 }
+/* The driver and CUPTI are probed in a child process: a driver whose cuInit crashes must not
+ * take doctor, and the lines already printed, with it. The child writes its phase to `fd`
+ * ('d' driver, 'c' CUPTI) so that a crash is put where it happened, and exits with its count of
+ * problems. */
+static void probe_child(int fd)
+{
+    if (write(fd, "d", 1) != 1)
+        _exit(127);
+    int have_gpu = check_driver();
+    fflush(stdout);
+    if (write(fd, "c", 1) != 1)
+        _exit(127);
+    check_cupti(have_gpu);
+    fflush(stdout);
+    _exit(n_problems > 100 ? 100 : n_problems);
+}
+
+static void check_driver_and_cupti(void)
+{
+    int fds[2];
+    fflush(stdout);
+    pid_t pid = pipe(fds) == 0 ? fork() : -1;
+    if (pid == 0) {
+        close(fds[0]);
+        probe_child(fds[1]);
+    }
+    if (pid < 0) {
+        line(V_PROBLEM, "driver", NULL, "cannot start the driver probe: %s", strerror(errno));
+        return;
+    }
+    close(fds[1]);
+    char phase = 0, c;
+    while (read(fds[0], &c, 1) == 1)
+        phase = c;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) <= 100) {
+        n_problems += WEXITSTATUS(status);
+        return;
+    }
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    line(V_PROBLEM, phase == 'c' ? "cupti" : "driver", "check nvidia-smi; reinstall the driver",
+         "%s crashed while it was probed (%s %d%s%s): GPU activity cannot be recorded",
+         phase == 'c' ? "CUPTI" : "the driver (cuInit or a device query)",
+         sig ? "signal" : "exit status", sig ? sig : WEXITSTATUS(status),
+         sig && run_signal_name(sig) ? ", " : "", sig ? run_signal_name(sig) : "");
+}
 #endif /* GP_HAVE_CUPTI */
 
 static void check_libraries(void)
@@ -331,7 +384,7 @@ int cmd_doctor(int argc, const char **argv)
     n_problems = 0;
     check_build();
 #ifdef GP_HAVE_CUPTI
-    check_cupti(check_driver());
+    check_driver_and_cupti();
 #else
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (h)

@@ -7,10 +7,13 @@
 #include "opt.h"
 #include "trace_jobs.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The temporary file an export is writing, removed by the handler of the stop signals (Ctrl-C,
@@ -127,6 +130,49 @@ static int write_outputs(const struct export_args *x, const gp_analysis *a,
     return CLI_OK;
 }
 
+/* Where `path` is or would be: its folder's real path and its name ("" when the folder is not
+ * there). */
+static void place_of(const char *path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (!realpath(dir, real))
+        real[0] = 0;
+    snprintf(buf, cap, "%s/%s", real, slash ? slash + 1 : path);
+}
+
+/* Whether a and b name one file: the same inode when both exist, else the same place. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea || eb)
+        return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char pa[2 * PATH_MAX], pb[2 * PATH_MAX];
+    place_of(a, pa, sizeof pa);
+    place_of(b, pb, sizeof pb);
+    return strcmp(pa, pb) == 0;
+}
+
+/* Refuse an output that would replace the trace or the other output. */
+static int check_outputs(const struct export_args *x)
+{
+    const char *const out[] = {x->perfetto, x->html};
+    const char *const opt[] = {"--perfetto", "--html"};
+    for (int i = 0; i < 2; i++) {
+        if (!out[i] || !strcmp(out[i], "-"))
+            continue;
+        if (same_file(out[i], x->trace))
+            return cli_error("%s '%s' is the trace being read: it would be replaced", opt[i],
+                             out[i]);
+        if (i == 1 && out[0] && strcmp(out[0], "-") && same_file(out[0], out[1]))
+            return cli_error("--perfetto and --html both name '%s': give each its own file",
+                             out[1]);
+    }
+    return CLI_OK;
+}
+
 /* Read, analyse and diagnose the trace, then write the outputs. */
 static int run_export(const struct export_args *x)
 {
@@ -195,7 +241,7 @@ int cmd_export(int argc, const char **argv)
             "export", usage,
             "Write what viewers open, from a gprof-train or PyTorch profiler trace (a file, or a "
             "run\n"
-            "folder that holds one trace).",
+            "folder that holds one trace, or a folder of run folders: its newest run).",
             "examples:\n"
             "    gprof-train export trace.json.gz --tensorboard tb/ && tensorboard --logdir tb/\n"
             "    gprof-train export trace.json.gz --html report.html\n",
@@ -226,7 +272,7 @@ int cmd_export(int argc, const char **argv)
         return CLI_ERROR;
     if (x.run && !x.tb)
         cli_warn("--run is used only with --tensorboard");
-    struct trace_paths paths = {0};
+    struct trace_paths paths = {.runs = TRACE_RUNS_NEWEST};
     int rc = trace_paths_expand(&paths, argv, 1);
     if (rc == CLI_OK && paths.n != 1) {
         rc = cli_error("'%s' holds %zu traces; export takes one", argv[0], paths.n);
@@ -234,8 +280,10 @@ int cmd_export(int argc, const char **argv)
     }
     if (rc == CLI_OK) {
         x.trace = paths.v[0];
-        rc = run_export(&x);
+        rc = check_outputs(&x);
     }
+    if (rc == CLI_OK)
+        rc = run_export(&x);
     trace_paths_release(&paths);
     return rc;
 }

@@ -125,6 +125,7 @@ int cmd_report(int argc, const char **argv)
     const char *max_memory = NULL;
     const char *sort = NULL, *group_by = "name", *format = "table";
     long row_limit = 20, jobs_n = 0;
+    int all_runs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
             OPT_STR('s', "sort", &sort, "KEY",
@@ -152,6 +153,7 @@ int cmd_report(int argc, const char **argv)
                     "threads each is read and analysed with",
                     0, 1024),
             OPT_MAX_MEMORY(&max_memory),
+            OPT_ALL_RUNS(&all_runs),
             OPT_END(),
     };
     const struct opt_help help = {
@@ -161,7 +163,8 @@ int cmd_report(int argc, const char **argv)
             "a summary (steps, step-time breakdown, GPU busy, memory) and the key-averages table "
             "with\n"
             "PyTorch's columns and semantics. A directory means every trace in it, one section "
-            "each.",
+            "each;\n"
+            "a folder of run folders (runs/) its newest run (--all: every run).",
             "examples:\n"
             "    gprof-train report runs/mlp-20261121-120000/\n"
             "    gprof-train report trace.pt.trace.json.gz --sort self_cpu_time_total -n 10\n"
@@ -180,7 +183,7 @@ int cmd_report(int argc, const char **argv)
     gp_report_opts o;
     if (parse_report_opts(sort, group_by, format, row_limit, &o) != CLI_OK)
         return CLI_ERROR;
-    struct trace_paths paths = {0};
+    struct trace_paths paths = {.runs = all_runs ? TRACE_RUNS_ALL : TRACE_RUNS_NEWEST};
     int rc = trace_paths_expand(&paths, argv, n);
     if (rc == CLI_OK)
         rc = run_all(&paths, jobs_n, &o, sort == NULL);

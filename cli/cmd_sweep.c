@@ -5,11 +5,14 @@
 #include "cli.h"
 #include "cmds.h"
 #include "opt.h"
+#include "run_child.h"
 #include "sweep_int.h"
 #include "trace_jobs.h"
 
 #include "gp/fs.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +106,8 @@ static void note_failure(struct sweep_result *r, int code, const char *log)
         r->exit_code = code;
         snprintf(r->failed_log, sizeof(r->failed_log), "%s", log);
     }
-    cli_warn("'%s' failed (exit %d): see %s", r->label, code, log);
+    if (code >= 0)
+        cli_warn("'%s' failed (exit %d): see %s", r->label, code, log);
 }
 
 /* One run without the profiler into r->dir/NAME (NAME.log): its time is recorded unless
@@ -123,10 +127,14 @@ static int timed_run(const struct sweep *s, struct sweep_result *r, const int *i
     double wall = 0;
     int code = sweep_spawn(argv, log, &wall);
     sweep_argv_free(argv);
+    if (code == SWEEP_SPAWN_INTERRUPTED) {
+        fputs(" interrupted\n", stderr);
+        return CLI_ERROR;
+    }
     if (code != 0) {
         fputs(" failed\n", stderr);
-        note_failure(r, code, log);
-        return code < 0 ? CLI_ERROR : CLI_OK;
+        note_failure(r, code, log); /* one that could not start: the others may */
+        return CLI_OK;
     }
     double t = run_time(s, r, dir, wall);
     if (!warmup)
@@ -169,6 +177,10 @@ static void profiled_window(const struct sweep *s, struct sweep_result *r, const
     double wall;
     int code = argv ? sweep_spawn(argv, log, &wall) : cli_error("out of memory");
     sweep_argv_free(argv);
+    if (code == SWEEP_SPAWN_INTERRUPTED) {
+        fputs(" interrupted\n", stderr);
+        return;
+    }
     if (code != 0) {
         fputs(" failed\n", stderr);
         note_failure(r, code, log);
@@ -176,7 +188,9 @@ static void profiled_window(const struct sweep *s, struct sweep_result *r, const
     }
     if (sweep_run_dir(dir, run, sizeof(run)) != CLI_OK ||
         largest_trace(run, r->profiled, sizeof(r->profiled)) != CLI_OK) {
+        fputs(" no trace\n", stderr);
         r->profiled[0] = 0;
+        snprintf(r->no_trace_log, sizeof(r->no_trace_log), "%s", log);
         return;
     }
     struct trace_warnings w = {0};
@@ -222,7 +236,7 @@ static int warm_up(struct sweep *s)
     for (long w = 0; w < s->warmup; w++) {
         fprintf(stderr, "[warm-up] %s: untimed run %ld/%ld...", s->res[0].label, w + 1, s->warmup);
         snprintf(name, sizeof(name), "warmup-%ld", w + 1);
-        if (timed_run(s, &s->res[0], idx, name, 1) != CLI_OK)
+        if (timed_run(s, &s->res[0], idx, name, 1) != CLI_OK || sweep_interrupted())
             return CLI_ERROR;
     }
     return CLI_OK;
@@ -242,16 +256,28 @@ static int run_all(struct sweep *s)
                     rep + 1, s->repeat);
             char name[32];
             snprintf(name, sizeof(name), "timed-%ld", rep + 1);
-            if (timed_run(s, &s->res[i], idx, name, 0) != CLI_OK)
+            if (timed_run(s, &s->res[i], idx, name, 0) != CLI_OK || sweep_interrupted())
                 return CLI_ERROR;
         }
-    for (size_t i = 0; !s->no_profile && i < s->n; i++) {
+    for (size_t i = 0; !s->no_profile && i < s->n && !sweep_interrupted(); i++) {
         int idx[SWEEP_MAX_KEYS];
         sweep_setting(&s->spec, i, idx);
         fprintf(stderr, "[%zu/%zu] %s: profiled window...", i + 1, s->n, s->res[i].label);
         profiled_window(s, &s->res[i], idx);
     }
     return CLI_OK;
+}
+
+/* Stopped by a signal: which, and what the table and sweep.json will hold. */
+static void say_interrupted(const struct sweep *s)
+{
+    size_t ran = 0;
+    for (size_t i = 0; s->res && i < s->n; i++)
+        ran += sweep_ran(&s->res[i]);
+    const char *name = run_signal_name(s->interrupted);
+    fprintf(stderr, "gprof-train: interrupted by %s: %zu of %zu settings finished%s%s\n",
+            name ? name : "a signal", ran, s->n, s->res ? "; their results are in " : "",
+            s->res ? s->out : "");
 }
 
 static void release(struct sweep *s)
@@ -292,26 +318,66 @@ static int add_varies(struct sweep *s, const struct opt_list *vary)
     for (int i = 0; i < vary->n; i++)
         if (sweep_spec_add(&s->spec, vary->items[i]) != CLI_OK)
             return CLI_ERROR;
-    if (s->tmpl)
-        return sweep_template_check(&s->spec, s->tmpl, s->n_tmpl);
-    return CLI_OK;
+    if (s->tmpl && sweep_template_check(&s->spec, s->tmpl, s->n_tmpl) != CLI_OK)
+        return CLI_ERROR;
+    return s->tmpl ? sweep_program_check(s->tmpl[0]) : CLI_OK;
 }
 
-/* A fresh output folder: the one given (absent or empty), else runs/sweep-<date-time>. */
+static int is_empty_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            break;
+    int empty = d && e == NULL;
+    if (d)
+        closedir(d);
+    return empty;
+}
+
+/* An existing -o path: an empty folder (or a link to one, or a mount point) is used as it is,
+ * its mode kept; anything else is refused, saying what it is. */
+static int check_existing_out(const char *out, const struct stat *lst)
+{
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return cli_error("'%s' is a symbolic link to nothing (%s)", out, strerror(errno));
+    const char *link = S_ISLNK(lst->st_mode) ? " (a symbolic link)" : "";
+    if (!S_ISDIR(st.st_mode))
+        return cli_error("'%s'%s is %s, not a folder: sweep writes its runs into a new or empty "
+                         "folder",
+                         out, link, S_ISREG(st.st_mode) ? "a file" : "a device or special file");
+    if (!is_empty_dir(out))
+        return cli_error("'%s'%s is not empty: sweep writes into a new or empty folder", out, link);
+    return access(out, W_OK) == 0 ? CLI_OK
+                                  : cli_error("cannot write into '%s': %s", out, strerror(errno));
+}
+
+/* The output folder: the one given (absent, or an empty folder), else runs/sweep-<date-time>. */
 static int make_out(struct sweep *s, const char *out)
 {
     char stamp[32];
     time_t now = time(NULL);
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&now));
+    /* room for NN-<label>/timed-R/<run>/... under it */
+    if (out && strlen(out) + 512 >= sizeof(s->out))
+        return cli_error("-o '%.40s...' is too long: %zu bytes, at most %zu", out, strlen(out),
+                         sizeof(s->out) - 513);
     if (out)
         snprintf(s->out, sizeof(s->out), "%s", out);
     else
         snprintf(s->out, sizeof(s->out), "runs/sweep-%s", stamp);
-    if (access(s->out, F_OK) == 0 && rmdir(s->out) != 0) /* only an empty folder goes */
-        return cli_error("'%s' exists and is not empty: sweep writes a fresh folder", s->out);
+    struct stat lst;
     gp_error err;
-    if (gp_mkdir_p(s->out, &err) != GP_OK)
+    if (lstat(s->out, &lst) == 0) {
+        if (check_existing_out(s->out, &lst) != CLI_OK)
+            return CLI_ERROR;
+    } else if (errno != ENOENT) {
+        return cli_error("cannot use '%s': %s", s->out, strerror(errno));
+    } else if (gp_mkdir_p(s->out, &err) != GP_OK) {
         return cli_error_from(&err, GP_EIO);
+    }
     ssize_t len = readlink("/proc/self/exe", s->self, sizeof(s->self) - 1);
     if (len <= 0)
         return cli_error("cannot find the gprof-train binary (/proc/self/exe)");
@@ -359,10 +425,11 @@ int cmd_sweep(int argc, const char **argv)
             "first setting is run once untimed first (--warmup): a first run reads its data\n"
             "from disk.\n"
             "With -- CMD, each {KEY} in an argument is replaced by the setting's value, argument\n"
-            "by argument (no shell: spaces and quotes stay); its profiled window is one whole\n"
-            "run under 'gprof-train run -- CMD'.\n"
+            "by argument (no shell: spaces and quotes stay; {{KEY}} is a literal {KEY}); its\n"
+            "profiled window is one whole run under 'gprof-train run -- CMD'.\n"
             "Every run and sweep.json go to the output folder. Exit status: 0, or 2 on a bad\n"
-            "option or when a run fails (the table still lists the others).",
+            "option, when a run fails or a profiled window writes no trace (the table still\n"
+            "lists the others), 128 + the signal when interrupted.",
             "examples:\n"
             "    gprof-train sweep --vary workers=0,1,2 --vary pin-memory=off,on --steps 300\n"
             "    gprof-train sweep --vary workers=0,2,4 --vary data=fmnist-png --repeat 3\n"
@@ -375,15 +442,20 @@ int cmd_sweep(int argc, const char **argv)
     int rc = split_template(&s, n, argv);
     if (rc == CLI_OK)
         rc = add_varies(&s, &vary);
+    sweep_signals_on();
     if (rc == CLI_OK && (rc = make_out(&s, out)) == CLI_OK && (rc = prepare(&s)) == CLI_OK)
         rc = run_all(&s);
+    s.interrupted = sweep_interrupted();
+    if (s.interrupted)
+        say_interrupted(&s);
     if (s.res) {
         sweep_print(stdout, &s);
         if (sweep_write_json(&s) != CLI_OK)
             rc = CLI_ERROR;
         for (size_t i = 0; i < s.n; i++)
-            rc = s.res[i].exit_code ? CLI_ERROR : rc;
+            rc = s.res[i].exit_code || s.res[i].no_trace_log[0] ? CLI_ERROR : rc;
     }
+    sweep_signals_off();
     release(&s);
-    return rc;
+    return s.interrupted ? 128 + s.interrupted : rc;
 }

@@ -16,8 +16,9 @@ int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings
              gp_severity fail_on, long jobs, int warn, FILE *out);
 
 /* The diagnosis `gprof-train run` ends with: default rules, text, to stdout, no warnings (run
- * prints each trace's notes once, at its very end). @return the number
- * of traces that could not be diagnosed (0 or n; errors printed as by diag_run). */
-int diag_print_default(const char *const *paths, int n);
+ * prints each trace's notes once, at its very end); the rules that did not fire on one line
+ * unless `verbose`. @return the number of traces that could not be diagnosed (0 or n; errors
+ * printed as by diag_run). */
+int diag_print_default(const char *const *paths, int n, int verbose);
 
 #endif

@@ -47,6 +47,19 @@ static void print_main_help(FILE *out)
           out);
 }
 
+/* "hint: the commands are run, report, ... and sweep; see 'gprof-train --help'", from the
+ * table, so that a new command is never left out. */
+static void print_command_hint(void)
+{
+    char list[512];
+    size_t n = 0;
+    for (size_t i = 0; i < N_COMMANDS && n < sizeof(list); i++) {
+        const char *sep = i == 0 ? "" : i + 1 < N_COMMANDS ? ", " : " and ";
+        n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", sep, commands[i].name);
+    }
+    cli_hint("the commands are %s; see 'gprof-train --help'", list);
+}
+
 static const struct gp_cmd *find_command(const char *name)
 {
     for (size_t i = 0; i < N_COMMANDS; i++)
@@ -101,8 +114,7 @@ int main(int argc, const char **argv)
     const struct gp_cmd *cmd = find_command(name);
     if (!cmd) {
         cli_error("'%s' is not a gprof-train command", name);
-        cli_hint("the commands are run, report, diagnose, export and prepare; see 'gprof-train "
-                 "--help'");
+        print_command_hint();
         return CLI_ERROR;
     }
     return finish(cmd->fn(argc - 1, argv + 1));

@@ -52,14 +52,14 @@ static int report_one(const char *path, int no_report, struct run_trace_note *no
     return rc == GP_OK ? 0 : 1;
 }
 
-int run_print_analysis(const char *const *paths, int n, int no_report, struct run_trace_note *notes)
+int run_print_analysis(const char *const *paths, int n, int mode, struct run_trace_note *notes)
 {
-    int failed = 0;
+    int failed = 0, no_report = mode == RUN_NO_REPORT;
     for (int i = 0; i < n; i++)
         failed += report_one(paths[i], no_report, &notes[i]);
     if (n > 0 && !no_report) {
         fputc('\n', stdout);
-        failed += diag_print_default(paths, n) ? 1 : 0;
+        failed += diag_print_default(paths, n, mode == RUN_REPORT_VERBOSE) ? 1 : 0;
     }
     fflush(stdout);
     return failed;

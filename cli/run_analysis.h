@@ -16,12 +16,15 @@ struct run_trace_note {
     struct trace_warnings warnings;
 };
 
-/* Unless no_report, analyse and print each of `paths` (n traces) to stdout, then the diagnosis;
- * in any case fill notes[0..n) (the caller prints them with run_print_notes, last). Problems are
- * reported as warnings: the run itself already succeeded.
+/* What run_print_analysis prints: nothing, or the reports and the diagnosis with the rules that
+ * did not fire on one line (brief) or each on its own (--verbose). */
+enum { RUN_REPORT_BRIEF = 0, RUN_NO_REPORT = 1, RUN_REPORT_VERBOSE = 2 };
+
+/* Unless RUN_NO_REPORT, analyse and print each of `paths` (n traces) to stdout, then the
+ * diagnosis; in any case fill notes[0..n) (the caller prints them with run_print_notes, last).
+ * Problems are reported as warnings: the run itself already succeeded.
  * @return the number of traces that could not be analysed. */
-int run_print_analysis(const char *const *paths, int n, int no_report,
-                       struct run_trace_note *notes);
+int run_print_analysis(const char *const *paths, int n, int mode, struct run_trace_note *notes);
 
 /* Print and release notes[0..n) to stderr: "trace 'P': N events" or "incomplete trace 'P': ...",
  * then what each trace lost (dropped records, the profiler's warnings). */

@@ -102,7 +102,8 @@ static int say_diverged(const gp_train_config *cfg, const gp_train_result *res)
     return CLI_ERROR;
 }
 
-static int train_and_report(gp_train_config *cfg, int no_report)
+/* @param mode RUN_REPORT_BRIEF, RUN_NO_REPORT or RUN_REPORT_VERBOSE (run_analysis.h). */
+static int train_and_report(gp_train_config *cfg, int mode)
 {
     struct progress pr = {isatty(2), -1.0};
     gp_train_result res;
@@ -124,11 +125,11 @@ static int train_and_report(gp_train_config *cfg, int no_report)
            res.steps, res.train_s, res.samples_per_s, res.wall_s, res.test_accuracy);
     printf("run: %s\n", res.run_dir);
     if (res.trace_path[0]) {
-        if (no_report)
+        if (mode == RUN_NO_REPORT)
             printf("trace: %s\n", res.trace_path);
         const char *paths[1] = {res.trace_path};
         struct run_trace_note note;
-        run_print_analysis(paths, 1, no_report, &note);
+        run_print_analysis(paths, 1, mode, &note);
         run_print_notes(&note, 1); /* what the trace lost, where the user looks */
     }
     return res.diverged_step ? say_diverged(cfg, &res) : CLI_OK;
@@ -142,6 +143,7 @@ int cmd_run_train(int argc, const char **argv)
     long epochs = 0, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
+    int verbose = 0;
     const struct opt opts[] = {
             OPT_GROUP("model and training:"),
             OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
@@ -178,6 +180,8 @@ int cmd_run_train(int argc, const char **argv)
             OPT_STR(0, "checkpoint", &checkpoint, "PATH", "save the weights to PATH at the end"),
             OPT_STR(0, "resume", &resume, "PATH", "start from weights saved with --checkpoint"),
             OPT_BOOL(0, "no-report", &no_report, "skip the report and diagnosis at the end"),
+            OPT_BOOL(0, "verbose", &verbose,
+                     "list each rule that did not fire with why (default: one line names them)"),
             OPT_BOOL(0, "no-profile", &no_profile,
                      "train without the profiler (no trace): timing runs, as sweep"),
             OPT_STR(0, "buffer-limit", &buffer_limit, "SIZE",
@@ -221,5 +225,7 @@ int cmd_run_train(int argc, const char **argv)
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
-    return train_and_report(&cfg, no_report);
+    return train_and_report(&cfg, no_report ? RUN_NO_REPORT
+                                  : verbose ? RUN_REPORT_VERBOSE
+                                            : RUN_REPORT_BRIEF);
 }

@@ -1,6 +1,7 @@
 /* cli/sweep.h: the parts of `gprof-train sweep` (issue 14 item 2): the grid of --vary settings
  * and the command each setting runs (sweep_spec.c), running and timing one command with its
- * output in a log (sweep_run.c), and the table and sweep.json (sweep_out.c). */
+ * output in a log, signals forwarded (sweep_child.c), reading back what a run wrote
+ * (sweep_run.c), and the table and sweep.json (sweep_out.c). */
 #ifndef GP_CLI_SWEEP_H
 #define GP_CLI_SWEEP_H
 
@@ -44,6 +45,11 @@ void sweep_label(const struct sweep_spec *s, const int *idx, char *buf, size_t c
  * @return CLI_OK or CLI_ERROR (message printed). */
 int sweep_template_check(const struct sweep_spec *s, const char *const *tmpl, int n);
 
+/* Check that the template's program can run (a path that is executable, or a name found in
+ * PATH); one with a {KEY} in it is left to each setting. @return CLI_OK or CLI_ERROR (message
+ * printed). */
+int sweep_program_check(const char *prog);
+
 /* The command of setting `idx`: each template element with every {KEY} replaced by its value,
  * as one argv element each (no shell: spaces and quotes in values stay in their element).
  * @return a NULL-terminated argv (free with sweep_argv_free), or NULL when out of memory. */
@@ -55,10 +61,23 @@ char **sweep_trainer_argv(const struct sweep_spec *s, const int *idx, const char
                           int n_pre);
 void sweep_argv_free(char **argv);
 
-/* Run argv with stdin from /dev/null and stdout and stderr into `log` (created), and wait.
- * @param wall_s receives the wall time from start to exit. @return the exit status as a shell
- * reports it (128 + signal when killed), or -1 when it could not start (message printed). */
+#define SWEEP_SPAWN_INTERRUPTED (-2)
+
+/* Run argv in its own process group with stdin from /dev/null and stdout and stderr into `log`
+ * (created), and wait. @param wall_s receives the wall time from start to exit. @return the exit
+ * status as a shell reports it (128 + signal when killed), -1 when it could not start (message
+ * printed), or SWEEP_SPAWN_INTERRUPTED when the sweep was interrupted before it ended (a
+ * trainer stopped by SIGINT exits 0 early: its time means nothing). */
 int sweep_spawn(char *const *argv, const char *log, double *wall_s);
+
+/* From sweep_signals_on to sweep_signals_off, SIGINT, SIGTERM and SIGHUP (unless ignored, as
+ * under nohup) are forwarded to the running command's process group and mark the sweep
+ * interrupted: sweep_spawn starts nothing more. */
+void sweep_signals_on(void);
+void sweep_signals_off(void);
+
+/* @return the first signal that interrupted the sweep, or 0. */
+int sweep_interrupted(void);
 
 /* The number after "KEY": in a run's summary.json (the trainer writes its top-level fields
  * first, before per_epoch). @return 1 and *out, or 0 when absent or unreadable. */

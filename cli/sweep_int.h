@@ -20,9 +20,10 @@ struct sweep_result {
     int n_times;
     int exit_code; /* the first non-zero exit of its runs, else 0 */
     char failed_log[PATH_MAX + 256];
-    double accuracy;         /* test accuracy (trainer), NAN when unknown */
-    char profiled[PATH_MAX]; /* the profiled trace, or "" */
-    gp_findings *findings;   /* its diagnosis, or NULL */
+    double accuracy;                   /* test accuracy (trainer), NAN when unknown */
+    char profiled[PATH_MAX];           /* the profiled trace, or "" */
+    char no_trace_log[PATH_MAX + 208]; /* the log of a profiled window that wrote no trace */
+    gp_findings *findings;             /* its diagnosis, or NULL */
 };
 
 struct sweep {
@@ -35,7 +36,12 @@ struct sweep {
     char self[PATH_MAX];
     struct sweep_result *res;
     size_t n;
+    int interrupted; /* the signal that stopped the sweep, or 0 */
 };
+
+/* Whether a setting ran at all (a timed run finished or failed, or its profiled window ran):
+ * an interrupted sweep leaves the others out of the table and sweep.json. */
+int sweep_ran(const struct sweep_result *r);
 
 /* The median of a setting's times (NAN when none finished). */
 double sweep_time(const struct sweep_result *r);

@@ -2,6 +2,7 @@
  * measured one, and the same in OUT/sweep.json (schema gprof-train.sweep/1). */
 #include "gp/json_str.h"
 #include "cli.h"
+#include "run_child.h"
 #include "sweep_int.h"
 
 #include "gp/compare.h"
@@ -16,6 +17,11 @@ static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
+}
+
+int sweep_ran(const struct sweep_result *r)
+{
+    return r->n_times > 0 || r->exit_code != 0 || r->profiled[0];
 }
 
 double sweep_time(const struct sweep_result *r)
@@ -168,6 +174,10 @@ static void print_row(FILE *out, const struct sweep *s, const struct sweep_resul
 {
     double t = sweep_time(r), base = sweep_time(&s->res[0]), sp = spread(r);
     fprintf(out, "%-*s ", width, r->label);
+    if (isnan(t) && r->exit_code < 0) {
+        fputs("failed: the program could not start (see the error above)\n", out);
+        return;
+    }
     if (isnan(t)) {
         fprintf(out, "failed (exit %d): %s\n", r->exit_code, r->failed_log);
         return;
@@ -185,7 +195,10 @@ static void print_row(FILE *out, const struct sweep *s, const struct sweep_resul
         fprintf(out, " %14s", "-");
     else
         fprintf(out, " %14.4f", r->accuracy);
-    fputs(within_noise(s, r) ? "  within noise\n" : "\n", out);
+    fputs(within_noise(s, r) ? "  within noise" : "", out);
+    if (r->no_trace_log[0])
+        fprintf(out, "  no trace from its profiled window: see %s", r->no_trace_log);
+    fputc('\n', out);
 }
 
 static void print_predictions(FILE *out, const struct sweep *s)
@@ -227,8 +240,15 @@ void sweep_print(FILE *out, const struct sweep *s)
             sweep_unit(s, unit, sizeof(unit)), s->out);
     fprintf(out, "%-*s %11s %9s %9s %14s\n", width, "configuration", "time", "spread", "speedup",
             "test accuracy");
+    size_t not_run = 0;
     for (size_t i = 0; i < s->n; i++)
-        print_row(out, s, &s->res[i], width);
+        if (sweep_ran(&s->res[i]))
+            print_row(out, s, &s->res[i], width);
+        else
+            not_run++;
+    if (not_run)
+        fprintf(out, "(%zu setting%s not run%s)\n", not_run, not_run == 1 ? "" : "s",
+                s->interrupted ? ": the sweep was interrupted" : "");
     print_predictions(out, s);
 }
 
@@ -335,9 +355,13 @@ static void json_head(FILE *f, const struct sweep *s)
     } else {
         fputs("null", f);
     }
-    fprintf(f,
-            ",\n  \"unit\": \"%s\", \"repeat\": %ld, \"out\": ", sweep_unit(s, unit, sizeof(unit)),
-            s->repeat);
+    fprintf(f, ",\n  \"unit\": \"%s\", \"repeat\": %ld, \"n_settings\": %zu, \"interrupted\": ",
+            sweep_unit(s, unit, sizeof(unit)), s->repeat, s->n);
+    if (s->interrupted)
+        jstring(f, run_signal_name(s->interrupted) ? run_signal_name(s->interrupted) : "signal");
+    else
+        fputs("null", f);
+    fputs(", \"out\": ", f);
     jstring(f, s->out);
     fputs(",\n", f);
 }
@@ -350,19 +374,23 @@ int sweep_write_json(const struct sweep *s)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return cli_error("cannot write '%s': %s", tmp, strerror(errno));
+    errno = 0;
     json_head(f, s);
-    fputs("  \"settings\": [\n", f);
-    for (size_t i = 0; i < s->n; i++) {
-        json_setting(f, s, i);
-        fputs(i + 1 < s->n ? ",\n" : "\n", f);
-    }
-    fputs("  ],\n", f);
+    fputs("  \"settings\": [", f);
+    for (size_t i = 0, first = 1; i < s->n; i++)
+        if (sweep_ran(&s->res[i])) {
+            fputs(first ? "\n" : ",\n", f);
+            json_setting(f, s, i);
+            first = 0;
+        }
+    fputs("\n  ],\n", f);
     json_predictions(f, s);
     fputs("}\n", f);
     int bad = ferror(f) | (fclose(f) != 0);
     if (bad || rename(tmp, path) != 0) {
+        int e = errno;
         unlink(tmp);
-        return cli_error("cannot write '%s'", path);
+        return cli_error("cannot write '%s': %s", path, e ? strerror(e) : "write error");
     }
     return CLI_OK;
 }

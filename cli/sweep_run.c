@@ -1,64 +1,13 @@
-/* Running one command of a sweep: spawned with its output in a log file and timed, and reading
- * back what the trainer wrote (summary.json) and where (the run folder). */
+/* Reading back what a sweep's trainer run wrote (summary.json) and where (the run folder). */
 #include "cli.h"
 #include "sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-
-extern char **environ;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int spawn_with_log(pid_t *pid, char *const *argv, const char *log)
-{
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return ENOMEM;
-    int rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (rc == 0)
-        rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
-}
-
-int sweep_spawn(char *const *argv, const char *log, double *wall_s)
-{
-    pid_t pid;
-    double t0 = now_s();
-    int rc = spawn_with_log(&pid, argv, log);
-    if (rc != 0) {
-        cli_error("cannot run '%s': %s", argv[0], strerror(rc));
-        return -1;
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            cli_error("cannot wait for '%s': %s", argv[0], strerror(errno));
-            return -1;
-        }
-    *wall_s = now_s() - t0;
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
-}
 
 int sweep_summary_number(const char *summary_path, const char *key, double *out)
 {

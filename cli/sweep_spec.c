@@ -191,12 +191,27 @@ static int placeholder_at(const struct sweep_spec *s, const char *p, size_t *len
     return -1;
 }
 
+/* The length of an escaped placeholder "{{NAME}}" at p (it stands for "{NAME}"), else 0. */
+static size_t escape_at(const char *p)
+{
+    if (p[0] != '{' || p[1] != '{')
+        return 0;
+    size_t n = 2;
+    while (key_char(p[n]))
+        n++;
+    return n > 2 && p[n] == '}' && p[n + 1] == '}' ? n + 2 : 0;
+}
+
 int sweep_template_check(const struct sweep_spec *s, const char *const *tmpl, int n)
 {
     int used[SWEEP_MAX_KEYS] = {0};
     for (int i = 0; i < n; i++)
         for (const char *p = tmpl[i]; *p; p++) {
-            size_t len;
+            size_t len = escape_at(p);
+            if (len) {
+                p += len - 1;
+                continue;
+            }
             int k = placeholder_at(s, p, &len);
             if (len && k < 0) {
                 cli_error("the command uses %.*s, but no --vary %.*s gives its values", (int)len, p,
@@ -223,7 +238,13 @@ static char *substitute_one(const struct sweep_spec *s, const int *idx, const ch
         cap += strlen(s->keys[k].values[idx[k]]) * strlen(t); /* bound: every char a key */
     char *out = malloc(cap);
     for (const char *p = t; out && *p;) {
-        size_t plen;
+        size_t plen = escape_at(p);
+        if (plen) { /* {{KEY}} -> {KEY} */
+            memcpy(out + len, p + 1, plen - 2);
+            len += plen - 2;
+            p += plen;
+            continue;
+        }
         int k = placeholder_at(s, p, &plen);
         const char *v = k >= 0 ? s->keys[k].values[idx[k]] : p;
         size_t vlen = k >= 0 ? strlen(v) : 1;

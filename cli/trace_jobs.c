@@ -95,17 +95,46 @@ static int add_matching(struct trace_paths *p, const char *dir, int pass)
     return CLI_OK;
 }
 
+/* A folder with *.pt.trace.json files is read for those alone: say which other *.json[.gz]
+ * files it leaves (a run's summary.json is no trace). */
+static void note_left_out(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    char first[NAME_MAX + 1] = "";
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "summary.json") ||
+            trace_name_wanted(dirfd(d), e->d_name, 0) || !trace_name_wanted(dirfd(d), e->d_name, 1))
+            continue;
+        if (n++ == 0 || strcmp(e->d_name, first) < 0)
+            snprintf(first, sizeof(first), "%s", e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (n)
+        cli_warn("'%s': %zu other .json file%s not read ('%s'%s): a folder with *%s files is "
+                 "read for those; name the others to read them",
+                 dir, n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : "", GP_TRACE_SUFFIX);
+}
+
 static int add_dir(struct trace_paths *p, const char *dir)
 {
     size_t first = p->n;
     for (int pass = 0; pass < 2 && p->n == first; pass++)
         if (add_matching(p, dir, pass) != CLI_OK)
             return CLI_ERROR;
-    qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
+        else if (pass == 0 && p->n > first)
+            note_left_out(dir);
+    int runs = 0;
+    if (p->n == first && p->runs && trace_runs_add(p, dir, p->runs == TRACE_RUNS_ALL, &runs))
+        return CLI_ERROR;
+    if (runs)
+        return CLI_OK;
     if (p->n == first)
         return cli_error("no trace files (*.json, *.json.gz, or a .tmp left by a program that "
                          "died) in '%s'",
                          dir);
+    qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
     return CLI_OK;
 }
 

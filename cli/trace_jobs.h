@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-/* The options every command opens traces with: the memory ceiling (--max-memory; by default a
- * quarter of the machine's memory for the events). */
+/* The options every command opens traces with: the memory ceiling (--max-memory; by default 64
+ * times the file's size, at least 256 MiB, at most a quarter of the machine's memory). */
 const gp_trace_opts *cli_trace_opts(void);
 /* The analysis options every command uses: its share of the thread budget. */
 const gp_analysis_opts *cli_analysis_opts(void);
@@ -25,17 +25,29 @@ int cli_set_max_memory(const char *spec);
 
 #define OPT_MAX_MEMORY(v)                                                                          \
     OPT_STR(0, "max-memory", (v), "SIZE",                                                          \
-            "memory the events of a trace may take (default a quarter of this machine's; 512M, "   \
-            "8G, 0 = no limit)")
+            "memory a trace's events and names may take (default 64 times its file's size, at "    \
+            "least 256M, at most a quarter of this machine's; 512M, 8G, 0 = no limit)")
 
 /* Trace paths (owned strings). */
 struct trace_paths {
     char **v;
     size_t n, cap;
+    int runs; /* a folder with no traces but run folders that hold some: TRACE_RUNS_* */
 };
 
+enum { TRACE_RUNS_NONE, TRACE_RUNS_NEWEST, TRACE_RUNS_ALL };
+
+#define OPT_ALL_RUNS(v)                                                                            \
+    OPT_BOOL(0, "all", (v), "a folder of run folders (runs/): read every run, not the newest")
+
+/* Add the traces of the run folders in `dir` (its subfolders that hold traces): the newest
+ * (by modification time; a note on stderr names it when there are several), or all of them in
+ * name order. @param found receives whether dir holds any. @return CLI_OK or CLI_ERROR. */
+int trace_runs_add(struct trace_paths *p, const char *dir, int all, int *found);
+
 /* Append each of args[0..n): a file as given; a directory as its *.pt.trace.json[.gz] files
- * (else every *.json[.gz]: a run directory also holds summary.json), sorted by name.
+ * (else every *.json[.gz]: a run directory also holds summary.json), sorted by name; with
+ * p->runs set, a directory with none but run folders as trace_runs_add.
  * @return CLI_OK or CLI_ERROR (message printed). */
 int trace_paths_expand(struct trace_paths *p, const char *const *args, int n);
 void trace_paths_release(struct trace_paths *p);

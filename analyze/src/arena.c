@@ -2,6 +2,8 @@
  * Interning is on the reader's hot path (every event name), so the hash reads 8 bytes a step. */
 #include "trace_int.h"
 
+#include <stdatomic.h>
+
 #include <string.h>
 
 struct arena_block {
@@ -131,6 +133,14 @@ void trace_intern_release(trace_intern *in)
     memset(in, 0, sizeof(*in));
 }
 
+void trace_intern_unbudget(trace_intern *in, int keep)
+{
+    if (in->budget && !keep)
+        atomic_fetch_sub(&in->budget->used, in->taken);
+    in->budget = NULL;
+    in->taken = 0;
+}
+
 static int rehash(trace_intern *in)
 {
     uint32_t mask = in->mask * 2 + 1;
@@ -196,6 +206,14 @@ gp_str trace_intern_str(trace_intern *in, const char *s, size_t n)
         return *slot - 1;
     if (n > UINT32_MAX || (in->n == in->cap && grow_ids(in) != 0))
         return GP_STR_NONE;
+    /* the text, its id's entries and two hash slots: a trace of distinct long names (500 K of
+     * 2 KB) took 1.2 GB under a 100 MB ceiling when only the events counted */
+    size_t cost = n + 1 + sizeof(char *) + sizeof(uint32_t) * 3 + sizeof(uint64_t);
+    if (in->budget && trace_budget_take(in->budget, cost) != 0) {
+        in->over_budget = 1;
+        return GP_STR_NONE;
+    }
+    in->taken += in->budget ? cost : 0;
     char *copy = trace_arena_strdup(&in->arena, s, n);
     if (!copy)
         return GP_STR_NONE;

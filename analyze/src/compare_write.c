@@ -77,6 +77,22 @@ static double metric_of(const struct cmp_finding *m, int s)
     return m->f[s] ? m->f[s]->metric : NAN;
 }
 
+/* The side that names a finding's metric and unit: BASE's, unless the rule could not be
+ * evaluated there (no metric: no GPU activity, no steps), so that neither depends on which run
+ * is BASE. */
+static const gp_finding *described(const struct cmp_finding *m)
+{
+    const gp_finding *b = m->f[0], *n = m->f[1];
+    if (b && b->metric_name)
+        return b;
+    return n && n->metric_name ? n : b ? b : n;
+}
+
+static const char *metric_name(const gp_finding *f)
+{
+    return f->metric_name ? f->metric_name : "metric";
+}
+
 static int64_t predicted_gain(const struct cmp_finding *m)
 {
     int measured = m->f[1] && !isnan(m->f[1]->metric);
@@ -117,10 +133,10 @@ size_t gp_compare_findings(const gp_compare *c, gp_compare_finding *out, size_t 
         const char *status = finding_status(m);
         if (!status)
             continue;
-        const gp_finding *any = m->f[0] ? m->f[0] : m->f[1];
+        const gp_finding *any = described(m);
         out[n++] = (gp_compare_finding){
                 any->rule->id,    any->rule->title,       status,
-                any->metric_name, {m->sev[0], m->sev[1]}, {metric_of(m, 0), metric_of(m, 1)},
+                metric_name(any), {m->sev[0], m->sev[1]}, {metric_of(m, 0), metric_of(m, 1)},
                 any->metric_unit, predicted_gain(m)};
     }
     return n;
@@ -281,11 +297,11 @@ static void text_findings(FILE *out, const gp_compare *c)
         const char *status = finding_status(m);
         if (!status)
             continue;
-        const gp_finding *any = m->f[0] ? m->f[0] : m->f[1];
+        const gp_finding *any = described(m);
         char b[32], n[32];
         fprintf(out, "    %-14s  %s %s: %s -> %s; %s %s -> %s\n", status, any->rule->id,
                 any->rule->title, gp_severity_name(m->sev[0]), gp_severity_name(m->sev[1]),
-                any->metric_name,
+                metric_name(any),
                 gp_compare_fmt_metric(b, sizeof(b), metric_of(m, 0), any->metric_unit),
                 gp_compare_fmt_metric(n, sizeof(n), metric_of(m, 1), any->metric_unit));
         text_gain(out, c, m);
@@ -446,7 +462,7 @@ static void json_memory(FILE *out, const gp_compare *c)
 
 static void json_finding(FILE *out, const gp_compare *c, const struct cmp_finding *m)
 {
-    const gp_finding *any = m->f[0] ? m->f[0] : m->f[1];
+    const gp_finding *any = described(m);
     fprintf(out, "{\"id\": \"%s\", \"title\": ", any->rule->id);
     put_string(out, any->rule->title);
     fprintf(out,

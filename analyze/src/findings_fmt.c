@@ -197,7 +197,22 @@ static void write_cost(FILE *out, const gp_profiler_cost *k)
     fputs(")\n", out);
 }
 
-static void write_text(FILE *out, const gp_findings *fs)
+/* "[ok]   15 rules did not fire: GT02, GT03, ... (gprof-train diagnose says why for each)" */
+static void write_quiet_rules(FILE *out, const gp_finding *f, size_t n)
+{
+    size_t quiet = 0;
+    for (size_t i = 0; i < n; i++)
+        quiet += f[i].severity == GP_SEV_OK;
+    if (quiet == 0)
+        return;
+    fprintf(out, "[ok]   %zu rule%s did not fire:", quiet, quiet == 1 ? "" : "s");
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (f[i].severity == GP_SEV_OK)
+            fprintf(out, "%s %s", k++ ? "," : "", f[i].rule->id);
+    fputs(" (diagnose says why for each)\n", out);
+}
+
+static void write_text(FILE *out, const gp_findings *fs, int brief)
 {
     char m[32];
     size_t n, analysed;
@@ -218,7 +233,10 @@ static void write_text(FILE *out, const gp_findings *fs)
     write_cost(out, gp_findings_profiler_cost(fs));
     const gp_finding *f = gp_findings_get(fs, &n);
     for (size_t i = 0; i < n; i++)
-        write_text_finding(out, fs, &f[i], mean);
+        if (!brief || f[i].severity != GP_SEV_OK)
+            write_text_finding(out, fs, &f[i], mean);
+    if (brief)
+        write_quiet_rules(out, f, n);
 }
 
 /* ---- JSON ---- */
@@ -426,7 +444,7 @@ gp_status gp_findings_write(FILE *out, const gp_findings *const *f, size_t n,
         for (size_t i = 0; i < n; i++) {
             if (i)
                 fputc('\n', out);
-            write_text(out, f[i]);
+            write_text(out, f[i], format == GP_FINDINGS_TEXT_BRIEF);
         }
     }
     GP_FAIL_IF(ferror(out), GP_EIO, err, "cannot write the findings");

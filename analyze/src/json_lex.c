@@ -235,6 +235,8 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
                 return rc;
             continue;
         }
+        if (c == 0) /* no text holds one; a mapped file that shrank reads as zeros from its end */
+            return json_lex_error(l, p, "a NUL byte in a string");
         if (c < 0x20) {
             l->control_chars++;
             if (copying && scratch_put(l, p, 1) != 0)

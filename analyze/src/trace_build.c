@@ -7,6 +7,7 @@
 
 #include "gp/trace_schema.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int trace_builder_init(trace_builder *b, gp_trace *t)
@@ -111,6 +112,40 @@ uint32_t trace_builder_track(trace_builder *b, const raw_ev *r)
     if (b->tracks.n * 2 > b->track_mask && track_rehash(b) != 0)
         return GP_NONE;
     return b->last_track = k;
+}
+
+void trace_budget_init(trace_budget *bg, const gp_trace_opts *opts, uint64_t input_size)
+{
+    bg->limit = opts ? opts->max_memory : 0;
+    atomic_store(&bg->used, 0);
+    bg->input_size = input_size;
+    bg->expansion = 0;
+    unsigned x = opts ? opts->max_expansion : 0;
+    if (!x)
+        return;
+    uint64_t by_size = input_size > UINT64_MAX / x ? UINT64_MAX : input_size * x;
+    if (by_size < GP_TRACE_EXPANSION_FLOOR)
+        by_size = GP_TRACE_EXPANSION_FLOOR;
+    if (bg->limit == 0 || by_size < bg->limit) {
+        bg->limit = by_size > SIZE_MAX ? SIZE_MAX : (size_t)by_size;
+        bg->expansion = x;
+    }
+}
+
+const char *trace_budget_message(const trace_budget *bg, char *buf, size_t cap)
+{
+    double mib = (double)bg->limit / (1024.0 * 1024.0);
+    if (!bg->expansion)
+        snprintf(buf, cap, "the trace needs more memory than the limit of %.0f MiB (--max-memory)",
+                 mib);
+    else
+        snprintf(buf, cap,
+                 "the trace needs more memory than %.0f MiB, the limit for a file of %.1f MB "
+                 "(%u times its size, at least %u MiB: a decompression bomb stops here); "
+                 "--max-memory SIZE sets the limit (0: none)",
+                 mib, (double)bg->input_size / 1e6, bg->expansion,
+                 (unsigned)(GP_TRACE_EXPANSION_FLOOR >> 20));
+    return buf;
 }
 
 int trace_budget_take(trace_budget *bg, size_t n)
@@ -465,6 +500,11 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         info->n_skipped++;
         info->n_no_ts += phase_stored(r->ph); /* a phase we keep: only its "ts" is missing */
         info->n_no_ph += r->ph == 0;
+        return 0;
+    }
+    if (r->ph == 'X' && r->dur < 0) { /* an end before its start: no span to keep */
+        info->n_skipped++;
+        info->n_neg_dur++;
         return 0;
     }
     uint32_t k = trace_builder_track(b, r);

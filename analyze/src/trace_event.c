@@ -51,6 +51,16 @@ static gp_str intern_cached(trace_builder *b, const char *s, size_t n)
     return id;
 }
 
+/* An allocation failed: past the read's memory ceiling (events or names), or out of memory. */
+static int no_memory(trace_builder *b)
+{
+    char msg[320];
+    if (b->over_budget || b->t->strings.over_budget)
+        return json_lex_error(&b->lex, b->lex.p, "%s",
+                              trace_budget_message(b->budget, msg, sizeof(msg)));
+    return json_lex_error(&b->lex, b->lex.p, "out of memory");
+}
+
 /* A string field, interned; null leaves *out unchanged. Other types are an error. */
 static int field_str(trace_builder *b, const char *what, gp_str *out)
 {
@@ -68,7 +78,7 @@ static int field_str(trace_builder *b, const char *what, gp_str *out)
     if (rc != LEX_OK)
         return rc;
     *out = intern_cached(b, s, n);
-    return *out == GP_STR_NONE ? json_lex_error(l, l->p, "out of memory") : LEX_OK;
+    return *out == GP_STR_NONE ? no_memory(b) : LEX_OK;
 }
 
 /* ts/dur: microseconds as a number (or a numeric string, as Perfetto accepts) -> ns. */
@@ -288,7 +298,7 @@ static int arg_shape(trace_builder *b, raw_ev *r)
     if (rc != LEX_OK)
         return rc;
     r->shape = intern_cached(b, b->shape_buf, b->shape_len);
-    return r->shape == GP_STR_NONE ? json_lex_error(&b->lex, b->lex.p, "out of memory") : LEX_OK;
+    return r->shape == GP_STR_NONE ? no_memory(b) : LEX_OK;
 }
 
 /* One key of "args". Kineto's arg set is large; only what the analysis reads is kept. */
@@ -569,7 +579,5 @@ int trace_event_parse(trace_builder *b)
     }
     if (trace_store_event(b, &r) == 0)
         return LEX_OK;
-    if (b->over_budget)
-        return json_lex_error(l, l->p, "the events need more memory than the limit (--max-memory)");
-    return json_lex_error(l, l->p, "out of memory");
+    return no_memory(b);
 }

@@ -22,7 +22,12 @@ void trace_arena_adopt(trace_arena *dst, trace_arena *src);
 void trace_arena_release(trace_arena *a);
 
 /* Interned strings: ids are dense, 0..n-1, in order of first sight. */
+struct trace_budget;
+
 typedef struct trace_intern {
+    struct trace_budget *budget; /* the read's memory ceiling while reading, or NULL */
+    size_t taken;                /* the bytes taken from it */
+    int over_budget;             /* a string was refused: the ceiling was reached */
     trace_arena arena;
     const char **strs; /* id -> NUL-terminated text */
     uint32_t *lens;
@@ -34,6 +39,9 @@ typedef struct trace_intern {
 
 int trace_intern_init(trace_intern *in);
 void trace_intern_release(trace_intern *in);
+/* Stop counting against the budget, giving back what was taken (a part of a split file, whose
+ * strings the whole trace interns again) unless `keep`. */
+void trace_intern_unbudget(trace_intern *in, int keep);
 /* @return the id of s[0..n), adding it when new; GP_STR_NONE when out of memory. */
 gp_str trace_intern_str(trace_intern *in, const char *s, size_t n);
 /* @return the id of an existing string or GP_STR_NONE. */
@@ -102,10 +110,18 @@ int trace_cat_kind(const char *cat, size_t n);
 typedef struct trace_budget {
     size_t limit; /* 0: no limit */
     _Atomic size_t used;
+    uint64_t input_size; /* the file's size on disk (0: unknown, a pipe) */
+    unsigned expansion;  /* gp_trace_opts.max_expansion when it set the limit, else 0 */
 } trace_budget;
+
+/* The ceiling of a read of `input_size` bytes under `opts` into bg (used = 0). */
+void trace_budget_init(trace_budget *bg, const gp_trace_opts *opts, uint64_t input_size);
 
 /* Take n bytes: @return 0, or -1 (nothing taken) when they would pass the limit. */
 int trace_budget_take(trace_budget *bg, size_t n);
+
+/* What a read past bg's limit says: the limit, what set it, and how to raise it. */
+const char *trace_budget_message(const trace_budget *bg, char *buf, size_t cap);
 
 unsigned trace_name_flags(const char *name, size_t n);
 /* Parse "Memcpy HtoD (Pageable -> Device)" into a copy kind and memory kinds. */

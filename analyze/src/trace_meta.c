@@ -190,10 +190,30 @@ static int64_t num_of(const char *v, size_t n)
     return r;
 }
 
+/* distributedInfo.rank: a whole number from 0 (a process group of up to a million ranks);
+ * anything else is warned about and left out (-1: the file name or order ranks it). */
+static void dist_rank(gp_trace *t, const char *v, size_t n)
+{
+    json_lex sub;
+    json_num num;
+    sub_init(&sub, v, n);
+    int ok = json_lex_number(&sub, &num) == LEX_OK && num.is_int && num.i >= 0 && num.i < 1 << 20;
+    json_lex_release(&sub);
+    if (ok) {
+        t->info.rank = (int)num.i;
+        return;
+    }
+    t->info.rank = -1;
+    trace_warn(t,
+               "distributedInfo.rank is %.*s%s, not a rank (a whole number from 0): ranked by "
+               "the file name or order",
+               (int)(n < 40 ? n : 40), v, n < 40 ? "" : "...");
+}
+
 static int dist_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
 {
     if (!strcmp(key, "rank"))
-        t->info.rank = (int)num_of(v, n);
+        dist_rank(t, v, n);
     else if (!strcmp(key, "world_size"))
         t->info.world_size = (int)num_of(v, n);
     else if (!strcmp(key, "backend") && v[0] == '"')

@@ -81,11 +81,34 @@ static int event_unit(reader *r)
     return rc;
 }
 
+/* The UTF-16 or UTF-32 a file starts with (a byte order mark, or a JSON start with a zero byte
+ * beside it), or NULL. */
+static const char *wide_encoding(const unsigned char *p, const unsigned char *end)
+{
+    if (end - p >= 4 && !memcmp(p, "\xFF\xFE\0\0", 4))
+        return "UTF-32 (little-endian)";
+    if (end - p >= 4 && !memcmp(p, "\0\0\xFE\xFF", 4))
+        return "UTF-32 (big-endian)";
+    if (end - p < 2)
+        return NULL;
+    if ((p[0] == 0xFF && p[1] == 0xFE) || (p[0] && strchr("{[ \t\r\n", p[0]) && p[1] == 0))
+        return "UTF-16 (little-endian)";
+    if ((p[0] == 0xFE && p[1] == 0xFF) || (p[0] == 0 && p[1] && strchr("{[ \t\r\n", p[1])))
+        return "UTF-16 (big-endian)";
+    return NULL;
+}
+
 static int step_top(reader *r)
 {
     json_lex *l = &r->b.lex;
     if (l->end - l->p >= 3 && !memcmp(l->p, "\xEF\xBB\xBF", 3))
         l->p += 3; /* UTF-8 byte order mark */
+    const char *wide = wide_encoding((const unsigned char *)l->p, (const unsigned char *)l->end);
+    if (wide)
+        return json_lex_error(l, l->p,
+                              "the file is %s text: a trace is UTF-8 JSON (convert it, e.g. "
+                              "iconv -f UTF-16 -t UTF-8)",
+                              wide);
     int ch = json_lex_ws(l);
     if (ch < 0)
         return LEX_MORE;
@@ -240,6 +263,10 @@ static gp_status join_split(reader *r, const char *unit, gp_error *err)
     int rc = trace_split_join(r->split, &r->b, &resume, &closed);
     r->split = NULL;
     r->split_at = NULL;
+    char msg[320];
+    if (rc != 0 && (r->b.over_budget || r->b.t->strings.over_budget))
+        return gp_error_set(err, GP_EPARSE, r->b.t->info.path, "%s",
+                            trace_budget_message(&r->budget, msg, sizeof(msg)));
     if (rc != 0)
         return gp_error_set(err, GP_ENOMEM, r->b.t->info.path, "out of memory");
     l->p = r->dropped = resume;
@@ -289,6 +316,8 @@ static gp_status read_all(reader *r, gp_error *err)
             return cut_while_read(r, unit, err);
         if (rc == LEX_ERR)
             return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+        if (l->eof && trace_source_shrank(&r->src))
+            return cut_while_read(r, unit, err);
         if (l->eof) {
             r->b.t->info.bytes_read = trace_source_offset(&r->src, l->end);
             return at_eof(r, unit, err);
@@ -339,6 +368,9 @@ static gp_status finish(reader *r, gp_error *err)
     char what[160];
     if (missing_fields(&t->info, what, sizeof what))
         trace_warn(t, "%s: dropped (kept %llu)", what, (unsigned long long)t->info.n_events);
+    if (t->info.n_neg_dur)
+        trace_warn(t, "%llu %s a negative \"dur\" (it ends before it starts): dropped",
+                   (unsigned long long)t->info.n_neg_dur, events_have(t->info.n_neg_dur));
     if (t->unknown_cats.n)
         qsort(t->unknown_cats.data, t->unknown_cats.n, sizeof(gp_cat_count), cmp_cat);
     if (r->b.lex.lenient_escapes)
@@ -353,15 +385,17 @@ static gp_status finish(reader *r, gp_error *err)
 static gp_status open_common(reader *r, const gp_trace_opts *opts, gp_trace **out, gp_error *err)
 {
     gp_trace *t = r->b.t;
-    r->budget.limit = opts ? opts->max_memory : 0;
+    trace_budget_init(&r->budget, opts, r->src.input_size);
     r->b.budget = &r->budget;
     r->src.budget = &r->budget;
+    t->strings.budget = &r->budget;
     r->src.flags = r->flags;
     r->src.threads = r->b.threads = opts ? opts->threads : 0;
     gp_status s = read_all(r, err);
     abandon_split(r);
     if (s == GP_OK)
         s = finish(r, err);
+    trace_intern_unbudget(&t->strings, 1);
     trace_builder_release(&r->b);
     trace_source_close(&r->src);
     if (s != GP_OK) {

@@ -46,7 +46,7 @@ static long fill_block(trace_source *s, source_block *b)
     size_t got = 0;
     while (got < s->block_size) {
         long n;
-        if (s->gzip) {
+        if (s->gz) {
             int r = gzread((gzFile)s->gz, b->data + got, (unsigned)(s->block_size - got));
             if (r < 0)
                 return gz_failure(s);
@@ -112,9 +112,14 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0)
         return gp_error_set(err, GP_EIO, path, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        s->input_size = (uint64_t)st.st_size;
     unsigned char magic[2] = {0, 0};
     ssize_t n = pread(s->fd, magic, 2, 0);
-    s->gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    /* a pipe or FIFO cannot be peeked at: zlib reads it, inflating gzip and copying the rest */
+    int piped = n < 0 && errno == ESPIPE;
+    s->gzip = piped || (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
 #ifdef POSIX_FADV_SEQUENTIAL
     posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -124,6 +129,8 @@ static gp_status open_fd(trace_source *s, const char *path, gp_error *err)
             return gp_error_set(err, GP_ENOMEM, path, "cannot start zlib");
         s->fd = -1; /* owned by gz now */
         gzbuffer((gzFile)s->gz, 1u << 20);
+        if (piped)
+            s->gzip = !gzdirect((gzFile)s->gz); /* reads the start to tell */
     }
     return GP_OK;
 }
@@ -238,6 +245,7 @@ gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, c
     s->fd = -1;
     s->guard = -1;
     s->path = name;
+    s->input_size = len;
     const unsigned char *u = data;
     s->gzip = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
     if (s->gzip)
@@ -313,6 +321,16 @@ int trace_source_too_big(trace_source *s, const char *from, const char *to)
     return 1;
 }
 
+/* The bytes on pos's line before it: back to a newline in the window, else from the window's
+ * start, whose own count is win_col (the window starts mid-line after a refill). */
+static uint64_t column_before(const trace_source *s, const char *pos)
+{
+    const char *q = pos;
+    while (q > s->win && q[-1] != '\n')
+        q--;
+    return (uint64_t)(pos - q) + (q == s->win ? s->win_col : 0);
+}
+
 gp_status trace_source_refill(trace_source *s, const char *keep, const char **p, const char **end,
                               int *eof, gp_error *err)
 {
@@ -326,6 +344,7 @@ gp_status trace_source_refill(trace_source *s, const char *keep, const char **p,
         return err ? err->code : GP_EIO;
     memcpy(b->data - tail, keep, tail);
     uint64_t keep_off = trace_source_offset(s, keep);
+    s->win_col = column_before(s, keep);
     release_one(s);
     s->cur = b;
     s->win = b->data - tail;
@@ -356,10 +375,7 @@ void trace_source_line_col(const trace_source *s, const char *pos, long *line, l
     } else {
         *line = 1 + (long)(s->cur->line - count_nl(pos, s->cur->data));
     }
-    const char *q = pos;
-    while (q > s->win && q[-1] != '\n')
-        q--;
-    *col = (q > s->win || s->win_off == 0) ? (long)(pos - q) + 1 : 0;
+    *col = (long)column_before(s, pos) + 1;
 }
 
 void trace_source_close(trace_source *s)

@@ -45,6 +45,7 @@ typedef struct trace_source {
     const char *win;   /* window start (may precede cur->data by the copied tail) */
     const char *win_end;
     uint64_t win_off; /* stream offset of win */
+    uint64_t win_col; /* bytes on win[0]'s line before it (a window starts mid-line) */
     /* memory mode */
     char *owned; /* decompressed copy of a gzip buffer */
     void *map;   /* a plain file mapped read-only (MAP_PRIVATE), or NULL */
@@ -53,6 +54,7 @@ typedef struct trace_source {
     size_t max_unit;
     char too_big_msg[96];
     struct trace_budget *budget; /* the read's memory limit, for the builders of split parts */
+    uint64_t input_size;         /* a regular file's size on disk, a buffer's length, else 0 */
     unsigned flags;              /* gp_trace_flags of the read (GP_TRACE_NO_MMAP, ..._SPLIT_ANY) */
     int threads;                 /* gp_trace_opts.threads: 0 = one per core */
 } trace_source;

@@ -135,6 +135,7 @@ static int part_init(split_part *pt, const trace_source *src, const char *end)
     pt->src = src;
     pt->b.part = 1;
     pt->b.budget = src->budget;
+    t->strings.budget = src->budget;
     pt->b.threads = src->threads;
     pt->b.lex.end = end;
     pt->b.lex.eof = 1;
@@ -145,6 +146,8 @@ static void part_release(split_part *pt)
 {
     gp_trace *t = pt->b.t;
     trace_builder_release(&pt->b);
+    if (t)
+        trace_intern_unbudget(&t->strings, 0); /* the whole trace interns them again */
     gp_trace_free(t);
 }
 
@@ -380,6 +383,7 @@ static int merge_counts(trace_builder *d, const trace_builder *s, const merge_ma
     di->n_metadata += si->n_metadata;
     di->n_skipped += si->n_skipped;
     di->n_no_ts += si->n_no_ts;
+    di->n_neg_dur += si->n_neg_dur;
     di->n_no_ph += si->n_no_ph;
     di->old_schema |= si->old_schema;
     d->lex.lenient_escapes += s->lex.lenient_escapes;
@@ -420,6 +424,7 @@ int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int
             break; /* parse on from here in order */
         if ((rc = merge_part(b, pt)) != 0)
             break;
+        trace_intern_unbudget(&pt->b.t->strings, 0); /* the whole trace holds them now */
         *resume = pt->end == PART_CLOSED ? pt->stop : pt->tail;
         if (pt->end == PART_CLOSED) {
             *closed = 1;

@@ -2,8 +2,12 @@
 # `gprof-train doctor`: every line a verdict (ok / note / problem, hints under them), the exit code
 # agreeing with the verdicts, and on a machine without the NVIDIA driver a plain "no NVIDIA
 # driver". LD_LIBRARY_PATH may point at a simulated driver (gpu-sim); the checks hold for both.
-# Usage: doctor.sh BIN
+# With FAKE_LIB_DIR (issue 26), against a fake libcuda.so.1 (tests/cli/fake_libcuda.c) instead: a
+# driver whose cuInit crashes is a problem line, with the lines before and after it kept (doctor
+# died with exit 139); a GPU name that fills the buffer with no NUL is printed cut, not read past.
+# Usage: doctor.sh BIN [FAKE_LIB_DIR]
 bin=$1
+lib=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -15,6 +19,29 @@ check() { # check NAME COND...
         fail=1
     fi
 }
+
+fake_driver() {
+    [ -e "$lib/libcuda.so.1" ] || { echo "skipped: no $lib/libcuda.so.1 (build gp_fake_cuda)"; exit 77; }
+
+    LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA=crash "$bin" doctor \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    cat "$tmp/out" "$tmp/err"
+    check "a crashing driver: exit 2 (was 139)" test $rc -eq 2
+    check "the build line kept" grep -q '^ok  *build ' "$tmp/out"
+    check "the crash named" grep -q '^problem  *driver  *the driver (cuInit or a device query) crashed while it was probed (signal 11, SIGSEGV)' "$tmp/out"
+    check "the checks after it" grep -q '^ok  *libprof ' "$tmp/out"
+    check "the summary" grep -q '^GPU profiling is not possible here' "$tmp/out"
+
+    LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA=longname "$bin" doctor \
+        >"$tmp/out" 2>"$tmp/err"
+    cat "$tmp/out" "$tmp/err"
+    x255=$(printf '%255s' '' | tr ' ' X)
+    check "a name with no NUL is cut at the buffer" grep -q "^[a-z]*  *gpu 0  *$x255, compute capability 9.0" "$tmp/out"
+    check "nothing on stderr" test ! -s "$tmp/err"
+    exit $fail
+}
+[ -n "$lib" ] && fake_driver
 
 "$bin" doctor >"$tmp/out" 2>"$tmp/err"
 rc=$?

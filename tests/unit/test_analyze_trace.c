@@ -198,36 +198,77 @@ static void test_gzip_messages(void)
     unlink(path);
 }
 
-/* The memory ceiling (gp_trace_opts.max_memory, issue 18 item 6): 100,000 small events of a
- * repetitive document (what a gzip bomb inflates to) fail past 1 MiB of events with the limit
- * named, and load without it; on one thread and split across three. */
-static void test_memory_ceiling(void)
+/* n events named `name_len` bytes each, distinct; caller frees. NULL: out of memory. */
+static char *names_doc(size_t n, int name_len, size_t *len)
 {
-    size_t n = 100000, cap = n * 80 + 64, len = 0;
+    size_t cap = n * ((size_t)name_len + 80) + 64;
     char *doc = malloc(cap);
-    GP_CHECK(doc != NULL);
-    len += (size_t)snprintf(doc + len, cap - len, "{\"traceEvents\":[");
+    if (!doc)
+        return NULL;
+    *len = (size_t)snprintf(doc, cap, "{\"traceEvents\":[");
     for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(doc + len, cap - len,
-                                "%s{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":%zu,"
-                                "\"dur\":1}",
-                                i ? "," : "", i);
-    len += (size_t)snprintf(doc + len, cap - len, "]}");
+        *len += (size_t)snprintf(doc + *len, cap - *len,
+                                 "%s{\"ph\":\"X\",\"name\":\"%06zu%0*d\",\"pid\":1,\"tid\":1,"
+                                 "\"ts\":%zu,\"dur\":1}",
+                                 i ? "," : "", i, name_len - 6, 0, i);
+    *len += (size_t)snprintf(doc + *len, cap - *len, "]}");
+    return doc;
+}
+
+/* doc (n events) fails under a ceiling of `tight` MiB with the limit named and loads under
+ * `roomy` MiB (0: none); on one thread and split across three. */
+static void check_ceiling(const char *doc, size_t len, size_t n, unsigned tight, unsigned roomy)
+{
     gp_trace *t = NULL;
     gp_error err;
+    char want[80];
+    snprintf(want, sizeof(want), "more memory than the limit of %u MiB (--max-memory)", tight);
     for (int split = 0; split < 2; split++) {
         unsigned flags = split ? GP_TRACE_SPLIT_ANY : 0;
         int threads = split ? 3 : 1;
-        gp_trace_opts tight = {.flags = flags, .max_memory = 1u << 20, .threads = threads};
-        gp_trace_opts none = {.flags = flags, .threads = threads};
-        GP_ASSERT_EQ_INT(gp_trace_open_mem(doc, len, "bomb", &tight, &t, &err), GP_EPARSE);
-        GP_ASSERT_CONTAINS(err.msg, "more memory than the limit (--max-memory)");
-        GP_ASSERT_STR_EQ(err.path, "bomb");
-        GP_ASSERT_OK(gp_trace_open_mem(doc, len, "bomb", &none, &t, &err));
+        gp_trace_opts lo = {.flags = flags, .max_memory = (size_t)tight << 20, .threads = threads};
+        gp_trace_opts hi = {.flags = flags, .max_memory = (size_t)roomy << 20, .threads = threads};
+        GP_ASSERT_EQ_INT(gp_trace_open_mem(doc, len, "doc", &lo, &t, &err), GP_EPARSE);
+        GP_ASSERT_CONTAINS(err.msg, want);
+        GP_ASSERT_STR_EQ(err.path, "doc");
+        GP_ASSERT_OK(gp_trace_open_mem(doc, len, "doc", &hi, &t, &err));
         GP_ASSERT_EQ_INT((long)gp_trace_get_info(t)->n_events, (long)n);
         gp_trace_free(t);
     }
+}
+
+/* The memory ceiling (gp_trace_opts.max_memory, issue 18 item 6): 100,000 small events of a
+ * repetitive document (what a gzip bomb inflates to) fail past 1 MiB with the limit named, and
+ * load without it. */
+static void test_memory_ceiling(void)
+{
+    size_t n = 100000, len;
+    char *doc = names_doc(n, 8, &len);
+    GP_CHECK(doc != NULL);
+    check_ceiling(doc, len, n, 1, 0);
     free(doc);
+}
+
+/* The names count against the ceiling too (issue 26): 30,000 events with distinct 2 KB names
+ * (60 MB of names) fail under a ceiling that the same events with 8-byte names fit in (the
+ * event chunks, one a part), and load under a larger one. */
+static void test_memory_ceiling_names(void)
+{
+    size_t n = 30000, short_len, long_len;
+    char *short_doc = names_doc(n, 8, &short_len), *long_doc = names_doc(n, 2048, &long_len);
+    GP_CHECK(short_doc && long_doc);
+    for (int split = 0; split < 2; split++) {
+        gp_trace *t = NULL;
+        gp_error err;
+        gp_trace_opts o = {.flags = split ? GP_TRACE_SPLIT_ANY : 0,
+                           .max_memory = 56u << 20,
+                           .threads = split ? 3 : 1};
+        GP_ASSERT_OK(gp_trace_open_mem(short_doc, short_len, "short", &o, &t, &err));
+        gp_trace_free(t);
+    }
+    check_ceiling(long_doc, long_len, n, 56, 256);
+    free(short_doc);
+    free(long_doc);
 }
 
 static gp_status open_doc(const char *doc, gp_trace **t, gp_error *err)
@@ -271,6 +312,7 @@ int main(void)
     GP_RUN(test_dma_kernels_are_memory);
     GP_RUN(test_gzip_messages);
     GP_RUN(test_memory_ceiling);
+    GP_RUN(test_memory_ceiling_names);
     GP_RUN(test_not_a_trace);
     return gp_test_summary();
 }

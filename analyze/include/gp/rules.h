@@ -212,7 +212,11 @@ gp_severity gp_findings_max_severity(const gp_findings *f);
 void gp_findings_free(gp_findings *f);
 
 /** Output formats of gp_findings_write(). */
-typedef enum gp_findings_format { GP_FINDINGS_TEXT = 0, GP_FINDINGS_JSON } gp_findings_format;
+typedef enum gp_findings_format {
+    GP_FINDINGS_TEXT = 0,
+    GP_FINDINGS_JSON,
+    GP_FINDINGS_TEXT_BRIEF /**< text, the rules that did not fire named on one line */
+} gp_findings_format;
 
 /** Parse "text" or "json". @return GP_OK or GP_EINVAL. */
 gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_error *err);

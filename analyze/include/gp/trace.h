@@ -238,6 +238,7 @@ typedef struct gp_trace_info {
     uint64_t n_skipped;     /**< other events skipped (unknown ph, unmatched E, no ts) */
     uint64_t n_no_ts;       /**< of n_skipped: X/B/E/i/I/R events without "ts" (a warning) */
     uint64_t n_no_ph;       /**< of n_skipped: events without "ph" (a warning) */
+    uint64_t n_neg_dur;     /**< of n_skipped: X events with a negative "dur" (a warning) */
     uint64_t n_unknown_cat; /**< events whose category is unknown (still stored, GP_EV_OTHER) */
 } gp_trace_info;
 
@@ -248,14 +249,23 @@ enum gp_trace_flags {
     GP_TRACE_SPLIT_ANY = 1 << 2 /**< cut an input of any size into parts (tests, fuzzing) */
 };
 
+/** The least memory gp_trace_opts.max_expansion allows, however small the file. */
+#define GP_TRACE_EXPANSION_FLOOR ((uint64_t)256 << 20)
+
 /** Options for gp_trace_open(); NULL means defaults. */
 typedef struct gp_trace_opts {
     unsigned flags;         /**< gp_trace_flags */
     size_t max_value_bytes; /**< largest single event/top-level value accepted; 0 = 64 MiB */
     /** Bytes the events read may take (each event is sizeof(gp_event) bytes, allocated in
-     * chunks); past it the read fails with a parse error naming the file and position. The
-     * analysis of a trace takes about as much again. 0: no limit. */
+     * chunks), and the names (their text and index); past it the read fails with a parse error
+     * naming the file and position. The analysis of a trace takes about as much again.
+     * 0: no limit. */
     size_t max_memory;
+    /** A second ceiling, for inputs that expand (a gzip bomb: 55 M events from 14.6 MB): the
+     * events and names may take this many times the file's size on disk (compressed, for gzip;
+     * 0 for a pipe), or GP_TRACE_EXPANSION_FLOOR if that is more. The lower of the two ceilings
+     * applies. 0: none. */
+    unsigned max_expansion;
     /** Threads parsing one file: its parts (a big file is cut in up to 16) and the passes
      * after them. 0 = one per online CPU. */
     int threads;
