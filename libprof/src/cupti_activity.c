@@ -142,6 +142,7 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
     };
     int on = 0;
     prof_cupti_g.n_enabled = 0;
+    prof_cupti_g.conv.wait_for_api = 0; /* GPU work waits for API records only if they come */
     prof_cupti_g.failed_kinds[0] = '\0';
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (!(record & table[i].flag))
@@ -161,6 +162,9 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
             continue;
         }
         prof_cupti_g.enabled[prof_cupti_g.n_enabled++] = table[i].kind;
+        if (table[i].kind == CUPTI_ACTIVITY_KIND_RUNTIME ||
+            table[i].kind == CUPTI_ACTIVITY_KIND_DRIVER)
+            prof_cupti_g.conv.wait_for_api = 1;
         on += table[i].kind != CUPTI_ACTIVITY_KIND_DEVICE;
     }
     return on;
@@ -338,6 +342,8 @@ void prof_gpu_drain(prof_out *o, int final, int from_signal)
         free(d);
         atomic_fetch_sub(&prof_cupti_g.outstanding, BUF_BYTES);
     }
+    if (final && prof_cupti_g.api)
+        cupti_conv_finish(&prof_cupti_g.conv, o);
     if (final && prof_cupti_g.conv.no_timestamp)
         prof_warn("%llu GPU record(s) had no timestamps (CUPTI device buffers exhausted)",
                   (unsigned long long)prof_cupti_g.conv.no_timestamp);

@@ -312,6 +312,20 @@ def case_external_id(d):
     check(kernels and not bad, "%d of %d kernels carry their range's External id" % (len(kernels) - len(bad), len(kernels)))
 
 
+def case_memory_threads(d):
+    """[memory] events are on the thread that allocated: CUPTI makes the memory record before
+    the API record of the call (its thread comes from that record)."""
+    r = Run(d, "work")
+    t = r.trace()
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"]
+    allocating = {e["tid"] for e in events(t, "cuda_runtime") if e["name"] in
+                  ("cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost")}
+    on = {e["tid"] for e in mem}
+    check(len(allocating) == THREADS, "%d allocating threads: %s" % (THREADS, allocating))
+    check(mem and on == allocating, "[memory] on the allocating threads %s: on %s"
+          % (sorted(allocating), sorted(on)))
+
+
 def main():
     global FAKE_DIR, LIB
     if len(sys.argv) != 4:
