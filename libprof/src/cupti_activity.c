@@ -2,6 +2,8 @@
  * aligned, capped buffers; the completion callback only queues a buffer for the writer thread,
  * which converts it (cupti_convert.c). Any CUPTI failure leaves a CPU-only session whose trace
  * says why. Also the CUDA injection entry point, InitializeInjection. */
+#include <cuda.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,6 +268,71 @@ void prof_gpu_flush(void)
                             "Kineto?) took over CUPTI's activity buffers: GPU activity after "
                             "that is missing");
     }
+}
+
+/* The driver entry points the exit sync needs, by their exported names (cuda.h maps some to
+ * a _v2). */
+#define DRIVER_NAME_(x) #x
+#define DRIVER_NAME(x)  DRIVER_NAME_(x)
+struct driver_sync {
+    __typeof__(&cuCtxSynchronize) sync;
+    __typeof__(&cuDeviceGetCount) count;
+    __typeof__(&cuDeviceGet) get;
+    __typeof__(&cuDevicePrimaryCtxGetState) state;
+    __typeof__(&cuDevicePrimaryCtxRetain) retain;
+    __typeof__(&cuDevicePrimaryCtxRelease) release;
+    __typeof__(&cuCtxPushCurrent) push;
+    __typeof__(&cuCtxPopCurrent) pop;
+};
+
+static int driver_sync_load(void *h, struct driver_sync *d)
+{
+    *(void **)&d->sync = dlsym(h, DRIVER_NAME(cuCtxSynchronize));
+    *(void **)&d->count = dlsym(h, DRIVER_NAME(cuDeviceGetCount));
+    *(void **)&d->get = dlsym(h, DRIVER_NAME(cuDeviceGet));
+    *(void **)&d->state = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxGetState));
+    *(void **)&d->retain = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxRetain));
+    *(void **)&d->release = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxRelease));
+    *(void **)&d->push = dlsym(h, DRIVER_NAME(cuCtxPushCurrent));
+    *(void **)&d->pop = dlsym(h, DRIVER_NAME(cuCtxPopCurrent));
+    return d->sync && d->count && d->get && d->state && d->retain && d->release && d->push &&
+                           d->pop
+                   ? 0
+                   : -1;
+}
+
+/* Wait for device `ordinal`'s primary context if it is active (never creating one). */
+static void sync_primary(const struct driver_sync *d, int ordinal)
+{
+    CUdevice dev;
+    unsigned flags;
+    int active = 0;
+    CUcontext ctx;
+    if (d->get(&dev, ordinal) != CUDA_SUCCESS || d->state(dev, &flags, &active) != CUDA_SUCCESS ||
+        !active || d->retain(&ctx, dev) != CUDA_SUCCESS)
+        return;
+    if (d->push(ctx) == CUDA_SUCCESS) {
+        d->sync();
+        d->pop(&ctx);
+    }
+    d->release(dev);
+}
+
+void prof_gpu_sync(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return;
+    struct driver_sync d;
+    if (driver_sync_load(h, &d) == 0) {
+        d.sync(); /* the calling thread's context; CUDA_ERROR_INVALID_CONTEXT without one */
+        int n = 0;
+        if (d.count(&n) != CUDA_SUCCESS)
+            n = 0;
+        for (int i = 0; i < n; i++)
+            sync_primary(&d, i);
+    }
+    dlclose(h);
 }
 
 /* The signal path: the interrupted thread may hold CUPTI's (or malloc's) lock, so the forced

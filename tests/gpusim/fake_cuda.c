@@ -4,6 +4,12 @@
  * make the records the real CUPTI would (through fake_cupti.h), with device work placed on its
  * stream after the work before it. "Device memory" is host memory, never touched.
  *
+ * Two devices, each with its primary context; each thread has its own current context
+ * (cuCtxSetCurrent, cuCtxPushCurrent), and a launch, copy, allocation or cuCtxSynchronize
+ * without one fails with CUDA_ERROR_INVALID_CONTEXT, as the driver does. Functions live in a
+ * fixed table: a function of an unloaded module frees its entry, and the next lookup reuses it
+ * (and its name's address), as a module reload can.
+ *
  * Simulation knobs: a kernel runs for gridDim.x microseconds; a copy or set moves 10 bytes/ns
  * (at least 1 us). fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
  * runtime's (cudaLaunchKernel, cudaMemcpyAsync, ...: what PyTorch does) instead of the driver's
@@ -21,28 +27,38 @@
 #include "fake_cupti.h"
 
 #define EXPORT         __attribute__((visibility("default")))
-#define DEFAULT_STREAM 7
-#define CONTEXT_ID     1
+#define DEFAULT_STREAM 7 /* device 0's; device 1's is 8 */
+#define N_DEVICES      2
 #define MAX_PINNED     256
+#define MAX_FUNCS      64
+#define MAX_MODULES    16
+#define CTX_STACK      8
 
 struct CUstream_st {
     uint32_t id;
     uint64_t busy_until;
 };
 struct CUmod_st {
-    int unused;
+    int used;
 };
 struct CUfunc_st {
     char name[128];
+    CUmodule module; /* NULL: a free entry */
 };
 struct CUctx_st {
-    int unused;
+    uint32_t device, id;
+    int retained;
+    struct CUstream_st default_stream;
 };
 
-static struct CUstream_st default_stream = {DEFAULT_STREAM, 0};
-static struct CUctx_st the_context;
-static struct CUmod_st the_module;
+static struct CUctx_st contexts[N_DEVICES] = {{0, 1, 0, {DEFAULT_STREAM, 0}},
+                                              {1, 2, 0, {DEFAULT_STREAM + 1, 0}}};
+static struct CUmod_st modules[MAX_MODULES];
+static struct CUfunc_st funcs[MAX_FUNCS];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_stream_id = 13;
+static _Thread_local struct CUctx_st *ctx_stack[CTX_STACK];
+static _Thread_local int ctx_depth; /* ctx_stack[ctx_depth - 1] is current; 0: none */
 static void *pinned[MAX_PINNED];
 static size_t pinned_bytes[MAX_PINNED];
 static int launches;
@@ -81,41 +97,127 @@ EXPORT CUresult cuDriverGetVersion(int *version)
     return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuDeviceGetCount(int *count)
+{
+    *count = N_DEVICES;
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
     *device = ordinal;
-    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    return ordinal >= 0 && ordinal < N_DEVICES ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
-    (void)dev;
-    *ctx = &the_context;
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    __atomic_add_fetch(&contexts[dev].retained, 1, __ATOMIC_RELAXED);
+    *ctx = &contexts[dev];
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    __atomic_sub_fetch(&contexts[dev].retained, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = __atomic_load_n(&contexts[dev].retained, __ATOMIC_RELAXED) > 0;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    (void)ctx;
+    if (!ctx) {
+        ctx_depth = ctx_depth ? ctx_depth - 1 : 0;
+        return CUDA_SUCCESS;
+    }
+    if (ctx_depth == 0)
+        ctx_depth = 1;
+    ctx_stack[ctx_depth - 1] = ctx;
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+    if (!ctx || ctx_depth == CTX_STACK)
+        return CUDA_ERROR_INVALID_VALUE;
+    ctx_stack[ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPopCurrent(CUcontext *ctx)
+{
+    if (ctx_depth == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    ctx_depth--;
+    if (ctx)
+        *ctx = ctx_stack[ctx_depth];
+    return CUDA_SUCCESS;
+}
+
+/* The calling thread's current context, or NULL. */
+static struct CUctx_st *current(void)
+{
+    return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
 }
 
 EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     (void)image;
-    *module = &the_module;
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_MODULES && rc != CUDA_SUCCESS; i++) {
+        if (!modules[i].used) {
+            modules[i].used = 1;
+            *module = &modules[i];
+            rc = CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    return rc;
+}
+
+EXPORT CUresult cuModuleUnload(CUmodule mod)
+{
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_FUNCS; i++)
+        if (funcs[i].module == mod)
+            funcs[i].module = NULL; /* its name stays until the entry is reused */
+    mod->used = 0;
+    pthread_mutex_unlock(&table_lock);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
 {
-    (void)mod;
-    struct CUfunc_st *f = calloc(1, sizeof(*f));
-    if (!f)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    snprintf(f->name, sizeof(f->name), "%s", name);
-    *fn = f; /* one per lookup, never freed: the test programs look up a handful */
-    return CUDA_SUCCESS;
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_FUNCS && rc != CUDA_SUCCESS; i++) {
+        if (!funcs[i].module) { /* the first free entry: a reload reuses the same one */
+            funcs[i].module = mod;
+            snprintf(funcs[i].name, sizeof(funcs[i].name), "%s", name);
+            *fn = &funcs[i];
+            rc = CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    return rc;
 }
 
 EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
@@ -144,7 +246,7 @@ EXPORT void fake_cuda_as_runtime(int on)
 
 static struct CUstream_st *stream_of(CUstream s)
 {
-    return s ? s : &default_stream;
+    return s ? s : &current()->default_stream;
 }
 
 /* Where work of `ns` starts on `s` (after its earlier work, after the call) and ends. */
@@ -175,6 +277,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 {
     (void)params;
     (void)extra;
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -193,11 +298,11 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     k.blockZ = (int32_t)bz;
     k.dynamicSharedMemory = (int32_t)smem;
     k.registersPerThread = 32;
-    k.deviceId = 0;
-    k.contextId = CONTEXT_ID;
+    k.deviceId = ctx->device;
+    k.contextId = ctx->id;
     k.streamId = s->id;
     k.correlationId = corr;
-    fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end);
+    fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end, ctx->id);
     api(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0,
         corr);
     launches++;
@@ -228,14 +333,16 @@ static void memory_record(CUpti_ActivityMemoryOperationType op, CUpti_ActivityMe
     m.bytes = bytes;
     m.timestamp = fake_cupti_now();
     m.processId = (uint32_t)getpid();
-    m.deviceId = 0;
-    m.contextId = CONTEXT_ID;
-    m.streamId = DEFAULT_STREAM;
+    m.deviceId = current()->device;
+    m.contextId = current()->id;
+    m.streamId = current()->default_stream.id;
     fake_cupti_host_record((CUpti_Activity *)&m, sizeof(m));
 }
 
 static CUresult alloc(void **p, size_t bytes, int pin)
 {
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -261,8 +368,10 @@ static CUresult alloc(void **p, size_t bytes, int pin)
     return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static void release(void *p, int pin)
+static CUresult release(void *p, int pin)
 {
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -280,6 +389,7 @@ static void release(void *p, int pin)
             corr);
     fake_cupti_leave();
     free(p);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
@@ -292,8 +402,7 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 
 EXPORT CUresult cuMemFree(CUdeviceptr dptr)
 {
-    release((void *)(uintptr_t)dptr, 0);
-    return CUDA_SUCCESS;
+    return release((void *)(uintptr_t)dptr, 0);
 }
 
 EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
@@ -304,12 +413,14 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
-    release(p, 1);
-    return CUDA_SUCCESS;
+    return release(p, 1);
 }
 
-static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
+static CUresult copy(const void *host, size_t bytes, CUstream stream, int to_device)
 {
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -324,35 +435,37 @@ static void copy(const void *host, size_t bytes, CUstream stream, int to_device)
     m.bytes = bytes;
     struct CUstream_st *s = stream_of(stream);
     place(s, bytes / 10 > 1000 ? bytes / 10 : 1000, &m.start, &m.end);
-    m.deviceId = 0;
-    m.contextId = CONTEXT_ID;
+    m.deviceId = ctx->device;
+    m.contextId = ctx->id;
     m.streamId = s->id;
     m.correlationId = corr;
-    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end, ctx->id);
     api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
                   : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
     fake_cupti_leave();
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
 {
     (void)dst;
-    copy(src, bytes, stream, 1);
-    return CUDA_SUCCESS;
+    return copy(src, bytes, stream, 1);
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     (void)src;
-    copy(dst, bytes, stream, 0);
-    return CUDA_SUCCESS;
+    return copy(dst, bytes, stream, 0);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
 {
     (void)dst;
     (void)value;
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -363,24 +476,28 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, 
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     struct CUstream_st *s = stream_of(stream);
     place(s, n / 10 > 1000 ? n / 10 : 1000, &m.start, &m.end);
-    m.deviceId = 0;
-    m.contextId = CONTEXT_ID;
+    m.deviceId = ctx->device;
+    m.contextId = ctx->id;
     m.streamId = s->id;
     m.correlationId = corr;
-    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end, ctx->id);
     api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0,
         corr);
     fake_cupti_leave();
     return CUDA_SUCCESS;
 }
 
-/* A sync call: wait for the device, then its API and synchronization records. */
-static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t dcbid,
-                      uint32_t rcbid)
+/* A sync call: wait for the current context's work, then its API and synchronization
+ * records. */
+static CUresult sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t dcbid,
+                          uint32_t rcbid)
 {
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
-    fake_cupti_synchronize();
+    fake_cupti_synchronize(ctx->id);
     fake_cupti_enter();
     CUpti_ActivitySynchronization2 y;
     memset(&y, 0, sizeof(y));
@@ -389,27 +506,28 @@ static void sync_call(CUpti_ActivitySynchronizationType type, uint32_t stream, u
     y.start = t0;
     y.end = fake_cupti_now();
     y.correlationId = corr;
-    y.contextId = CONTEXT_ID;
+    y.contextId = ctx->id;
     y.streamId = stream;
     fake_cupti_host_record((CUpti_Activity *)&y, sizeof(y));
     api(dcbid, rcbid, t0, corr);
     fake_cupti_leave();
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSynchronize(void)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-              CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-              CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
-    return CUDA_SUCCESS;
+    return sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+                     CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream)->id,
-              CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
-    return CUDA_SUCCESS;
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                     stream_of(stream)->id, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
 }
 
 /** cudaDeviceReset as CUPTI sees it: the runtime callback at entry, then device work and every
@@ -419,7 +537,8 @@ EXPORT void fake_cuda_device_reset(void)
     fake_cupti_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
                         CUPTI_API_ENTER);
     fake_cupti_device_reset();
-    default_stream.busy_until = 0;
+    for (int i = 0; i < N_DEVICES; i++)
+        contexts[i].default_stream.busy_until = 0;
     fake_cupti_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
                         CUPTI_API_EXIT);
 }

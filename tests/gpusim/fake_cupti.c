@@ -25,13 +25,14 @@ typedef struct pending {
     uint8_t rec[512];
     size_t size;
     uint64_t end;
+    uint32_t context;
 } pending;
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /* switches (FAKE_CUPTI) */
-    int busy, old, stall, wsl, late, hoard, fail_kind;
+    int busy, old, stall, wsl, late, hoard, fail_kind, work_first;
     /* client */
     int subscribed;
     CUpti_CallbackFunc callback;
@@ -80,6 +81,7 @@ __attribute__((constructor)) static void read_switches(void)
     F.stall = s && strstr(s, "stall") != NULL;
     F.wsl = s && strstr(s, "wsl") != NULL;
     F.late = s && strstr(s, "late") != NULL;
+    F.work_first = s && strstr(s, "work_first") != NULL;
     const char *h = s ? strstr(s, "hoard=") : NULL;
     F.hoard = h ? atoi(h + 6) : 0;
     const char *k = s ? strstr(s, "fail_kind=") : NULL;
@@ -341,11 +343,16 @@ EXPORT void fake_cupti_host_record(const CUpti_Activity *rec, size_t size)
     put(rec, size);
 }
 
-EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end)
+EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,
+                                     uint32_t context)
 {
     if (!kind_on(rec) || size > sizeof(F.pend[0].rec))
         return;
     F.made++;
+    if (F.work_first) { /* before the call's own records, timestamps already known */
+        put(rec, size);
+        return;
+    }
     if (F.n_pend == MAX_PENDING) {
         F.dropped++;
         F.dropped_unread++;
@@ -355,15 +362,17 @@ EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uin
     memcpy(p->rec, rec, size);
     p->size = size;
     p->end = end;
+    p->context = context;
 }
 
-EXPORT void fake_cupti_synchronize(void)
+EXPORT void fake_cupti_synchronize(uint32_t context)
 {
     for (;;) {
         pthread_mutex_lock(&F.lock);
         uint64_t last = 0;
         for (size_t i = 0; i < F.n_pend; i++)
-            last = F.pend[i].end > last ? F.pend[i].end : last;
+            if (F.pend[i].context == context && F.pend[i].end > last)
+                last = F.pend[i].end;
         pthread_mutex_unlock(&F.lock);
         uint64_t now = fake_cupti_now();
         if (last <= now)
@@ -501,12 +510,12 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
     return CUPTI_SUCCESS;
 }
 
-static void dump_device(void)
+static void dump_device(uint32_t id)
 {
     CUpti_ActivityDevice5 d;
     memset(&d, 0, sizeof(d));
     d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-    d.id = 0;
+    d.id = id;
     d.name = "Simulated GPU (gprof-train tests)";
     d.globalMemorySize = 80ull << 30;
     d.computeCapabilityMajor = 9;
@@ -531,8 +540,8 @@ static CUptiResult enable(CUpti_ActivityKind kind, int dump)
         return CUPTI_ERROR_NOT_COMPATIBLE;
     pthread_mutex_lock(&F.lock);
     F.enabled[kind] = 1;
-    if (dump && kind == CUPTI_ACTIVITY_KIND_DEVICE)
-        dump_device();
+    for (uint32_t id = 0; dump && kind == CUPTI_ACTIVITY_KIND_DEVICE && id < 2; id++)
+        dump_device(id); /* fake_cuda.c's two devices */
     start_worker();
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;

@@ -12,6 +12,9 @@
  *                 its own clock with cuptiActivityRegisterTimestampCallback
  *   hoard=N       a buffer takes N records, then a fresh one is requested while the old ones are
  *                 kept until the next flush (a slow consumer: the client's cap makes CUPTI drop)
+ *   work_first    device records (kernels, copies, sets) go into the buffer at launch, before
+ *                 the call's external-correlation and API records (CUPTI's records come in
+ *                 any order across buffers)
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
  * FAKE_CUPTI_STATS=PATH writes the fake's counters as JSON at exit (records made, delivered,
@@ -39,9 +42,10 @@ void fake_cupti_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint
 void fake_cupti_host_record(const CUpti_Activity *rec, size_t size);
 /** Device work (kernel, memcpy, memset) that ends at `end`: delivered once it has ended; a
  * forced flush before that delivers it without timestamps, as real CUPTI does. */
-void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end);
-/** Wait until every device record has ended (what cuCtxSynchronize waits for). */
-void fake_cupti_synchronize(void);
+void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,
+                              uint32_t context);
+/** Wait until every device record of `context` has ended (what cuCtxSynchronize waits for). */
+void fake_cupti_synchronize(uint32_t context);
 /** Call the subscriber's callback for `cbid` of `domain` at `site`. */
 void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          CUpti_ApiCallbackSite site);

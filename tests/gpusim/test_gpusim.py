@@ -326,6 +326,77 @@ def case_memory_threads(d):
           % (sorted(allocating), sorted(on)))
 
 
+def case_work_first(d):
+    """Kernels, copies and sets before their API and external-correlation records: still linked
+    to their launch, still carrying their range's External id."""
+    r = Run(d, "work", ["--threads", "2"], fake="work_first")
+    t = r.trace()
+    check_work(t, 2)
+    ranges = {e["args"]["External id"]: e["name"] for e in events(t, "user_annotation")
+              if "External id" in e.get("args", {})}
+    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    bad = [k for k in kernels if ranges.get(k["args"].get("External id")) != "forward"]
+    check(kernels and not bad, "%d of %d kernels carry their range's External id"
+          % (len(kernels) - len(bad), len(kernels)))
+
+
+def case_two_devices(d):
+    """Threads on two devices: peak device memory is the fullest device's (device 1 allocates
+    4x as much), and each device has its GPU row."""
+    r = Run(d, "work", ["--devices", "2"])
+    t = r.trace()
+    check_work(t)
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"
+           and e["args"]["Device Type"] == 1]
+    peaks = {}
+    for e in mem:
+        dev = e["args"]["Device Id"]
+        peaks[dev] = max(peaks.get(dev, 0), e["args"]["Total Allocated"])
+    check(sorted(peaks) == [0, 1], "memory on devices 0 and 1: %s" % sorted(peaks))
+    got = t["gprof"].get("peak_device_memory_allocated")
+    check(got == max(peaks.values(), default=-1), "peak_device_memory_allocated %r is the "
+          "fullest device's: %s" % (got, peaks))
+    check({e["pid"] for e in gpu_work(t)} == {0, 1}, "GPU work on both devices")
+
+
+def case_running_elsewhere_at_exit(d):
+    """A kernel still running at exit on another thread's context (device 1): the exit sync
+    waits for every context, not the exiting thread's only."""
+    r = Run(d, "running_elsewhere_at_exit", ["--devices", "2"])
+    t = r.trace()
+    k = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    check(len(k) == 1 and ns(k[0]["dur"]) >= 300_000_000 and k[0]["pid"] == 1,
+          "the 300 ms kernel on device 1 has its timestamps: %s" % k)
+    warn = " ".join(t["gprof"].get("warnings", []))
+    check("no timestamps" not in warn, "no missing-timestamp warning: %s" % warn)
+
+
+def case_reload(d):
+    """A module reloaded: its new kernel reuses the old one's name address; each keeps its name."""
+    r = Run(d, "reload")
+    names = sorted(e["name"] for e in gpu_work(r.trace()) if e["cat"] == "kernel")
+    check(names == ["_Z9kernel_v1Pf", "_Z9kernel_v2Pf"], "both kernels by their names: %s" % names)
+
+
+def case_window(d):
+    """A profiling window whose edges cut launches from their work (work runs into the next
+    step): every flow has both ends, and no [memory] instant is outside the window's steps."""
+    r = Run(d, "window", ["--threads", "1", "--steps", "8"], linked=True,
+            extra_env={"SIM_SCHEDULE": "2,1,3"})
+    t = r.trace()
+    starts = {e["id"] for e in events(t, "ac2g", "s")}
+    ends = {e["id"] for e in events(t, "ac2g", "f")}
+    check(starts and starts == ends, "flows with one end: %d starts without an end, %d ends "
+          "without a start" % (len(starts - ends), len(ends - starts)))
+    steps = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events(t)
+             if e["name"].startswith("ProfilerStep#")]
+    check(len(steps) == 3, "3 active steps: %d" % len(steps))
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"]
+    outside = [e for e in mem if not any(a <= ns(e["ts"]) < b for a, b in steps)]
+    check(mem and not outside, "%d of %d [memory] instants outside the window's steps"
+          % (len(outside), len(mem)))
+
+
 def main():
     global FAKE_DIR, LIB
     if len(sys.argv) != 4:
