@@ -19,8 +19,10 @@ typedef cupti_done_buf done_buf;
 
 static done_buf *take_queue(void);
 
-/* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed out:
- * one from before a finished forced flush means another client took CUPTI's callbacks over. */
+/* Buffers CUPTI holds (handed out, not yet completed), with the number of forced flushes
+ * started when handed out. A buffer handed out while a flush ran (another thread's first record
+ * during the exit flush) may stay with CUPTI through that flush and, empty, through the next:
+ * only one that two whole flushes left with CUPTI means another client took the callbacks. */
 #define MAX_HELD CUPTI_MAX_HELD
 
 static void held_add(uint8_t *buf)
@@ -45,14 +47,23 @@ static void held_remove(uint8_t *buf)
     pthread_mutex_unlock(&prof_cupti_g.held_lock);
 }
 
-/* After a forced flush: @return 1 if a buffer handed out before it is still held by CUPTI. */
-static int held_after_flush(void)
+/* Before a forced flush: @return its number (1, 2, ...). */
+static uint64_t flush_begin(void)
+{
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
+    uint64_t k = ++prof_cupti_g.flushes;
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
+    return k;
+}
+
+/* After forced flush `k`: @return 1 if a buffer handed out before flush k-1 started is still
+ * held by CUPTI (flushes k-1 and k both ran over it). */
+static int held_after_flush(uint64_t k)
 {
     int stale = 0;
     pthread_mutex_lock(&prof_cupti_g.held_lock);
     for (size_t i = 0; i < MAX_HELD; i++)
-        stale |= prof_cupti_g.held[i] && prof_cupti_g.held_flush[i] < prof_cupti_g.flushes;
-    prof_cupti_g.flushes++;
+        stale |= prof_cupti_g.held[i] && prof_cupti_g.held_flush[i] + 1 < k;
     pthread_mutex_unlock(&prof_cupti_g.held_lock);
     return stale;
 }
@@ -258,11 +269,12 @@ void prof_gpu_flush(void)
 {
     if (atomic_load(&prof_cupti_g.gpu_state) != 1)
         return;
+    uint64_t k = flush_begin();
     prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     size_t n = 0;
     if (prof_cupti_g.api->ActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
         atomic_fetch_add(&prof_cupti_g.cupti_dropped, n); /* reading resets CUPTI's counter */
-    if (held_after_flush() && !prof_cupti_g.taken_over) {
+    if (held_after_flush(k) && !prof_cupti_g.taken_over) {
         prof_cupti_g.taken_over = 1;
         prof_set_gpu_status("recorded until another profiler in the program (torch.profiler, "
                             "Kineto?) took over CUPTI's activity buffers: GPU activity after "
@@ -372,8 +384,13 @@ void prof_gpu_stop(void)
     atomic_store(&prof_g.gpu_ext, 0);
     for (int i = 0; i < prof_cupti_g.n_enabled; i++)
         prof_cupti_g.api->ActivityDisable(prof_cupti_g.enabled[i]);
+    /* CUPTI gives back the buffers it still holds: records made since the exit flush, freed
+     * below, never left in CUPTI's hands */
+    prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     prof_cupti_g.api->Unsubscribe(prof_cupti_g.subscriber);
     atomic_store(&prof_cupti_g.gpu_state, 0);
+    if (prof_cupti_g.api->Finalize) /* detach: no CUPTI overhead after the session */
+        prof_cupti_g.api->Finalize();
     for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
         next = d->next;
         free(d->buf);

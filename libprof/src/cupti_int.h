@@ -34,6 +34,7 @@ typedef struct cupti_api {
     CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
     CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*Finalize)(void); /* optional: detaches CUPTI after a session */
 } cupti_api;
 
 /** Load libcupti and its functions once. @return the table, or NULL with `why` filled. */
@@ -157,12 +158,13 @@ typedef struct prof_cupti_state {
     int n_enabled;
     char failed_kinds[192]; /* "memory (CUPTI_ERROR_...)", for gpu_status */
     cupti_conv conv;
-    /* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed
-     * out: one from before a finished forced flush means another client took the callbacks. */
+    /* Buffers CUPTI holds (handed out, not yet completed), with the number of forced flushes
+     * started when handed out: one that two whole forced flushes left with CUPTI means another
+     * client took the callbacks. */
     pthread_mutex_t held_lock;
     uint8_t *held[CUPTI_MAX_HELD];
     uint64_t held_flush[CUPTI_MAX_HELD];
-    uint64_t flushes;
+    uint64_t flushes; /* forced flushes started */
     int taken_over;
     _Atomic int flusher_done; /* the signal path's forced flush finished */
 } prof_cupti_state;

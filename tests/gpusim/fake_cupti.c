@@ -32,7 +32,7 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /* switches (FAKE_CUPTI) */
-    int busy, old, stall, wsl, late, hoard, fail_kind, work_first;
+    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race;
     /* client */
     int subscribed;
     CUpti_CallbackFunc callback;
@@ -58,6 +58,7 @@ static struct {
     /* counters */
     uint32_t next_corr;
     uint64_t made, delivered, dropped, dropped_unread, requests, refused, late_buffers;
+    int finalized, timestamp_was_set;
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fail_kind = -1};
 
 static _Thread_local struct {
@@ -82,11 +83,21 @@ __attribute__((constructor)) static void read_switches(void)
     F.wsl = s && strstr(s, "wsl") != NULL;
     F.late = s && strstr(s, "late") != NULL;
     F.work_first = s && strstr(s, "work_first") != NULL;
+    F.exit_race = s && strstr(s, "exit_race") != NULL;
     const char *h = s ? strstr(s, "hoard=") : NULL;
     F.hoard = h ? atoi(h + 6) : 0;
     const char *k = s ? strstr(s, "fail_kind=") : NULL;
     F.fail_kind = k ? atoi(k + 10) : -1;
     F.pend = calloc(MAX_PENDING, sizeof(*F.pend));
+}
+
+/* Still attached at exit: a subscriber, a kind enabled, or buffer callbacks registered. */
+static int attached(void)
+{
+    int on = F.subscribed || F.request != NULL;
+    for (int k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+        on |= F.enabled[k];
+    return on;
 }
 
 __attribute__((destructor)) static void write_stats(void)
@@ -101,10 +112,13 @@ __attribute__((destructor)) static void write_stats(void)
     }
     fprintf(f,
             "{\"made\":%llu,\"delivered\":%llu,\"dropped\":%llu,\"requests\":%llu,"
-            "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d}\n",
+            "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d,"
+            "\"finalized\":%d,\"attached\":%d,\"held\":%d}\n",
             (unsigned long long)F.made, (unsigned long long)F.delivered,
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
-            (unsigned long long)F.refused, (unsigned long long)F.late_buffers, F.timestamp != NULL);
+            (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
+            F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(),
+            F.n_held + (F.cur != NULL));
     fclose(f);
     pthread_mutex_unlock(&F.lock);
 }
@@ -219,8 +233,13 @@ static void flush_locked(int force)
     for (int i = 0; i < F.n_held; i++)
         hand_back(F.held[i], F.held_size[i], F.held_used[i]);
     F.n_held = 0;
-    if (force || (F.cur && F.cur_records))
-        retire_current(0);
+    if ((force && !F.exit_race) || (F.cur && F.cur_records))
+        retire_current(0); /* exit_race: an empty buffer stays, even when forced */
+    if (force && F.exit_race && !F.cur && F.request) {
+        size_t max_records = 0; /* another thread's first record, as the flush ends */
+        F.requests++;
+        F.request(&F.cur, &F.cur_size, &max_records);
+    }
 }
 
 /* ---- worker: delivers on the flush period, and the late buffer ---- */
@@ -271,10 +290,8 @@ static void *worker(void *arg)
 
 static void start_worker(void)
 {
-    if (!F.worker_started && pthread_create(&F.worker, NULL, worker, NULL) == 0) {
-        pthread_detach(F.worker);
-        F.worker_started = 1;
-    }
+    if (!F.worker_started && pthread_create(&F.worker, NULL, worker, NULL) == 0)
+        F.worker_started = 1; /* joined by cuptiFinalize */
 }
 
 /* ---- the side door (fake_cupti.h) ---- */
@@ -643,11 +660,36 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
     return CUPTI_SUCCESS;
 }
 
+/* Detach: every buffer goes back (a late one too), the worker ends, the client's callbacks
+ * and kinds are forgotten; any later call starts CUPTI again. */
 EXPORT CUptiResult cuptiFinalize(void)
 {
     pthread_mutex_lock(&F.lock);
+    if (F.subscribed) {
+        pthread_mutex_unlock(&F.lock);
+        return CUPTI_ERROR_INVALID_OPERATION; /* unsubscribe first */
+    }
+    if (F.late_at) {
+        F.late_at = 0;
+        deliver_late();
+    }
+    flush_locked(1);
+    retire_current(0);
     F.stopping = 1;
     pthread_cond_signal(&F.wake);
+    int join = F.worker_started;
+    F.worker_started = 0;
+    pthread_mutex_unlock(&F.lock);
+    if (join)
+        pthread_join(F.worker, NULL);
+    pthread_mutex_lock(&F.lock);
+    F.stopping = 0;
+    F.request = NULL;
+    F.complete = NULL;
+    F.timestamp_was_set |= F.timestamp != NULL;
+    __atomic_store_n(&F.timestamp, NULL, __ATOMIC_RELEASE);
+    memset(F.enabled, 0, sizeof(F.enabled));
+    F.finalized++;
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;
 }

@@ -15,10 +15,13 @@
  *   work_first    device records (kernels, copies, sets) go into the buffer at launch, before
  *                 the call's external-correlation and API records (CUPTI's records come in
  *                 any order across buffers)
+ *   exit_race     a forced flush keeps an empty buffer, and as it ends a buffer is requested
+ *                 for another thread's first record (a thread still launching at exit)
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
  * FAKE_CUPTI_STATS=PATH writes the fake's counters as JSON at exit (records made, delivered,
- * dropped), for tests to compare with what the trace says. */
+ * dropped; cuptiFinalize calls; whether a client is still attached and buffers still held), for
+ * tests to compare with what the trace says. */
 #ifndef GP_TESTS_FAKE_CUPTI_H
 #define GP_TESTS_FAKE_CUPTI_H
 

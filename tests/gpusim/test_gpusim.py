@@ -145,11 +145,20 @@ def check_stats_delivered(run, t):
         check(s["dropped"] == 0, "the fake dropped nothing: %r" % s)
 
 
+def check_detached(run):
+    """After the session: kinds disabled, a last forced flush, unsubscribed, cuptiFinalize."""
+    s = run.stats or {}
+    check(s.get("finalized", 0) >= 1, "cuptiFinalize called: %r" % s)
+    check(s.get("attached") == 0, "nothing of libprof's left attached to CUPTI: %r" % s)
+    check(s.get("held") == 0, "no buffer left with CUPTI: %r" % s)
+
+
 def case_threads(d):
     r = Run(d, "work")
     t = r.trace()
     check_work(t)
     check_stats_delivered(r, t)
+    check_detached(r)
     syncs = [e for e in events(t, "cuda_sync") if e["name"] == "Stream Sync"]
     check(len(syncs) == THREADS * STEPS, "a Stream Sync per step: %d" % len(syncs))
 
@@ -187,6 +196,7 @@ def case_linked(d):
     t = r.trace()
     check_work(t)
     check(t["gprof"].get("producer") == "api", "linked session: %r" % t["gprof"].get("producer"))
+    check_detached(r)
 
 
 def case_fork(d):
@@ -297,6 +307,15 @@ def case_takeover(d):
     t = r.trace()
     st = t["gprof"].get("gpu_status", "")
     check("took over" in st, "gpu_status says another profiler took over CUPTI: %r" % st)
+
+
+def case_exit_race(d):
+    """A buffer asked for by a thread still launching during the exit flush, still empty at
+    the next flush, is not another profiler taking over."""
+    r = Run(d, "work", ["--threads", "2"], fake="exit_race")
+    t = r.trace()
+    check_work(t, 2)
+    check(r.stats and r.stats["requests"] >= 2, "buffers were requested: %r" % r.stats)
 
 
 def case_external_id(d):
