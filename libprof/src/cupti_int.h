@@ -44,7 +44,7 @@ const char *cupti_error(const cupti_api *api, CUptiResult rc);
 
 /* ---- buffers (cupti_activity.c) ---- */
 
-/** CUPTI's buffer request callback: a fresh 8 MiB aligned buffer, or NULL (counted as dropped)
+/** CUPTI's buffer request callback: a fresh 1 MiB aligned buffer, or NULL (counted as dropped)
  * once 256 MiB are waiting for the writer. */
 void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records);
 /** CUPTI's completion callback: queue the buffer for the writer thread; nothing else. */
@@ -137,7 +137,8 @@ void cupti_conv_config(const cupti_conv *c, prof_out *o);
 /* ---- process-global state (defined in session.c, see prof_int.h) ---- */
 
 /* cupti_activity.c */
-#define CUPTI_BUF_BYTES       (8u << 20)
+/* CUPTI 13 gives each thread buffers of its own: small buffers, so 256 threads fit the cap */
+#define CUPTI_BUF_BYTES       (1u << 20)
 #define CUPTI_MAX_OUTSTANDING (256u << 20) /* allocated and not yet converted */
 #define CUPTI_MAX_HELD        (CUPTI_MAX_OUTSTANDING / CUPTI_BUF_BYTES)
 typedef struct cupti_done_buf {

@@ -20,6 +20,7 @@
 #define MAX_HELD      64
 #define MAX_PENDING   (1u << 16)
 #define MAX_EXT_DEPTH 64
+#define MAX_SLOTS     160 /* buffers being filled: CUPTI's own (slot 0) and one per thread */
 
 typedef struct pending {
     uint8_t rec[512];
@@ -32,7 +33,7 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /* switches (FAKE_CUPTI) */
-    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race;
+    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race, per_thread;
     /* client */
     int subscribed;
     CUpti_CallbackFunc callback;
@@ -46,6 +47,13 @@ static struct {
     /* the buffer being filled, and full ones kept back (hoard) */
     uint8_t *cur;
     size_t cur_size, cur_used, cur_records;
+    /* with per_thread, the buffer being filled (cur) is one of these, swapped in by use_slot */
+    struct {
+        pid_t tid;
+        uint8_t *buf;
+        size_t size, used, records;
+    } slot[MAX_SLOTS];
+    int n_slots, active;
     uint8_t *held[MAX_HELD];
     size_t held_size[MAX_HELD], held_used[MAX_HELD];
     int n_held;
@@ -84,12 +92,15 @@ __attribute__((constructor)) static void read_switches(void)
     F.late = s && strstr(s, "late") != NULL;
     F.work_first = s && strstr(s, "work_first") != NULL;
     F.exit_race = s && strstr(s, "exit_race") != NULL;
+    F.per_thread = s && strstr(s, "per_thread") != NULL;
     const char *h = s ? strstr(s, "hoard=") : NULL;
     F.hoard = h ? atoi(h + 6) : 0;
     const char *k = s ? strstr(s, "fail_kind=") : NULL;
     F.fail_kind = k ? atoi(k + 10) : -1;
     F.pend = calloc(MAX_PENDING, sizeof(*F.pend));
 }
+
+static int buffers_held(void);
 
 /* Still attached at exit: a subscriber, a kind enabled, or buffer callbacks registered. */
 static int attached(void)
@@ -118,7 +129,7 @@ __attribute__((destructor)) static void write_stats(void)
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
             (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
             F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(),
-            F.n_held + (F.cur != NULL));
+            buffers_held());
     fclose(f);
     pthread_mutex_unlock(&F.lock);
 }
@@ -132,6 +143,48 @@ EXPORT uint64_t fake_cupti_now(void)
 }
 
 /* ---- buffers (under F.lock) ---- */
+
+/* Make slot `i`'s buffer the current one (F.cur...). */
+static void use_slot(int i)
+{
+    if (i == F.active)
+        return;
+    F.slot[F.active].buf = F.cur;
+    F.slot[F.active].size = F.cur_size;
+    F.slot[F.active].used = F.cur_used;
+    F.slot[F.active].records = F.cur_records;
+    F.cur = F.slot[i].buf;
+    F.cur_size = F.slot[i].size;
+    F.cur_used = F.slot[i].used;
+    F.cur_records = F.slot[i].records;
+    F.active = i;
+}
+
+/* The calling thread's slot (per_thread), else CUPTI's own. */
+static int thread_slot(void)
+{
+    if (!F.per_thread)
+        return 0;
+    pid_t tid = gettid();
+    for (int i = 1; i < F.n_slots; i++)
+        if (F.slot[i].tid == tid)
+            return i;
+    if (F.n_slots == 0)
+        F.n_slots = 1;
+    if (F.n_slots == MAX_SLOTS)
+        return 0;
+    F.slot[F.n_slots].tid = tid;
+    return F.n_slots++;
+}
+
+/* Buffers the client handed over and has not got back. */
+static int buffers_held(void)
+{
+    int n = F.n_held + (F.cur != NULL);
+    for (int i = 0; i < F.n_slots; i++)
+        n += i != F.active && F.slot[i].buf != NULL;
+    return n;
+}
 
 static void hand_back(uint8_t *buf, size_t size, size_t used)
 {
@@ -201,6 +254,7 @@ static int kind_on(const void *rec)
  * timestamps (CUPTI cannot stamp work still running). */
 static void move_ended(int force)
 {
+    use_slot(0); /* device records: CUPTI's own buffer */
     uint64_t now = fake_cupti_now();
     size_t kept = 0;
     for (size_t i = 0; i < F.n_pend; i++) {
@@ -227,14 +281,20 @@ static void move_ended(int force)
     F.n_pend = kept;
 }
 
+/* Every buffer being filled, CUPTI's own first: a thread's API records come back after the
+ * kernels they launched (per_thread). */
 static void flush_locked(int force)
 {
     move_ended(force);
     for (int i = 0; i < F.n_held; i++)
         hand_back(F.held[i], F.held_size[i], F.held_used[i]);
     F.n_held = 0;
-    if ((force && !F.exit_race) || (F.cur && F.cur_records))
-        retire_current(0); /* exit_race: an empty buffer stays, even when forced */
+    for (int i = 0; i < (F.n_slots ? F.n_slots : 1); i++) {
+        use_slot(i);
+        if ((force && !F.exit_race) || (F.cur && F.cur_records))
+            retire_current(0); /* exit_race: an empty buffer stays, even when forced */
+    }
+    use_slot(0);
     if (force && F.exit_race && !F.cur && F.request) {
         size_t max_records = 0; /* another thread's first record, as the flush ends */
         F.requests++;
@@ -246,6 +306,7 @@ static void flush_locked(int force)
 
 static void deliver_late(void)
 {
+    use_slot(0);
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -322,6 +383,7 @@ EXPORT void fake_cupti_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t star
 {
     if (!fake_cupti_enabled(kind))
         return;
+    use_slot(thread_slot());
     /* one record per kind pushed: its innermost id */
     for (int i = ext.depth - 1; i >= 0 && F.enabled[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION];
          i--) {
@@ -356,6 +418,7 @@ EXPORT void fake_cupti_host_record(const CUpti_Activity *rec, size_t size)
 {
     if (!kind_on(rec))
         return;
+    use_slot(thread_slot());
     F.made++;
     put(rec, size);
 }
@@ -367,6 +430,7 @@ EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uin
         return;
     F.made++;
     if (F.work_first) { /* before the call's own records, timestamps already known */
+        use_slot(0);
         put(rec, size);
         return;
     }
@@ -422,6 +486,7 @@ EXPORT void fake_cupti_device_reset(void)
     pthread_mutex_lock(&F.lock);
     F.dropped += F.n_pend;
     F.n_pend = 0;
+    use_slot(0);
     if (F.cur) { /* records not yet handed to the client are lost with the device state */
         F.delivered -= F.cur_records;
         F.dropped += F.cur_records;
@@ -533,6 +598,7 @@ static void dump_device(uint32_t id)
     memset(&d, 0, sizeof(d));
     d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
     d.id = id;
+    use_slot(0);
     d.name = "Simulated GPU (gprof-train tests)";
     d.globalMemorySize = 80ull << 30;
     d.computeCapabilityMajor = 9;
@@ -674,7 +740,11 @@ EXPORT CUptiResult cuptiFinalize(void)
         deliver_late();
     }
     flush_locked(1);
-    retire_current(0);
+    for (int i = 0; i < (F.n_slots ? F.n_slots : 1); i++) {
+        use_slot(i);
+        retire_current(0);
+    }
+    use_slot(0);
     F.stopping = 1;
     pthread_cond_signal(&F.wake);
     int join = F.worker_started;

@@ -17,6 +17,9 @@
  *                 any order across buffers)
  *   exit_race     a forced flush keeps an empty buffer, and as it ends a buffer is requested
  *                 for another thread's first record (a thread still launching at exit)
+ *   per_thread    each thread fills a buffer of its own (CUPTI 13's default), device records go
+ *                 to CUPTI's own, and a flush hands that one back first: kernels arrive before
+ *                 the API records that launched them
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
  * FAKE_CUPTI_STATS=PATH writes the fake's counters as JSON at exit (records made, delivered,

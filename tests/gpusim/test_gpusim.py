@@ -318,6 +318,23 @@ def case_exit_race(d):
     check(r.stats and r.stats["requests"] >= 2, "buffers were requested: %r" % r.stats)
 
 
+def case_per_thread(d):
+    """CUPTI 13's per-thread buffers: 40 threads each hold a buffer of libprof's at once (its
+    cap must not make CUPTI drop), and kernels come back before the API records that launched
+    them (still linked, still on their range's External id)."""
+    r = Run(d, "work", ["--threads", "40", "--steps", "2"], fake="per_thread")
+    t = r.trace()
+    check_work(t, 40, 2)
+    check_stats_delivered(r, t)
+    check(r.stats and r.stats["refused"] == 0, "no buffer refused: %r" % r.stats)
+    ranges = {e["args"]["External id"]: e["name"] for e in events(t, "user_annotation")
+              if "External id" in e.get("args", {})}
+    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    bad = [k for k in kernels if ranges.get(k["args"].get("External id")) != "forward"]
+    check(kernels and not bad, "%d of %d kernels carry their range's External id"
+          % (len(kernels) - len(bad), len(kernels)))
+
+
 def case_external_id(d):
     """Ranges are linked to their GPU work with CUPTI's external correlation (as Kineto links
     ops): each launch and its kernel carry the External id of the innermost range."""

@@ -375,17 +375,17 @@ static void test_device_properties(void)
  * doubled it (gpusim_drops checks the count end to end against the simulated CUPTI's). */
 static void test_refused_buffers_are_not_counted_twice(void)
 {
-    uint8_t *bufs[40];
+    uint8_t *bufs[CUPTI_MAX_HELD + 8];
     size_t size, maxn;
     int got = 0;
-    for (int i = 0; i < 40; i++) {
+    for (size_t i = 0; i < CUPTI_MAX_HELD + 8; i++) {
         cupti_buffer_requested(&bufs[i], &size, &maxn);
         got += bufs[i] != NULL;
         GP_CHECK(((uintptr_t)bufs[i] & 7) == 0); /* CUPTI needs 8-byte aligned buffers */
     }
-    GP_ASSERT_EQ_INT(got, 32); /* 256 MiB cap / 8 MiB buffers */
+    GP_ASSERT_EQ_INT(got, 256); /* 256 MiB cap / 1 MiB buffers: a buffer for each of 256 threads */
     GP_ASSERT_EQ_INT(prof_gpu_dropped(), 0);
-    for (int i = 0; i < 40; i++)
+    for (size_t i = 0; i < CUPTI_MAX_HELD + 8; i++)
         if (bufs[i])
             cupti_buffer_completed(NULL, 0, bufs[i], size, 0);
     gp_prof_options o;
