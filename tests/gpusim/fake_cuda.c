@@ -287,7 +287,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     struct CUstream_st *s = stream_of(stream);
-    k.queued = t0;
+    k.queued = fake_cupti_latency() ? t0 : 0; /* CUPTI 13: 0 without latency timestamps */
     place(s, (uint64_t)gx * 1000u, &k.start, &k.end);
     k.name = f->name;
     k.gridX = (int32_t)gx;

@@ -66,7 +66,9 @@ static struct {
     /* counters */
     uint32_t next_corr;
     uint64_t made, delivered, dropped, dropped_unread, requests, refused, late_buffers;
-    int finalized, timestamp_was_set;
+    int finalized, timestamp_was_set, latency;
+    uint64_t misaligned;
+    pid_t pid; /* the process that loaded CUPTI: a forked child must never call it */
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fail_kind = -1};
 
 static _Thread_local struct {
@@ -98,6 +100,23 @@ __attribute__((constructor)) static void read_switches(void)
     const char *k = s ? strstr(s, "fail_kind=") : NULL;
     F.fail_kind = k ? atoi(k + 10) : -1;
     F.pend = calloc(MAX_PENDING, sizeof(*F.pend));
+    F.pid = getpid();
+}
+
+/* A forked child calling CUPTI: FAKE_CUPTI_STATS.child names the call (the child's state is a
+ * copy of the parent's, its driver unusable). */
+static void child_check(const char *fn)
+{
+    const char *path = getenv("FAKE_CUPTI_STATS");
+    if (getpid() == F.pid || !path)
+        return;
+    char child[4096];
+    snprintf(child, sizeof(child), "%s.child", path);
+    FILE *f = fopen(child, "a");
+    if (f) {
+        fprintf(f, "%s\n", fn);
+        fclose(f);
+    }
 }
 
 static int buffers_held(void);
@@ -124,12 +143,12 @@ __attribute__((destructor)) static void write_stats(void)
     fprintf(f,
             "{\"made\":%llu,\"delivered\":%llu,\"dropped\":%llu,\"requests\":%llu,"
             "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d,"
-            "\"finalized\":%d,\"attached\":%d,\"held\":%d}\n",
+            "\"finalized\":%d,\"attached\":%d,\"held\":%d,\"misaligned\":%llu}\n",
             (unsigned long long)F.made, (unsigned long long)F.delivered,
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
             (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
             F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(),
-            buffers_held());
+            buffers_held(), (unsigned long long)F.misaligned);
     fclose(f);
     pthread_mutex_unlock(&F.lock);
 }
@@ -219,6 +238,10 @@ static int make_room(size_t need)
     size_t max_records = 0;
     F.requests++;
     F.request(&F.cur, &F.cur_size, &max_records);
+    if (F.cur && ((uintptr_t)F.cur & 7)) {
+        F.misaligned++; /* CUPTI needs 8-byte aligned buffers: unusable */
+        F.cur = NULL;
+    }
     if (!F.cur || F.cur_size < need) {
         F.refused += F.cur == NULL;
         F.cur = NULL; /* a buffer too small is never used */
@@ -499,6 +522,7 @@ EXPORT void fake_cupti_device_reset(void)
 
 EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 {
+    child_check(__func__);
     *version = F.old ? 120000 : CUPTI_API_VERSION;
     return CUPTI_SUCCESS;
 }
@@ -531,6 +555,7 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                   void *userdata)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
     CUptiResult rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     if (!F.busy && !F.subscribed) {
@@ -546,6 +571,7 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Call
 
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
+    child_check(__func__);
     if (subscriber != (CUpti_SubscriberHandle)&F || !F.subscribed)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -558,6 +584,7 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                        CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
+    child_check(__func__);
     if (subscriber != (CUpti_SubscriberHandle)&F || (unsigned)domain >= 4 || cbid >= 1024)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -568,6 +595,7 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
 
 EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 {
+    child_check(__func__);
     return type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? CUPTI_SUCCESS
                                                         : CUPTI_ERROR_INVALID_PARAMETER;
 }
@@ -575,6 +603,7 @@ EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                                   CUpti_BuffersCallbackCompleteFunc complete)
 {
+    child_check(__func__);
     if (!request || !complete)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -586,6 +615,7 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
 {
+    child_check(__func__);
     if (!fn)
         return CUPTI_ERROR_INVALID_PARAMETER;
     __atomic_store_n(&F.timestamp, fn, __ATOMIC_RELEASE);
@@ -632,16 +662,19 @@ static CUptiResult enable(CUpti_ActivityKind kind, int dump)
 
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+    child_check(__func__);
     return enable(kind, 0);
 }
 
 EXPORT CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 {
+    child_check(__func__);
     return enable(kind, 1);
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
+    child_check(__func__);
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -668,7 +701,12 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
+    if (!F.request) { /* before cuptiActivityRegisterCallbacks */
+        pthread_mutex_unlock(&F.lock);
+        return CUPTI_ERROR_INVALID_OPERATION;
+    }
     flush_locked((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
     if (F.late && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
         F.late_at = fake_cupti_now() + 50000000u;
@@ -680,6 +718,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 
 EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
     F.period_ms = ms;
     pthread_cond_signal(&F.wake);
@@ -689,6 +728,7 @@ EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {
+    child_check(__func__);
     (void)stream;
     if (ctx)
         return CUPTI_ERROR_INVALID_PARAMETER; /* one global queue, as in CUPTI 13 */
@@ -702,6 +742,7 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                           uint64_t id)
 {
+    child_check(__func__);
     if (ext.depth == MAX_EXT_DEPTH)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
     ext.kind[ext.depth] = kind;
@@ -712,6 +753,7 @@ EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelat
 EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                          uint64_t *last)
 {
+    child_check(__func__);
     if (ext.depth == 0 || ext.kind[ext.depth - 1] != kind)
         return CUPTI_ERROR_INVALID_PARAMETER;
     ext.depth--;
@@ -720,8 +762,22 @@ EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelati
     return CUPTI_SUCCESS;
 }
 
+/* Kernel records have `queued` and `submitted` only when this is on (CUPTI 13: off). */
+EXPORT CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable)
+{
+    child_check(__func__);
+    __atomic_store_n(&F.latency, enable != 0, __ATOMIC_RELAXED);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT int fake_cupti_latency(void)
+{
+    return __atomic_load_n(&F.latency, __ATOMIC_RELAXED);
+}
+
 EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
+    child_check(__func__);
     *timestamp = fake_cupti_now();
     return CUPTI_SUCCESS;
 }
@@ -730,6 +786,7 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
  * and kinds are forgotten; any later call starts CUPTI again. */
 EXPORT CUptiResult cuptiFinalize(void)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
     if (F.subscribed) {
         pthread_mutex_unlock(&F.lock);

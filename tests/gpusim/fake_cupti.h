@@ -22,6 +22,10 @@
  *                 the API records that launched them
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
+ * Always, as CUPTI 13 does: kernels' queued is 0 unless cuptiActivityEnableLatencyTimestamps;
+ * cuptiActivityFlushAll before cuptiActivityRegisterCallbacks fails; a buffer not 8-byte
+ * aligned is not used (counted as misaligned, its records dropped); a forked child's CUPTI call
+ * is written to FAKE_CUPTI_STATS.child.
  * FAKE_CUPTI_STATS=PATH writes the fake's counters as JSON at exit (records made, delivered,
  * dropped; cuptiFinalize calls; whether a client is still attached and buffers still held), for
  * tests to compare with what the trace says. */
@@ -57,6 +61,8 @@ void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          CUpti_ApiCallbackSite site);
 /** A device reset: device work and records not yet delivered are destroyed. */
 void fake_cupti_device_reset(void);
+/** @return whether latency timestamps are on (kernels' queued/submitted; off by default). */
+int fake_cupti_latency(void);
 /** @return whether `kind` is enabled (between enter and leave). */
 int fake_cupti_enabled(CUpti_ActivityKind kind);
 

@@ -138,6 +138,17 @@ def check_work(t, threads=THREADS, steps=STEPS, launch_cat="cuda_runtime", round
     check(ns(max(e["ts"] for e in dev)) > 0, "memory records on the trace clock")
 
 
+def check_external_ids(t):
+    """Every range has an External id, and each kernel carries its range's (\"forward\")."""
+    ranges = {e["args"]["External id"]: e["name"] for e in events(t, "user_annotation")
+              if "External id" in e.get("args", {})}
+    check(len(ranges) == len(events(t, "user_annotation")), "every range has an External id")
+    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    bad = [k for k in kernels if ranges.get(k["args"].get("External id")) != "forward"]
+    check(kernels and not bad, "%d of %d kernels carry their range's External id"
+          % (len(kernels) - len(bad), len(kernels)))
+
+
 def check_stats_delivered(run, t):
     s = run.stats
     check(s is not None, "the fake wrote its statistics")
@@ -159,6 +170,9 @@ def case_threads(d):
     check_work(t)
     check_stats_delivered(r, t)
     check_detached(r)
+    check(r.stats and r.stats["misaligned"] == 0, "every buffer 8-byte aligned: %r" % r.stats)
+    queued = {e["args"].get("queued") for e in gpu_work(t) if e["cat"] == "kernel"}
+    check(queued == {0}, "queued 0 without latency timestamps (CUPTI 13): %s" % queued)
     syncs = [e for e in events(t, "cuda_sync") if e["name"] == "Stream Sync"]
     check(len(syncs) == THREADS * STEPS, "a Stream Sync per step: %d" % len(syncs))
 
@@ -205,6 +219,9 @@ def case_fork(d):
     check_work(t, THREADS, 2 * STEPS, rounds=2)
     child = [e for e in events(t, "user_annotation") if e["name"] == "child"]
     check(not child, "the forked child's ranges are not in the parent's trace")
+    calls = os.path.join(d, "fake_stats.json.child")
+    check(not os.path.exists(calls), "the forked child never called CUPTI: %s"
+          % (open(calls).read().split() if os.path.exists(calls) else ""))
 
 
 def case_sigterm(d):
@@ -327,12 +344,7 @@ def case_per_thread(d):
     check_work(t, 40, 2)
     check_stats_delivered(r, t)
     check(r.stats and r.stats["refused"] == 0, "no buffer refused: %r" % r.stats)
-    ranges = {e["args"]["External id"]: e["name"] for e in events(t, "user_annotation")
-              if "External id" in e.get("args", {})}
-    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
-    bad = [k for k in kernels if ranges.get(k["args"].get("External id")) != "forward"]
-    check(kernels and not bad, "%d of %d kernels carry their range's External id"
-          % (len(kernels) - len(bad), len(kernels)))
+    check_external_ids(t)
 
 
 def case_external_id(d):
@@ -340,12 +352,7 @@ def case_external_id(d):
     ops): each launch and its kernel carry the External id of the innermost range."""
     r = Run(d, "work", ["--threads", "2"])
     t = r.trace()
-    ranges = {e["args"]["External id"]: e for e in events(t, "user_annotation")
-              if "External id" in e.get("args", {})}
-    check(len(ranges) == len(events(t, "user_annotation")), "every range has an External id")
-    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
-    bad = [k for k in kernels if ranges.get(k["args"].get("External id"), {}).get("name") != "forward"]
-    check(kernels and not bad, "%d of %d kernels carry their range's External id" % (len(kernels) - len(bad), len(kernels)))
+    check_external_ids(t)
 
 
 def case_memory_threads(d):
@@ -368,12 +375,7 @@ def case_work_first(d):
     r = Run(d, "work", ["--threads", "2"], fake="work_first")
     t = r.trace()
     check_work(t, 2)
-    ranges = {e["args"]["External id"]: e["name"] for e in events(t, "user_annotation")
-              if "External id" in e.get("args", {})}
-    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
-    bad = [k for k in kernels if ranges.get(k["args"].get("External id")) != "forward"]
-    check(kernels and not bad, "%d of %d kernels carry their range's External id"
-          % (len(kernels) - len(bad), len(kernels)))
+    check_external_ids(t)
 
 
 def case_two_devices(d):
