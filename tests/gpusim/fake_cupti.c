@@ -68,6 +68,7 @@ static struct {
     uint64_t made, delivered, dropped, dropped_unread, requests, refused, late_buffers;
     int finalized, timestamp_was_set, latency;
     uint64_t misaligned;
+    int64_t ext_open; /* external correlation ids pushed and not popped, all threads */
     pid_t pid; /* the process that loaded CUPTI: a forked child must never call it */
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fail_kind = -1};
 
@@ -143,12 +144,14 @@ __attribute__((destructor)) static void write_stats(void)
     fprintf(f,
             "{\"made\":%llu,\"delivered\":%llu,\"dropped\":%llu,\"requests\":%llu,"
             "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d,"
-            "\"finalized\":%d,\"attached\":%d,\"held\":%d,\"misaligned\":%llu}\n",
+            "\"finalized\":%d,\"attached\":%d,\"held\":%d,\"misaligned\":%llu,"
+            "\"ext_open\":%lld}\n",
             (unsigned long long)F.made, (unsigned long long)F.delivered,
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
             (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
             F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(),
-            buffers_held(), (unsigned long long)F.misaligned);
+            buffers_held(), (unsigned long long)F.misaligned,
+            (long long)__atomic_load_n(&F.ext_open, __ATOMIC_RELAXED));
     fclose(f);
     pthread_mutex_unlock(&F.lock);
 }
@@ -747,6 +750,7 @@ EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelat
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
     ext.kind[ext.depth] = kind;
     ext.id[ext.depth++] = id;
+    __atomic_add_fetch(&F.ext_open, 1, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
 }
 
@@ -757,6 +761,7 @@ EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelati
     if (ext.depth == 0 || ext.kind[ext.depth - 1] != kind)
         return CUPTI_ERROR_INVALID_PARAMETER;
     ext.depth--;
+    __atomic_sub_fetch(&F.ext_open, 1, __ATOMIC_RELAXED);
     if (last)
         *last = ext.id[ext.depth];
     return CUPTI_SUCCESS;

@@ -162,6 +162,7 @@ def check_detached(run):
     check(s.get("finalized", 0) >= 1, "cuptiFinalize called: %r" % s)
     check(s.get("attached") == 0, "nothing of libprof's left attached to CUPTI: %r" % s)
     check(s.get("held") == 0, "no buffer left with CUPTI: %r" % s)
+    check(s.get("ext_open") == 0, "every external correlation id pushed was popped: %r" % s)
 
 
 def case_threads(d):
@@ -433,6 +434,10 @@ def case_window(d):
     outside = [e for e in mem if not any(a <= ns(e["ts"]) < b for a, b in steps)]
     check(mem and not outside, "%d of %d [memory] instants outside the window's steps"
           % (len(outside), len(mem)))
+    work = gpu_work(t)
+    late = [e for e in work if not any(a <= ns(e["ts"]) < b for a, b in steps)]
+    check(work and not late, "%d of %d kernels start outside the window's steps"
+          % (len(late), len(work)))
 
 
 def main():
