@@ -307,10 +307,8 @@ static int driver_sync_load(void *h, struct driver_sync *d)
     *(void **)&d->release = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxRelease));
     *(void **)&d->push = dlsym(h, DRIVER_NAME(cuCtxPushCurrent));
     *(void **)&d->pop = dlsym(h, DRIVER_NAME(cuCtxPopCurrent));
-    return d->sync && d->count && d->get && d->state && d->retain && d->release && d->push &&
-                           d->pop
-                   ? 0
-                   : -1;
+    int all = d->sync && d->count && d->get && d->state && d->retain && d->release;
+    return all && d->push && d->pop ? 0 : -1;
 }
 
 /* Wait for device `ordinal`'s primary context if it is active (never creating one). */

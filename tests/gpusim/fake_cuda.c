@@ -525,8 +525,8 @@ EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
     if (!current())
         return CUDA_ERROR_INVALID_CONTEXT;
-    return sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
-                     stream_of(stream)->id, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    return sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream)->id,
+                     CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
 }
 

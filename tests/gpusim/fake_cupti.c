@@ -69,7 +69,7 @@ static struct {
     int finalized, timestamp_was_set, latency;
     uint64_t misaligned;
     int64_t ext_open; /* external correlation ids pushed and not popped, all threads */
-    pid_t pid; /* the process that loaded CUPTI: a forked child must never call it */
+    pid_t pid;        /* the process that loaded CUPTI: a forked child must never call it */
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fail_kind = -1};
 
 static _Thread_local struct {
@@ -149,8 +149,8 @@ __attribute__((destructor)) static void write_stats(void)
             (unsigned long long)F.made, (unsigned long long)F.delivered,
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
             (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
-            F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(),
-            buffers_held(), (unsigned long long)F.misaligned,
+            F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(), buffers_held(),
+            (unsigned long long)F.misaligned,
             (long long)__atomic_load_n(&F.ext_open, __ATOMIC_RELAXED));
     fclose(f);
     pthread_mutex_unlock(&F.lock);

@@ -298,8 +298,8 @@ int main(int argc, char **argv)
     gp_prof_options_init(&o);
     o.output_path = out;
     const char *sched = getenv("SIM_SCHEDULE");
-    if (sched && sscanf(sched, "%d,%d,%d", &o.schedule.wait, &o.schedule.warmup,
-                        &o.schedule.active) != 3)
+    if (sched &&
+        sscanf(sched, "%d,%d,%d", &o.schedule.wait, &o.schedule.warmup, &o.schedule.active) != 3)
         return 2;
     gp_error err;
     if (gp_prof_init(&o, &err) != GP_OK)

@@ -2,7 +2,8 @@
  * Descriptors are cached per (layer, batch size), the least recently used replaced; the
  * algorithms chosen are kept apart, for up to CONV_MEMO batch sizes per layer, so a shape whose
  * descriptors were replaced never searches again: --cudnn-benchmark times the candidates once
- * per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's heuristics pick. The workspace is a fixed slice of the arena: no allocation in a step. */
+ * per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's heuristics pick. The
+ * workspace is a fixed slice of the arena: no allocation in a step. */
 #include "cuda_int.h"
 
 #include <stdlib.h>
