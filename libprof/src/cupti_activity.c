@@ -387,7 +387,9 @@ void prof_gpu_stop(void)
     prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     prof_cupti_g.api->Unsubscribe(prof_cupti_g.subscriber);
     atomic_store(&prof_cupti_g.gpu_state, 0);
-    if (prof_cupti_g.api->Finalize) /* detach: no CUPTI overhead after the session */
+    /* detach: no CUPTI overhead after the session; not while another client (torch.profiler)
+     * uses CUPTI, which cuptiFinalize would tear down under it */
+    if (prof_cupti_g.api->Finalize && !prof_cupti_g.taken_over)
         prof_cupti_g.api->Finalize();
     for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
         next = d->next;

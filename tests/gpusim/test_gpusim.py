@@ -325,6 +325,8 @@ def case_takeover(d):
     t = r.trace()
     st = t["gprof"].get("gpu_status", "")
     check("took over" in st, "gpu_status says another profiler took over CUPTI: %r" % st)
+    check(r.stats and r.stats["finalized"] == 0, "CUPTI not finalized under the other profiler: %r"
+          % r.stats)
 
 
 def case_exit_race(d):
