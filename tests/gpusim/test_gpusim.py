@@ -416,7 +416,9 @@ def case_reload(d):
     """A module reloaded: its new kernel reuses the old one's name address; each keeps its name."""
     r = Run(d, "reload")
     names = sorted(e["name"] for e in gpu_work(r.trace()) if e["cat"] == "kernel")
-    check(names == ["_Z9kernel_v1Pf", "_Z9kernel_v2Pf"], "both kernels by their names: %s" % names)
+    # mangled, or demangled where the process has the C++ runtime (the sanitizer builds)
+    check(len(names) == 2 and "kernel_v1" in names[0] and "kernel_v2" in names[1],
+          "both kernels by their names: %s" % names)
 
 
 def case_window(d):
