@@ -61,7 +61,8 @@ static struct {
     size_t n_pend;
     /* worker */
     pthread_t worker;
-    int worker_started, stopping;
+    int worker_started, stopping; /* worker_started: it runs (cleared as it ends) */
+    pthread_cond_t worker_gone;
     uint64_t late_at;
     /* counters */
     uint32_t next_corr;
@@ -70,7 +71,10 @@ static struct {
     uint64_t misaligned;
     int64_t ext_open; /* external correlation ids pushed and not popped, all threads */
     pid_t pid;        /* the process that loaded CUPTI: a forked child must never call it */
-} F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fail_kind = -1};
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .wake = PTHREAD_COND_INITIALIZER,
+       .worker_gone = PTHREAD_COND_INITIALIZER,
+       .fail_kind = -1};
 
 static _Thread_local struct {
     CUpti_ExternalCorrelationKind kind[MAX_EXT_DEPTH];
@@ -371,14 +375,18 @@ static void *worker(void *arg)
             flush_locked(0);
         }
     }
+    F.worker_started = 0;
+    pthread_cond_broadcast(&F.worker_gone);
     pthread_mutex_unlock(&F.lock);
     return NULL;
 }
 
 static void start_worker(void)
 {
-    if (!F.worker_started && pthread_create(&F.worker, NULL, worker, NULL) == 0)
-        F.worker_started = 1; /* joined by cuptiFinalize */
+    if (!F.worker_started && pthread_create(&F.worker, NULL, worker, NULL) == 0) {
+        pthread_detach(F.worker); /* cuptiFinalize waits for it to end */
+        F.worker_started = 1;
+    }
 }
 
 /* ---- the side door (fake_cupti.h) ---- */
@@ -809,12 +817,8 @@ EXPORT CUptiResult cuptiFinalize(void)
     use_slot(0);
     F.stopping = 1;
     pthread_cond_signal(&F.wake);
-    int join = F.worker_started;
-    F.worker_started = 0;
-    pthread_mutex_unlock(&F.lock);
-    if (join)
-        pthread_join(F.worker, NULL);
-    pthread_mutex_lock(&F.lock);
+    while (F.worker_started)
+        pthread_cond_wait(&F.worker_gone, &F.lock);
     F.stopping = 0;
     F.request = NULL;
     F.complete = NULL;
