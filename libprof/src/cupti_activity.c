@@ -108,11 +108,33 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     pthread_mutex_unlock(&prof_cupti_g.qlock);
 }
 
-/* cudaDeviceReset destroys pending device records: flush before it runs. */
+/* A context created (add) or about to be destroyed (remove): the exit sync waits for each. */
+static void context_seen(CUcontext ctx, int add)
+{
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
+    int i = 0;
+    while (i < prof_cupti_g.n_contexts && prof_cupti_g.contexts[i] != ctx)
+        i++;
+    if (add && i == prof_cupti_g.n_contexts && i < CUPTI_MAX_CONTEXTS)
+        prof_cupti_g.contexts[prof_cupti_g.n_contexts++] = ctx;
+    else if (!add && i < prof_cupti_g.n_contexts)
+        prof_cupti_g.contexts[i] = prof_cupti_g.contexts[--prof_cupti_g.n_contexts];
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
+}
+
+/* cudaDeviceReset destroys pending device records: flush before it runs. Contexts created and
+ * destroyed are tracked for the exit sync. */
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)ud;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        const CUpti_ResourceData *rd = data;
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
+            cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+            context_seen(rd->context, cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+        return;
+    }
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
@@ -218,6 +240,10 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
         return fail("cuptiSubscribe", rc, why, why_len);
     prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                     CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     prof_cupti_g.api->SetThreadIdType(
             CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* = gettid(), like our ranges */
     /* CUPTI's own clock is CLOCK_MONOTONIC_RAW on WSL: stamp with ours, before any kind is on */
@@ -311,6 +337,15 @@ static int driver_sync_load(void *h, struct driver_sync *d)
     return all && d->push && d->pop ? 0 : -1;
 }
 
+/* Wait for `ctx`'s work. */
+static void sync_context(const struct driver_sync *d, CUcontext ctx)
+{
+    if (d->push(ctx) == CUDA_SUCCESS) {
+        d->sync();
+        d->pop(&ctx);
+    }
+}
+
 /* Wait for device `ordinal`'s primary context if it is active (never creating one). */
 static void sync_primary(const struct driver_sync *d, int ordinal)
 {
@@ -321,10 +356,7 @@ static void sync_primary(const struct driver_sync *d, int ordinal)
     if (d->get(&dev, ordinal) != CUDA_SUCCESS || d->state(dev, &flags, &active) != CUDA_SUCCESS ||
         !active || d->retain(&ctx, dev) != CUDA_SUCCESS)
         return;
-    if (d->push(ctx) == CUDA_SUCCESS) {
-        d->sync();
-        d->pop(&ctx);
-    }
+    sync_context(d, ctx);
     d->release(dev);
 }
 
@@ -341,6 +373,13 @@ void prof_gpu_sync(void)
             n = 0;
         for (int i = 0; i < n; i++)
             sync_primary(&d, i);
+        CUcontext seen[CUPTI_MAX_CONTEXTS];
+        pthread_mutex_lock(&prof_cupti_g.held_lock);
+        int k = prof_cupti_g.n_contexts;
+        memcpy(seen, prof_cupti_g.contexts, (size_t)k * sizeof(seen[0]));
+        pthread_mutex_unlock(&prof_cupti_g.held_lock);
+        for (int i = 0; i < k; i++) /* created during the session, not destroyed */
+            sync_context(&d, seen[i]);
     }
     dlclose(h);
 }

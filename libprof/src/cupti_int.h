@@ -141,6 +141,7 @@ void cupti_conv_config(const cupti_conv *c, prof_out *o);
 #define CUPTI_BUF_BYTES       (1u << 20)
 #define CUPTI_MAX_OUTSTANDING (256u << 20) /* allocated and not yet converted */
 #define CUPTI_MAX_HELD        (CUPTI_MAX_OUTSTANDING / CUPTI_BUF_BYTES)
+#define CUPTI_MAX_CONTEXTS    64
 typedef struct cupti_done_buf {
     uint8_t *buf;
     size_t valid;
@@ -161,8 +162,11 @@ typedef struct prof_cupti_state {
     cupti_conv conv;
     /* Buffers CUPTI holds (handed out, not yet completed), with the number of forced flushes
      * started when handed out: one that two whole forced flushes left with CUPTI means another
-     * client took the callbacks. */
+     * client took the callbacks. held_lock also guards `contexts`: those created during the
+     * session and not destroyed (resource callbacks), synchronised at exit. */
     pthread_mutex_t held_lock;
+    CUcontext contexts[CUPTI_MAX_CONTEXTS];
+    int n_contexts;
     uint8_t *held[CUPTI_MAX_HELD];
     uint64_t held_flush[CUPTI_MAX_HELD];
     uint64_t flushes; /* forced flushes started */

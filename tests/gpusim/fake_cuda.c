@@ -4,7 +4,8 @@
  * make the records the real CUPTI would (through fake_cupti.h), with device work placed on its
  * stream after the work before it. "Device memory" is host memory, never touched.
  *
- * Two devices, each with its primary context; each thread has its own current context
+ * Two devices, each with its primary context, and up to 8 contexts of cuCtxCreate (resource
+ * callbacks at creation and destruction); each thread has its own current context
  * (cuCtxSetCurrent, cuCtxPushCurrent), and a launch, copy, allocation or cuCtxSynchronize
  * without one fails with CUDA_ERROR_INVALID_CONTEXT, as the driver does. Functions live in a
  * fixed table: a function of an unloaded module frees its entry, and the next lookup reuses it
@@ -53,6 +54,9 @@ struct CUctx_st {
 
 static struct CUctx_st contexts[N_DEVICES] = {{0, 1, 0, {DEFAULT_STREAM, 0}},
                                               {1, 2, 0, {DEFAULT_STREAM + 1, 0}}};
+#define MAX_CREATED 8
+static struct CUctx_st created[MAX_CREATED];
+static int created_used[MAX_CREATED];
 static struct CUmod_st modules[MAX_MODULES];
 static struct CUfunc_st funcs[MAX_FUNCS];
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -168,6 +172,43 @@ EXPORT CUresult cuCtxPopCurrent(CUcontext *ctx)
     ctx_depth--;
     if (ctx)
         *ctx = ctx_stack[ctx_depth];
+    return CUDA_SUCCESS;
+}
+
+/* A context of its own on `dev`, made current (pushed), as the driver does. */
+EXPORT CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                            CUdevice dev)
+{
+    (void)params;
+    (void)flags;
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    int slot = -1;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_CREATED && slot < 0; i++)
+        if (!created_used[i])
+            slot = i;
+    if (slot >= 0) {
+        created_used[slot] = 1;
+        created[slot] =
+                (struct CUctx_st){(uint32_t)dev, 3u + (uint32_t)slot, 1, {20u + (uint32_t)slot, 0}};
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (slot < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pctx = &created[slot];
+    fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, *pctx);
+    return cuCtxPushCurrent(*pctx);
+}
+
+EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+{
+    fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, ctx);
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_CREATED; i++)
+        if (ctx == &created[i])
+            created_used[i] = 0;
+    pthread_mutex_unlock(&table_lock);
     return CUDA_SUCCESS;
 }
 

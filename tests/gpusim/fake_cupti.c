@@ -497,15 +497,24 @@ EXPORT void fake_cupti_synchronize(uint32_t context)
     }
 }
 
+/* The subscriber's callback if it enabled (domain, cbid), else NULL; its user data. */
+static CUpti_CallbackFunc enabled_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                           void **userdata)
+{
+    if ((unsigned)domain >= 4 || cbid >= 1024)
+        return NULL;
+    pthread_mutex_lock(&F.lock);
+    CUpti_CallbackFunc fn = F.subscribed && F.cb_enabled[domain][cbid] ? F.callback : NULL;
+    *userdata = F.userdata;
+    pthread_mutex_unlock(&F.lock);
+    return fn;
+}
+
 EXPORT void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 CUpti_ApiCallbackSite site)
 {
-    if ((unsigned)domain >= 4 || cbid >= 1024)
-        return;
-    pthread_mutex_lock(&F.lock);
-    CUpti_CallbackFunc fn = F.subscribed && F.cb_enabled[domain][cbid] ? F.callback : NULL;
-    void *userdata = F.userdata;
-    pthread_mutex_unlock(&F.lock);
+    void *userdata;
+    CUpti_CallbackFunc fn = enabled_callback(domain, cbid, &userdata);
     if (!fn)
         return;
     CUpti_CallbackData d;
@@ -513,6 +522,18 @@ EXPORT void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     d.callbackSite = site;
     d.correlationId = fake_cupti_correlation();
     fn(userdata, domain, cbid, &d);
+}
+
+EXPORT void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext ctx)
+{
+    void *userdata;
+    CUpti_CallbackFunc fn = enabled_callback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &userdata);
+    if (!fn)
+        return;
+    CUpti_ResourceData d;
+    memset(&d, 0, sizeof(d));
+    d.context = ctx;
+    fn(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
 }
 
 EXPORT void fake_cupti_device_reset(void)

@@ -59,6 +59,8 @@ void fake_cupti_synchronize(uint32_t context);
 /** Call the subscriber's callback for `cbid` of `domain` at `site`. */
 void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          CUpti_ApiCallbackSite site);
+/** A resource callback (CUPTI_CB_DOMAIN_RESOURCE) for `ctx`, if the subscriber enabled it. */
+void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext ctx);
 /** A device reset: device work and records not yet delivered are destroyed. */
 void fake_cupti_device_reset(void);
 /** @return whether latency timestamps are on (kernels' queued/submitted; off by default). */

@@ -9,6 +9,8 @@
  *                     as large
  *   running_elsewhere_at_exit  a thread on device 1 launches a 300 ms kernel and ends; the
  *                     main thread (device 0 current) exits without a sync
+ *   created_context_at_exit  a thread creates a context of its own (cuCtxCreate), launches a
+ *                     300 ms kernel in it and ends; the main thread exits without a sync
  *   reload            a kernel of a module, the module unloaded and another loaded whose
  *                     kernel reuses the first one's function entry (and name address)
  *   window            (linked, --threads 1) steps of launches never synchronised, so work
@@ -152,6 +154,16 @@ static void *launch_long_on_device_1(void *arg)
     return NULL;
 }
 
+static void *launch_long_in_own_context(void *arg)
+{
+    (void)arg;
+    CUcontext ctx;
+    CHECK(cuCtxCreate(&ctx, NULL, 0, 0));
+    fake_cuda_as_runtime(!driver_api);
+    CHECK(cuLaunchKernel(fn_gemm, 300000, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
+    return NULL;
+}
+
 static void reload(void)
 {
     CUmodule mod;
@@ -228,6 +240,11 @@ static void scenario(const char *name)
     } else if (strcmp(name, "running_elsewhere_at_exit") == 0) {
         pthread_t t;
         if (n_devices < 2 || pthread_create(&t, NULL, launch_long_on_device_1, NULL) != 0)
+            exit(1);
+        pthread_join(t, NULL);
+    } else if (strcmp(name, "created_context_at_exit") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, launch_long_in_own_context, NULL) != 0)
             exit(1);
         pthread_join(t, NULL);
     } else if (strcmp(name, "reload") == 0) {

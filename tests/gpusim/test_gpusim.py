@@ -412,6 +412,16 @@ def case_running_elsewhere_at_exit(d):
     check("no timestamps" not in warn, "no missing-timestamp warning: %s" % warn)
 
 
+def case_created_context_at_exit(d):
+    """A kernel still running at exit in a context another thread created (cuCtxCreate, not a
+    primary context): the exit sync waits for the contexts created during the session too."""
+    r = Run(d, "created_context_at_exit")
+    t = r.trace()
+    k = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    check(len(k) == 1 and ns(k[0]["dur"]) >= 300_000_000 and k[0]["args"]["context"] == 3,
+          "the 300 ms kernel in the created context has its timestamps: %s" % k)
+
+
 def case_reload(d):
     """A module reloaded: its new kernel reuses the old one's name address; each keeps its name."""
     r = Run(d, "reload")
