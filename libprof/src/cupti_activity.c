@@ -234,6 +234,9 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
         return -1;
     }
     cupti_conv_init(&prof_cupti_g.conv, prof_g.pid, api_name);
+    pthread_mutex_lock(&prof_cupti_g.held_lock); /* a handle from an earlier session may be gone */
+    prof_cupti_g.n_contexts = 0;
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
     CUptiResult rc = prof_cupti_g.api->Subscribe(&prof_cupti_g.subscriber,
                                                  (CUpti_CallbackFunc)on_callback, NULL);
     if (rc != CUPTI_SUCCESS)
