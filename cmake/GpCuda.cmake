@@ -68,6 +68,7 @@ endif()
 # -DCMAKE_CUDA_ARCHITECTURES=native on a GPU box builds for that GPU alone (faster builds).
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES 75 80-real 86-real 90-real 100-real 120-real)
+  set(GP_CUDA_ARCHS_DEFAULT ON) # tests/cuda/check_module.py checks the module has them all
 endif()
 string(REPLACE ";" " " GP_CUDA_ARCHS "${CMAKE_CUDA_ARCHITECTURES}")
 enable_language(CUDA)

@@ -29,10 +29,11 @@ if(GP_HAVE_CUDNN)
   target_compile_definitions(gp_train_cuda PRIVATE GP_HAVE_CUDNN)
   target_link_libraries(gp_train_cuda PRIVATE gp::cudnn)
 endif()
-# The module finds the CUDA runtime, cuBLAS and cuDNN where this build found them (a runfile
-# install or pip's nvidia-* wheels are not on the loader's default path); LD_LIBRARY_PATH still
-# comes first.
-set(gp_cuda_rpath ${CUDAToolkit_LIBRARY_DIR})
+# The module finds libgp_prof.so beside it ($ORIGIN: lib/ wherever it is installed or copied),
+# and the CUDA runtime, cuBLAS and cuDNN where this build found them (a runfile install or pip's
+# nvidia-* wheels are not on the loader's default path); LD_LIBRARY_PATH still comes first.
+# tests/cuda/check_module.py checks both.
+set(gp_cuda_rpath "$ORIGIN" ${CUDAToolkit_LIBRARY_DIR})
 if(GP_HAVE_CUDNN)
   get_target_property(gp_cudnn_lib gp::cudnn IMPORTED_LOCATION)
   if(gp_cudnn_lib)

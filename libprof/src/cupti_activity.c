@@ -2,6 +2,8 @@
  * aligned, capped buffers; the completion callback only queues a buffer for the writer thread,
  * which converts it (cupti_convert.c). Any CUPTI failure leaves a CPU-only session whose trace
  * says why. Also the CUDA injection entry point, InitializeInjection. */
+#include <cuda.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +19,10 @@ typedef cupti_done_buf done_buf;
 
 static done_buf *take_queue(void);
 
-/* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed out:
- * one from before a finished forced flush means another client took CUPTI's callbacks over. */
+/* Buffers CUPTI holds (handed out, not yet completed), with the number of forced flushes
+ * started when handed out. A buffer handed out while a flush ran (another thread's first record
+ * during the exit flush) may stay with CUPTI through that flush and, empty, through the next:
+ * only one that two whole flushes left with CUPTI means another client took the callbacks. */
 #define MAX_HELD CUPTI_MAX_HELD
 
 static void held_add(uint8_t *buf)
@@ -43,14 +47,23 @@ static void held_remove(uint8_t *buf)
     pthread_mutex_unlock(&prof_cupti_g.held_lock);
 }
 
-/* After a forced flush: @return 1 if a buffer handed out before it is still held by CUPTI. */
-static int held_after_flush(void)
+/* Before a forced flush: @return its number (1, 2, ...). */
+static uint64_t flush_begin(void)
+{
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
+    uint64_t k = ++prof_cupti_g.flushes;
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
+    return k;
+}
+
+/* After forced flush `k`: @return 1 if a buffer handed out before flush k-1 started is still
+ * held by CUPTI (flushes k-1 and k both ran over it). */
+static int held_after_flush(uint64_t k)
 {
     int stale = 0;
     pthread_mutex_lock(&prof_cupti_g.held_lock);
     for (size_t i = 0; i < MAX_HELD; i++)
-        stale |= prof_cupti_g.held[i] && prof_cupti_g.held_flush[i] < prof_cupti_g.flushes;
-    prof_cupti_g.flushes++;
+        stale |= prof_cupti_g.held[i] && prof_cupti_g.held_flush[i] + 1 < k;
     pthread_mutex_unlock(&prof_cupti_g.held_lock);
     return stale;
 }
@@ -95,11 +108,33 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     pthread_mutex_unlock(&prof_cupti_g.qlock);
 }
 
-/* cudaDeviceReset destroys pending device records: flush before it runs. */
+/* A context created (add) or about to be destroyed (remove): the exit sync waits for each. */
+static void context_seen(CUcontext ctx, int add)
+{
+    pthread_mutex_lock(&prof_cupti_g.held_lock);
+    int i = 0;
+    while (i < prof_cupti_g.n_contexts && prof_cupti_g.contexts[i] != ctx)
+        i++;
+    if (add && i == prof_cupti_g.n_contexts && i < CUPTI_MAX_CONTEXTS)
+        prof_cupti_g.contexts[prof_cupti_g.n_contexts++] = ctx;
+    else if (!add && i < prof_cupti_g.n_contexts)
+        prof_cupti_g.contexts[i] = prof_cupti_g.contexts[--prof_cupti_g.n_contexts];
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
+}
+
+/* cudaDeviceReset destroys pending device records: flush before it runs. Contexts created and
+ * destroyed are tracked for the exit sync. */
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)ud;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        const CUpti_ResourceData *rd = data;
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
+            cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+            context_seen(rd->context, cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+        return;
+    }
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
@@ -142,6 +177,7 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
     };
     int on = 0;
     prof_cupti_g.n_enabled = 0;
+    prof_cupti_g.conv.wait_for_api = 0; /* GPU work waits for API records only if they come */
     prof_cupti_g.failed_kinds[0] = '\0';
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (!(record & table[i].flag))
@@ -161,6 +197,9 @@ static int enable_kinds(unsigned record, CUptiResult *last_err)
             continue;
         }
         prof_cupti_g.enabled[prof_cupti_g.n_enabled++] = table[i].kind;
+        if (table[i].kind == CUPTI_ACTIVITY_KIND_RUNTIME ||
+            table[i].kind == CUPTI_ACTIVITY_KIND_DRIVER)
+            prof_cupti_g.conv.wait_for_api = 1;
         on += table[i].kind != CUPTI_ACTIVITY_KIND_DEVICE;
     }
     return on;
@@ -195,12 +234,19 @@ int prof_gpu_start(unsigned record, char *why, size_t why_len)
         return -1;
     }
     cupti_conv_init(&prof_cupti_g.conv, prof_g.pid, api_name);
+    pthread_mutex_lock(&prof_cupti_g.held_lock); /* a handle from an earlier session may be gone */
+    prof_cupti_g.n_contexts = 0;
+    pthread_mutex_unlock(&prof_cupti_g.held_lock);
     CUptiResult rc = prof_cupti_g.api->Subscribe(&prof_cupti_g.subscriber,
                                                  (CUpti_CallbackFunc)on_callback, NULL);
     if (rc != CUPTI_SUCCESS)
         return fail("cuptiSubscribe", rc, why, why_len);
     prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                     CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    prof_cupti_g.api->EnableCallback(1, prof_cupti_g.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     prof_cupti_g.api->SetThreadIdType(
             CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* = gettid(), like our ranges */
     /* CUPTI's own clock is CLOCK_MONOTONIC_RAW on WSL: stamp with ours, before any kind is on */
@@ -254,16 +300,93 @@ void prof_gpu_flush(void)
 {
     if (atomic_load(&prof_cupti_g.gpu_state) != 1)
         return;
+    uint64_t k = flush_begin();
     prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     size_t n = 0;
     if (prof_cupti_g.api->ActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
         atomic_fetch_add(&prof_cupti_g.cupti_dropped, n); /* reading resets CUPTI's counter */
-    if (held_after_flush() && !prof_cupti_g.taken_over) {
+    if (held_after_flush(k) && !prof_cupti_g.taken_over) {
         prof_cupti_g.taken_over = 1;
         prof_set_gpu_status("recorded until another profiler in the program (torch.profiler, "
                             "Kineto?) took over CUPTI's activity buffers: GPU activity after "
                             "that is missing");
     }
+}
+
+/* The driver entry points the exit sync needs, by their exported names (cuda.h maps some to
+ * a _v2). */
+#define DRIVER_NAME_(x) #x
+#define DRIVER_NAME(x)  DRIVER_NAME_(x)
+struct driver_sync {
+    __typeof__(&cuCtxSynchronize) sync;
+    __typeof__(&cuDeviceGetCount) count;
+    __typeof__(&cuDeviceGet) get;
+    __typeof__(&cuDevicePrimaryCtxGetState) state;
+    __typeof__(&cuDevicePrimaryCtxRetain) retain;
+    __typeof__(&cuDevicePrimaryCtxRelease) release;
+    __typeof__(&cuCtxPushCurrent) push;
+    __typeof__(&cuCtxPopCurrent) pop;
+};
+
+static int driver_sync_load(void *h, struct driver_sync *d)
+{
+    *(void **)&d->sync = dlsym(h, DRIVER_NAME(cuCtxSynchronize));
+    *(void **)&d->count = dlsym(h, DRIVER_NAME(cuDeviceGetCount));
+    *(void **)&d->get = dlsym(h, DRIVER_NAME(cuDeviceGet));
+    *(void **)&d->state = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxGetState));
+    *(void **)&d->retain = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxRetain));
+    *(void **)&d->release = dlsym(h, DRIVER_NAME(cuDevicePrimaryCtxRelease));
+    *(void **)&d->push = dlsym(h, DRIVER_NAME(cuCtxPushCurrent));
+    *(void **)&d->pop = dlsym(h, DRIVER_NAME(cuCtxPopCurrent));
+    int all = d->sync && d->count && d->get && d->state && d->retain && d->release;
+    return all && d->push && d->pop ? 0 : -1;
+}
+
+/* Wait for `ctx`'s work. */
+static void sync_context(const struct driver_sync *d, CUcontext ctx)
+{
+    if (d->push(ctx) == CUDA_SUCCESS) {
+        d->sync();
+        d->pop(&ctx);
+    }
+}
+
+/* Wait for device `ordinal`'s primary context if it is active (never creating one). */
+static void sync_primary(const struct driver_sync *d, int ordinal)
+{
+    CUdevice dev;
+    unsigned flags;
+    int active = 0;
+    CUcontext ctx;
+    if (d->get(&dev, ordinal) != CUDA_SUCCESS || d->state(dev, &flags, &active) != CUDA_SUCCESS ||
+        !active || d->retain(&ctx, dev) != CUDA_SUCCESS)
+        return;
+    sync_context(d, ctx);
+    d->release(dev);
+}
+
+void prof_gpu_sync(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return;
+    struct driver_sync d;
+    if (driver_sync_load(h, &d) == 0) {
+        d.sync(); /* the calling thread's context; CUDA_ERROR_INVALID_CONTEXT without one */
+        int n = 0;
+        if (d.count(&n) != CUDA_SUCCESS)
+            n = 0;
+        for (int i = 0; i < n; i++)
+            sync_primary(&d, i);
+        CUcontext seen[CUPTI_MAX_CONTEXTS];
+        pthread_mutex_lock(&prof_cupti_g.held_lock);
+        int k = prof_cupti_g.n_contexts;
+        memcpy(seen, prof_cupti_g.contexts, (size_t)k * sizeof(seen[0]));
+        pthread_mutex_unlock(&prof_cupti_g.held_lock);
+        for (int i = 0; i < k; i++) /* created during the session, not destroyed */
+            sync_context(&d, seen[i]);
+    }
+    dlclose(h);
 }
 
 /* The signal path: the interrupted thread may hold CUPTI's (or malloc's) lock, so the forced
@@ -303,8 +426,15 @@ void prof_gpu_stop(void)
     atomic_store(&prof_g.gpu_ext, 0);
     for (int i = 0; i < prof_cupti_g.n_enabled; i++)
         prof_cupti_g.api->ActivityDisable(prof_cupti_g.enabled[i]);
+    /* CUPTI gives back the buffers it still holds: records made since the exit flush, freed
+     * below, never left in CUPTI's hands */
+    prof_cupti_g.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     prof_cupti_g.api->Unsubscribe(prof_cupti_g.subscriber);
     atomic_store(&prof_cupti_g.gpu_state, 0);
+    /* detach: no CUPTI overhead after the session; not while another client (torch.profiler)
+     * uses CUPTI, which cuptiFinalize would tear down under it */
+    if (prof_cupti_g.api->Finalize && !prof_cupti_g.taken_over)
+        prof_cupti_g.api->Finalize();
     for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
         next = d->next;
         free(d->buf);
@@ -340,6 +470,8 @@ void prof_gpu_drain(prof_out *o, int final, int from_signal)
         free(d);
         atomic_fetch_sub(&prof_cupti_g.outstanding, BUF_BYTES);
     }
+    if (final && prof_cupti_g.api)
+        cupti_conv_finish(&prof_cupti_g.conv, o);
     if (final && prof_cupti_g.conv.no_timestamp)
         prof_warn("%llu GPU record(s) had no timestamps (CUPTI device buffers exhausted)",
                   (unsigned long long)prof_cupti_g.conv.no_timestamp);

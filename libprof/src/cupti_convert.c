@@ -15,6 +15,7 @@ void cupti_conv_init(cupti_conv *c, int pid, cupti_api_name_fn api_name)
     memset(c, 0, sizeof(*c));
     c->pid = pid;
     c->api_name = api_name;
+    c->wait_for_api = 1;
 }
 
 /* ---- small helpers ---- */
@@ -119,6 +120,30 @@ static uint32_t ctx_device(const cupti_conv *c, uint32_t ctx)
     return 0;
 }
 
+static uint32_t corr_slot(uint32_t corr)
+{
+    return corr & (CUPTI_CORR_SLOTS - 1);
+}
+
+/* The API record of `corr`: 0 not seen, 1 seen, 2 written and launching work. */
+static int api_state(const cupti_conv *c, uint32_t corr)
+{
+    uint32_t s = corr_slot(corr);
+    return c->corr_id[s] == corr ? c->corr_api[s] : 0;
+}
+
+/* Both ends of the ac2g flow of GPU work on (dev, stream) at `t0`, when its launch call was
+ * written: never one end alone (a launch or its work outside the window). */
+static void flow_pair(const cupti_conv *c, prof_out *o, uint32_t corr, uint32_t dev,
+                      uint32_t stream, uint64_t t0)
+{
+    if (api_state(c, corr) != 2)
+        return;
+    uint32_t s = corr_slot(corr);
+    flow(o, 's', corr, c->pid, c->corr_tid[s], c->corr_t0[s]);
+    flow(o, 'f', corr, dev, stream, t0);
+}
+
 /* External id of the API call `corr` (0 if none). */
 static uint64_t ext_of(const cupti_conv *c, uint32_t corr)
 {
@@ -150,8 +175,12 @@ static uint32_t kernel_name(cupti_conv *c, const char *mangled)
 {
     if (!mangled)
         return gp_prof_intern("(unknown kernel)");
-    size_t slot = ((uintptr_t)mangled >> 4) & 255;
-    if (c->kname_ptr[slot] == mangled) /* CUPTI shares one name pointer per kernel */
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: cheaper than demangling again */
+    for (const char *p = mangled; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    h |= 1; /* 0 is an empty slot */
+    size_t slot = h & 255;
+    if (c->kname_hash[slot] == h)
         return c->kname_id[slot];
     if (!c->demangle_looked) {
         c->demangle_looked = 1;
@@ -164,7 +193,7 @@ static uint32_t kernel_name(cupti_conv *c, const char *mangled)
                       : NULL;
     uint32_t id = gp_prof_intern(d && status == 0 ? d : mangled);
     free(d);
-    c->kname_ptr[slot] = mangled;
+    c->kname_hash[slot] = h;
     c->kname_id[slot] = id;
     return id;
 }
@@ -202,7 +231,7 @@ static void conv_kernel(cupti_conv *c, prof_out *o, const CUpti_ActivityKernel10
     prof_out_raw(o, ",", 1);
     prof_out_i64(o, k->blockZ);
     prof_out_str(o, "]}}");
-    flow(o, 'f', k->correlationId, k->deviceId, k->streamId, k->start);
+    flow_pair(c, o, k->correlationId, k->deviceId, k->streamId, k->start);
 }
 
 /* ---- memcpy / memset ---- */
@@ -241,7 +270,7 @@ static void emit_transfer(cupti_conv *c, prof_out *o, const struct transfer *t)
     prof_out_str(o, ",\"" GP_ARG_BANDWIDTH "\":");
     prof_out_double(o, t->end > t->start ? (double)t->bytes / (double)(t->end - t->start) : 0.0);
     prof_out_str(o, "}}");
-    flow(o, 'f', t->corr, t->device, t->stream, t->start);
+    flow_pair(c, o, t->corr, t->device, t->stream, t->start);
 }
 
 static void conv_memcpy(cupti_conv *c, prof_out *o, const CUpti_ActivityMemcpy6 *m)
@@ -303,14 +332,23 @@ static int driver_launch(cupti_conv *c, uint32_t cbid)
     return name && launches_work(name);
 }
 
-static void conv_api(cupti_conv *c, prof_out *o, const CUpti_ActivityAPI *a, int driver)
+/* The calling thread, start and external id of `corr`, from its API record (every one). */
+static void learn_api(cupti_conv *c, const CUpti_ActivityAPI *a)
 {
-    uint32_t s = a->correlationId & (CUPTI_CORR_SLOTS - 1);
+    uint32_t s = corr_slot(a->correlationId);
     if (c->corr_id[s] != a->correlationId) {
         c->corr_id[s] = a->correlationId;
         c->corr_ext[s] = 0;
     }
     c->corr_tid[s] = a->threadId;
+    c->corr_t0[s] = a->start;
+    c->corr_api[s] = 1;
+}
+
+/* The API call's event; its flow starts with its GPU work (flow_pair). */
+static void conv_api(cupti_conv *c, prof_out *o, const CUpti_ActivityAPI *a, int driver)
+{
+    uint32_t s = corr_slot(a->correlationId);
     const char *name = prof_name_str(api_name(c, driver, a->cbid));
     begin(o, 'X', driver ? GP_CAT_CUDA_DRIVER : GP_CAT_CUDA_RUNTIME, name ? name : "?", c->pid,
           a->threadId, (int64_t)a->start);
@@ -322,14 +360,17 @@ static void conv_api(cupti_conv *c, prof_out *o, const CUpti_ActivityAPI *a, int
         key_u64(o, GP_ARG_EXTERNAL_ID, c->corr_ext[s]);
     prof_out_str(o, "}}");
     if (name && launches_work(name))
-        flow(o, 's', a->correlationId, c->pid, a->threadId, a->start);
+        c->corr_api[s] = 2;
 }
 
 static void conv_external(cupti_conv *c, const CUpti_ActivityExternalCorrelation *e)
 {
     /* It precedes the API record it tags (same thread, same buffer). */
-    uint32_t s = e->correlationId & (CUPTI_CORR_SLOTS - 1);
-    c->corr_id[s] = e->correlationId;
+    uint32_t s = corr_slot(e->correlationId);
+    if (c->corr_id[s] != e->correlationId) {
+        c->corr_id[s] = e->correlationId;
+        c->corr_api[s] = 0;
+    }
     c->corr_ext[s] = e->externalId;
 }
 
@@ -409,10 +450,12 @@ static void conv_memory(cupti_conv *c, prof_out *o, const CUpti_ActivityMemory4 
     c->allocated[slot] += alloc ? bytes : -bytes;
     if (c->allocated[slot] > c->peak[slot])
         c->peak[slot] = c->allocated[slot];
-    uint32_t cs = m->correlationId & (CUPTI_CORR_SLOTS - 1);
-    int64_t tid = c->pid;
-    if (c->corr_id[cs] == m->correlationId)
-        tid = c->corr_tid[cs];
+    if (!prof_window_contains((int64_t)m->timestamp)) {
+        c->outside_window++; /* counted in the totals, not written */
+        return;
+    }
+    uint32_t cs = corr_slot(m->correlationId);
+    int64_t tid = api_state(c, m->correlationId) ? (int64_t)c->corr_tid[cs] : c->pid;
     begin(o, 'i', GP_CAT_CPU_INSTANT, GP_NAME_MEMORY, c->pid, tid, (int64_t)m->timestamp);
     prof_out_str(o, ",\"s\":\"t\",\"args\":{\"" GP_ARG_MEM_DEVICE_TYPE "\":");
     prof_out_i64(o, device_mem ? GP_MEM_DEVICE_TYPE_CUDA : GP_MEM_DEVICE_TYPE_CPU);
@@ -482,12 +525,72 @@ static int has_time(uint64_t start, uint64_t end)
     return start != 0 || end != 0;
 }
 
-void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
+/* Kernels, copies, sets and memory operations: the records that take something from their API
+ * record. */
+static size_t work_size(CUpti_ActivityKind kind)
 {
-    c->records++;
-    switch (r->kind) {
+    switch (kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL: {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+        return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        return sizeof(CUpti_ActivityMemory4);
+    default:
+        return 0;
+    }
+}
+
+_Static_assert(sizeof(CUpti_ActivityKernel10) <= CUPTI_PEND_BYTES &&
+                       sizeof(CUpti_ActivityMemcpy6) <= CUPTI_PEND_BYTES &&
+                       sizeof(CUpti_ActivityMemset4) <= CUPTI_PEND_BYTES &&
+                       sizeof(CUpti_ActivityMemory4) <= CUPTI_PEND_BYTES,
+               "a waiting record must fit its slot");
+
+static uint32_t work_corr(const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return ((const CUpti_ActivityMemcpy6 *)(const void *)r)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return ((const CUpti_ActivityMemset4 *)(const void *)r)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        return ((const CUpti_ActivityMemory4 *)(const void *)r)->correlationId;
+    default:
+        return ((const CUpti_ActivityKernel10 *)(const void *)r)->correlationId;
+    }
+}
+
+static void conv_work(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const void *)r;
+        if (!has_time(m->start, m->end))
+            c->no_timestamp++;
+        else if (!prof_window_contains((int64_t)m->start))
+            c->outside_window++;
+        else
+            conv_memcpy(c, o, m);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const void *)r;
+        if (!has_time(m->start, m->end))
+            c->no_timestamp++;
+        else if (!prof_window_contains((int64_t)m->start))
+            c->outside_window++;
+        else
+            conv_memset(c, o, m);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        conv_memory(c, o, (const void *)r); /* totals need every record, in or out of window */
+        break;
+    default: {
         const CUpti_ActivityKernel10 *k = (const void *)r;
         if (!has_time(k->start, k->end))
             c->no_timestamp++;
@@ -497,31 +600,92 @@ void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
             conv_kernel(c, o, k);
         break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *m = (const void *)r;
-        if (!has_time(m->start, m->end))
-            c->no_timestamp++;
-        else if (prof_window_contains((int64_t)m->start))
-            conv_memcpy(c, o, m);
-        break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = (const void *)r;
-        if (!has_time(m->start, m->end))
-            c->no_timestamp++;
-        else if (prof_window_contains((int64_t)m->start))
-            conv_memset(c, o, m);
-        break;
+}
+
+/* Write the waiting record in slot `i` and free the slot. */
+static void pend_write(cupti_conv *c, prof_out *o, int i)
+{
+    c->pend_seq[i] = 0;
+    c->n_pend--;
+    conv_work(c, o, (const CUpti_Activity *)(const void *)c->pend[i]);
+}
+
+/* Keep a copy of `r` until its API record comes; when every slot waits, the oldest is written
+ * first, without what its API record would have given. */
+static void pend_add(cupti_conv *c, prof_out *o, const CUpti_Activity *r, size_t size)
+{
+    int free_slot = -1, oldest = 0;
+    for (int i = 0; i < CUPTI_PEND_SLOTS && (free_slot < 0 || c->n_pend == CUPTI_PEND_SLOTS); i++) {
+        if (!c->pend_seq[i] && free_slot < 0)
+            free_slot = i;
+        if (c->pend_seq[i] && c->pend_seq[i] < c->pend_seq[oldest])
+            oldest = i;
     }
+    if (free_slot < 0) {
+        pend_write(c, o, oldest);
+        free_slot = oldest;
+    }
+    memcpy(c->pend[free_slot], r, size);
+    c->pend_corr[free_slot] = work_corr(r);
+    c->pend_seq[free_slot] = ++c->pend_next;
+    c->n_pend++;
+}
+
+/* The API record of `corr` came: write what waited for it, oldest first. */
+static void pend_release(cupti_conv *c, prof_out *o, uint32_t corr)
+{
+    for (;;) {
+        int first = -1;
+        for (int i = 0; i < CUPTI_PEND_SLOTS && c->n_pend; i++)
+            if (c->pend_seq[i] && c->pend_corr[i] == corr &&
+                (first < 0 || c->pend_seq[i] < c->pend_seq[first]))
+                first = i;
+        if (first < 0)
+            return;
+        pend_write(c, o, first);
+    }
+}
+
+void cupti_conv_finish(cupti_conv *c, prof_out *o)
+{
+    while (c->n_pend) {
+        int oldest = -1;
+        for (int i = 0; i < CUPTI_PEND_SLOTS; i++)
+            if (c->pend_seq[i] && (oldest < 0 || c->pend_seq[i] < c->pend_seq[oldest]))
+                oldest = i;
+        pend_write(c, o, oldest);
+    }
+}
+
+static void record_api(cupti_conv *c, prof_out *o, const CUpti_ActivityAPI *a)
+{
+    int driver = a->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+    learn_api(c, a);
+    int kept = !driver || c->all_driver || driver_launch(c, a->cbid);
+    if (kept && prof_window_contains((int64_t)a->start))
+        conv_api(c, o, a, driver);
+    if (c->n_pend)
+        pend_release(c, o, a->correlationId);
+}
+
+void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
+{
+    c->records++;
+    size_t work = work_size(r->kind);
+    if (work) {
+        uint32_t corr = work_corr(r);
+        if (c->wait_for_api && corr && !api_state(c, corr))
+            pend_add(c, o, r, work);
+        else
+            conv_work(c, o, r);
+        return;
+    }
+    switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-        const CUpti_ActivityAPI *a = (const void *)r;
-        if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER && !c->all_driver && !driver_launch(c, a->cbid))
-            break;
-        if (prof_window_contains((int64_t)a->start))
-            conv_api(c, o, a, r->kind == CUPTI_ACTIVITY_KIND_DRIVER);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        record_api(c, o, (const void *)r);
         break;
-    }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
         conv_external(c, (const void *)r);
         break;
@@ -534,9 +698,6 @@ void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
             conv_sync(c, o, y);
         break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMORY2:
-        conv_memory(c, o, (const void *)r); /* totals need every record, in or out of window */
-        break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *v = (const void *)r;
         if (prof_window_contains((int64_t)v->start))
@@ -590,8 +751,11 @@ void cupti_conv_config(const cupti_conv *c, prof_out *o)
             key_u64(o, GP_CFG_DEVICE_MEMORY, c->dev[id].total_mem);
         break; /* the first device names the run */
     }
+    int64_t peak = 0; /* the fullest device's */
+    for (int d = 0; d < CUPTI_MAX_DEVICES; d++)
+        peak = c->peak[d] > peak ? c->peak[d] : peak;
     prof_out_str(o, ",\"" GP_CFG_PEAK_DEVICE_MEMORY "\":");
-    prof_out_i64(o, c->peak[0]);
+    prof_out_i64(o, peak);
 }
 
 static void meta(prof_out *o, const char *what, int64_t pid, int64_t tid, const char *sval,

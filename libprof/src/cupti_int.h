@@ -34,6 +34,7 @@ typedef struct cupti_api {
     CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
     CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*Finalize)(void); /* optional: detaches CUPTI after a session */
 } cupti_api;
 
 /** Load libcupti and its functions once. @return the table, or NULL with `why` filled. */
@@ -43,7 +44,7 @@ const char *cupti_error(const cupti_api *api, CUptiResult rc);
 
 /* ---- buffers (cupti_activity.c) ---- */
 
-/** CUPTI's buffer request callback: a fresh 8 MiB aligned buffer, or NULL (counted as dropped)
+/** CUPTI's buffer request callback: a fresh 1 MiB aligned buffer, or NULL (counted as dropped)
  * once 256 MiB are waiting for the writer. */
 void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records);
 /** CUPTI's completion callback: queue the buffer for the writer thread; nothing else. */
@@ -56,6 +57,10 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
 #define CUPTI_MAX_STREAMS 256
 #define CUPTI_CORR_SLOTS  (1u << 16)
 #define CUPTI_ADDR_SLOTS  (1u << 14)
+/* GPU and memory records that came before their API record wait for it (its thread, its
+ * external id, its flow start), at most this many; past that the oldest is written without. */
+#define CUPTI_PEND_SLOTS 1024
+#define CUPTI_PEND_BYTES 320
 /* Extra tracks: sync events on tid = stream + this (they overlap the stream's kernels), the
  * CUPTI overhead track on the host process. */
 #define CUPTI_SYNC_TID_OFFSET 0x20000000
@@ -78,10 +83,20 @@ typedef struct cupti_conv {
     int pid;
     int all_driver; /* 1: every driver API call; 0: only those that put work on the GPU */
     cupti_api_name_fn api_name;
-    /* correlation id -> calling thread and external id, learned from API records */
+    /* correlation id -> calling thread, start, external id, learned from API records (every
+     * one, in the window or not, written or not); corr_api: 1 the API record was seen, 2 it
+     * was written and launches work (its GPU work, in the window, writes both flow ends) */
     uint32_t corr_id[CUPTI_CORR_SLOTS];
     uint32_t corr_tid[CUPTI_CORR_SLOTS];
     uint64_t corr_ext[CUPTI_CORR_SLOTS];
+    uint64_t corr_t0[CUPTI_CORR_SLOTS];
+    uint8_t corr_api[CUPTI_CORR_SLOTS];
+    int wait_for_api; /* API records are enabled: GPU work waits for its API record */
+    _Alignas(8) uint8_t pend[CUPTI_PEND_SLOTS][CUPTI_PEND_BYTES];
+    uint32_t pend_corr[CUPTI_PEND_SLOTS];
+    uint64_t pend_seq[CUPTI_PEND_SLOTS]; /* 0: free */
+    uint64_t pend_next;
+    int n_pend;
     /* live device allocations (address -> bytes) and totals per device (index 16 = host) */
     uint64_t addr[CUPTI_ADDR_SLOTS];
     uint64_t addr_bytes[CUPTI_ADDR_SLOTS];
@@ -99,7 +114,7 @@ typedef struct cupti_conv {
     cupti_device_info dev[CUPTI_MAX_DEVICES];
     uint32_t dev_used; /* bit n: device n had activity */
     uint32_t api_name_cache[2][1024];
-    const char *kname_ptr[256];
+    uint64_t kname_hash[256]; /* by the name's text: a reloaded module can reuse an address */
     uint32_t kname_id[256];
     uint64_t records, no_timestamp, outside_window;
     cupti_demangle_fn demangle; /* the C++ runtime's __cxa_demangle, when the process has one */
@@ -109,6 +124,8 @@ typedef struct cupti_conv {
 void cupti_conv_init(cupti_conv *c, int pid, cupti_api_name_fn api_name);
 /** Convert one record into events on `o` (unknown kinds are ignored). */
 void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *rec);
+/** Write the records still waiting for their API record (at the end of the session). */
+void cupti_conv_finish(cupti_conv *c, prof_out *o);
 /** Write deviceProperties entries (comma-separated); @return how many. */
 int cupti_conv_device_props(const cupti_conv *c, prof_out *o);
 /** GPU process/stream metadata events. */
@@ -120,9 +137,11 @@ void cupti_conv_config(const cupti_conv *c, prof_out *o);
 /* ---- process-global state (defined in session.c, see prof_int.h) ---- */
 
 /* cupti_activity.c */
-#define CUPTI_BUF_BYTES       (8u << 20)
+/* CUPTI 13 gives each thread buffers of its own: small buffers, so 256 threads fit the cap */
+#define CUPTI_BUF_BYTES       (1u << 20)
 #define CUPTI_MAX_OUTSTANDING (256u << 20) /* allocated and not yet converted */
 #define CUPTI_MAX_HELD        (CUPTI_MAX_OUTSTANDING / CUPTI_BUF_BYTES)
+#define CUPTI_MAX_CONTEXTS    64
 typedef struct cupti_done_buf {
     uint8_t *buf;
     size_t valid;
@@ -141,12 +160,16 @@ typedef struct prof_cupti_state {
     int n_enabled;
     char failed_kinds[192]; /* "memory (CUPTI_ERROR_...)", for gpu_status */
     cupti_conv conv;
-    /* Buffers CUPTI holds (handed out, not yet completed), with the flush count when handed
-     * out: one from before a finished forced flush means another client took the callbacks. */
+    /* Buffers CUPTI holds (handed out, not yet completed), with the number of forced flushes
+     * started when handed out: one that two whole forced flushes left with CUPTI means another
+     * client took the callbacks. held_lock also guards `contexts`: those created during the
+     * session and not destroyed (resource callbacks), synchronised at exit. */
     pthread_mutex_t held_lock;
+    CUcontext contexts[CUPTI_MAX_CONTEXTS];
+    int n_contexts;
     uint8_t *held[CUPTI_MAX_HELD];
     uint64_t held_flush[CUPTI_MAX_HELD];
-    uint64_t flushes;
+    uint64_t flushes; /* forced flushes started */
     int taken_over;
     _Atomic int flusher_done; /* the signal path's forced flush finished */
 } prof_cupti_state;

@@ -43,6 +43,7 @@ SAME_TYPE(ActivityGetNumDroppedRecords, cuptiActivityGetNumDroppedRecords);
 SAME_TYPE(ActivityRegisterTimestampCallback, cuptiActivityRegisterTimestampCallback);
 SAME_TYPE(ActivityPushExternalCorrelationId, cuptiActivityPushExternalCorrelationId);
 SAME_TYPE(ActivityPopExternalCorrelationId, cuptiActivityPopExternalCorrelationId);
+SAME_TYPE(Finalize, cuptiFinalize);
 
 static int load_symbols(void *h)
 {
@@ -67,6 +68,7 @@ static int load_symbols(void *h)
             dlsym(h, "cuptiActivityPushExternalCorrelationId");
     *(void **)&prof_loader_g.api.ActivityPopExternalCorrelationId =
             dlsym(h, "cuptiActivityPopExternalCorrelationId");
+    *(void **)&prof_loader_g.api.Finalize = dlsym(h, "cuptiFinalize");
     return 0;
 }
 

@@ -13,6 +13,10 @@ void prof_gpu_flush(void)
 {
 }
 
+void prof_gpu_sync(void)
+{
+}
+
 void prof_gpu_stop(void)
 {
 }

@@ -478,6 +478,9 @@ void prof_set_gpu_status(const char *status);
 int prof_gpu_start(unsigned record, char *why, size_t why_len);
 /** Flush GPU activity (forced) and hand every buffer to the writer. */
 void prof_gpu_flush(void);
+/** Wait for every context's work (the caller's, each device's active primary context, those
+ * created during the session) through the driver the program loaded; not on the signal path. */
+void prof_gpu_sync(void);
 /** Stop recording (disable kinds) after a final flush. */
 void prof_gpu_stop(void);
 /** Writer side: convert pending GPU buffers into events. */

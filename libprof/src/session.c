@@ -15,8 +15,6 @@
 
 #ifdef GP_HAVE_CUPTI
 #    include "cupti_int.h"
-#    include <cuda.h>
-#    include <dlfcn.h>
 #endif
 
 prof_session prof_g;
@@ -417,23 +415,6 @@ gp_status gp_prof_init(const gp_prof_options *opts, gp_error *err)
 
 static void step_end_locked(void);
 
-/* Kernels still running when the session ends come back from CUPTI without an end time: wait
- * for the calling thread's context first, through the driver the program has loaded already
- * (never loading it). Not on the signal path. */
-static void sync_device(void)
-{
-#ifdef GP_HAVE_CUPTI
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return;
-    __typeof__(&cuCtxSynchronize) sync;
-    *(void **)&sync = dlsym(h, "cuCtxSynchronize");
-    if (sync)
-        sync(); /* CUDA_ERROR_INVALID_CONTEXT without a context: nothing to wait for */
-    dlclose(h);
-#endif
-}
-
 gp_status gp_prof_shutdown(gp_error *err)
 {
     pthread_mutex_lock(&lock);
@@ -444,7 +425,7 @@ gp_status gp_prof_shutdown(gp_error *err)
     step_end_locked();
     window_set(0, prof_now());
     if (prof_g.record & (GP_PROF_RECORD_GPU | GP_PROF_RECORD_DRIVER))
-        sync_device();
+        prof_gpu_sync(); /* work still running would come back without timestamps */
     prof_gpu_flush();
     atomic_store(&prof_g.running, 0);
     int rc = atomic_exchange(&signal_finishing, 1) ? -1 : prof_writer_finish(0, 0);

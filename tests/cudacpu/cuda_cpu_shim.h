@@ -1,5 +1,7 @@
 /* cuda_cpu_shim.h: just enough of CUDA's device side to run the trainer's kernels on the CPU.
- * A launch runs its blocks one after another; a block's threads are OS threads, one per CUDA
+ * A launch runs its blocks one after another, in a shuffled order (a GPU promises none: a
+ * kernel whose later block overwrites an earlier one's result must not pass by the luck of
+ * index order); a block's threads are OS threads, one per CUDA
  * thread, so __syncthreads is a real barrier and ThreadSanitizer sees a missing one as a data
  * race on __shared__ memory (a static: one block at a time uses it). Indices are thread-local.
  * What it cannot model: warps and their lockstep, the GPU memory model, timing. */
@@ -91,6 +93,26 @@ static inline float cusim_rsqrtf(float x)
 }
 #define rsqrtf cusim_rsqrtf
 
+/* Blocks 0..n-1 in a shuffled order: reversed on every other launch (the last block first, so
+ * a small grid is never left in index order), then a seeded Fisher-Yates shuffle. */
+static inline unsigned *cusim_block_order(unsigned n)
+{
+    static unsigned seed = 20261126u;
+    unsigned *o = (unsigned *)malloc(n * sizeof(unsigned));
+    if (!o)
+        abort();
+    int reverse = cusim_launches % 2;
+    for (unsigned i = 0; i < n; i++)
+        o[i] = reverse ? n - 1 - i : i;
+    for (unsigned i = n; i > 1; i--) {
+        seed = seed * 1664525u + 1013904223u;
+        unsigned j = (seed >> 8) % i, t = o[i - 1];
+        o[i - 1] = o[j];
+        o[j] = t;
+    }
+    return o;
+}
+
 template <typename F> struct cusim_thread_arg {
     F *body;
     dim3 tid, bid;
@@ -124,21 +146,24 @@ static void cusim_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream
     pthread_t *th = (pthread_t *)calloc(threads, sizeof(pthread_t));
     cusim_thread_arg<decltype(body)> *ta =
             (cusim_thread_arg<decltype(body)> *)calloc(threads, sizeof(*ta));
-    for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-            for (unsigned bx = 0; bx < grid.x; bx++) {
-                pthread_barrier_init(&cusim_cur.barrier, NULL, threads);
-                cusim_cur.sync_or = 0;
-                for (unsigned t = 0; t < threads; t++) {
-                    dim3 tid(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-                    ta[t] = {&body, tid, dim3(bx, by, bz)};
-                    if (pthread_create(&th[t], NULL, cusim_thread<decltype(body)>, &ta[t]) != 0)
-                        abort();
-                }
-                for (unsigned t = 0; t < threads; t++)
-                    pthread_join(th[t], NULL);
-                pthread_barrier_destroy(&cusim_cur.barrier);
-            }
+    unsigned n_blocks = grid.x * grid.y * grid.z;
+    unsigned *order = cusim_block_order(n_blocks);
+    for (unsigned o = 0; o < n_blocks; o++) {
+        unsigned b = order[o];
+        dim3 bid(b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y));
+        pthread_barrier_init(&cusim_cur.barrier, NULL, threads);
+        cusim_cur.sync_or = 0;
+        for (unsigned t = 0; t < threads; t++) {
+            dim3 tid(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+            ta[t] = {&body, tid, bid};
+            if (pthread_create(&th[t], NULL, cusim_thread<decltype(body)>, &ta[t]) != 0)
+                abort();
+        }
+        for (unsigned t = 0; t < threads; t++)
+            pthread_join(th[t], NULL);
+        pthread_barrier_destroy(&cusim_cur.barrier);
+    }
+    free(order);
     free(th);
     free(ta);
 }

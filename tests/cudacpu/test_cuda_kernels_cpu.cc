@@ -2,7 +2,10 @@
  * for the launch syntax: host_cu.py) run on the CPU through cuda_cpu_shim.h, with the launch
  * wrappers' own grid arithmetic, against the CPU backend (trainer/src/cpu), the oracle. Sizes
  * leave a partial last block; fp16 and bf16 are checked where kernels are templated. Under
- * ThreadSanitizer a missing __syncthreads is a data race on __shared__ memory. */
+ * ThreadSanitizer a missing __syncthreads is a data race on __shared__ memory. The grid cap is
+ * lowered to 2 blocks (CUK_MAX_BLOCKS), so every size here is above it and each grid-stride
+ * loop runs more than once, and the shim runs blocks in a shuffled order. */
+#define CUK_MAX_BLOCKS 2
 #include "cuda_cpu_shim.h"
 
 #include <string.h>
@@ -112,6 +115,29 @@ static void test_relu(cuk_dtype dt)
         CHECK(as_float(dt, dx, i) == dx_ref[i], "relu bwd %s [%zu]", dt_name(dt), i);
     }
     free(xl), free(dyl), free(y), free(dx), free(yl);
+}
+
+/* NaN through ReLU stays NaN, as in PyTorch: an fp16 overflow in the forward pass reaches the
+ * loss and the scaler skips the step (mapped to 0 it was hidden). Kernel and oracle. */
+static void test_relu_nan(cuk_dtype dt)
+{
+    const size_t n = 600;
+    float x[n], y_ref[n], dy[n], dx_ref[n];
+    fill(x, n);
+    fill(dy, n);
+    x[3] = x[n - 5] = NAN; /* the first block and the last */
+    void *xl = lowp(dt, x, n), *y = calloc(n, 4), *dx = calloc(n, 4), *dyl = lowp(dt, dy, n);
+    cpu_relu_forward(y_ref, x, n);
+    cuk_relu_fwd(dt, y, xl, n, 0);
+    cpu_relu_backward(dx_ref, dy, y_ref, n);
+    cuk_relu_bwd(dt, dx, dyl, y, n, 0);
+    for (size_t i : {(size_t)3, n - 5}) {
+        CHECK(isnan(y_ref[i]) && isnan(as_float(dt, y, i)), "relu fwd %s keeps NaN [%zu]",
+              dt_name(dt), i);
+        CHECK(dx_ref[i] == dy[i] && as_float(dt, dx, i) == as_float(dt, dyl, i),
+              "relu bwd %s passes the gradient where y is NaN [%zu]", dt_name(dt), i);
+    }
+    free(xl), free(y), free(dx), free(dyl);
 }
 
 static void test_bias(cuk_dtype dt)
@@ -230,6 +256,44 @@ static void test_unscale_and_update(void)
     CHECK(amp.scale == 4.0f && amp.skipped == 1 && amp.t == 1, "backoff and skip");
 }
 
+/* An inf in the first block: a later (clean) block must not clear the flag, whatever order the
+ * blocks run in (the shim alternates reversed and shuffled orders: run it twice). */
+static void test_inf_in_first_block(void)
+{
+    const size_t n = 1500;
+    float g[n];
+    for (int round = 0; round < 2; round++) {
+        fill(g, n);
+        g[1] = -INFINITY;
+        cuk_amp amp = {4.0f, 0, 0, 1, 0, 0};
+        cuk_unscale_check(g, n, &amp, 0);
+        CHECK(amp.found_inf == 1, "an inf in the first block is found (round %d)", round);
+    }
+}
+
+/* GradScaler: after a back-off the growth counter starts again from 0 (2000 more good steps
+ * to grow), and growth never makes the scale infinite. */
+static void test_scaler_paths(void)
+{
+    cuk_amp a = {1024.0f, 1500, 1, 1, 0, 7};
+    cuk_amp_update(&a, 0);
+    CHECK(a.scale == 512.0f && a.growth_tracker == 0 && a.skipped == 1 && a.t == 7,
+          "back-off: scale %g tracker %d skipped %lld t %lld", a.scale, a.growth_tracker,
+          a.skipped, a.t);
+    a.found_inf = 0;
+    for (int i = 0; i < 1999; i++)
+        cuk_amp_update(&a, 0);
+    CHECK(a.scale == 512.0f && a.growth_tracker == 1999, "no growth before 2000 good steps: %g %d",
+          a.scale, a.growth_tracker);
+    cuk_amp_update(&a, 0);
+    CHECK(a.scale == 1024.0f && a.growth_tracker == 0, "growth at 2000: %g %d", a.scale,
+          a.growth_tracker);
+    cuk_amp big = {3.0e38f, 1999, 0, 1, 0, 0};
+    cuk_amp_update(&big, 0);
+    CHECK(big.scale == 3.0e38f && isfinite(big.scale) && big.growth_tracker == 0,
+          "growth that would overflow keeps the scale: %g", big.scale);
+}
+
 static void test_optimizers(cuk_dtype dt)
 {
     const size_t n = 1001;
@@ -253,6 +317,11 @@ static void test_optimizers(cuk_dtype dt)
     float before = p[0];
     cuk_adam(p, lp, dt, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, &amp, 0);
     CHECK(p[0] == before, "adam skipped on found_inf");
+    float buf0[n] = {0};
+    float p_last = p[n - 1];
+    cuk_sgd(p, lp, dt, g, buf0, n, 0.1f, 0.9f, &amp, 0);
+    CHECK(p[0] == before && p[n - 1] == p_last && buf0[0] == 0.0f && buf0[n - 1] == 0.0f,
+          "sgd skipped on found_inf");
     amp.found_inf = 0;
     float buf[n] = {0}, bufr[n] = {0};
     memcpy(pr, p, sizeof(p));
@@ -271,12 +340,15 @@ int main(void)
     for (cuk_dtype dt : dts) {
         test_cast(dt);
         test_relu(dt);
+        test_relu_nan(dt);
         test_bias(dt);
         test_maxpool(dt);
         test_softmax_ce(dt);
         test_optimizers(dt);
     }
     test_unscale_and_update();
+    test_inf_in_first_block();
+    test_scaler_paths();
     CHECK(cuk_have_image() == 1, "the image check");
     printf("%ld launches on the CPU, %d failure(s)\n", cusim_launches, failures);
     return failures ? 1 : 0;

@@ -4,9 +4,17 @@
  * make the records the real CUPTI would (through fake_cupti.h), with device work placed on its
  * stream after the work before it. "Device memory" is host memory, never touched.
  *
+ * Two devices, each with its primary context, and up to 8 contexts of cuCtxCreate (resource
+ * callbacks at creation and destruction); each thread has its own current context
+ * (cuCtxSetCurrent, cuCtxPushCurrent), and a launch, copy, allocation or cuCtxSynchronize
+ * without one fails with CUDA_ERROR_INVALID_CONTEXT, as the driver does. Functions live in a
+ * fixed table: a function of an unloaded module frees its entry, and the next lookup reuses it
+ * (and its name's address), as a module reload can.
+ *
  * Simulation knobs: a kernel runs for gridDim.x microseconds (or the nanoseconds a scenario set
  * with fake_cuda_kernel_ns); a copy or set moves 10 bytes/ns (at least 1 us). cuMemcpyHtoD,
- * cuMemcpyDtoH and cuMemsetD8 (cudaMemcpy, cudaMemset) wait for the device, as the real ones do. fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
+ * cuMemcpyDtoH and cuMemsetD8 (cudaMemcpy, cudaMemset) wait for the device, as the real ones do.
+ * fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
  * runtime's (cudaLaunchKernel, cudaMemcpyAsync, ...: what PyTorch does) instead of the driver's
  * (cuLaunchKernel: Triton, NVRTC). FAKE_CUDA_SIGNAL_AT=N raises SIGTERM inside the Nth launch,
  * with CUPTI's internal lock held. */
@@ -22,28 +30,41 @@
 #include "fake_cupti.h"
 
 #define EXPORT         __attribute__((visibility("default")))
-#define DEFAULT_STREAM 7
-#define CONTEXT_ID     1
+#define DEFAULT_STREAM 7 /* device 0's; device 1's is 8 */
+#define N_DEVICES      2
 #define MAX_PINNED     256
+#define MAX_FUNCS      64
+#define MAX_MODULES    16
+#define CTX_STACK      8
 
 struct CUstream_st {
     uint32_t id;
     uint64_t busy_until;
 };
 struct CUmod_st {
-    int unused;
+    int used;
 };
 struct CUfunc_st {
     char name[128];
+    CUmodule module; /* NULL: a free entry */
 };
 struct CUctx_st {
-    int unused;
+    uint32_t device, id;
+    int retained;
+    struct CUstream_st default_stream;
 };
 
-static struct CUstream_st default_stream = {DEFAULT_STREAM, 0};
-static struct CUctx_st the_context;
-static struct CUmod_st the_module;
+static struct CUctx_st contexts[N_DEVICES] = {{0, 1, 0, {DEFAULT_STREAM, 0}},
+                                              {1, 2, 0, {DEFAULT_STREAM + 1, 0}}};
+#define MAX_CREATED 8
+static struct CUctx_st created[MAX_CREATED];
+static int created_used[MAX_CREATED];
+static struct CUmod_st modules[MAX_MODULES];
+static struct CUfunc_st funcs[MAX_FUNCS];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_stream_id = 13;
+static _Thread_local struct CUctx_st *ctx_stack[CTX_STACK];
+static _Thread_local int ctx_depth; /* ctx_stack[ctx_depth - 1] is current; 0: none */
 static void *pinned[MAX_PINNED];
 static size_t pinned_bytes[MAX_PINNED];
 static int launches;
@@ -84,41 +105,164 @@ EXPORT CUresult cuDriverGetVersion(int *version)
     return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuDeviceGetCount(int *count)
+{
+    *count = N_DEVICES;
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
     *device = ordinal;
-    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    return ordinal >= 0 && ordinal < N_DEVICES ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
-    (void)dev;
-    *ctx = &the_context;
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    __atomic_add_fetch(&contexts[dev].retained, 1, __ATOMIC_RELAXED);
+    *ctx = &contexts[dev];
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    __atomic_sub_fetch(&contexts[dev].retained, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = __atomic_load_n(&contexts[dev].retained, __ATOMIC_RELAXED) > 0;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    (void)ctx;
+    if (!ctx) {
+        ctx_depth = ctx_depth ? ctx_depth - 1 : 0;
+        return CUDA_SUCCESS;
+    }
+    if (ctx_depth == 0)
+        ctx_depth = 1;
+    ctx_stack[ctx_depth - 1] = ctx;
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+    if (!ctx || ctx_depth == CTX_STACK)
+        return CUDA_ERROR_INVALID_VALUE;
+    ctx_stack[ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPopCurrent(CUcontext *ctx)
+{
+    if (ctx_depth == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    ctx_depth--;
+    if (ctx)
+        *ctx = ctx_stack[ctx_depth];
+    return CUDA_SUCCESS;
+}
+
+/* A context of its own on `dev`, made current (pushed), as the driver does. */
+EXPORT CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                            CUdevice dev)
+{
+    (void)params;
+    (void)flags;
+    if (dev < 0 || dev >= N_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    int slot = -1;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_CREATED && slot < 0; i++)
+        if (!created_used[i])
+            slot = i;
+    if (slot >= 0) {
+        created_used[slot] = 1;
+        created[slot] =
+                (struct CUctx_st){(uint32_t)dev, 3u + (uint32_t)slot, 1, {20u + (uint32_t)slot, 0}};
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (slot < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pctx = &created[slot];
+    fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, *pctx);
+    return cuCtxPushCurrent(*pctx);
+}
+
+EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+{
+    fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, ctx);
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_CREATED; i++)
+        if (ctx == &created[i])
+            created_used[i] = 0;
+    pthread_mutex_unlock(&table_lock);
+    return CUDA_SUCCESS;
+}
+
+/* The calling thread's current context, or NULL. */
+static struct CUctx_st *current(void)
+{
+    return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
 }
 
 EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     (void)image;
-    *module = &the_module;
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_MODULES && rc != CUDA_SUCCESS; i++) {
+        if (!modules[i].used) {
+            modules[i].used = 1;
+            *module = &modules[i];
+            rc = CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    return rc;
+}
+
+EXPORT CUresult cuModuleUnload(CUmodule mod)
+{
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_FUNCS; i++)
+        if (funcs[i].module == mod)
+            funcs[i].module = NULL; /* its name stays until the entry is reused */
+    mod->used = 0;
+    pthread_mutex_unlock(&table_lock);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
 {
-    (void)mod;
-    struct CUfunc_st *f = calloc(1, sizeof(*f));
-    if (!f)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    snprintf(f->name, sizeof(f->name), "%s", name);
-    *fn = f; /* one per lookup, never freed: the test programs look up a handful */
-    return CUDA_SUCCESS;
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_FUNCS && rc != CUDA_SUCCESS; i++) {
+        if (!funcs[i].module) { /* the first free entry: a reload reuses the same one */
+            funcs[i].module = mod;
+            snprintf(funcs[i].name, sizeof(funcs[i].name), "%s", name);
+            *fn = &funcs[i];
+            rc = CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    return rc;
 }
 
 EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
@@ -182,7 +326,7 @@ EXPORT void fake_cuda_kernel_ns(uint64_t ns)
 
 static struct CUstream_st *stream_of(CUstream s)
 {
-    return s ? s : &default_stream;
+    return s ? s : &current()->default_stream;
 }
 
 /* Where work of `ns` starts on `s` (after its earlier work, after the call) and ends. */
@@ -213,6 +357,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 {
     (void)params;
     (void)extra;
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     struct CUstream_st *s = stream_of(stream);
     uint64_t t0 = fake_cupti_now(), cost = __atomic_load_n(&launch_ns, __ATOMIC_RELAXED);
     while (cost && fake_cupti_now() < t0 + cost) {
@@ -223,7 +370,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.queued = t0;
+    k.queued = fake_cupti_latency() ? t0 : 0; /* CUPTI 13: 0 without latency timestamps */
     place(s, kernel_ns ? kernel_ns : (uint64_t)gx * 1000u, &k.start, &k.end);
     k.name = f->name;
     k.gridX = (int32_t)gx;
@@ -234,11 +381,11 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     k.blockZ = (int32_t)bz;
     k.dynamicSharedMemory = (int32_t)smem;
     k.registersPerThread = 32;
-    k.deviceId = 0;
-    k.contextId = CONTEXT_ID;
+    k.deviceId = ctx->device;
+    k.contextId = ctx->id;
     k.streamId = s->id;
     k.correlationId = corr;
-    fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end);
+    fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end, ctx->id);
     api(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0,
         corr);
     launches++;
@@ -269,14 +416,16 @@ static void memory_record(CUpti_ActivityMemoryOperationType op, CUpti_ActivityMe
     m.bytes = bytes;
     m.timestamp = fake_cupti_now();
     m.processId = (uint32_t)getpid();
-    m.deviceId = 0;
-    m.contextId = CONTEXT_ID;
-    m.streamId = DEFAULT_STREAM;
+    m.deviceId = current()->device;
+    m.contextId = current()->id;
+    m.streamId = current()->default_stream.id;
     fake_cupti_host_record((CUpti_Activity *)&m, sizeof(m));
 }
 
 static CUresult alloc(void **p, size_t bytes, int pin)
 {
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -302,8 +451,10 @@ static CUresult alloc(void **p, size_t bytes, int pin)
     return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static void release(void *p, int pin)
+static CUresult release(void *p, int pin)
 {
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -321,6 +472,7 @@ static void release(void *p, int pin)
             corr);
     fake_cupti_leave();
     free(p);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
@@ -333,8 +485,7 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 
 EXPORT CUresult cuMemFree(CUdeviceptr dptr)
 {
-    release((void *)(uintptr_t)dptr, 0);
-    return CUDA_SUCCESS;
+    return release((void *)(uintptr_t)dptr, 0);
 }
 
 EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
@@ -345,21 +496,24 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
-    release(p, 1);
-    return CUDA_SUCCESS;
+    return release(p, 1);
 }
 
 /* A blocking call's API record, once the device has finished (cudaMemcpy, cudaMemset). */
-static void blocking_api(uint32_t driver_cbid, uint32_t runtime_cbid, uint64_t t0, uint32_t corr)
+static void blocking_api(uint32_t context, uint32_t driver_cbid, uint32_t runtime_cbid, uint64_t t0,
+                         uint32_t corr)
 {
-    fake_cupti_synchronize();
+    fake_cupti_synchronize(context);
     fake_cupti_enter();
     api(driver_cbid, runtime_cbid, t0, corr);
     fake_cupti_leave();
 }
 
-static void copy(const void *host, size_t bytes, CUstream stream, int to_device, int blocking)
+static CUresult copy(const void *host, size_t bytes, CUstream stream, int to_device, int blocking)
 {
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -374,52 +528,53 @@ static void copy(const void *host, size_t bytes, CUstream stream, int to_device,
     m.bytes = bytes;
     struct CUstream_st *s = stream_of(stream);
     place(s, bytes / 10 > 1000 ? bytes / 10 : 1000, &m.start, &m.end);
-    m.deviceId = 0;
-    m.contextId = CONTEXT_ID;
+    m.deviceId = ctx->device;
+    m.contextId = ctx->id;
     m.streamId = s->id;
     m.correlationId = corr;
-    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end, ctx->id);
     if (!blocking)
         api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
                       : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
             CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0, corr);
     fake_cupti_leave();
     if (blocking)
-        blocking_api(to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2
+        blocking_api(ctx->id,
+                     to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2
                                : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
                      CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, t0, corr);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
 {
     (void)dst;
-    copy(src, bytes, stream, 1, 0);
-    return CUDA_SUCCESS;
+    return copy(src, bytes, stream, 1, 0);
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
     (void)src;
-    copy(dst, bytes, stream, 0, 0);
-    return CUDA_SUCCESS;
+    return copy(dst, bytes, stream, 0, 0);
 }
 
 EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
 {
     (void)dst;
-    copy(src, bytes, NULL, 1, 1);
-    return CUDA_SUCCESS;
+    return copy(src, bytes, NULL, 1, 1);
 }
 
 EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
 {
     (void)src;
-    copy(dst, bytes, NULL, 0, 1);
-    return CUDA_SUCCESS;
+    return copy(dst, bytes, NULL, 0, 1);
 }
 
-static void memset_d8(size_t n, CUstream stream, int blocking)
+static CUresult memset_d8(size_t n, CUstream stream, int blocking)
 {
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     fake_cupti_enter();
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
@@ -430,34 +585,33 @@ static void memset_d8(size_t n, CUstream stream, int blocking)
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     struct CUstream_st *s = stream_of(stream);
     place(s, n / 10 > 1000 ? n / 10 : 1000, &m.start, &m.end);
-    m.deviceId = 0;
-    m.contextId = CONTEXT_ID;
+    m.deviceId = ctx->device;
+    m.contextId = ctx->id;
     m.streamId = s->id;
     m.correlationId = corr;
-    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end);
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end, ctx->id);
     if (!blocking)
         api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
             t0, corr);
     fake_cupti_leave();
     if (blocking)
-        blocking_api(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-                     t0, corr);
+        blocking_api(ctx->id, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, t0, corr);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)
 {
     (void)dst;
     (void)value;
-    memset_d8(n, stream, 0);
-    return CUDA_SUCCESS;
+    return memset_d8(n, stream, 0);
 }
 
 EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
 {
     (void)dst;
     (void)value;
-    memset_d8(n, NULL, 1);
-    return CUDA_SUCCESS;
+    return memset_d8(n, NULL, 1);
 }
 
 /* Wait until the work queued on `s` has ended (not the other streams': cuStreamSynchronize). */
@@ -474,18 +628,21 @@ static void stream_wait(const struct CUstream_st *s)
     }
 }
 
-/* A sync call: wait for the device (or one stream, `s`), then its API and synchronization
- * records. */
-static void sync_call(CUpti_ActivitySynchronizationType type, const struct CUstream_st *s,
-                      uint32_t dcbid, uint32_t rcbid)
+/* A sync call: wait for the current context's work (or one stream's, `s`), then its API and
+ * synchronization records. */
+static CUresult sync_call(CUpti_ActivitySynchronizationType type, const struct CUstream_st *s,
+                          uint32_t dcbid, uint32_t rcbid)
 {
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
     uint64_t t0 = fake_cupti_now();
     uint32_t corr = fake_cupti_correlation();
     uint32_t stream = s ? s->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     if (s)
         stream_wait(s);
     else
-        fake_cupti_synchronize();
+        fake_cupti_synchronize(ctx->id);
     fake_cupti_enter();
     CUpti_ActivitySynchronization2 y;
     memset(&y, 0, sizeof(y));
@@ -494,27 +651,28 @@ static void sync_call(CUpti_ActivitySynchronizationType type, const struct CUstr
     y.start = t0;
     y.end = fake_cupti_now();
     y.correlationId = corr;
-    y.contextId = CONTEXT_ID;
+    y.contextId = ctx->id;
     y.streamId = stream;
     fake_cupti_host_record((CUpti_Activity *)&y, sizeof(y));
     api(dcbid, rcbid, t0, corr);
     fake_cupti_leave();
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSynchronize(void)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL,
-              CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-              CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
-    return CUDA_SUCCESS;
+    return sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL,
+                     CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
-    sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream),
-              CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-              CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
-    return CUDA_SUCCESS;
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_of(stream),
+                     CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
 }
 
 /** cudaDeviceReset as CUPTI sees it: the runtime callback at entry, then device work and every
@@ -524,7 +682,8 @@ EXPORT void fake_cuda_device_reset(void)
     fake_cupti_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
                         CUPTI_API_ENTER);
     fake_cupti_device_reset();
-    default_stream.busy_until = 0;
+    for (int i = 0; i < N_DEVICES; i++)
+        contexts[i].default_stream.busy_until = 0;
     fake_cupti_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
                         CUPTI_API_EXIT);
 }

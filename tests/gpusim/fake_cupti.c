@@ -20,18 +20,20 @@
 #define MAX_HELD      64
 #define MAX_PENDING   (1u << 16)
 #define MAX_EXT_DEPTH 64
+#define MAX_SLOTS     160 /* buffers being filled: CUPTI's own (slot 0) and one per thread */
 
 typedef struct pending {
     uint8_t rec[512];
     size_t size;
     uint64_t end;
+    uint32_t context;
 } pending;
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /* switches (FAKE_CUPTI) */
-    int busy, old, stall, wsl, late, hoard, fail_kind;
+    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race, per_thread;
     /* client */
     int subscribed;
     CUpti_CallbackFunc callback;
@@ -45,6 +47,13 @@ static struct {
     /* the buffer being filled, and full ones kept back (hoard) */
     uint8_t *cur;
     size_t cur_size, cur_used, cur_records;
+    /* with per_thread, the buffer being filled (cur) is one of these, swapped in by use_slot */
+    struct {
+        pid_t tid;
+        uint8_t *buf;
+        size_t size, used, records;
+    } slot[MAX_SLOTS];
+    int n_slots, active;
     uint8_t *held[MAX_HELD];
     size_t held_size[MAX_HELD], held_used[MAX_HELD];
     int n_held;
@@ -52,12 +61,20 @@ static struct {
     size_t n_pend;
     /* worker */
     pthread_t worker;
-    int worker_started, stopping;
+    int worker_started, stopping; /* worker_started: it runs (cleared as it ends) */
+    pthread_cond_t worker_gone;
     uint64_t late_at;
     /* counters */
     uint32_t next_corr;
     uint64_t made, delivered, dropped, dropped_unread, requests, refused, late_buffers;
-} F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fail_kind = -1};
+    int finalized, timestamp_was_set, latency;
+    uint64_t misaligned;
+    int64_t ext_open; /* external correlation ids pushed and not popped, all threads */
+    pid_t pid;        /* the process that loaded CUPTI: a forked child must never call it */
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .wake = PTHREAD_COND_INITIALIZER,
+       .worker_gone = PTHREAD_COND_INITIALIZER,
+       .fail_kind = -1};
 
 static _Thread_local struct {
     CUpti_ExternalCorrelationKind kind[MAX_EXT_DEPTH];
@@ -80,11 +97,42 @@ __attribute__((constructor)) static void read_switches(void)
     F.stall = s && strstr(s, "stall") != NULL;
     F.wsl = s && strstr(s, "wsl") != NULL;
     F.late = s && strstr(s, "late") != NULL;
+    F.work_first = s && strstr(s, "work_first") != NULL;
+    F.exit_race = s && strstr(s, "exit_race") != NULL;
+    F.per_thread = s && strstr(s, "per_thread") != NULL;
     const char *h = s ? strstr(s, "hoard=") : NULL;
     F.hoard = h ? atoi(h + 6) : 0;
     const char *k = s ? strstr(s, "fail_kind=") : NULL;
     F.fail_kind = k ? atoi(k + 10) : -1;
     F.pend = calloc(MAX_PENDING, sizeof(*F.pend));
+    F.pid = getpid();
+}
+
+/* A forked child calling CUPTI: FAKE_CUPTI_STATS.child names the call (the child's state is a
+ * copy of the parent's, its driver unusable). */
+static void child_check(const char *fn)
+{
+    const char *path = getenv("FAKE_CUPTI_STATS");
+    if (getpid() == F.pid || !path)
+        return;
+    char child[4096];
+    snprintf(child, sizeof(child), "%s.child", path);
+    FILE *f = fopen(child, "a");
+    if (f) {
+        fprintf(f, "%s\n", fn);
+        fclose(f);
+    }
+}
+
+static int buffers_held(void);
+
+/* Still attached at exit: a subscriber, a kind enabled, or buffer callbacks registered. */
+static int attached(void)
+{
+    int on = F.subscribed || F.request != NULL;
+    for (int k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+        on |= F.enabled[k];
+    return on;
 }
 
 __attribute__((destructor)) static void write_stats(void)
@@ -99,10 +147,15 @@ __attribute__((destructor)) static void write_stats(void)
     }
     fprintf(f,
             "{\"made\":%llu,\"delivered\":%llu,\"dropped\":%llu,\"requests\":%llu,"
-            "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d}\n",
+            "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d,"
+            "\"finalized\":%d,\"attached\":%d,\"held\":%d,\"misaligned\":%llu,"
+            "\"ext_open\":%lld}\n",
             (unsigned long long)F.made, (unsigned long long)F.delivered,
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
-            (unsigned long long)F.refused, (unsigned long long)F.late_buffers, F.timestamp != NULL);
+            (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
+            F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(), buffers_held(),
+            (unsigned long long)F.misaligned,
+            (long long)__atomic_load_n(&F.ext_open, __ATOMIC_RELAXED));
     fclose(f);
     pthread_mutex_unlock(&F.lock);
 }
@@ -116,6 +169,48 @@ EXPORT uint64_t fake_cupti_now(void)
 }
 
 /* ---- buffers (under F.lock) ---- */
+
+/* Make slot `i`'s buffer the current one (F.cur...). */
+static void use_slot(int i)
+{
+    if (i == F.active)
+        return;
+    F.slot[F.active].buf = F.cur;
+    F.slot[F.active].size = F.cur_size;
+    F.slot[F.active].used = F.cur_used;
+    F.slot[F.active].records = F.cur_records;
+    F.cur = F.slot[i].buf;
+    F.cur_size = F.slot[i].size;
+    F.cur_used = F.slot[i].used;
+    F.cur_records = F.slot[i].records;
+    F.active = i;
+}
+
+/* The calling thread's slot (per_thread), else CUPTI's own. */
+static int thread_slot(void)
+{
+    if (!F.per_thread)
+        return 0;
+    pid_t tid = gettid();
+    for (int i = 1; i < F.n_slots; i++)
+        if (F.slot[i].tid == tid)
+            return i;
+    if (F.n_slots == 0)
+        F.n_slots = 1;
+    if (F.n_slots == MAX_SLOTS)
+        return 0;
+    F.slot[F.n_slots].tid = tid;
+    return F.n_slots++;
+}
+
+/* Buffers the client handed over and has not got back. */
+static int buffers_held(void)
+{
+    int n = F.n_held + (F.cur != NULL);
+    for (int i = 0; i < F.n_slots; i++)
+        n += i != F.active && F.slot[i].buf != NULL;
+    return n;
+}
 
 static void hand_back(uint8_t *buf, size_t size, size_t used)
 {
@@ -150,6 +245,10 @@ static int make_room(size_t need)
     size_t max_records = 0;
     F.requests++;
     F.request(&F.cur, &F.cur_size, &max_records);
+    if (F.cur && ((uintptr_t)F.cur & 7)) {
+        F.misaligned++; /* CUPTI needs 8-byte aligned buffers: unusable */
+        F.cur = NULL;
+    }
     if (!F.cur || F.cur_size < need) {
         F.refused += F.cur == NULL;
         F.cur = NULL; /* a buffer too small is never used */
@@ -185,6 +284,7 @@ static int kind_on(const void *rec)
  * timestamps (CUPTI cannot stamp work still running). */
 static void move_ended(int force)
 {
+    use_slot(0); /* device records: CUPTI's own buffer */
     uint64_t now = fake_cupti_now();
     size_t kept = 0;
     for (size_t i = 0; i < F.n_pend; i++) {
@@ -211,20 +311,32 @@ static void move_ended(int force)
     F.n_pend = kept;
 }
 
+/* Every buffer being filled, CUPTI's own first: a thread's API records come back after the
+ * kernels they launched (per_thread). */
 static void flush_locked(int force)
 {
     move_ended(force);
     for (int i = 0; i < F.n_held; i++)
         hand_back(F.held[i], F.held_size[i], F.held_used[i]);
     F.n_held = 0;
-    if (force || (F.cur && F.cur_records))
-        retire_current(0);
+    for (int i = 0; i < (F.n_slots ? F.n_slots : 1); i++) {
+        use_slot(i);
+        if ((force && !F.exit_race) || (F.cur && F.cur_records))
+            retire_current(0); /* exit_race: an empty buffer stays, even when forced */
+    }
+    use_slot(0);
+    if (force && F.exit_race && !F.cur && F.request) {
+        size_t max_records = 0; /* another thread's first record, as the flush ends */
+        F.requests++;
+        F.request(&F.cur, &F.cur_size, &max_records);
+    }
 }
 
 /* ---- worker: delivers on the flush period, and the late buffer ---- */
 
 static void deliver_late(void)
 {
+    use_slot(0);
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -263,6 +375,8 @@ static void *worker(void *arg)
             flush_locked(0);
         }
     }
+    F.worker_started = 0;
+    pthread_cond_broadcast(&F.worker_gone);
     pthread_mutex_unlock(&F.lock);
     return NULL;
 }
@@ -270,7 +384,7 @@ static void *worker(void *arg)
 static void start_worker(void)
 {
     if (!F.worker_started && pthread_create(&F.worker, NULL, worker, NULL) == 0) {
-        pthread_detach(F.worker);
+        pthread_detach(F.worker); /* cuptiFinalize waits for it to end */
         F.worker_started = 1;
     }
 }
@@ -303,6 +417,7 @@ EXPORT void fake_cupti_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t star
 {
     if (!fake_cupti_enabled(kind))
         return;
+    use_slot(thread_slot());
     /* one record per kind pushed: its innermost id */
     for (int i = ext.depth - 1; i >= 0 && F.enabled[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION];
          i--) {
@@ -337,15 +452,22 @@ EXPORT void fake_cupti_host_record(const CUpti_Activity *rec, size_t size)
 {
     if (!kind_on(rec))
         return;
+    use_slot(thread_slot());
     F.made++;
     put(rec, size);
 }
 
-EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end)
+EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,
+                                     uint32_t context)
 {
     if (!kind_on(rec) || size > sizeof(F.pend[0].rec))
         return;
     F.made++;
+    if (F.work_first) { /* before the call's own records, timestamps already known */
+        use_slot(0);
+        put(rec, size);
+        return;
+    }
     if (F.n_pend == MAX_PENDING) {
         F.dropped++;
         F.dropped_unread++;
@@ -355,15 +477,17 @@ EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uin
     memcpy(p->rec, rec, size);
     p->size = size;
     p->end = end;
+    p->context = context;
 }
 
-EXPORT void fake_cupti_synchronize(void)
+EXPORT void fake_cupti_synchronize(uint32_t context)
 {
     for (;;) {
         pthread_mutex_lock(&F.lock);
         uint64_t last = 0;
         for (size_t i = 0; i < F.n_pend; i++)
-            last = F.pend[i].end > last ? F.pend[i].end : last;
+            if (F.pend[i].context == context && F.pend[i].end > last)
+                last = F.pend[i].end;
         pthread_mutex_unlock(&F.lock);
         uint64_t now = fake_cupti_now();
         if (last <= now)
@@ -373,15 +497,24 @@ EXPORT void fake_cupti_synchronize(void)
     }
 }
 
+/* The subscriber's callback if it enabled (domain, cbid), else NULL; its user data. */
+static CUpti_CallbackFunc enabled_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                           void **userdata)
+{
+    if ((unsigned)domain >= 4 || cbid >= 1024)
+        return NULL;
+    pthread_mutex_lock(&F.lock);
+    CUpti_CallbackFunc fn = F.subscribed && F.cb_enabled[domain][cbid] ? F.callback : NULL;
+    *userdata = F.userdata;
+    pthread_mutex_unlock(&F.lock);
+    return fn;
+}
+
 EXPORT void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 CUpti_ApiCallbackSite site)
 {
-    if ((unsigned)domain >= 4 || cbid >= 1024)
-        return;
-    pthread_mutex_lock(&F.lock);
-    CUpti_CallbackFunc fn = F.subscribed && F.cb_enabled[domain][cbid] ? F.callback : NULL;
-    void *userdata = F.userdata;
-    pthread_mutex_unlock(&F.lock);
+    void *userdata;
+    CUpti_CallbackFunc fn = enabled_callback(domain, cbid, &userdata);
     if (!fn)
         return;
     CUpti_CallbackData d;
@@ -391,11 +524,24 @@ EXPORT void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     fn(userdata, domain, cbid, &d);
 }
 
+EXPORT void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext ctx)
+{
+    void *userdata;
+    CUpti_CallbackFunc fn = enabled_callback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &userdata);
+    if (!fn)
+        return;
+    CUpti_ResourceData d;
+    memset(&d, 0, sizeof(d));
+    d.context = ctx;
+    fn(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+}
+
 EXPORT void fake_cupti_device_reset(void)
 {
     pthread_mutex_lock(&F.lock);
     F.dropped += F.n_pend;
     F.n_pend = 0;
+    use_slot(0);
     if (F.cur) { /* records not yet handed to the client are lost with the device state */
         F.delivered -= F.cur_records;
         F.dropped += F.cur_records;
@@ -408,6 +554,7 @@ EXPORT void fake_cupti_device_reset(void)
 
 EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 {
+    child_check(__func__);
     *version = F.old ? 120000 : CUPTI_API_VERSION;
     return CUPTI_SUCCESS;
 }
@@ -440,6 +587,7 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                   void *userdata)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
     CUptiResult rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     if (!F.busy && !F.subscribed) {
@@ -455,6 +603,7 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Call
 
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
+    child_check(__func__);
     if (subscriber != (CUpti_SubscriberHandle)&F || !F.subscribed)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -467,6 +616,7 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                        CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
+    child_check(__func__);
     if (subscriber != (CUpti_SubscriberHandle)&F || (unsigned)domain >= 4 || cbid >= 1024)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -477,6 +627,7 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
 
 EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 {
+    child_check(__func__);
     return type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? CUPTI_SUCCESS
                                                         : CUPTI_ERROR_INVALID_PARAMETER;
 }
@@ -484,6 +635,7 @@ EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                                   CUpti_BuffersCallbackCompleteFunc complete)
 {
+    child_check(__func__);
     if (!request || !complete)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -495,18 +647,20 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
 {
+    child_check(__func__);
     if (!fn)
         return CUPTI_ERROR_INVALID_PARAMETER;
     __atomic_store_n(&F.timestamp, fn, __ATOMIC_RELEASE);
     return CUPTI_SUCCESS;
 }
 
-static void dump_device(void)
+static void dump_device(uint32_t id)
 {
     CUpti_ActivityDevice5 d;
     memset(&d, 0, sizeof(d));
     d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-    d.id = 0;
+    d.id = id;
+    use_slot(0);
     d.name = "Simulated GPU (gprof-train tests)";
     d.globalMemorySize = 80ull << 30;
     d.computeCapabilityMajor = 9;
@@ -531,8 +685,8 @@ static CUptiResult enable(CUpti_ActivityKind kind, int dump)
         return CUPTI_ERROR_NOT_COMPATIBLE;
     pthread_mutex_lock(&F.lock);
     F.enabled[kind] = 1;
-    if (dump && kind == CUPTI_ACTIVITY_KIND_DEVICE)
-        dump_device();
+    for (uint32_t id = 0; dump && kind == CUPTI_ACTIVITY_KIND_DEVICE && id < 2; id++)
+        dump_device(id); /* fake_cuda.c's two devices */
     start_worker();
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;
@@ -540,16 +694,19 @@ static CUptiResult enable(CUpti_ActivityKind kind, int dump)
 
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+    child_check(__func__);
     return enable(kind, 0);
 }
 
 EXPORT CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 {
+    child_check(__func__);
     return enable(kind, 1);
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
+    child_check(__func__);
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -576,7 +733,12 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
+    if (!F.request) { /* before cuptiActivityRegisterCallbacks */
+        pthread_mutex_unlock(&F.lock);
+        return CUPTI_ERROR_INVALID_OPERATION;
+    }
     flush_locked((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
     if (F.late && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
         F.late_at = fake_cupti_now() + 50000000u;
@@ -588,6 +750,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 
 EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
     F.period_ms = ms;
     pthread_cond_signal(&F.wake);
@@ -597,6 +760,7 @@ EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {
+    child_check(__func__);
     (void)stream;
     if (ctx)
         return CUPTI_ERROR_INVALID_PARAMETER; /* one global queue, as in CUPTI 13 */
@@ -610,35 +774,79 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                           uint64_t id)
 {
+    child_check(__func__);
     if (ext.depth == MAX_EXT_DEPTH)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
     ext.kind[ext.depth] = kind;
     ext.id[ext.depth++] = id;
+    __atomic_add_fetch(&F.ext_open, 1, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                          uint64_t *last)
 {
+    child_check(__func__);
     if (ext.depth == 0 || ext.kind[ext.depth - 1] != kind)
         return CUPTI_ERROR_INVALID_PARAMETER;
     ext.depth--;
+    __atomic_sub_fetch(&F.ext_open, 1, __ATOMIC_RELAXED);
     if (last)
         *last = ext.id[ext.depth];
     return CUPTI_SUCCESS;
 }
 
+/* Kernel records have `queued` and `submitted` only when this is on (CUPTI 13: off). */
+EXPORT CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable)
+{
+    child_check(__func__);
+    __atomic_store_n(&F.latency, enable != 0, __ATOMIC_RELAXED);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT int fake_cupti_latency(void)
+{
+    return __atomic_load_n(&F.latency, __ATOMIC_RELAXED);
+}
+
 EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
+    child_check(__func__);
     *timestamp = fake_cupti_now();
     return CUPTI_SUCCESS;
 }
 
+/* Detach: every buffer goes back (a late one too), the worker ends, the client's callbacks
+ * and kinds are forgotten; any later call starts CUPTI again. */
 EXPORT CUptiResult cuptiFinalize(void)
 {
+    child_check(__func__);
     pthread_mutex_lock(&F.lock);
+    if (F.subscribed) {
+        pthread_mutex_unlock(&F.lock);
+        return CUPTI_ERROR_INVALID_OPERATION; /* unsubscribe first */
+    }
+    if (F.late_at) {
+        F.late_at = 0;
+        deliver_late();
+    }
+    flush_locked(1);
+    for (int i = 0; i < (F.n_slots ? F.n_slots : 1); i++) {
+        use_slot(i);
+        retire_current(0);
+    }
+    use_slot(0);
     F.stopping = 1;
     pthread_cond_signal(&F.wake);
+    while (F.worker_started)
+        pthread_cond_wait(&F.worker_gone, &F.lock);
+    F.stopping = 0;
+    F.request = NULL;
+    F.complete = NULL;
+    F.timestamp_was_set |= F.timestamp != NULL;
+    __atomic_store_n(&F.timestamp, NULL, __ATOMIC_RELEASE);
+    memset(F.enabled, 0, sizeof(F.enabled));
+    F.finalized++;
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;
 }

@@ -12,10 +12,23 @@
  *                 its own clock with cuptiActivityRegisterTimestampCallback
  *   hoard=N       a buffer takes N records, then a fresh one is requested while the old ones are
  *                 kept until the next flush (a slow consumer: the client's cap makes CUPTI drop)
+ *   work_first    device records (kernels, copies, sets) go into the buffer at launch, before
+ *                 the call's external-correlation and API records (CUPTI's records come in
+ *                 any order across buffers)
+ *   exit_race     a forced flush keeps an empty buffer, and as it ends a buffer is requested
+ *                 for another thread's first record (a thread still launching at exit)
+ *   per_thread    each thread fills a buffer of its own (CUPTI 13's default), device records go
+ *                 to CUPTI's own, and a flush hands that one back first: kernels arrive before
+ *                 the API records that launched them
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
+ * Always, as CUPTI 13 does: kernels' queued is 0 unless cuptiActivityEnableLatencyTimestamps;
+ * cuptiActivityFlushAll before cuptiActivityRegisterCallbacks fails; a buffer not 8-byte
+ * aligned is not used (counted as misaligned, its records dropped); a forked child's CUPTI call
+ * is written to FAKE_CUPTI_STATS.child.
  * FAKE_CUPTI_STATS=PATH writes the fake's counters as JSON at exit (records made, delivered,
- * dropped), for tests to compare with what the trace says. */
+ * dropped; cuptiFinalize calls; whether a client is still attached and buffers still held), for
+ * tests to compare with what the trace says. */
 #ifndef GP_TESTS_FAKE_CUPTI_H
 #define GP_TESTS_FAKE_CUPTI_H
 
@@ -39,14 +52,19 @@ void fake_cupti_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint
 void fake_cupti_host_record(const CUpti_Activity *rec, size_t size);
 /** Device work (kernel, memcpy, memset) that ends at `end`: delivered once it has ended; a
  * forced flush before that delivers it without timestamps, as real CUPTI does. */
-void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end);
-/** Wait until every device record has ended (what cuCtxSynchronize waits for). */
-void fake_cupti_synchronize(void);
+void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,
+                              uint32_t context);
+/** Wait until every device record of `context` has ended (what cuCtxSynchronize waits for). */
+void fake_cupti_synchronize(uint32_t context);
 /** Call the subscriber's callback for `cbid` of `domain` at `site`. */
 void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          CUpti_ApiCallbackSite site);
+/** A resource callback (CUPTI_CB_DOMAIN_RESOURCE) for `ctx`, if the subscriber enabled it. */
+void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext ctx);
 /** A device reset: device work and records not yet delivered are destroyed. */
 void fake_cupti_device_reset(void);
+/** @return whether latency timestamps are on (kernels' queued/submitted; off by default). */
+int fake_cupti_latency(void);
 /** @return whether `kind` is enabled (between enter and leave). */
 int fake_cupti_enabled(CUpti_ActivityKind kind);
 

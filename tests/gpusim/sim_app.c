@@ -2,9 +2,20 @@
  * traces they leave). Injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH, like `gprof-train
  * run -- CMD`), or, built as sim_app_linked, calling libprof itself before CUDA (like the trainer).
  *
- *   sim_app SCENARIO [--driver] [--threads N] [--steps N]
+ *   sim_app SCENARIO [--driver] [--threads N] [--steps N] [--devices N]
  *   work              NVTX ranges around allocations, pageable and pinned copies, a memset,
- *                     launches and a stream sync, on N threads (default 4), then exit
+ *                     launches and a stream sync, on N threads (default 4), then exit; thread
+ *                     i works on device i % N (--devices, default 1), device 1's buffers 4x
+ *                     as large
+ *   running_elsewhere_at_exit  a thread on device 1 launches a 300 ms kernel and ends; the
+ *                     main thread (device 0 current) exits without a sync
+ *   created_context_at_exit  a thread creates a context of its own (cuCtxCreate), launches a
+ *                     300 ms kernel in it and ends; the main thread exits without a sync
+ *   reload            a kernel of a module, the module unloaded and another loaded whose
+ *                     kernel reuses the first one's function entry (and name address)
+ *   window            (linked, --threads 1) steps of launches never synchronised, so work
+ *                     runs into the next step; a profiling schedule from SIM_SCHEDULE
+ *                     (wait,warmup,active)
  *   fork              work, a forked child that makes NVTX ranges and exits, more work
  *   sigterm           work, then SIGTERM to itself
  *   reset             work, a device reset (cudaDeviceReset), exit
@@ -41,8 +52,9 @@ void fake_cuda_device_reset(void);
         }                                                                                          \
     } while (0)
 
-static int driver_api, n_threads = 4, n_steps = 5;
+static int driver_api, n_threads = 4, n_steps = 5, n_devices = 1;
 static CUfunction fn_gemm, fn_relu;
+static CUcontext contexts[2];
 
 static void step(CUstream s, float *pinned, float *pageable, size_t n)
 {
@@ -66,10 +78,11 @@ static void step(CUstream s, float *pinned, float *pageable, size_t n)
 
 static void *worker(void *arg)
 {
-    (void)arg;
+    int device = (int)(intptr_t)arg % n_devices;
+    CHECK(cuCtxSetCurrent(contexts[device])); /* each thread has its own current context */
     fake_cuda_as_runtime(!driver_api);
     nvtxNameOsThreadA((uint32_t)gettid(), "sim worker");
-    size_t n = 1 << 16;
+    size_t n = (size_t)1 << (16 + 2 * device);
     float *pinned = NULL, *pageable = calloc(n, sizeof(float));
     CUstream s;
     CHECK(cuStreamCreate(&s, 0));
@@ -87,7 +100,7 @@ static void work(void)
     pthread_t t[64];
     int n = n_threads < 64 ? n_threads : 64;
     for (int i = 0; i < n; i++)
-        if (pthread_create(&t[i], NULL, worker, NULL) != 0)
+        if (pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i) != 0)
             exit(1);
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
@@ -96,12 +109,14 @@ static void work(void)
 static void setup(void)
 {
     CUdevice dev;
-    CUcontext ctx;
     CUmodule mod;
     CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
+    n_devices = n_devices < 1 ? 1 : n_devices > 2 ? 2 : n_devices;
+    for (int i = 0; i < n_devices; i++) {
+        CHECK(cuDeviceGet(&dev, i));
+        CHECK(cuDevicePrimaryCtxRetain(&contexts[i], dev));
+    }
+    CHECK(cuCtxSetCurrent(contexts[0]));
     CHECK(cuModuleLoadData(&mod, "fatbin"));
     CHECK(cuModuleGetFunction(&fn_gemm, mod, "_Z9sgemm_nn6ParamsIfE"));
     CHECK(cuModuleGetFunction(&fn_relu, mod, "relu_kernel"));
@@ -129,6 +144,65 @@ static void do_fork(void)
     }
     work();
 }
+
+static void *launch_long_on_device_1(void *arg)
+{
+    (void)arg;
+    CHECK(cuCtxSetCurrent(contexts[1]));
+    fake_cuda_as_runtime(!driver_api);
+    CHECK(cuLaunchKernel(fn_gemm, 300000, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
+    return NULL;
+}
+
+static void *launch_long_in_own_context(void *arg)
+{
+    (void)arg;
+    CUcontext ctx;
+    CHECK(cuCtxCreate(&ctx, NULL, 0, 0));
+    fake_cuda_as_runtime(!driver_api);
+    CHECK(cuLaunchKernel(fn_gemm, 300000, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
+    return NULL;
+}
+
+static void reload(void)
+{
+    CUmodule mod;
+    CUfunction fn;
+    fake_cuda_as_runtime(!driver_api);
+    CHECK(cuModuleLoadData(&mod, "fatbin v1"));
+    CHECK(cuModuleGetFunction(&fn, mod, "_Z9kernel_v1Pf"));
+    CHECK(cuLaunchKernel(fn, 5, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL));
+    CHECK(cuCtxSynchronize());
+    sleep_ms(1200); /* delivered (every 500 ms) and converted before the module goes */
+    CHECK(cuModuleUnload(mod));
+    CHECK(cuModuleLoadData(&mod, "fatbin v2"));
+    CHECK(cuModuleGetFunction(&fn, mod, "_Z9kernel_v2Pf"));
+    CHECK(cuLaunchKernel(fn, 5, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL));
+    CHECK(cuCtxSynchronize());
+}
+
+#ifdef SIM_LINKED
+/* Each step launches 3 ms of work and does not wait for it: the last launches of a step run in
+ * the next one, so the window's edges cut launch/work pairs. */
+static void window_steps(void)
+{
+    fake_cuda_as_runtime(!driver_api);
+    CUstream s;
+    CHECK(cuStreamCreate(&s, 0));
+    for (int i = 0; i < n_steps; i++) {
+        gp_prof_step();
+        CUdeviceptr d;
+        CHECK(cuMemAlloc(&d, 4096));
+        CHECK(cuLaunchKernel(fn_gemm, 1500, 1, 1, 256, 1, 1, 0, s, NULL, NULL));
+        CHECK(cuLaunchKernel(fn_relu, 1500, 1, 1, 128, 1, 1, 0, s, NULL, NULL));
+        CHECK(cuMemFree(d));
+        sleep_ms(2);
+    }
+    gp_prof_step_end();
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuStreamDestroy(s));
+}
+#endif
 
 static uint8_t own_buf[1 << 16];
 static void CUPTIAPI own_request(uint8_t **buf, size_t *size, size_t *max)
@@ -163,6 +237,22 @@ static void scenario(const char *name)
         nvtxRangePushA("last");
         CHECK(cuLaunchKernel(fn_gemm, 300000, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
         nvtxRangePop();
+    } else if (strcmp(name, "running_elsewhere_at_exit") == 0) {
+        pthread_t t;
+        if (n_devices < 2 || pthread_create(&t, NULL, launch_long_on_device_1, NULL) != 0)
+            exit(1);
+        pthread_join(t, NULL);
+    } else if (strcmp(name, "created_context_at_exit") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, launch_long_in_own_context, NULL) != 0)
+            exit(1);
+        pthread_join(t, NULL);
+    } else if (strcmp(name, "reload") == 0) {
+        reload();
+#ifdef SIM_LINKED
+    } else if (strcmp(name, "window") == 0) {
+        window_steps();
+#endif
     } else if (strcmp(name, "takeover") == 0) {
         work();
         cuptiActivityRegisterCallbacks(own_request, own_complete);
@@ -206,6 +296,8 @@ int main(int argc, char **argv)
             n_threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
             n_steps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--devices") == 0 && i + 1 < argc)
+            n_devices = atoi(argv[++i]);
     }
 #ifdef SIM_LINKED
     /* the trainer's order: the profiler first, then CUDA (device memory at setup is seen) */
@@ -222,6 +314,10 @@ int main(int argc, char **argv)
     gp_prof_options o;
     gp_prof_options_init(&o);
     o.output_path = out;
+    const char *sched = getenv("SIM_SCHEDULE");
+    if (sched &&
+        sscanf(sched, "%d,%d,%d", &o.schedule.wait, &o.schedule.warmup, &o.schedule.active) != 3)
+        return 2;
     gp_error err;
     if (gp_prof_init(&o, &err) != GP_OK)
         return 1;

@@ -138,6 +138,17 @@ def check_work(t, threads=THREADS, steps=STEPS, launch_cat="cuda_runtime", round
     check(ns(max(e["ts"] for e in dev)) > 0, "memory records on the trace clock")
 
 
+def check_external_ids(t):
+    """Every range has an External id, and each kernel carries its range's (\"forward\")."""
+    ranges = {e["args"]["External id"]: e["name"] for e in events(t, "user_annotation")
+              if "External id" in e.get("args", {})}
+    check(len(ranges) == len(events(t, "user_annotation")), "every range has an External id")
+    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    bad = [k for k in kernels if ranges.get(k["args"].get("External id")) != "forward"]
+    check(kernels and not bad, "%d of %d kernels carry their range's External id"
+          % (len(kernels) - len(bad), len(kernels)))
+
+
 def check_stats_delivered(run, t):
     s = run.stats
     check(s is not None, "the fake wrote its statistics")
@@ -145,11 +156,24 @@ def check_stats_delivered(run, t):
         check(s["dropped"] == 0, "the fake dropped nothing: %r" % s)
 
 
+def check_detached(run):
+    """After the session: kinds disabled, a last forced flush, unsubscribed, cuptiFinalize."""
+    s = run.stats or {}
+    check(s.get("finalized", 0) >= 1, "cuptiFinalize called: %r" % s)
+    check(s.get("attached") == 0, "nothing of libprof's left attached to CUPTI: %r" % s)
+    check(s.get("held") == 0, "no buffer left with CUPTI: %r" % s)
+    check(s.get("ext_open") == 0, "every external correlation id pushed was popped: %r" % s)
+
+
 def case_threads(d):
     r = Run(d, "work")
     t = r.trace()
     check_work(t)
     check_stats_delivered(r, t)
+    check_detached(r)
+    check(r.stats and r.stats["misaligned"] == 0, "every buffer 8-byte aligned: %r" % r.stats)
+    queued = {e["args"].get("queued") for e in gpu_work(t) if e["cat"] == "kernel"}
+    check(queued == {0}, "queued 0 without latency timestamps (CUPTI 13): %s" % queued)
     syncs = [e for e in events(t, "cuda_sync") if e["name"] == "Stream Sync"]
     check(len(syncs) == THREADS * STEPS, "a Stream Sync per step: %d" % len(syncs))
 
@@ -187,6 +211,7 @@ def case_linked(d):
     t = r.trace()
     check_work(t)
     check(t["gprof"].get("producer") == "api", "linked session: %r" % t["gprof"].get("producer"))
+    check_detached(r)
 
 
 def case_device_props(d):
@@ -208,6 +233,9 @@ def case_fork(d):
     check_work(t, THREADS, 2 * STEPS, rounds=2)
     child = [e for e in events(t, "user_annotation") if e["name"] == "child"]
     check(not child, "the forked child's ranges are not in the parent's trace")
+    calls = os.path.join(d, "fake_stats.json.child")
+    check(not os.path.exists(calls), "the forked child never called CUPTI: %s"
+          % (open(calls).read().split() if os.path.exists(calls) else ""))
 
 
 def case_sigterm(d):
@@ -310,6 +338,29 @@ def case_takeover(d):
     t = r.trace()
     st = t["gprof"].get("gpu_status", "")
     check("took over" in st, "gpu_status says another profiler took over CUPTI: %r" % st)
+    check(r.stats and r.stats["finalized"] == 0, "CUPTI not finalized under the other profiler: %r"
+          % r.stats)
+
+
+def case_exit_race(d):
+    """A buffer asked for by a thread still launching during the exit flush, still empty at
+    the next flush, is not another profiler taking over."""
+    r = Run(d, "work", ["--threads", "2"], fake="exit_race")
+    t = r.trace()
+    check_work(t, 2)
+    check(r.stats and r.stats["requests"] >= 2, "buffers were requested: %r" % r.stats)
+
+
+def case_per_thread(d):
+    """CUPTI 13's per-thread buffers: 40 threads each hold a buffer of libprof's at once (its
+    cap must not make CUPTI drop), and kernels come back before the API records that launched
+    them (still linked, still on their range's External id)."""
+    r = Run(d, "work", ["--threads", "40", "--steps", "2"], fake="per_thread")
+    t = r.trace()
+    check_work(t, 40, 2)
+    check_stats_delivered(r, t)
+    check(r.stats and r.stats["refused"] == 0, "no buffer refused: %r" % r.stats)
+    check_external_ids(t)
 
 
 def case_external_id(d):
@@ -317,12 +368,103 @@ def case_external_id(d):
     ops): each launch and its kernel carry the External id of the innermost range."""
     r = Run(d, "work", ["--threads", "2"])
     t = r.trace()
-    ranges = {e["args"]["External id"]: e for e in events(t, "user_annotation")
-              if "External id" in e.get("args", {})}
-    check(len(ranges) == len(events(t, "user_annotation")), "every range has an External id")
-    kernels = [e for e in gpu_work(t) if e["cat"] == "kernel"]
-    bad = [k for k in kernels if ranges.get(k["args"].get("External id"), {}).get("name") != "forward"]
-    check(kernels and not bad, "%d of %d kernels carry their range's External id" % (len(kernels) - len(bad), len(kernels)))
+    check_external_ids(t)
+
+
+def case_memory_threads(d):
+    """[memory] events are on the thread that allocated: CUPTI makes the memory record before
+    the API record of the call (its thread comes from that record)."""
+    r = Run(d, "work")
+    t = r.trace()
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"]
+    allocating = {e["tid"] for e in events(t, "cuda_runtime") if e["name"] in
+                  ("cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost")}
+    on = {e["tid"] for e in mem}
+    check(len(allocating) == THREADS, "%d allocating threads: %s" % (THREADS, allocating))
+    check(mem and on == allocating, "[memory] on the allocating threads %s: on %s"
+          % (sorted(allocating), sorted(on)))
+
+
+def case_work_first(d):
+    """Kernels, copies and sets before their API and external-correlation records: still linked
+    to their launch, still carrying their range's External id."""
+    r = Run(d, "work", ["--threads", "2"], fake="work_first")
+    t = r.trace()
+    check_work(t, 2)
+    check_external_ids(t)
+
+
+def case_two_devices(d):
+    """Threads on two devices: peak device memory is the fullest device's (device 1 allocates
+    4x as much), and each device has its GPU row."""
+    r = Run(d, "work", ["--devices", "2"])
+    t = r.trace()
+    check_work(t)
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"
+           and e["args"]["Device Type"] == 1]
+    peaks = {}
+    for e in mem:
+        dev = e["args"]["Device Id"]
+        peaks[dev] = max(peaks.get(dev, 0), e["args"]["Total Allocated"])
+    check(sorted(peaks) == [0, 1], "memory on devices 0 and 1: %s" % sorted(peaks))
+    got = t["gprof"].get("peak_device_memory_allocated")
+    check(got == max(peaks.values(), default=-1), "peak_device_memory_allocated %r is the "
+          "fullest device's: %s" % (got, peaks))
+    check({e["pid"] for e in gpu_work(t)} == {0, 1}, "GPU work on both devices")
+
+
+def case_running_elsewhere_at_exit(d):
+    """A kernel still running at exit on another thread's context (device 1): the exit sync
+    waits for every context, not the exiting thread's only."""
+    r = Run(d, "running_elsewhere_at_exit", ["--devices", "2"])
+    t = r.trace()
+    k = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    check(len(k) == 1 and ns(k[0]["dur"]) >= 300_000_000 and k[0]["pid"] == 1,
+          "the 300 ms kernel on device 1 has its timestamps: %s" % k)
+    warn = " ".join(t["gprof"].get("warnings", []))
+    check("no timestamps" not in warn, "no missing-timestamp warning: %s" % warn)
+
+
+def case_created_context_at_exit(d):
+    """A kernel still running at exit in a context another thread created (cuCtxCreate, not a
+    primary context): the exit sync waits for the contexts created during the session too."""
+    r = Run(d, "created_context_at_exit")
+    t = r.trace()
+    k = [e for e in gpu_work(t) if e["cat"] == "kernel"]
+    check(len(k) == 1 and ns(k[0]["dur"]) >= 300_000_000 and k[0]["args"]["context"] == 3,
+          "the 300 ms kernel in the created context has its timestamps: %s" % k)
+
+
+def case_reload(d):
+    """A module reloaded: its new kernel reuses the old one's name address; each keeps its name."""
+    r = Run(d, "reload")
+    names = sorted(e["name"] for e in gpu_work(r.trace()) if e["cat"] == "kernel")
+    # mangled, or demangled where the process has the C++ runtime (the sanitizer builds)
+    check(len(names) == 2 and "kernel_v1" in names[0] and "kernel_v2" in names[1],
+          "both kernels by their names: %s" % names)
+
+
+def case_window(d):
+    """A profiling window whose edges cut launches from their work (work runs into the next
+    step): every flow has both ends, and no [memory] instant is outside the window's steps."""
+    r = Run(d, "window", ["--threads", "1", "--steps", "8"], linked=True,
+            extra_env={"SIM_SCHEDULE": "2,1,3"})
+    t = r.trace()
+    starts = {e["id"] for e in events(t, "ac2g", "s")}
+    ends = {e["id"] for e in events(t, "ac2g", "f")}
+    check(starts and starts == ends, "flows with one end: %d starts without an end, %d ends "
+          "without a start" % (len(starts - ends), len(ends - starts)))
+    steps = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events(t)
+             if e["name"].startswith("ProfilerStep#")]
+    check(len(steps) == 3, "3 active steps: %d" % len(steps))
+    mem = [e for e in events(t, None, "i") if e["name"] == "[memory]"]
+    outside = [e for e in mem if not any(a <= ns(e["ts"]) < b for a, b in steps)]
+    check(mem and not outside, "%d of %d [memory] instants outside the window's steps"
+          % (len(outside), len(mem)))
+    work = gpu_work(t)
+    late = [e for e in work if not any(a <= ns(e["ts"]) < b for a, b in steps)]
+    check(work and not late, "%d of %d kernels start outside the window's steps"
+          % (len(late), len(work)))
 
 
 def main():

@@ -64,8 +64,7 @@ static void test_launch_kernel_flow(void)
     GP_ASSERT_CONTAINS(s, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":4242,"
                           "\"tid\":4300,\"ts\":1.000,\"dur\":2.500,\"args\":{\"cbid\":211,"
                           "\"correlation\":7}}");
-    GP_ASSERT_CONTAINS(s, "{\"ph\":\"s\",\"id\":7,\"pid\":4242,\"tid\":4300,\"ts\":1.000,"
-                          "\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+    GP_CHECK(strstr(s, "\"ph\":\"s\"") == NULL); /* the flow is written with its work */
     out.len = 0;
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
@@ -88,8 +87,92 @@ static void test_launch_kernel_flow(void)
     GP_ASSERT_CONTAINS(s, "\"correlation\":7");
     GP_ASSERT_CONTAINS(s, "\"registers per thread\":64,\"shared memory\":8192");
     GP_ASSERT_CONTAINS(s, "\"grid\":[66,1,1],\"block\":[128,1,1]");
+    GP_ASSERT_CONTAINS(s, "{\"ph\":\"s\",\"id\":7,\"pid\":4242,\"tid\":4300,\"ts\":1.000,"
+                          "\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
     GP_ASSERT_CONTAINS(s, "{\"ph\":\"f\",\"id\":7,\"pid\":0,\"tid\":7,\"ts\":1234.567,"
                           "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+}
+
+static CUpti_ActivityKernel10 kernel_rec(uint32_t corr, const char *name)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = BASE + 50000;
+    k.end = BASE + 60000;
+    k.streamId = 7;
+    k.correlationId = corr;
+    k.name = name;
+    return k;
+}
+
+/* Records come in any order across CUPTI's buffers: a kernel before its external-correlation
+ * and API records waits for them, and gets its External id and both flow ends. */
+static void test_kernel_before_its_api_record(void)
+{
+    reset();
+    CUpti_ActivityKernel10 k = kernel_rec(40, "early_kernel");
+    GP_ASSERT_STR_EQ(convert(&k), "");
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof(x));
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalId = 777;
+    x.correlationId = 40;
+    GP_ASSERT_STR_EQ(convert(&x), "");
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 40, 10, 20);
+    a.threadId = 4301;
+    const char *s = convert(&a);
+    GP_ASSERT_CONTAINS(s, "\"name\":\"early_kernel\"");
+    GP_ASSERT_CONTAINS(s, "\"args\":{\"External id\":777,\"device\":0");
+    GP_ASSERT_CONTAINS(s, "{\"ph\":\"s\",\"id\":40,\"pid\":4242,\"tid\":4301");
+    GP_ASSERT_CONTAINS(s, "{\"ph\":\"f\",\"id\":40,\"pid\":0,\"tid\":7");
+    GP_ASSERT_EQ_INT(conv.n_pend, 0);
+}
+
+/* A [memory] record before its API record takes the allocating thread from it. */
+static void test_memory_before_its_api_record(void)
+{
+    reset();
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.address = 0x1000;
+    m.bytes = 64;
+    m.timestamp = BASE + 5;
+    m.correlationId = 41;
+    GP_ASSERT_STR_EQ(convert(&m), "");
+    CUpti_ActivityAPI a = api_rec(17, 41, 0, 10);
+    a.threadId = 4302;
+    GP_ASSERT_CONTAINS(convert(&a), "\"name\":\"[memory]\",\"pid\":4242,\"tid\":4302");
+}
+
+/* Work whose API record never came is written at the end, without a flow. */
+static void test_waiting_work_written_at_finish(void)
+{
+    reset();
+    CUpti_ActivityKernel10 k = kernel_rec(42, "orphan");
+    GP_ASSERT_STR_EQ(convert(&k), "");
+    cupti_conv_finish(&conv, &out);
+    out.buf[out.len] = '\0';
+    GP_ASSERT_CONTAINS(out.buf, "\"name\":\"orphan\"");
+    GP_CHECK(strstr(out.buf, "ac2g") == NULL);
+    GP_ASSERT_EQ_INT(conv.n_pend, 0);
+}
+
+/* A reloaded module can put another kernel's name at the same address. */
+static void test_kernel_name_by_text_not_address(void)
+{
+    reset();
+    conv.wait_for_api = 0;
+    static char name[32];
+    snprintf(name, sizeof(name), "first_kernel");
+    CUpti_ActivityKernel10 k = kernel_rec(43, name);
+    GP_ASSERT_CONTAINS(convert(&k), "\"name\":\"first_kernel\"");
+    out.len = 0;
+    snprintf(name, sizeof(name), "second_kernel");
+    GP_ASSERT_CONTAINS(convert(&k), "\"name\":\"second_kernel\"");
 }
 
 static void test_non_launch_api_has_no_flow(void)
@@ -120,6 +203,7 @@ static CUpti_ActivityMemcpy6 copy_rec(unsigned src, unsigned dst, unsigned kind)
 static void test_memcpy_names_pageable_and_pinned(void)
 {
     reset();
+    conv.wait_for_api = 0; /* no API records enabled */
     CUpti_ActivityMemcpy6 m =
             copy_rec(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
                      CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
@@ -178,12 +262,20 @@ static void test_memory_accounting(void)
     GP_ASSERT_CONTAINS(s, "\"Device Type\":1,\"Device Id\":0,\"Addr\":139637976727552,"
                           "\"Bytes\":1000,\"Total Allocated\":1000,\"Total Reserved\":1000");
     out.len = 0;
+    conv.wait_for_api = 0; /* the rest have no API record */
     m = mem_rec(1, 0x7f0000100000ULL, 500, 22);
     GP_ASSERT_CONTAINS(convert(&m), "\"Bytes\":500,\"Total Allocated\":1500");
     out.len = 0;
     m = mem_rec(0, 0x7f0000000000ULL, 0, 23); /* a free without its size */
     GP_ASSERT_CONTAINS(convert(&m), "\"Bytes\":-1000,\"Total Allocated\":500");
     GP_ASSERT_EQ_INT(conv.peak[0], 1500);
+    m = mem_rec(1, 0x7f0000200000ULL, 4000, 24);
+    m.deviceId = 1; /* the peak of the fullest device, not device 0's */
+    convert(&m);
+    out.len = 0;
+    cupti_conv_config(&conv, &out);
+    out.buf[out.len] = '\0';
+    GP_ASSERT_CONTAINS(out.buf, "\"peak_device_memory_allocated\":4000");
 }
 
 static void test_sync_waits_on_event_stream(void)
@@ -283,17 +375,17 @@ static void test_device_properties(void)
  * doubled it (gpusim_drops checks the count end to end against the simulated CUPTI's). */
 static void test_refused_buffers_are_not_counted_twice(void)
 {
-    uint8_t *bufs[40];
+    uint8_t *bufs[CUPTI_MAX_HELD + 8];
     size_t size, maxn;
     int got = 0;
-    for (int i = 0; i < 40; i++) {
+    for (size_t i = 0; i < CUPTI_MAX_HELD + 8; i++) {
         cupti_buffer_requested(&bufs[i], &size, &maxn);
         got += bufs[i] != NULL;
         GP_CHECK(((uintptr_t)bufs[i] & 7) == 0); /* CUPTI needs 8-byte aligned buffers */
     }
-    GP_ASSERT_EQ_INT(got, 32); /* 256 MiB cap / 8 MiB buffers */
+    GP_ASSERT_EQ_INT(got, 256); /* 256 MiB cap / 1 MiB buffers: a buffer for each of 256 threads */
     GP_ASSERT_EQ_INT(prof_gpu_dropped(), 0);
-    for (int i = 0; i < 40; i++)
+    for (size_t i = 0; i < CUPTI_MAX_HELD + 8; i++)
         if (bufs[i])
             cupti_buffer_completed(NULL, 0, bufs[i], size, 0);
     gp_prof_options o;
@@ -316,6 +408,10 @@ int main(void)
 {
     GP_RUN(test_launch_kernel_flow);
     GP_RUN(test_non_launch_api_has_no_flow);
+    GP_RUN(test_kernel_before_its_api_record);
+    GP_RUN(test_memory_before_its_api_record);
+    GP_RUN(test_waiting_work_written_at_finish);
+    GP_RUN(test_kernel_name_by_text_not_address);
     GP_RUN(test_memcpy_names_pageable_and_pinned);
     GP_RUN(test_memset_name);
     GP_RUN(test_memory_accounting);

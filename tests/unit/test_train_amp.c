@@ -5,6 +5,18 @@
 
 #include <float.h>
 
+/* The CUDA backend refuses --amp bf16 on compute capability 7.5 before training. */
+static void test_bf16_needs_cc80(void)
+{
+    const char *why = amp_device_refusal(AMP_BF16, 7, 5);
+    GP_CHECK(why != NULL);
+    GP_ASSERT_CONTAINS(why, "compute capability 8.0");
+    GP_CHECK(amp_device_refusal(AMP_BF16, 8, 0) == NULL);
+    GP_CHECK(amp_device_refusal(AMP_BF16, 12, 0) == NULL);
+    GP_CHECK(amp_device_refusal(AMP_FP16, 7, 5) == NULL);
+    GP_CHECK(amp_device_refusal(AMP_OFF, 7, 5) == NULL);
+}
+
 static void test_defaults(void)
 {
     struct amp_scaler s;
@@ -58,6 +70,7 @@ static void test_no_growth_to_inf(void)
 
 int main(void)
 {
+    GP_RUN(test_bf16_needs_cc80);
     GP_RUN(test_defaults);
     GP_RUN(test_growth);
     GP_RUN(test_backoff_and_skip);

@@ -4,6 +4,8 @@
 #ifndef GP_TRAINER_AMP_H
 #define GP_TRAINER_AMP_H
 
+#include <stddef.h>
+
 enum amp_mode { AMP_OFF, AMP_FP16, AMP_BF16 };
 
 #define AMP_INIT_SCALE      65536.0f
@@ -16,6 +18,16 @@ struct amp_scaler {
     int growth_tracker; /* consecutive good steps since the last change */
     long long skipped;  /* steps skipped because of inf/nan */
 };
+
+/* Why `mode` cannot run on a GPU of compute capability major.minor, or NULL if it can: bf16
+ * needs 8.0 (cuDNN's bf16 convolutions and cuBLAS's bf16 GEMMs; Turing, 7.5, has neither). */
+static inline const char *amp_device_refusal(enum amp_mode mode, int major, int minor)
+{
+    if (mode == AMP_BF16 && major * 10 + minor < 80)
+        return "--amp bf16 needs a GPU of compute capability 8.0 or newer (Ampere); use --amp "
+               "fp16 or --amp off";
+    return NULL;
+}
 
 /* GradScaler's defaults. */
 void amp_scaler_init(struct amp_scaler *s);

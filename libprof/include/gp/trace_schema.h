@@ -56,7 +56,7 @@
 #define GP_CFG_FLUSH_INTERVAL     "flush_interval_ms"   /* libprof: the writer's pass period */
 #define GP_CFG_RECORD_COST        "record_cost_ns" /* libprof: one range's cost, measured at init */
 #define GP_CFG_COMPLETE           "complete"       /* bool: false while written / if cut off */
-#define GP_CFG_PEAK_DEVICE_MEMORY "peak_device_memory_allocated" /* bytes, device 0, CUPTI */
+#define GP_CFG_PEAK_DEVICE_MEMORY "peak_device_memory_allocated" /* bytes, fullest GPU, CUPTI */
 #define GP_CFG_CLOCK_REALTIME_NS  "clock_realtime_ns"            /* anchor pair read together */
 #define GP_CFG_CLOCK_MONOTONIC_NS "clock_monotonic_ns"
 

@@ -3,16 +3,17 @@
 
 #include <string.h>
 
+/* NaN propagates, as in PyTorch (an overflow must reach the loss scaler, not become 0). */
 void cpu_relu_forward(float *y, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        y[i] = x[i] <= 0.0f ? 0.0f : x[i];
 }
 
 void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        dx[i] = y[i] <= 0.0f ? 0.0f : dy[i];
 }
 
 void cpu_maxpool2_forward(float *y, int32_t *arg, const float *x, int n, int c, int h, int w)

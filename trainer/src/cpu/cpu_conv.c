@@ -91,7 +91,7 @@ static void scatter_out(const struct cpu_conv3 *c, float *y, const float *b, int
             float *dst = y + ((size_t)i * c->cout + o) * hw, bo = b[o];
             if (c->relu)
                 for (size_t p = 0; p < hw; p++)
-                    dst[p] = src[p] + bo > 0.0f ? src[p] + bo : 0.0f;
+                    dst[p] = src[p] + bo <= 0.0f ? 0.0f : src[p] + bo; /* NaN stays */
             else
                 for (size_t p = 0; p < hw; p++)
                     dst[p] = src[p] + bo;
@@ -121,7 +121,7 @@ static void gather_dy(const struct cpu_conv3 *c, float *db, const float *dy, con
             size_t off = ((size_t)i * c->cout + o) * hw;
             float *dst = c->tmp + o * ld + i * hw, s = 0.0f;
             for (size_t p = 0; p < hw; p++) {
-                dst[p] = !c->relu || y[off + p] > 0.0f ? dy[off + p] : 0.0f;
+                dst[p] = c->relu && y[off + p] <= 0.0f ? 0.0f : dy[off + p];
                 s += dst[p];
             }
             db[o] += s;

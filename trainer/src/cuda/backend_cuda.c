@@ -163,6 +163,9 @@ static gp_status cuda_open(struct backend **out, const struct backend_config *cf
     *out = NULL;
     CU_TRY(cudaSetDevice(0), err);
     CU_TRY(cudaGetDeviceProperties(&prop, 0), err);
+    const char *refused = amp_device_refusal(cfg->amp, prop.major, prop.minor);
+    GP_FAIL_IF(refused, GP_EINVAL, err, "%s: GPU 0 (%s) has compute capability %d.%d", refused,
+               prop.name, prop.major, prop.minor);
     snprintf(device_name, name_cap, "%s", prop.name);
     *device_memory = (long long)prop.totalGlobalMem;
     struct backend *b = calloc(1, sizeof(*b));

@@ -1,7 +1,9 @@
 /* 3x3 convolutions on cuDNN's legacy API (NCHW, fp32 compute, tensor-op math for fp16/bf16).
- * Descriptors and algorithms are cached per (layer, batch size); --cudnn-benchmark times the
- * candidates once per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's
- * heuristics pick. The workspace is a fixed slice of the arena: no allocation in a step. */
+ * Descriptors are cached per (layer, batch size), the least recently used replaced; the
+ * algorithms chosen are kept apart, for up to CONV_MEMO batch sizes per layer, so a shape whose
+ * descriptors were replaced never searches again: --cudnn-benchmark times the candidates once
+ * per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's heuristics pick. The
+ * workspace is a fixed slice of the arena: no allocation in a step. */
 #include "cuda_int.h"
 
 #include <stdlib.h>
@@ -21,6 +23,7 @@
         } while (0)
 
 #    define ALGO_CANDIDATES 8
+#    define CONV_MEMO       64 /* algorithm choices kept per layer (batch sizes) */
 
 struct conv_shape {
     int n; /* batch size these descriptors are for; 0 = unused */
@@ -31,13 +34,24 @@ struct conv_shape {
     cudnnConvolutionBwdDataAlgoPerf_t bwd_data;
     cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter;
     int have_fwd;
-    int have_bwd; /* 1: filter algorithm chosen, 2: data algorithm too */
+    int have_bwd;       /* 1: filter algorithm chosen, 2: data algorithm too */
+    long long last_use; /* the least recently used set of descriptors is replaced */
+};
+
+/* The algorithms chosen for (layer, batch size n), kept when its descriptors are replaced. */
+struct conv_memo {
+    int n; /* 0 = unused */
+    cudnnConvolutionFwdAlgoPerf_t fwd;
+    cudnnConvolutionBwdDataAlgoPerf_t bwd_data;
+    cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter;
+    int have_fwd, have_bwd;
 };
 
 struct conv_state {
     cudnnHandle_t h;
     struct conv_shape s[MODEL_MAX_LAYERS][CUDA_CONV_CACHE];
-    int next_evict[MODEL_MAX_LAYERS];
+    struct conv_memo memo[MODEL_MAX_LAYERS][CONV_MEMO];
+    long long uses;
 };
 
 static cudnnDataType_t dn_type(enum cuk_dtype dt)
@@ -175,18 +189,59 @@ static gp_status choose_bwd(struct backend *b, struct conv_shape *s, void *dx, v
     return GP_OK;
 }
 
-/* The cached shape for (layer, current batch size), created on first use. */
+/* The memo entry of (layer, n): found, else a free one (NULL when all CONV_MEMO are taken). */
+static struct conv_memo *memo_for(struct backend *b, int layer, int n)
+{
+    struct conv_memo *row = b->conv->memo[layer], *free_entry = NULL;
+    for (int k = 0; k < CONV_MEMO; k++) {
+        if (row[k].n == n)
+            return &row[k];
+        if (!row[k].n && !free_entry)
+            free_entry = &row[k];
+    }
+    if (free_entry)
+        free_entry->n = n;
+    return free_entry;
+}
+
+/* Keep the algorithms `s` has for its layer and batch size. */
+static void memo_save(struct backend *b, int layer, const struct conv_shape *s)
+{
+    struct conv_memo *m = memo_for(b, layer, s->n);
+    if (!m)
+        return;
+    m->fwd = s->fwd;
+    m->bwd_data = s->bwd_data;
+    m->bwd_filter = s->bwd_filter;
+    m->have_fwd = s->have_fwd;
+    m->have_bwd = s->have_bwd;
+}
+
+/* The cached shape for (layer, current batch size), created on first use in place of the least
+ * recently used one, with the algorithms chosen for it before. */
 static gp_status shape_for(struct backend *b, int layer, struct conv_shape **out, gp_error *err)
 {
-    struct conv_shape *row = b->conv->s[layer];
-    for (int k = 0; k < CUDA_CONV_CACHE; k++)
+    struct conv_shape *row = b->conv->s[layer], *s = &row[0];
+    for (int k = 0; k < CUDA_CONV_CACHE; k++) {
         if (row[k].n == b->n) {
             *out = &row[k];
+            row[k].last_use = ++b->conv->uses;
             return GP_OK;
         }
-    struct conv_shape *s = &row[b->conv->next_evict[layer]++ % CUDA_CONV_CACHE];
+        if (row[k].last_use < s->last_use)
+            s = &row[k];
+    }
     destroy_shape(s);
     GP_TRY(set_descriptors(b, &b->spec.l[layer], s, b->n, err));
+    s->last_use = ++b->conv->uses;
+    const struct conv_memo *m = memo_for(b, layer, b->n);
+    if (m) {
+        s->fwd = m->fwd;
+        s->bwd_data = m->bwd_data;
+        s->bwd_filter = m->bwd_filter;
+        s->have_fwd = m->have_fwd;
+        s->have_bwd = m->have_bwd;
+    }
     *out = s;
     return GP_OK;
 }
@@ -196,8 +251,10 @@ gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, co
 {
     struct conv_shape *s;
     GP_TRY(shape_for(b, layer, &s, err));
-    if (!s->have_fwd)
+    if (!s->have_fwd) {
         GP_TRY(choose_fwd(b, s, y, x, w, err));
+        memo_save(b, layer, s);
+    }
     const float one = 1.0f, zero = 0.0f;
     CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->fwd.mathType), err);
     CUDNN_TRY(cudnnConvolutionForward(b->conv->h, &one, s->x, x, s->w, w, s->conv, s->fwd.algo,
@@ -211,8 +268,10 @@ gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const 
 {
     struct conv_shape *s;
     GP_TRY(shape_for(b, layer, &s, err));
-    if (s->have_bwd < 1 + (dx != NULL))
+    if (s->have_bwd < 1 + (dx != NULL)) {
         GP_TRY(choose_bwd(b, s, dx, dw, dy, x, w, err));
+        memo_save(b, layer, s);
+    }
     const float one = 1.0f, zero = 0.0f;
     CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->bwd_filter.mathType), err);
     CUDNN_TRY(cudnnConvolutionBackwardFilter(b->conv->h, &one, s->x, x, s->y, dy, s->conv,

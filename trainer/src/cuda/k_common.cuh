@@ -8,11 +8,16 @@
 #include <cuda_fp16.h>
 
 #define CUK_THREADS 256
+/* The grid cap: past CUK_MAX_BLOCKS * CUK_THREADS elements the grid-stride loops loop. Tests
+ * on the CPU (tests/cudacpu) lower it so that they do, at sizes a CPU can run. */
+#ifndef CUK_MAX_BLOCKS
+#    define CUK_MAX_BLOCKS (65535 * 16)
+#endif
 
 static inline unsigned cuk_blocks(size_t n)
 {
     size_t b = (n + CUK_THREADS - 1) / CUK_THREADS;
-    return (unsigned)(b < 65535 * 16 ? (b ? b : 1) : 65535 * 16);
+    return (unsigned)(b < CUK_MAX_BLOCKS ? (b ? b : 1) : CUK_MAX_BLOCKS);
 }
 
 template <typename T> __device__ __forceinline__ float to_f(T x);

@@ -31,10 +31,11 @@ extern "C" void cuk_cast_from_f32(enum cuk_dtype dt, void *dst, const float *src
     CUK_DISPATCH(dt, cast_launch, dst, src, n, s);
 }
 
+// NaN stays NaN, as in PyTorch: an fp16 overflow must reach the loss scaler, not become 0
 template <typename T> __global__ void relu_fwd_kernel(T *y, const T *x, size_t n)
 {
     CUK_GRID_LOOP(i, n)
-    y[i] = to_f(x[i]) > 0.0f ? x[i] : from_f<T>(0.0f);
+    y[i] = to_f(x[i]) <= 0.0f ? from_f<T>(0.0f) : x[i];
 }
 
 template <typename T> static void relu_fwd_launch(void *y, const void *x, size_t n, cudaStream_t s)
@@ -50,7 +51,7 @@ extern "C" void cuk_relu_fwd(enum cuk_dtype dt, void *y, const void *x, size_t n
 template <typename T> __global__ void relu_bwd_kernel(T *dx, const T *dy, const T *y, size_t n)
 {
     CUK_GRID_LOOP(i, n)
-    dx[i] = to_f(y[i]) > 0.0f ? dy[i] : from_f<T>(0.0f);
+    dx[i] = to_f(y[i]) <= 0.0f ? from_f<T>(0.0f) : dy[i]; // PyTorch's threshold_backward
 }
 
 template <typename T>
