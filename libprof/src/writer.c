@@ -747,6 +747,9 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
                             prof_writer_g.out.err[0] ? prof_writer_g.out.err : "header too large");
     }
     prof_out_str(&prof_writer_g.out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
+    /* In the file (and decodable) now: a program that dies before the first pass leaves a
+     * trace with no events, which reads as incomplete, not as a file cut inside its header. */
+    prof_out_flush(&prof_writer_g.out, 1);
     sem_init(&prof_writer_g.wake, 0, 0);
     sigset_t block, old;
     sigemptyset(&block);
