@@ -311,6 +311,7 @@ static void conv_api(cupti_conv *c, prof_out *o, const CUpti_ActivityAPI *a, int
         c->corr_ext[s] = 0;
     }
     c->corr_tid[s] = a->threadId;
+    c->corr_t0[s] = a->start;
     const char *name = prof_name_str(api_name(c, driver, a->cbid));
     begin(o, 'X', driver ? GP_CAT_CUDA_DRIVER : GP_CAT_CUDA_RUNTIME, name ? name : "?", c->pid,
           a->threadId, (int64_t)a->start);
@@ -482,6 +483,18 @@ static int has_time(uint64_t start, uint64_t end)
     return start != 0 || end != 0;
 }
 
+/* The capture-health ledger: GPU work that ends before it starts, or starts before the API call
+ * that launched it (when that call's record came first). @return has_time(start, end). */
+static int check_time(cupti_conv *c, uint32_t corr, uint64_t start, uint64_t end)
+{
+    if (!has_time(start, end))
+        return 0;
+    uint32_t s = corr & (CUPTI_CORR_SLOTS - 1);
+    c->end_before_start += end < start;
+    c->before_launch += c->corr_id[s] == corr && c->corr_t0[s] > start;
+    return 1;
+}
+
 void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
 {
     c->records++;
@@ -489,7 +502,7 @@ void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)r;
-        if (!has_time(k->start, k->end))
+        if (!check_time(c, k->correlationId, k->start, k->end))
             c->no_timestamp++;
         else if (!prof_window_contains((int64_t)k->start))
             c->outside_window++;
@@ -499,7 +512,7 @@ void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)r;
-        if (!has_time(m->start, m->end))
+        if (!check_time(c, m->correlationId, m->start, m->end))
             c->no_timestamp++;
         else if (prof_window_contains((int64_t)m->start))
             conv_memcpy(c, o, m);
@@ -507,7 +520,7 @@ void cupti_conv_record(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)r;
-        if (!has_time(m->start, m->end))
+        if (!check_time(c, m->correlationId, m->start, m->end))
             c->no_timestamp++;
         else if (prof_window_contains((int64_t)m->start))
             conv_memset(c, o, m);

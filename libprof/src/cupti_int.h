@@ -82,6 +82,7 @@ typedef struct cupti_conv {
     uint32_t corr_id[CUPTI_CORR_SLOTS];
     uint32_t corr_tid[CUPTI_CORR_SLOTS];
     uint64_t corr_ext[CUPTI_CORR_SLOTS];
+    uint64_t corr_t0[CUPTI_CORR_SLOTS]; /* the API call's start: kernels never start before it */
     /* live device allocations (address -> bytes) and totals per device (index 16 = host) */
     uint64_t addr[CUPTI_ADDR_SLOTS];
     uint64_t addr_bytes[CUPTI_ADDR_SLOTS];
@@ -102,6 +103,7 @@ typedef struct cupti_conv {
     const char *kname_ptr[256];
     uint32_t kname_id[256];
     uint64_t records, no_timestamp, outside_window;
+    uint64_t end_before_start, before_launch; /* timed GPU work with impossible times */
     cupti_demangle_fn demangle; /* the C++ runtime's __cxa_demangle, when the process has one */
     int demangle_looked;
 } cupti_conv;

@@ -496,6 +496,12 @@ void prof_gpu_ensure_started(void);
 void prof_gpu_after_fork(void);
 /** @return records CUPTI dropped so far. */
 uint64_t prof_gpu_dropped(void);
+/** GPU activity records converted so far and, of the timed ones, those with impossible times
+ * (the capture-health ledger). Writer thread. */
+typedef struct prof_gpu_health {
+    uint64_t records, no_timestamp, end_before_start, before_launch, outside_window;
+} prof_gpu_health;
+void prof_gpu_health_get(prof_gpu_health *h);
 /** Link the GPU work launched inside a range to it: CUPTI's external correlation stack
  * (cuptiActivityPushExternalCorrelationId), as Kineto does for ops. Only while gpu_ext is set. */
 void prof_gpu_ext_push(uint64_t id);
@@ -627,6 +633,10 @@ typedef struct prof_writer_state {
     size_t n_async, cap_async;
     int64_t last_sync_ns, last_header_ns;
     int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
+    /* the capture-health ledger: records drained by kind (enum prof_rec_kind), and the most a
+     * pass found its oldest record waiting (ns) */
+    uint64_t n_kind[8];
+    int64_t max_behind_ns;
     char thread_tail[64];            /* the current thread's ,"pid":P,"tid":T,"ts": */
     size_t thread_tail_len;
     int meta_tids[PROF_MAX_TIDS]; /* thread names, read for the metadata */

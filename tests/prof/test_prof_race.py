@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_prof_race.py: threads whose first NVTX call races NVTX's initialisation (issue 23) must
 lose nothing: every range present and nested on its thread, every mark and start/end range there,
-and nothing dropped or warned about. nvtx_race (injected: NVTX_INJECTION64_PATH) or
+nothing dropped or warned about, and the capture-health ledger ("health_*") counting each record. nvtx_race (injected: NVTX_INJECTION64_PATH) or
 nvtx_race_linked (libprof linked and started first), 4 and 16 threads, the first call a push, a
 mark, a start/end range, or threads that wait long before it; RUNS times each ($GP_RACE_RUNS).
 usage: test_prof_race.py inject|linked BIN_DIR LIB_DIR"""
@@ -42,6 +42,16 @@ def run_once(mode, bindir, libdir, tmp, threads, ranges, first):
     tp.check(g.get("dropped_cpu_records") == 0 and not g.get("warnings"),
              "%s: nothing dropped or warned: %s %s" % (what, g.get("dropped_cpu_records"),
                                                        g.get("warnings")))
+    ranges = sum(w["outer"] + w["inner"] + w["leaf"] for w in want)
+    marks, asyncs = sum(w["marks"] for w in want), sum(w["async"] for w in want)
+    ledger = (g.get("health_cpu_ranges"), g.get("health_cpu_marks"), g.get("health_cpu_async"),
+              g.get("health_cpu_dropped"))
+    tp.check(ledger == (ranges, marks, asyncs, 0),
+             "%s: the capture-health ledger counts every record: %s, want %s" %
+             (what, ledger, (ranges, marks, asyncs, 0)))
+    tp.check(g.get("health_profiler_cost_ns") == g["record_cost_ns"] * (ranges + marks + asyncs)
+             and g.get("health_writer_cpu_ns", 0) > 0 and g.get("health_writer_max_behind_ns", -1) >= 0,
+             "%s: the ledger's costs: %s" % (what, {k: v for k, v in g.items() if "health" in k}))
     depth = tp.check_nesting(t["traceEvents"])
     levels = {"outer": 0, "inner": 1, "leaf": 2}
     by_tid = {}
