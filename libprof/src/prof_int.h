@@ -144,7 +144,7 @@ typedef struct prof_thread {
     prof_rec *wrecs;   /* wblk->recs */
     uint32_t wpos;     /* records written in wblk */
     uint32_t wcap;     /* wblk->cap */
-    uint32_t grow_cap; /* size of the next block to allocate */
+    _Atomic uint32_t grow_cap; /* size of the next block to allocate (the writer reads it) */
     int depth;
     int64_t last_tick; /* ticks never go back on one thread (vCPUs' TSCs may differ) */
     char pad0[24];
@@ -231,6 +231,11 @@ prof_thread *prof_threads_head(void);
 /** Writer side: the oldest unread records of `t`, in place (a contiguous span that stays valid
  * until released); @return how many. */
 size_t prof_buf_peek(prof_thread *t, const prof_rec **span);
+/** Writer side: give `t` (a thread that is recording, whose chain has grown past its first
+ * block) a spare block of its next size when it has none, allocated and its pages touched here:
+ * its next block then costs it no malloc and no page faults (a thread taking a large spare wakes
+ * the writer for the next one). */
+void prof_buf_prefill(prof_thread *t);
 /** Writer side: hand `n` records read with prof_buf_peek back. */
 void prof_buf_release(prof_thread *t, size_t n);
 /** Writer side: free the chains of threads that exited and are drained. */

@@ -409,6 +409,8 @@ static size_t drain_threads(prof_out *o)
             total += n;
             taken += n;
         }
+        if (taken)
+            prof_buf_prefill(t);
     }
     if (map.mode == PROF_MAP_LINEAR)
         prof_clock_converted(map.max_ticks);
