@@ -2,6 +2,11 @@
 if(TARGET gp_prof)
   add_executable(bench_prof_range ${CMAKE_CURRENT_SOURCE_DIR}/prof/bench_prof_range.c)
   target_link_libraries(bench_prof_range PRIVATE gp_prof) # as programs use it: the shared library
+  if(GP_NVTX3_INCLUDE)
+    target_include_directories(bench_prof_range PRIVATE ${GP_NVTX3_INCLUDE})
+    target_compile_definitions(bench_prof_range PRIVATE GP_BENCH_NVTX)
+    target_link_libraries(bench_prof_range PRIVATE ${CMAKE_DL_LIBS})
+  endif()
   # The writer bench reads the writer thread's CPU time, a private function: the static copy;
   # zlib for its floor (the same bytes deflated without formatting).
   add_executable(bench_prof_writer ${CMAKE_CURRENT_SOURCE_DIR}/prof/bench_prof_writer.c)

@@ -1,5 +1,6 @@
 /* The profiled program as `gprof-train run` sees it: started with fork/exec, waited for with the
- * terminal's stop signals forwarded (so closing the terminal or Ctrl-\ never orphans it), and
+ * terminal's stop signals forwarded (so closing the terminal or Ctrl-\ never orphans it), dying
+ * with it (PR_SET_PDEATHSIG: a SIGKILLed or OOM-killed run leaves no orphan), and
  * described when it ends. Also the --buffer-limit option, passed on as GP_PROF_BUFFER_LIMIT. */
 #include "run_child.h"
 #include "cli.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,12 +52,22 @@ static void forward_off(struct run_child *c)
     sigprocmask(SIG_SETMASK, &c->old_mask, NULL);
 }
 
+/* In the child: die with `gprof-train run` (SIGKILLed, or by the OOM killer), not orphaned to
+ * init. SIGTERM, so libprof in the child finishes its trace on the way out. The parent may be gone
+ * already (before prctl took effect): then getppid() is no longer the pid it had. */
+static void die_with_parent(pid_t parent)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+        _exit(127);
+}
+
 /* In the child: the parent's dispositions and mask back, then exec; errno goes up the pipe. */
-static void exec_child(struct run_child *c, const char **cmd, int fd)
+static void exec_child(struct run_child *c, const char **cmd, int fd, pid_t parent)
 {
     for (size_t i = 0; i < N_FORWARDED; i++)
         sigaction(forwarded[i], &c->old[i], NULL);
     sigprocmask(SIG_SETMASK, &c->old_mask, NULL);
+    die_with_parent(parent);
     execvp(cmd[0], (char *const *)cmd);
     int e = errno;
     if (write(fd, &e, sizeof(e)) < 0)
@@ -69,9 +81,10 @@ int run_child_start(struct run_child *c, const char **cmd)
     if (pipe2(fds, O_CLOEXEC) != 0)
         return cli_error("cannot run '%s': %s", cmd[0], strerror(errno));
     forward_on(c);
+    pid_t parent = getpid();
     c->pid = fork();
     if (c->pid == 0)
-        exec_child(c, cmd, fds[1]);
+        exec_child(c, cmd, fds[1], parent);
     close(fds[1]);
     if (c->pid < 0) {
         close(fds[0]);

@@ -4,6 +4,7 @@
 #include "gp/json_str.h"
 #include "gp/text.h"
 #include "gp/report.h"
+#include "gp/run_config.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -171,11 +172,35 @@ static void summary_memory(FILE *out, const gp_analysis *a)
         fprintf(out, "peak memory: no [memory] records (profile_memory off)\n");
 }
 
+/* libprof's capture-health ledger, when the trace has one: what was recorded and lost, how far
+ * the writer fell behind, what profiling cost. */
+static void summary_health(FILE *out, const gp_analysis *a)
+{
+    gp_run_config rc;
+    gp_run_config_read(gp_analysis_trace(a), &rc);
+    const gp_capture_health *h = &rc.health;
+    if (!h->known)
+        return;
+    char t[3][32];
+    fprintf(out,
+            "capture health: CPU %" PRId64 " ranges, %" PRId64 " marks, counters and start/end "
+            "ranges, %" PRId64 " dropped; GPU %" PRId64 " records, %" PRId64 " dropped, %" PRId64
+            " untimed, %" PRId64 " with impossible times; writer at most %s behind, %s CPU; "
+            "profiler %s in the program's threads\n",
+            h->cpu_ranges, h->cpu_marks + h->cpu_counters + h->cpu_async, h->cpu_dropped,
+            h->gpu_records, h->gpu_dropped, h->gpu_no_timestamp,
+            h->gpu_end_before_start + h->gpu_start_before_launch,
+            gp_report_fmt_time(t[0], 32, h->writer_max_behind_ns),
+            gp_report_fmt_time(t[1], 32, h->writer_cpu_ns),
+            gp_report_fmt_time(t[2], 32, h->profiler_cost_ns));
+}
+
 gp_status gp_report_write_summary(FILE *out, const gp_analysis *a, gp_error *err)
 {
     summary_steps(out, a);
     summary_gpu(out, a);
     summary_memory(out, a);
+    summary_health(out, a);
     return ferror(out) ? gp_error_set(err, GP_EIO, NULL, "cannot write the report") : GP_OK;
 }
 

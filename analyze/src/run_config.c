@@ -26,6 +26,31 @@ static gp_cfg_switch switch_of(const gp_kv *kv, size_t n, const char *key)
     return GP_CFG_UNKNOWN;
 }
 
+/* A ledger count: 0 when absent (the ledger is known when its first member is there). */
+static int64_t count_of(const gp_kv *kv, size_t n, const char *key)
+{
+    gp_cfg_num v = num_of(kv, n, key);
+    return v.known && v.v > 0 ? v.v : 0;
+}
+
+static void read_health(const gp_kv *kv, size_t n, gp_capture_health *h)
+{
+    h->known = num_of(kv, n, GP_CFG_H_CPU_RANGES).known;
+    h->cpu_ranges = count_of(kv, n, GP_CFG_H_CPU_RANGES);
+    h->cpu_marks = count_of(kv, n, GP_CFG_H_CPU_MARKS);
+    h->cpu_counters = count_of(kv, n, GP_CFG_H_CPU_COUNTERS);
+    h->cpu_async = count_of(kv, n, GP_CFG_H_CPU_ASYNC);
+    h->cpu_dropped = count_of(kv, n, GP_CFG_H_CPU_DROPPED);
+    h->gpu_records = count_of(kv, n, GP_CFG_H_GPU_RECORDS);
+    h->gpu_dropped = count_of(kv, n, GP_CFG_H_GPU_DROPPED);
+    h->gpu_no_timestamp = count_of(kv, n, GP_CFG_H_GPU_NO_TIME);
+    h->gpu_end_before_start = count_of(kv, n, GP_CFG_H_GPU_END_FIRST);
+    h->gpu_start_before_launch = count_of(kv, n, GP_CFG_H_GPU_EARLY);
+    h->writer_max_behind_ns = count_of(kv, n, GP_CFG_H_WRITER_BEHIND);
+    h->profiler_cost_ns = count_of(kv, n, GP_CFG_H_PROFILER_COST);
+    h->writer_cpu_ns = count_of(kv, n, GP_CFG_H_WRITER_CPU);
+}
+
 void gp_run_config_read(const gp_trace *t, gp_run_config *out)
 {
     size_t n, nd;
@@ -65,6 +90,7 @@ void gp_run_config_read(const gp_trace *t, gp_run_config *out)
     out->device_memory = num_of(kv, n, GP_CFG_DEVICE_MEMORY);
     if (out->device_memory.known && out->device_memory.v <= 0)
         out->device_memory = (gp_cfg_num){0, 0};
+    read_health(kv, n, &out->health);
     const gp_device_props *dp = gp_trace_devices(t, &nd);
     if (nd > 0 && dp[0].total_global_mem > 0)
         out->device_memory = (gp_cfg_num){1, dp[0].total_global_mem};

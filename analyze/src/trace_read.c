@@ -220,6 +220,16 @@ static gp_status usable(reader *r, const char *at, gp_error *err)
     return parse_error(r, GP_EPARSE, msg, at, err);
 }
 
+/* Whether the file's last bytes (from `at`) hold part of an event, not just separators (a
+ * program that died between two events, or before its first). */
+static int part_of_event(const char *at, const char *end)
+{
+    for (; at < end; at++)
+        if (*at != ' ' && *at != '\n' && *at != '\r' && *at != '\t' && *at != ',')
+            return 1;
+    return 0;
+}
+
 static gp_status at_eof(reader *r, const char *at, gp_error *err)
 {
     gp_trace *t = r->b.t;
@@ -235,11 +245,10 @@ static gp_status at_eof(reader *r, const char *at, gp_error *err)
     }
     t->info.truncated = 1;
     if (in_events)
-        trace_warn(t,
-                   "file ends inside traceEvents at byte %llu (truncated); kept %llu events, "
-                   "dropped the incomplete last one",
+        trace_warn(t, "file ends inside traceEvents at byte %llu (truncated); kept %llu events%s",
                    (unsigned long long)trace_source_offset(&r->src, at),
-                   (unsigned long long)r->b.n_events);
+                   (unsigned long long)r->b.n_events,
+                   part_of_event(at, r->b.lex.end) ? ", dropped the incomplete last one" : "");
     else
         trace_warn(t, "file ends after traceEvents without its closing '}' (truncated)");
     return usable(r, at, err);

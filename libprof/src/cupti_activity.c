@@ -483,6 +483,17 @@ void prof_gpu_drain(prof_out *o, int final, int from_signal)
                   MAX_OUTSTANDING >> 20);
 }
 
+void prof_gpu_health_get(prof_gpu_health *h)
+{
+    const cupti_conv *c = &prof_cupti_g.conv;
+    if (!prof_cupti_g.api) {
+        memset(h, 0, sizeof(*h));
+        return;
+    }
+    *h = (prof_gpu_health){c->records, c->no_timestamp, c->end_before_start, c->before_launch,
+                           c->outside_window};
+}
+
 int prof_gpu_device_props(prof_out *o)
 {
     return prof_cupti_g.api ? cupti_conv_device_props(&prof_cupti_g.conv, o) : 0;

@@ -525,6 +525,18 @@ static int has_time(uint64_t start, uint64_t end)
     return start != 0 || end != 0;
 }
 
+/* The capture-health ledger: GPU work that ends before it starts, or starts before the API call
+ * that launched it (known once its API record came: work waits for it). @return has_time(start,
+ * end). */
+static int check_time(cupti_conv *c, uint32_t corr, uint64_t start, uint64_t end)
+{
+    if (!has_time(start, end))
+        return 0;
+    c->end_before_start += end < start;
+    c->before_launch += api_state(c, corr) && c->corr_t0[corr_slot(corr)] > start;
+    return 1;
+}
+
 /* Kernels, copies, sets and memory operations: the records that take something from their API
  * record. */
 static size_t work_size(CUpti_ActivityKind kind)
@@ -569,7 +581,7 @@ static void conv_work(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
     switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)r;
-        if (!has_time(m->start, m->end))
+        if (!check_time(c, m->correlationId, m->start, m->end))
             c->no_timestamp++;
         else if (!prof_window_contains((int64_t)m->start))
             c->outside_window++;
@@ -579,7 +591,7 @@ static void conv_work(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)r;
-        if (!has_time(m->start, m->end))
+        if (!check_time(c, m->correlationId, m->start, m->end))
             c->no_timestamp++;
         else if (!prof_window_contains((int64_t)m->start))
             c->outside_window++;
@@ -592,7 +604,7 @@ static void conv_work(cupti_conv *c, prof_out *o, const CUpti_Activity *r)
         break;
     default: {
         const CUpti_ActivityKernel10 *k = (const void *)r;
-        if (!has_time(k->start, k->end))
+        if (!check_time(c, k->correlationId, k->start, k->end))
             c->no_timestamp++;
         else if (!prof_window_contains((int64_t)k->start))
             c->outside_window++;

@@ -89,7 +89,7 @@ typedef struct cupti_conv {
     uint32_t corr_id[CUPTI_CORR_SLOTS];
     uint32_t corr_tid[CUPTI_CORR_SLOTS];
     uint64_t corr_ext[CUPTI_CORR_SLOTS];
-    uint64_t corr_t0[CUPTI_CORR_SLOTS];
+    uint64_t corr_t0[CUPTI_CORR_SLOTS]; /* the API call's start: kernels never start before it */
     uint8_t corr_api[CUPTI_CORR_SLOTS];
     int wait_for_api; /* API records are enabled: GPU work waits for its API record */
     _Alignas(8) uint8_t pend[CUPTI_PEND_SLOTS][CUPTI_PEND_BYTES];
@@ -117,6 +117,7 @@ typedef struct cupti_conv {
     uint64_t kname_hash[256]; /* by the name's text: a reloaded module can reuse an address */
     uint32_t kname_id[256];
     uint64_t records, no_timestamp, outside_window;
+    uint64_t end_before_start, before_launch; /* timed GPU work with impossible times */
     cupti_demangle_fn demangle; /* the C++ runtime's __cxa_demangle, when the process has one */
     int demangle_looked;
 } cupti_conv;

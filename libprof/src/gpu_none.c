@@ -52,6 +52,11 @@ uint64_t prof_gpu_dropped(void)
     return 0;
 }
 
+void prof_gpu_health_get(prof_gpu_health *h)
+{
+    memset(h, 0, sizeof(*h));
+}
+
 void prof_gpu_config(prof_out *o)
 {
     (void)o;

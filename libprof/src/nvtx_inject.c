@@ -294,6 +294,13 @@ InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
             (const NvtxExportTableCallbacks *)get_export_table(NVTX_ETID_CALLBACKS);
     if (!cb || cb->struct_size < sizeof(*cb))
         return 0;
+    /* Injected by a tool or a user: start recording. Loaded because a program links us: that
+     * program starts its own session with gp_prof_init. The session starts before the tables are
+     * filled: a thread whose first NVTX call comes while another thread initialises NVTX reads
+     * our pointer straight from the table (only a call that finds the init stub waits for the
+     * initialisation), so a pointer published before the session runs would lose its calls. */
+    if (!getenv("GP_PROF_NVTX_LINKED"))
+        prof_inject_start("NVTX injection", 0);
     if (!fill(cb, NVTX_CB_MODULE_CORE, core, sizeof(core) / sizeof(core[0])))
         return 0;
     fill(cb, NVTX_CB_MODULE_CORE2, core2, sizeof(core2) / sizeof(core2[0]));
@@ -301,10 +308,6 @@ InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
             (const NvtxExportTableVersionInfo *)get_export_table(NVTX_ETID_VERSIONINFO);
     if (vi && vi->struct_size >= sizeof(*vi) && vi->SetInjectionNvtxVersion)
         vi->SetInjectionNvtxVersion(NVTX_VERSION);
-    /* Injected by a tool or a user: start recording. Loaded because a program links us: that
-     * program starts its own session with gp_prof_init. */
-    if (!getenv("GP_PROF_NVTX_LINKED"))
-        prof_inject_start("NVTX injection", 0);
     return 1;
 }
 

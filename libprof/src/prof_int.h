@@ -144,7 +144,7 @@ typedef struct prof_thread {
     prof_rec *wrecs;   /* wblk->recs */
     uint32_t wpos;     /* records written in wblk */
     uint32_t wcap;     /* wblk->cap */
-    uint32_t grow_cap; /* size of the next block to allocate */
+    _Atomic uint32_t grow_cap; /* size of the next block to allocate (the writer reads it) */
     int depth;
     int64_t last_tick; /* ticks never go back on one thread (vCPUs' TSCs may differ) */
     char pad0[24];
@@ -231,6 +231,11 @@ prof_thread *prof_threads_head(void);
 /** Writer side: the oldest unread records of `t`, in place (a contiguous span that stays valid
  * until released); @return how many. */
 size_t prof_buf_peek(prof_thread *t, const prof_rec **span);
+/** Writer side: give `t` (a thread that is recording, whose chain has grown past its first
+ * block) a spare block of its next size when it has none, allocated and its pages touched here:
+ * its next block then costs it no malloc and no page faults (a thread taking a large spare wakes
+ * the writer for the next one). */
+void prof_buf_prefill(prof_thread *t);
 /** Writer side: hand `n` records read with prof_buf_peek back. */
 void prof_buf_release(prof_thread *t, size_t n);
 /** Writer side: free the chains of threads that exited and are drained. */
@@ -499,6 +504,12 @@ void prof_gpu_ensure_started(void);
 void prof_gpu_after_fork(void);
 /** @return records CUPTI dropped so far. */
 uint64_t prof_gpu_dropped(void);
+/** GPU activity records converted so far and, of the timed ones, those with impossible times
+ * (the capture-health ledger). Writer thread. */
+typedef struct prof_gpu_health {
+    uint64_t records, no_timestamp, end_before_start, before_launch, outside_window;
+} prof_gpu_health;
+void prof_gpu_health_get(prof_gpu_health *h);
 /** Link the GPU work launched inside a range to it: CUPTI's external correlation stack
  * (cuptiActivityPushExternalCorrelationId), as Kineto does for ops. Only while gpu_ext is set. */
 void prof_gpu_ext_push(uint64_t id);
@@ -630,6 +641,10 @@ typedef struct prof_writer_state {
     size_t n_async, cap_async;
     int64_t last_sync_ns, last_header_ns;
     int64_t cpu_user_ns, cpu_sys_ns; /* the writer thread's CPU time, set when it ends */
+    /* the capture-health ledger: records drained by kind (enum prof_rec_kind), and the most a
+     * pass found its oldest record waiting (ns) */
+    uint64_t n_kind[8];
+    int64_t max_behind_ns;
     char thread_tail[64];            /* the current thread's ,"pid":P,"tid":T,"ts": */
     size_t thread_tail_len;
     int meta_tids[PROF_MAX_TIDS]; /* thread names, read for the metadata */

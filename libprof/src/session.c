@@ -527,23 +527,30 @@ static void record_command(void)
 
 int prof_inject_start(const char *via, int gpu)
 {
-    if (atomic_load(&prof_g.running))
-        return 0;
-    defer_gpu = !gpu; /* NVTX alone: CUPTI only if the program initialises CUDA */
     gp_prof_options o;
     gp_prof_options_init(&o);
     o.producer = "inject";
     const char *driver = getenv("GP_PROF_DRIVER");
     if (driver && strcmp(driver, "1") == 0)
         o.record |= GP_PROF_RECORD_DRIVER;
-    record_command();
     gp_error err;
     gp_error_clear(&err);
-    if (gp_prof_init(&o, &err) != GP_OK) {
-        if (!atomic_load(&prof_g.running)) {
-            GP_LOG(GP_LOG_ERROR, "profiling disabled (%s): '%s': %s", via, err.path, err.msg);
-            return -1;
-        }
+    /* NVTX's and CUDA's injections may start at once on two threads: one starts the session,
+     * and CUDA's starts the GPU part in a session NVTX's started (deferred) under the lock. */
+    pthread_mutex_lock(&lock);
+    int running = atomic_load(&prof_g.running);
+    gp_status rc = GP_OK;
+    if (!running) {
+        record_command();
+        defer_gpu = !gpu; /* NVTX alone: CUPTI only if the program initialises CUDA */
+        rc = init_locked(&o, &err);
+    }
+    pthread_mutex_unlock(&lock);
+    if (running && gpu)
+        prof_gpu_ensure_started();
+    if (rc != GP_OK) {
+        GP_LOG(GP_LOG_ERROR, "profiling disabled (%s): '%s': %s", via, err.path, err.msg);
+        return -1;
     }
     return 0;
 }

@@ -2,8 +2,10 @@
  * records (single producer, single consumer: the writer thread) and a stack of open ranges; push,
  * pop, mark and counter append records with no lock or formatting, and no malloc but once per
  * block. Blocks start at 8 KiB and double while the writer falls behind, within one limit for
- * the whole process; drained blocks go back to their thread. Threads register once (malloc) into
- * a lock-free list whose nodes are recycled after the thread exits. */
+ * the whole process; drained blocks go back to their thread, and a thread whose chain grew gets
+ * its next block allocated and pre-faulted by the writer (the growth phase off the hot path).
+ * Threads register once (malloc) into a lock-free list whose nodes are recycled after the thread
+ * exits. */
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -128,7 +130,7 @@ static void attach(prof_thread *t, uint32_t gen)
     t->wblk = t->rblk = &t->first;
     t->wrecs = NULL;
     t->wpos = t->wcap = t->rpos = 0;
-    t->grow_cap = PROF_BLOCK_MIN;
+    atomic_store_explicit(&t->grow_cap, PROF_BLOCK_MIN, memory_order_relaxed);
     atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
     atomic_store_explicit(&t->gen, gen, memory_order_release);
 }
@@ -155,16 +157,24 @@ prof_thread *prof_thread_self(void)
     return t;
 }
 
+/* Taking a spare of at least this many records wakes the writer to prefill the next one. */
+#define PREFILL_WAKE_CAP 16384u
+
 /* The block is full: link the spare, or a new block (doubling while the writer is behind),
  * or wait for the writer (lossless mode). @return 1 if there is room now, 0 to drop. */
 static int next_block(prof_thread *t)
 {
     prof_block *b;
+    uint32_t grow = atomic_load_explicit(&t->grow_cap, memory_order_relaxed);
     for (;;) {
-        if ((b = atomic_exchange_explicit(&t->spare, NULL, memory_order_acquire)) != NULL)
+        if ((b = atomic_exchange_explicit(&t->spare, NULL, memory_order_acquire)) != NULL) {
+            if (b->cap >= PREFILL_WAKE_CAP)
+                prof_writer_wake(); /* a large block: have the next one ready before it fills */
             break;
-        if ((b = block_new(t->grow_cap)) != NULL || (b = block_new(PROF_BLOCK_MIN)) != NULL) {
-            t->grow_cap = t->grow_cap < PROF_BLOCK_MAX ? t->grow_cap * 2 : PROF_BLOCK_MAX;
+        }
+        if ((b = block_new(grow)) != NULL || (b = block_new(PROF_BLOCK_MIN)) != NULL) {
+            atomic_store_explicit(&t->grow_cap, grow < PROF_BLOCK_MAX ? grow * 2 : PROF_BLOCK_MAX,
+                                  memory_order_relaxed);
             break;
         }
         if (!prof_g.wait_when_full || !atomic_load(&prof_g.running)) {
@@ -183,6 +193,23 @@ static int next_block(prof_thread *t)
     t->wpos = 0;
     t->wcap = b->cap;
     return 1;
+}
+
+void prof_buf_prefill(prof_thread *t)
+{
+    if (atomic_load_explicit(&t->spare, memory_order_relaxed))
+        return;
+    uint32_t cap = atomic_load_explicit(&t->grow_cap, memory_order_relaxed);
+    if (cap <= 2 * PROF_BLOCK_MIN)
+        return; /* one block so far (its first doubled grow_cap): a thread with few records */
+    prof_block *b = block_new(cap);
+    if (!b)
+        return;
+    memset(b->recs, 0, (size_t)cap * sizeof(prof_rec)); /* fault its pages in here */
+    prof_block *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&t->spare, &none, b, memory_order_release,
+                                                 memory_order_relaxed))
+        block_free(b);
 }
 
 /* Append in line on the hot path (pop): one compare, one copy, one release store. */

@@ -363,6 +363,21 @@ static void write_rec(prof_out *o, const prof_rec *raw, prof_tick_map *m, int pi
     }
 }
 
+/* The ledger: how long the oldest record a pass takes from a thread waited (a record is written
+ * when its range ends, t1), in ns by the map's rate; not converted through the map, which would
+ * fix the tick -> ns function up to now. */
+static void note_behind(const prof_tick_map *m, int64_t now, int64_t t1)
+{
+    int64_t ticks = now - t1, ns;
+    if (ticks <= 0 || m->mode == PROF_MAP_CALL)
+        return;
+    ns = m->mode == PROF_MAP_IDENTITY
+                 ? ticks
+                 : (int64_t)(((unsigned __int128)(uint64_t)ticks * m->seg[1].scale) >> 32);
+    if (ns > prof_writer_g.max_behind_ns)
+        prof_writer_g.max_behind_ns = ns;
+}
+
 /* Drain every ring of this session once. @return records written (the writer loops without
  * sleeping while there is a lot to do). */
 static size_t drain_threads(prof_out *o)
@@ -371,6 +386,7 @@ static size_t drain_threads(prof_out *o)
     prof_tick_map map;
     prof_clock_sample(); /* records drained below were made before it or soon after */
     prof_clock_map(&map);
+    int64_t now = prof_ticks();
     for (prof_thread *t = prof_threads_head(); t; t = t->next) {
         if (atomic_load_explicit(&t->gen, memory_order_acquire) != prof_writer_g.cfg.gen)
             continue;
@@ -380,7 +396,10 @@ static size_t drain_threads(prof_out *o)
         size_t n;
         size_t taken = 0; /* a thread that records faster than this loop writes: move on */
         while (taken < PASS_PER_THREAD && (n = prof_buf_peek(t, &span)) > 0) {
+            if (taken == 0)
+                note_behind(&map, now, span[0].t1);
             for (size_t i = 0; i < n; i++) {
+                prof_writer_g.n_kind[span[i].kind & 7]++;
                 if (__builtin_expect(span[i].kind == PROF_REC_RANGE, 1))
                     write_range(o, &span[i], &map, t->tid);
                 else
@@ -390,6 +409,8 @@ static size_t drain_threads(prof_out *o)
             total += n;
             taken += n;
         }
+        if (taken)
+            prof_buf_prefill(t);
     }
     if (map.mode == PROF_MAP_LINEAR)
         prof_clock_converted(map.max_ticks);
@@ -516,6 +537,38 @@ static void write_async(prof_out *o)
 
 /* ---- header ---- */
 
+static void key_u64(prof_out *h, const char *key, uint64_t v)
+{
+    prof_out_str(h, ",\"");
+    prof_out_str(h, key);
+    prof_out_str(h, "\":");
+    prof_out_u64(h, v);
+}
+
+/* The capture-health ledger (trace_schema.h: GP_CFG_H_*), as "gprof" members. */
+static void header_health(prof_out *h, uint64_t dropped_cpu)
+{
+    const uint64_t *k = prof_writer_g.n_kind;
+    uint64_t cpu = k[PROF_REC_RANGE] + k[PROF_REC_STEP] + k[PROF_REC_MARK] +
+                   k[PROF_REC_COUNTER] + k[PROF_REC_ASYNC];
+    prof_gpu_health g;
+    prof_gpu_health_get(&g);
+    key_u64(h, GP_CFG_H_CPU_RANGES, k[PROF_REC_RANGE] + k[PROF_REC_STEP]);
+    key_u64(h, GP_CFG_H_CPU_MARKS, k[PROF_REC_MARK]);
+    key_u64(h, GP_CFG_H_CPU_COUNTERS, k[PROF_REC_COUNTER]);
+    key_u64(h, GP_CFG_H_CPU_ASYNC, k[PROF_REC_ASYNC]);
+    key_u64(h, GP_CFG_H_CPU_DROPPED, dropped_cpu);
+    key_u64(h, GP_CFG_H_GPU_RECORDS, g.records);
+    key_u64(h, GP_CFG_H_GPU_DROPPED, prof_gpu_dropped());
+    key_u64(h, GP_CFG_H_GPU_NO_TIME, g.no_timestamp);
+    key_u64(h, GP_CFG_H_GPU_END_FIRST, g.end_before_start);
+    key_u64(h, GP_CFG_H_GPU_EARLY, g.before_launch);
+    key_u64(h, GP_CFG_H_WRITER_BEHIND, (uint64_t)prof_writer_g.max_behind_ns);
+    key_u64(h, GP_CFG_H_PROFILER_COST, (uint64_t)prof_writer_g.cfg.range_cost_ns * cpu);
+    key_u64(h, GP_CFG_H_WRITER_CPU,
+            (uint64_t)(prof_writer_g.cpu_user_ns + prof_writer_g.cpu_sys_ns));
+}
+
 static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
 {
     prof_out_str(h, "\"" GP_KEY_GPROF "\":{\"" GP_CFG_TOOL_VERSION "\":\"" GP_VERSION "\"");
@@ -549,6 +602,7 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     prof_out_i64(h, prof_writer_g.cfg.range_cost_ns);
     prof_out_str(h, ",\"" GP_CFG_COMPLETE "\":");
     prof_out_str(h, final ? "true" : "false");
+    header_health(h, dropped_cpu);
     prof_gpu_config(h);
     prof_config_write(h, 1);
     prof_out_str(h, ",\"" GP_CFG_WARNINGS "\":[");
@@ -592,6 +646,17 @@ static int write_header(uint64_t dropped_cpu, int final)
 
 /* ---- thread ---- */
 
+/* The writer thread's CPU time so far (user: formatting; sys: write(2) and the file system). */
+static void writer_cpu_sample(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    prof_writer_g.cpu_user_ns =
+            (int64_t)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
+    prof_writer_g.cpu_sys_ns =
+            (int64_t)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+}
+
 static void report_io(void)
 {
     if (prof_writer_g.io_reported)
@@ -621,6 +686,7 @@ static size_t periodic(void)
     prof_out_flush(&prof_writer_g.out, sync);
     if (now - prof_writer_g.last_header_ns >= HEADER_EVERY_NS && !prof_writer_g.out.failed) {
         prof_writer_g.last_header_ns = now;
+        writer_cpu_sample();
         write_header(cpu_dropped(), 0);
     }
     if (prof_writer_g.out.failed)
@@ -663,6 +729,7 @@ static int finish(void)
     prof_gpu_metadata(o);
     prof_out_str(o, "\n]}\n");
     prof_out_flush(o, 0);
+    writer_cpu_sample();
     if (!o->failed && write_header(dropped, 1) != 0 && !o->failed) {
         warnings_clear(); /* too long for the header region: keep the rest */
         prof_warn("warnings were too long for the trace header and were left out");
@@ -705,12 +772,7 @@ static void *writer_main(void *arg)
         busy = periodic();
     }
     int rc = finish();
-    struct rusage ru;
-    getrusage(RUSAGE_THREAD, &ru);
-    prof_writer_g.cpu_user_ns =
-            (int64_t)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
-    prof_writer_g.cpu_sys_ns =
-            (int64_t)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+    writer_cpu_sample();
     atomic_store(&prof_writer_g.state, rc == 0 ? 1 : -1);
     return NULL;
 }
@@ -731,6 +793,9 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     prof_writer_g.n_events = 0;
     prof_writer_g.n_tids = 0;
     prof_writer_g.n_async = 0;
+    memset(prof_writer_g.n_kind, 0, sizeof(prof_writer_g.n_kind));
+    prof_writer_g.max_behind_ns = 0;
+    prof_writer_g.cpu_user_ns = prof_writer_g.cpu_sys_ns = 0;
     prof_writer_g.last_sync_ns = prof_writer_g.last_header_ns = prof_now();
     atomic_store(&prof_writer_g.stop, 0);
     atomic_store(&prof_writer_g.from_signal, 0);
@@ -747,6 +812,9 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
                             prof_writer_g.out.err[0] ? prof_writer_g.out.err : "header too large");
     }
     prof_out_str(&prof_writer_g.out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
+    /* In the file (and decodable) now: a program that dies before the first pass leaves a
+     * trace with no events, which reads as incomplete, not as a file cut inside its header. */
+    prof_out_flush(&prof_writer_g.out, 1);
     sem_init(&prof_writer_g.wake, 0, 0);
     sigset_t block, old;
     sigemptyset(&block);

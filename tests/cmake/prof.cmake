@@ -7,20 +7,39 @@ if(TARGET gp_prof)
   set(gp_prof_cases threads atexit gzip sigint sigterm fsize unwritable schedule)
   if(GP_NVTX3_INCLUDE)
     # Only NVTX3's headers: no libprof API, no CUDA runtime.
-    add_executable(nvtx_app ${gp_prof_dir}/nvtx_app.c)
-    target_include_directories(nvtx_app PRIVATE ${GP_NVTX3_INCLUDE})
-    target_link_libraries(nvtx_app PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
-    add_executable(nvtx_app_linked ${gp_prof_dir}/nvtx_app.c)
-    target_compile_definitions(nvtx_app_linked PRIVATE NVTX_APP_LINKED)
-    target_include_directories(nvtx_app_linked PRIVATE ${GP_NVTX3_INCLUDE})
-    target_link_libraries(nvtx_app_linked PRIVATE gp_prof Threads::Threads ${CMAKE_DL_LIBS})
+    # NAME (NVTX3's headers only, for injection) and NAME_linked (libprof linked, LINKED_DEF set).
+    function(gp_nvtx_programs name linked_def)
+      add_executable(${name} ${gp_prof_dir}/${name}.c)
+      target_include_directories(${name} PRIVATE ${GP_NVTX3_INCLUDE})
+      target_link_libraries(${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+      add_executable(${name}_linked ${gp_prof_dir}/${name}.c)
+      target_compile_definitions(${name}_linked PRIVATE ${linked_def})
+      target_include_directories(${name}_linked PRIVATE ${GP_NVTX3_INCLUDE})
+      target_link_libraries(${name}_linked PRIVATE gp_prof Threads::Threads ${CMAKE_DL_LIBS})
+    endfunction()
+    gp_nvtx_programs(nvtx_app NVTX_APP_LINKED)
     list(APPEND gp_prof_cases nvtx nvtx_linked)
+    # Threads whose first NVTX call races NVTX's initialisation (test_prof_race.py).
+    gp_nvtx_programs(nvtx_race NVTX_RACE_LINKED)
+    foreach(mode inject linked)
+      add_test(NAME prof_nvtx_race_${mode}
+               COMMAND python3 ${gp_prof_dir}/test_prof_race.py ${mode} $<TARGET_FILE_DIR:nvtx_race>
+                       ${CMAKE_BINARY_DIR}/lib)
+      set_tests_properties(prof_nvtx_race_${mode} PROPERTIES LABELS unit TIMEOUT 600)
+    endforeach()
   endif()
   if(TARGET gprof-train AND GP_NVTX3_INCLUDE)
     add_test(NAME prof_run_exec
              COMMAND python3 ${gp_prof_dir}/test_prof_trace.py run_exec $<TARGET_FILE_DIR:prof_app>
                      ${CMAKE_BINARY_DIR}/lib $<TARGET_FILE:gprof-train>)
     set_tests_properties(prof_run_exec PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+    # run SIGKILLed takes CMD with it; a program dead after its first NVTX push (issue 23).
+    foreach(case run_orphan early_death)
+      add_test(NAME prof_${case}
+               COMMAND python3 ${gp_prof_dir}/test_prof_trace.py ${case}
+                       $<TARGET_FILE_DIR:prof_app> ${CMAKE_BINARY_DIR}/lib $<TARGET_FILE:gprof-train>)
+      set_tests_properties(prof_${case} PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+    endforeach()
   endif()
   if(GP_HAVE_CUDA AND GP_NVTX3_INCLUDE)
     # Known GPU work; the test skips (77) without a GPU. [unverified here: no GPU]

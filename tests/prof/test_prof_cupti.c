@@ -331,6 +331,34 @@ static void test_external_id_and_no_timestamp(void)
     GP_ASSERT_EQ_INT(conv.no_timestamp, 1);
 }
 
+/* The capture-health ledger counts GPU work with impossible times: ending before it starts, or
+ * starting before the API call that launched it. */
+static void test_impossible_times_counted(void)
+{
+    reset();
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 41, 1000, 1500);
+    convert(&a);
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.correlationId = 41;
+    k.name = "k";
+    k.start = BASE + 2000, k.end = BASE + 3000; /* after its launch: fine */
+    convert(&k);
+    GP_ASSERT_EQ_INT(conv.end_before_start + conv.before_launch, 0);
+    k.start = BASE + 900; /* before its launch call started */
+    convert(&k);
+    GP_ASSERT_EQ_INT(conv.before_launch, 1);
+    k.start = BASE + 4000; /* ends before it starts */
+    convert(&k);
+    GP_ASSERT_EQ_INT(conv.end_before_start, 1);
+    GP_ASSERT_EQ_INT(conv.before_launch, 1);
+    k.correlationId = 42; /* no launch record seen: start cannot be checked */
+    k.start = BASE + 10, k.end = BASE + 20;
+    convert(&k);
+    GP_ASSERT_EQ_INT(conv.before_launch, 1);
+}
+
 static void test_device_properties(void)
 {
     reset();
@@ -417,6 +445,7 @@ int main(void)
     GP_RUN(test_memory_accounting);
     GP_RUN(test_sync_waits_on_event_stream);
     GP_RUN(test_external_id_and_no_timestamp);
+    GP_RUN(test_impossible_times_counted);
     GP_RUN(test_device_properties);
     GP_RUN(test_refused_buffers_are_not_counted_twice);
     return gp_test_summary();

@@ -3,7 +3,8 @@
 they leave with Python's strict json module: the trace contract, nesting per thread, names,
 durations, signals, a full disk and the profiling window.
 usage: test_prof_trace.py CASE BIN_DIR LIB_DIR   (CASE: threads, atexit, gzip, sigint, sigterm,
-fsize, unwritable, schedule, nvtx, nvtx_linked)"""
+fsize, unwritable, schedule, nvtx, nvtx_linked; with GPROF after LIB_DIR: run_exec, run_orphan,
+early_death)"""
 import gzip
 import json
 import os
@@ -237,6 +238,62 @@ def case_run_exec(bindir, tmp, gprof):
         check(len(x_events(t, "spin")) > 10 and t["gprof"]["complete"] is True, "interrupted trace complete")
 
 
+def gone(pid):
+    """The process has exited (absent, or a zombie nobody reaped yet)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def case_run_orphan(bindir, tmp, gprof):
+    """gprof-train run SIGKILLed: CMD dies with it (SIGTERM, so its trace is finished)."""
+    p = subprocess.Popen([gprof, "run", "--no-report", "-o", tmp, "--", os.path.join(bindir, "nvtx_app"), "spin"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    check(p.stdout.readline().strip() == "ready", "spinning child started")
+    with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+        kids = [int(x) for x in f.read().split()]
+    check(len(kids) == 1, "one child: %s" % kids)
+    time.sleep(0.3)  # "ready" comes before its first NVTX call, which starts the session
+    p.kill()
+    p.wait(timeout=60)
+    deadline = time.time() + 20
+    while kids and not gone(kids[0]) and time.time() < deadline:
+        time.sleep(0.05)
+    check(kids and gone(kids[0]), "the child died with gprof-train run")
+    if kids and not gone(kids[0]):
+        os.kill(kids[0], signal.SIGKILL)
+    runs = os.listdir(tmp)
+    files = os.listdir(os.path.join(tmp, runs[0])) if runs else []
+    check(len(files) == 1 and files[0].endswith(".gz"), "the child finished its trace: %s %s" % (runs, files))
+
+
+def case_early_death(bindir, libdir, tmp, gprof):
+    """A program that dies right after its first NVTX push: its .tmp (no event yet) reads as an
+    incomplete trace, for report and for run."""
+    # The program dies by the signal, not by a sanitizer's report of it.
+    os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"
+    env = dict(os.environ, GP_PROF_OUT=tmp, NVTX_INJECTION64_PATH=os.path.join(libdir, "libgp_prof.so"))
+    env.pop("GP_PROF_NVTX_LINKED", None)
+    r = run([os.path.join(bindir, "nvtx_race"), "1", "1", "segv"], env=env)
+    check(r.returncode == -signal.SIGSEGV, "died by SIGSEGV (%d)" % r.returncode)
+    tmps = [f for f in os.listdir(tmp) if f.endswith(".tmp")]
+    check(len(tmps) == 1, "the .tmp is left: %s" % os.listdir(tmp))
+    for target in [os.path.join(tmp, f) for f in tmps] + [tmp]:
+        r = run([gprof, "report", target])
+        check(r.returncode == 0, "report %s: exit 0 (%d): %s" % (target, r.returncode, r.stderr))
+        check("unexpected end of file" not in r.stderr and "incomplete last one" not in r.stderr and
+              "incomplete: the program ended before any event" in r.stderr,
+              "report %s: an incomplete trace: %r" % (target, r.stderr))
+    out = os.path.join(tmp, "run")
+    r = run([gprof, "run", "-o", out, "--", os.path.join(bindir, "nvtx_race"), "1", "1", "segv"])
+    check(r.returncode == 128 + signal.SIGSEGV, "run: CMD's status (%d)" % r.returncode)
+    check("cannot report" not in r.stderr and "unexpected end of file" not in r.stderr and
+          "incomplete trace" in r.stderr and "incomplete: the program ended" in r.stderr,
+          "run: an incomplete trace: %r" % r.stderr)
+
+
 def case_cuda(bindir, libdir, tmp):
     """A CUDA program with known work must yield exactly those events (needs a GPU)."""
     app = os.path.join(bindir, "cuda_app")
@@ -277,6 +334,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if case == "run_exec":
             case_run_exec(bindir, tmp, sys.argv[4])
+        elif case == "run_orphan":
+            case_run_orphan(bindir, tmp, sys.argv[4])
+        elif case == "early_death":
+            case_early_death(bindir, libdir, tmp, sys.argv[4])
         if case == "cuda" and case_cuda(bindir, libdir, tmp) == 77:
             return 77
         if case in ("threads", "atexit"):
@@ -295,7 +356,7 @@ def main():
             case_schedule(bindir, tmp)
         elif case in ("nvtx", "nvtx_linked"):
             case_nvtx(bindir, libdir, tmp, case == "nvtx_linked")
-        elif case not in ("run_exec", "cuda"):
+        elif case not in ("run_exec", "run_orphan", "early_death", "cuda"):
             print("unknown case", case)
             return 2
     print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))

@@ -22,6 +22,18 @@ typedef struct gp_cfg_num {
     int64_t v;
 } gp_cfg_num;
 
+/** libprof's capture-health ledger (the "health_*" members, per session); `known` 0 for a trace
+ * without one (PyTorch's, or libprof's before it). Counts and ns. */
+typedef struct gp_capture_health {
+    int known;
+    int64_t cpu_ranges, cpu_marks, cpu_counters, cpu_async, cpu_dropped;
+    int64_t gpu_records, gpu_dropped, gpu_no_timestamp, gpu_end_before_start,
+            gpu_start_before_launch;
+    int64_t writer_max_behind_ns; /**< the oldest record a writer pass found had waited this */
+    int64_t profiler_cost_ns;     /**< record_cost_ns x CPU records: in the program's threads */
+    int64_t writer_cpu_ns;        /**< the writer thread's CPU time */
+} gp_capture_health;
+
 typedef struct gp_run_config {
     /** The bundled trainer wrote the trace (producer "trainer", or a model named without a
      * producer, as older traces were): its knobs are `gprof-train run` flags. */
@@ -47,6 +59,7 @@ typedef struct gp_run_config {
     gp_cfg_num train_runq, loader_runq; /**< trainer: time waiting for a core (schedstat), ns */
     gp_cfg_switch pin_memory, non_blocking, cudnn_benchmark;
     gp_cfg_switch complete; /**< GP_CFG_OFF while being written, or when the program died */
+    gp_capture_health health;
 } gp_run_config;
 
 /** Decode `t`'s "gprof" object (and its device properties, for device_memory) into `out`. A key

@@ -1,21 +1,26 @@
 /* GT00 trace_quality: is the analysis trustworthy? Too few steps, no ProfilerStep markers, GPU
  * activity with no launch correlation, an unfinished or truncated file, the profiler's warnings,
- * records it dropped. Info, or crit when more than crit_dropped_pct of the CPU ranges or of the
+ * records it dropped, and from libprof's capture-health ledger GPU records with impossible times
+ * and the profiler's own cost. Info, or crit when more than crit_dropped_pct of the CPU ranges or of the
  * GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
  * measured"; the 1% is ours). */
 #include "rules_int.h"
 
+#include "gp/run_config.h"
 #include "gp/trace_schema.h"
 
 #include <string.h>
 
-enum { MIN_STEPS, MAX_UNCORRELATED_PCT, CRIT_DROPPED_PCT };
+enum { MIN_STEPS, MAX_UNCORRELATED_PCT, CRIT_DROPPED_PCT, MAX_PROFILER_COST_PCT };
 static const gp_rule_param params[] = {
         {"min_steps", 10, "fewer analysed steps than this is flagged (Composer: 10 data points)"},
         {"max_uncorrelated_pct", 5, "GPU activities without a launch call above this share"},
         {"crit_dropped_pct", 1,
          "crit when the profiler dropped more than this share of CPU or GPU "
          "records"},
+        {"max_profiler_cost_pct", 5,
+         "libprof's own cost in the program's threads (its capture-health ledger) above this "
+         "share of the trace's span"},
 };
 RULES_INFO(trace_quality, "GT00", "trace quality", 0, 0);
 
@@ -87,6 +92,34 @@ static gp_status capture(const struct rules_ctx *c, struct rules_out *o, int *n)
     return GP_OK;
 }
 
+/* libprof's capture-health ledger: GPU records whose times cannot be, and a profiler that cost
+ * the program a visible share of its time. */
+static gp_status health(const struct rules_ctx *c, const double *p, struct rules_out *o, int *n)
+{
+    gp_run_config rc;
+    gp_run_config_read(c->t, &rc);
+    const gp_capture_health *h = &rc.health;
+    if (!h->known)
+        return GP_OK;
+    int64_t bad = h->gpu_end_before_start + h->gpu_start_before_launch;
+    if (bad)
+        GP_TRY(problem(o, n, rules_strf(o, "%lld GPU records with impossible times", (long long)bad),
+                       rules_strf(o,
+                                  "%lld end before they start, %lld start before their launch "
+                                  "call: their durations and launch latencies are wrong",
+                                  (long long)h->gpu_end_before_start,
+                                  (long long)h->gpu_start_before_launch)));
+    const gp_trace_info *in = gp_trace_get_info(c->t);
+    int64_t span = in->ts_max - in->ts_min;
+    double pct = span > 0 ? 100.0 * (double)h->profiler_cost_ns / (double)span : 0.0;
+    if (pct > p[MAX_PROFILER_COST_PCT])
+        GP_TRY(problem(o, n,
+                       rules_strf(o, "profiler cost %.1f%% of the span", pct),
+                       "CPU times include the profiler's own (record_cost_ns a range, summed "
+                       "over threads): record fewer, longer ranges"));
+    return GP_OK;
+}
+
 /* Crit: what to do about the dropped records. */
 static gp_status reco_dropped(const struct rules_ctx *c, struct rules_out *o)
 {
@@ -155,6 +188,7 @@ gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules
                        "launch, copy and sync rules miss them"));
     GP_TRY(dropped(c, o, &n, &worst));
     GP_TRY(capture(c, o, &n));
+    GP_TRY(health(c, p, o, &n));
     if (n == 0)
         return rules_summary(o,
                              "%zu steps analysed of %zu, %llu GPU activities, %.1f%% without "

@@ -59,6 +59,21 @@
 #define GP_CFG_PEAK_DEVICE_MEMORY "peak_device_memory_allocated" /* bytes, fullest GPU, CUPTI */
 #define GP_CFG_CLOCK_REALTIME_NS  "clock_realtime_ns"            /* anchor pair read together */
 #define GP_CFG_CLOCK_MONOTONIC_NS "clock_monotonic_ns"
+/* The capture-health ledger (libprof, per session): what was recorded and lost, how far the
+ * writer fell behind, what the profiler cost, and GPU records with impossible times. */
+#define GP_CFG_H_CPU_RANGES      "health_cpu_ranges"    /* ranges and steps written */
+#define GP_CFG_H_CPU_MARKS       "health_cpu_marks"     /* instant marks */
+#define GP_CFG_H_CPU_COUNTERS    "health_cpu_counters"  /* counter samples */
+#define GP_CFG_H_CPU_ASYNC       "health_cpu_async"     /* NVTX start/end ranges */
+#define GP_CFG_H_CPU_DROPPED     "health_cpu_dropped"   /* CPU records lost (= dropped_cpu) */
+#define GP_CFG_H_GPU_RECORDS     "health_gpu_records"   /* CUPTI activity records converted */
+#define GP_CFG_H_GPU_DROPPED     "health_gpu_dropped"   /* dropped by CUPTI (= dropped_gpu) */
+#define GP_CFG_H_GPU_NO_TIME     "health_gpu_no_timestamp"     /* kernels/copies with 0 times */
+#define GP_CFG_H_GPU_END_FIRST   "health_gpu_end_before_start" /* end < start */
+#define GP_CFG_H_GPU_EARLY       "health_gpu_start_before_launch" /* start < its API call */
+#define GP_CFG_H_WRITER_BEHIND   "health_writer_max_behind_ns" /* oldest record a pass found */
+#define GP_CFG_H_PROFILER_COST   "health_profiler_cost_ns" /* record_cost_ns x CPU records */
+#define GP_CFG_H_WRITER_CPU      "health_writer_cpu_ns"    /* the writer thread's CPU time */
 
 /* ---- Categories ("cat"), current Kineto schema. ---- */
 #define GP_CAT_CPU_OP              "cpu_op"
