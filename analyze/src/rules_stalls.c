@@ -295,7 +295,8 @@ static gp_status make_rows(struct leaf *v, size_t n, int64_t min_ns, struct rule
         s->rows = nr;
         s->rows[s->n++] = r;
     }
-    qsort(s->rows, s->n, sizeof(*s->rows), cmp_stall);
+    if (s->n) /* rows is NULL without a stall */
+        qsort(s->rows, s->n, sizeof(*s->rows), cmp_stall);
     return GP_OK;
 }
 
