@@ -334,7 +334,7 @@ static void gather_calls(gp_job *j, const struct job_key *k, const struct job_ca
 }
 
 /* One collective across the ranks: who arrived last, the lag, the waits. `arr` is scratch. */
-static void match_one(gp_job *j, const struct job_call **x, int64_t *arr, gp_job_collective *c)
+static gp_status match_one(gp_job *j, const struct job_call **x, int64_t *arr, gp_job_collective *c)
 {
     size_t n = 0, last = 0;
     int64_t t_last = INT64_MIN;
@@ -372,10 +372,13 @@ static void match_one(gp_job *j, const struct job_call **x, int64_t *arr, gp_job
         if (arr[r] != INT64_MIN && r != last)
             arr[m++] = arr[r];
     c->lag = m ? t_last - job_median(arr, m) : 0;
-    if (m && (double)c->lag >= j->p[JOB_MIN_LAG_US] * 1e3) {
-        j->ranks[last].n_last++;
-        j->ranks[last].held += c->lag;
-    }
+    if (!m || (double)c->lag < j->p[JOB_MIN_LAG_US] * 1e3)
+        return GP_OK;
+    j->ranks[last].n_last++;
+    for (size_t r = 0; r < j->n; r++) /* every rank's call there, for `held` (job_held.c) */
+        if (x[r])
+            GP_TRY(job_wait_add(j->parts[r], x[r]->ts, x[r]->end, last));
+    return GP_OK;
 }
 
 static int cmp_coll(const void *pa, const void *pb)
@@ -404,8 +407,10 @@ static gp_status match_collectives(gp_job *j)
         for (size_t r = 0; r < j->n; r++)
             n += x[r] != NULL;
         if (n >= 2)
-            match_one(j, x, arr, &j->colls[j->n_colls++]);
+            rc = match_one(j, x, arr, &j->colls[j->n_colls++]);
     }
+    if (rc == GP_OK)
+        rc = job_held(j);
     if (rc == GP_OK && j->n_colls)
         qsort(j->colls, j->n_colls, sizeof(*j->colls), cmp_coll);
     for (size_t r = 0; rc == GP_OK && r < j->n; r++) {

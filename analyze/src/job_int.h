@@ -35,6 +35,13 @@ int job_key_cmp(const struct job_key *a, const struct job_key *b);
 #define JOB_N_OPS 11
 extern const char *const job_ops[JOB_N_OPS];
 
+/* A rank's call of a collective where rank `last` (an index into gp_job.parts) arrived late,
+ * from its arrival to its end on the calling rank's own clock (job_held.c). */
+struct job_wait {
+    int64_t ts, end;
+    size_t last;
+};
+
 struct gp_job_part {
     int rank;
     const char *rank_from;
@@ -48,6 +55,9 @@ struct gp_job_part {
     /* per collective operation (job_ops[]), set by gp_job_finish */
     uint64_t op_calls[JOB_N_OPS];
     int64_t op_time[JOB_N_OPS], op_waited[JOB_N_OPS];
+    struct rules_ivs compute; /* its compute kernels on its own clock, a disjoint union */
+    struct job_wait *waits;   /* its calls where a rank was late, set by gp_job_finish */
+    size_t n_waits, cap_waits;
 };
 
 /* GT16's parameters. */
@@ -85,6 +95,14 @@ extern const gp_rule_info job_straggler_info;
 
 /* rules/rule_straggler.c: GT16 over a finished job's ranks and collectives. */
 gp_status job_straggler(const gp_job *j, gp_findings **out);
+
+/* job_held.c: note part `p`'s call [ts, end) of a collective where part `last` was late; then,
+ * once every collective is matched, each late rank's `held`: how much longer the others' calls
+ * of those collectives left them without compute than its own calls left it (the median over
+ * the others of the union of their calls less their compute, less the same of its own): a wait
+ * beside compute or concurrent with another on a second stream counts once. */
+gp_status job_wait_add(gp_job_part *p, int64_t ts, int64_t end, size_t last);
+gp_status job_held(gp_job *j);
 
 /* Per-step mean of the rank's steps among the common ones (all when none are common). */
 int64_t job_median(int64_t *v, size_t n);

@@ -418,6 +418,15 @@ static char *host_of_name(const char *path)
     return h;
 }
 
+/* Move the compute union into the part, shifted to unix ns. */
+static void keep_compute(gp_job_part *p, struct ivs *compute, int64_t base)
+{
+    for (size_t i = 0; i < compute->n; i++)
+        compute->iv[i][0] += base, compute->iv[i][1] += base;
+    p->compute = (struct rules_ivs){compute->iv, compute->n, compute->cap};
+    *compute = (struct ivs){0};
+}
+
 gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err)
 {
     const gp_trace_info *in = gp_trace_get_info(gp_analysis_trace(a));
@@ -437,6 +446,8 @@ gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err
         rc = fill_steps(p, a, &u);
     if (rc == 0)
         rc = collect_calls(p, a);
+    if (rc == 0) /* its compute on its own clock, as its calls are: for GT16's cost */
+        keep_compute(p, &u.compute, gp_trace_get_info(gp_analysis_trace(a))->base_time_ns);
     free(u.compute.iv), free(u.comm.iv), free(u.busy.iv);
     *out = NULL;
     if (rc != 0) {
@@ -452,5 +463,6 @@ void gp_job_part_free(gp_job_part *p)
     if (!p)
         return;
     free(p->path), free(p->host), free(p->steps), free(p->calls);
+    free(p->compute.iv), free(p->waits);
     free(p);
 }

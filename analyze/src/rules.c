@@ -129,9 +129,9 @@ static const char *not_applicable(const struct rules_ctx *c, int needs)
     return NULL;
 }
 
-/* Run rule i into *f, its texts in `arena`. */
+/* Run rule i into *f, its texts in `arena`, what its cause took into *cause. */
 static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_finding *f,
-                         trace_arena *arena)
+                         struct rules_cause *cause, trace_arena *arena)
 {
     struct rules_out o;
     memset(&o, 0, sizeof(o));
@@ -146,6 +146,7 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
     if (rc == GP_OK && !o.f.summary)
         rc = rules_summary(&o, "%s: nothing measured", table[i]->info->title);
     *f = o.f;
+    *cause = o.cause;
     /* the columns live in `o`; copy them where the finding can keep them */
     gp_evidence_col *cols = trace_arena_alloc(arena, sizeof(o.cols));
     if (!cols) {
@@ -183,6 +184,7 @@ static int cmp_findings(const void *pa, const void *pb)
 typedef struct phase_run {
     const gp_rules *r;
     gp_finding *slots;
+    struct rules_cause *causes;
     size_t rule[N_RULES], n;
     atomic_size_t next;
 } phase_run;
@@ -199,15 +201,16 @@ static void take_rules(void *arg)
     phase_thread *t = arg;
     phase_run *pr = t->run;
     for (size_t k; (k = atomic_fetch_add(&pr->next, 1)) < pr->n;) {
-        gp_status rc = run_one(t->c, pr->r, pr->rule[k], &pr->slots[k], t->arena);
+        gp_status rc = run_one(t->c, pr->r, pr->rule[k], &pr->slots[k], &pr->causes[k], t->arena);
         if (rc != GP_OK && t->rc == GP_OK)
             t->rc = rc;
     }
 }
 
-static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp_findings *fs)
+static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp_findings *fs,
+                           struct rules_cause *causes)
 {
-    phase_run pr = {.r = r, .slots = fs->items + fs->n};
+    phase_run pr = {.r = r, .slots = fs->items + fs->n, .causes = causes + fs->n};
     for (size_t i = 0; i < N_RULES; i++)
         if (table[i]->phase == phase && gp_rules_selected(r, i))
             pr.rule[pr.n++] = i;
@@ -224,11 +227,16 @@ static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp
     return t0.rc != GP_OK ? t0.rc : t1.rc;
 }
 
+/* Both phases, then one verdict across rules (rules_explain.c), then the order. */
 static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs, gp_error *err)
 {
-    gp_status rc = run_phase(c, r, 0, fs);
+    struct rules_cause *causes = calloc(N_RULES, sizeof(*causes));
+    gp_status rc = causes ? run_phase(c, r, 0, fs, causes) : GP_ENOMEM;
     if (rc == GP_OK)
-        rc = run_phase(c, r, 1, fs);
+        rc = run_phase(c, r, 1, fs, causes);
+    if (causes) /* frees the causes' intervals, also after a failure */
+        rc = rules_explain(fs, causes, rc);
+    free(causes);
     if (rc != GP_OK)
         return gp_error_set(err, rc, fs->trace, "rules: %s", gp_strerror(rc));
     qsort(fs->items, fs->n, sizeof(*fs->items), cmp_findings);

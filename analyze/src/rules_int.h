@@ -66,6 +66,14 @@ struct rules_ctx {
     size_t n_name_cls;
 };
 
+/* What a finding's cause took from the others' evidence (rules_explain.c): the intervals it
+ * made pass (GT19: the time calls stalled waiting for a core, a disjoint union) and the knob
+ * that comes first ("free the cores first (GT19)"). Empty for most rules. */
+struct rules_cause {
+    struct rules_ivs ivs;
+    const char *knob;
+};
+
 /* A finding under construction: a gp_finding plus its growable arrays. */
 struct rules_out {
     gp_finding f;
@@ -74,6 +82,7 @@ struct rules_out {
     gp_time_range *ranges;
     size_t cap_ranges;
     trace_arena *arena;
+    struct rules_cause cause; /* kept by the engine until every rule ran */
 };
 
 typedef gp_status (*rules_fn)(struct rules_ctx *c, const double *p, struct rules_out *o);
@@ -207,6 +216,7 @@ struct rules_stalls {
     size_t inflated;          /* ops whose fastest call took longer than their size warrants */
     gp_str inflated_name, inflated_shape; /* the one most over, its fastest call and ceiling */
     int64_t inflated_fastest, inflated_ceiling;
+    struct rules_ivs ivs;     /* each stall as the last `excess` ns of its call, a union */
 };
 struct rules_stall_cfg {
     int64_t min_ns;           /* a stall is at least this long... */
@@ -252,6 +262,16 @@ const char *rules_strf(struct rules_out *o, const char *fmt, ...)
 /* Human formats used in summaries: "12.3 ms", "1.5 MiB". Write into buf (>= 32 bytes). */
 const char *rules_fmt_ns(char *buf, size_t cap, int64_t ns);
 const char *rules_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* ---- rules_explain.c: one verdict across rules ---- */
+/* After every rule ran (items[i]'s cause in causes[i]): a fired finding whose evidence another
+ * fired finding's cause explains -- half or more of the time its ranges point at lies in that
+ * cause's intervals, its own fix would gain under 1% of the step while the cause stands, or its
+ * knob sets a setting the cause's knob sets to another value -- is demoted to info, its knob
+ * the cause's, its recommendation saying so. Frees the causes'
+ * intervals; does nothing more when `rc`, the rules' status, is not GP_OK. @return rc or
+ * GP_ENOMEM. */
+gp_status rules_explain(gp_findings *fs, struct rules_cause *causes, gp_status rc);
 
 /* The findings object (rules.c builds it; findings_fmt.c reads it). */
 struct gp_findings {

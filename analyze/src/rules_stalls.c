@@ -18,7 +18,7 @@ struct leaf {
     uint32_t track;
     gp_str name, shape;
     int32_t step, ord;
-    int64_t ts, dur, excess;
+    int64_t ts, dur, excess, end; /* dur: self time; end: the call's own end */
     int64_t ceiling; /* the most its size warrants, or -1 where the size says nothing */
 };
 
@@ -136,7 +136,7 @@ static gp_status scan_track(const struct rules_ctx *c, const struct rules_stall_
             gp_str shape = gp_trace_event_shape(c->t, e);
             GP_TRY(push_leaf(v, n, cap,
                              (struct leaf){t, e->name, shape, (int32_t)step, 0, e->ts, e->dur, 0,
-                                           size_ceiling(c, e, shape, k)}));
+                                           e->ts + e->dur, size_ceiling(c, e, shape, k)}));
             rec = (long)*n - 1;
         }
         if (depth < sizeof(st) / sizeof(st[0]))
@@ -233,8 +233,8 @@ static int64_t stall_of(const struct leaf *l, int64_t fastest, const struct rule
     return over >= k->min_ns && over > x ? over : x;
 }
 
-static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
-                        const struct rules_stall_cfg *k, struct rules_stalls *s, uint8_t *hit)
+static gp_status mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
+                             const struct rules_stall_cfg *k, struct rules_stalls *s, uint8_t *hit)
 {
     qsort(v, n, sizeof(*v), cmp_group);
     for (size_t g = 0, e; g < n; g = e) {
@@ -247,6 +247,8 @@ static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
             if (x <= 0)
                 continue;
             v[i].excess = x;
+            /* where in the call it waited is not known: its last `x` ns stand for it */
+            GP_TRY(rules_ivs_push(&s->ivs, v[i].end - x, v[i].end));
             s->stall_ns += x;
             s->stalled++;
             hit[v[i].step] = 1;
@@ -255,6 +257,8 @@ static void mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
     }
     for (size_t i = 0; i < c->n_steps; i++)
         s->steps_hit += hit[i];
+    rules_ivs_merge(&s->ivs);
+    return GP_OK;
 }
 
 /* An op whose every call took longer than its size warrants: its fastest call waited too. */
@@ -291,7 +295,8 @@ static gp_status make_rows(struct leaf *v, size_t n, int64_t min_ns, struct rule
         s->rows = nr;
         s->rows[s->n++] = r;
     }
-    qsort(s->rows, s->n, sizeof(*s->rows), cmp_stall);
+    if (s->n) /* rows is NULL without a stall */
+        qsort(s->rows, s->n, sizeof(*s->rows), cmp_stall);
     return GP_OK;
 }
 
@@ -306,15 +311,19 @@ gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_
     if (!hit)
         return free(v), GP_ENOMEM;
     number_calls(c, v, n);
-    mark_stalls(c, v, n, k, s, hit);
-    gp_status rc = make_rows(v, n, k->min_ns, s);
+    gp_status rc = mark_stalls(c, v, n, k, s, hit);
+    if (rc == GP_OK)
+        rc = make_rows(v, n, k->min_ns, s);
     free(hit);
     free(v);
+    if (rc != GP_OK)
+        rules_stalls_release(s);
     return rc;
 }
 
 void rules_stalls_release(struct rules_stalls *s)
 {
     free(s->rows);
+    free(s->ivs.iv);
     memset(s, 0, sizeof(*s));
 }

@@ -3,7 +3,8 @@
 # tests/job/test_job.py runs generated jobs with known stragglers, NCCL name variants, clock
 # skews and NDJSON output; tests/job/test_job_match.py checks that a collective is matched only
 # with itself (issue 24: other orders on other streams, a lost kernel, skew, a real straggler),
-# and bench/accuracy_job.py --fast gives GT16's verdicts on its accuracy cases.
+# and bench/accuracy_job.py --fast gives GT16's verdicts on its accuracy cases (job_accuracy_cost:
+# its cost on three of them).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)
   add_test(NAME job_fixtures_fresh
@@ -21,4 +22,11 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/accuracy_job.py
                    $<TARGET_FILE:gprof-train> --fast)
   set_tests_properties(job_accuracy_verdicts PROPERTIES LABELS cli TIMEOUT 300)
+  # GT16's cost is the exposed wait, once: within 25% of the injected delay where the waits
+  # overlap the others' compute (gradient buckets beside the backward kernels)
+  add_test(NAME job_accuracy_cost
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/accuracy_job.py
+                   $<TARGET_FILE:gprof-train> --case straggler_overlapped_buckets
+                   --case straggler_just_over --case straggler_loader)
+  set_tests_properties(job_accuracy_cost PROPERTIES LABELS cli TIMEOUT 120)
 endif()

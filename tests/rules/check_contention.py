@@ -7,7 +7,14 @@
 - GT01 on PNG loading in the training thread beside two busy loops (both cores busy) predicts
   well under its "if the loader kept up" wait share (the knob, --workers 1, gained 17% there;
   the old prediction was 42%), and says the cores are busy; on the run with a free core it says
-  the prediction assumes one.
+  the prediction assumes one;
+- one verdict across rules, with every rule run: where GT19 fires, no other finding is warn or
+  crit with a gain under 1% of the step, no two warn/crit findings ask for different --workers,
+  and GT01 beside two busy loops with 2 loader threads (crit "--workers 3" for a gain of 0%,
+  against GT19's "--workers 1") is info, its knob GT19's ("free the cores first (GT19)"); so
+  are GT14's outliers where most of their time is GT19's stalls (three busy loops: crit before;
+  the PyTorch CNN with 2 threads beside a busy loop: crit before), while GT17, whose median
+  over steps the stalls do not explain, keeps its warn beside GT19 (two busy loops).
 
 usage: check_contention.py GPROF_TRAIN FIXTURE_DIR
 """
@@ -54,11 +61,53 @@ def check_gt01(binary, d, bad):
         bad.append(f"GT01 with a free core: {free['estimated_gain']['text']}")
 
 
+def all_findings(binary, trace):
+    out = subprocess.run([binary, "diagnose", trace, "-f", "json"], capture_output=True,
+                         text=True, check=False)
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{trace}: diagnose exit {out.returncode}: {out.stderr.strip()}")
+    return {f["id"]: f for f in json.loads(out.stdout)["traces"][0]["findings"]}
+
+
+def workers_of(knob):
+    words = (knob or "").replace(";", " ").split()
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--workers"]
+
+
+def check_one_verdict(binary, d, bad):
+    names = sorted(n for n in os.listdir(d) if n.endswith(".json.gz"))
+    for name in names:
+        fs = all_findings(binary, os.path.join(d, name))
+        loud = {i: f for i, f in fs.items() if f["severity"] in ("warn", "crit")}
+        workers = {i: workers_of(f.get("knob")) for i, f in loud.items()}
+        asked = {w for ws in workers.values() for w in ws}
+        if len(asked) > 1:
+            bad.append(f"{name}: contradictory knobs: {workers}")
+        if "GT19" not in loud:
+            continue
+        for i, f in loud.items():
+            gain = (f.get("estimated_gain") or {}).get("share_of_step_pct")
+            if i != "GT19" and gain is not None and gain < 1:
+                bad.append(f"{name}: {i} {f['severity']} for a gain of {gain:.1f}% beside GT19")
+    # (fixture, rule, explained by GT19?)
+    for name, rule, explained in (("two_hogs_png_workers2.json.gz", "GT01", True),
+                                  ("three_hogs_mlp.json.gz", "GT14", True),
+                                  ("torch_2threads_1hog.json.gz", "GT14", True),
+                                  ("two_hogs_png_workers2.json.gz", "GT17", False)):
+        f = all_findings(binary, os.path.join(d, name))[rule]
+        print(f"{rule} beside GT19 in {name}: {f['severity']}, knob {f.get('knob')!r}")
+        deferred = f["severity"] == "info" and f.get("knob") == "free the cores first (GT19)" \
+            and "Explained by GT19" in (f.get("recommendation") or "")
+        if deferred != explained or (not explained and f["severity"] not in ("warn", "crit")):
+            bad.append(f"{name}: {rule} beside GT19: {f['severity']}, {f.get('knob')!r}")
+
+
 def main():
     binary, d = sys.argv[1], sys.argv[2]
     bad = []
     check_verdicts(binary, d, bad)
     check_gt01(binary, d, bad)
+    check_one_verdict(binary, d, bad)
     for b in bad:
         print("FAIL:", b)
     sys.exit(1 if bad else 0)

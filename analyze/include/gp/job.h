@@ -81,7 +81,8 @@ typedef struct gp_job_rank {
     int64_t clock_offset;   /**< subtracted from this rank's times to align it on collectives */
     uint64_t n_collectives; /**< collectives matched with other ranks */
     uint64_t n_last;        /**< of those, where this rank arrived last (by more than min_lag) */
-    int64_t held;           /**< per step: how long the typical rank waited for this one */
+    int64_t held;           /**< per step: how long the typical rank waited for this one, with
+                                 nothing to compute (each wait once, job_held.c) */
     int64_t waited;         /**< per step: how long this rank waited for the last one */
 } gp_job_rank;
 
