@@ -1,0 +1,103 @@
+"""`gprof-train run -- python3 SCRIPT` on real PyTorch scripts (tests/cli/torch/), with the venv
+that scripts/torch_venv.sh makes first on PATH.
+
+usage: test_run_torch.py CASE GPROF_TRAIN
+  plain     an unmodified script (MLP, DataLoader with 2 workers, SGD, 30 steps): one trace, of
+            ProfilerStep steps at optimizer steps, aten:: operators in the report, a diagnosis
+  own       a script with its own torch.profiler: not profiled twice, its trace is used
+  torchrun  torchrun --nproc-per-node 2 with gloo: rank0 and rank1 traces, then the job view
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch")
+
+
+def fail(msg, out="", err=""):
+    print("FAIL: %s\n--- stdout\n%s\n--- stderr\n%s" % (msg, out[-6000:], err[-6000:]))
+    sys.exit(1)
+
+
+def run(gt, tmp, cmd):
+    p = subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs"), "--"] + cmd, cwd=tmp,
+                       capture_output=True, text=True, timeout=900)
+    runs = glob.glob(os.path.join(tmp, "runs", "*"))
+    if p.returncode != 0 or len(runs) != 1:
+        fail("exit %d, %d run folders" % (p.returncode, len(runs)), p.stdout, p.stderr)
+    return p.stdout, p.stderr, runs[0]
+
+
+def steps_in(path):
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    return sorted(int(e["name"].split("#")[1]) for e in events
+                  if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+
+
+def expect(cond, msg, out, err):
+    if not cond:
+        fail(msg, out, err)
+
+
+def case_plain(gt, tmp):
+    out, err, run_dir = run(gt, tmp, ["python3", os.path.join(HERE, "plain_train.py")])
+    traces = sorted(os.listdir(run_dir))
+    # one trace: the main process only, not the two DataLoader workers
+    expect(len(traces) == 1 and re.match(r"python-\d+\.pt\.trace\.json$", traces[0]),
+           "traces %s: want one python-PID.pt.trace.json" % traces, out, err)
+    steps = steps_in(os.path.join(run_dir, traces[0]))
+    # default schedule wait=2,warmup=1,active=20 over 30 optimizer steps: steps 3..22
+    expect(steps == list(range(3, 23)), "ProfilerStep numbers %s, want 3..22" % steps, out, err)
+    expect("steps: 20 (ProfilerStep#3..#22)" in out, "no step summary in the report", out, err)
+    expect("aten::addmm" in out and "aten::mm" in out, "no aten:: operators in the report", out, err)
+    expect(re.search(r"^\[(ok|info|warn|crit)\] +GT01 ", out, re.M), "no diagnosis", out, err)
+    expect("Kineto owns CUPTI" in err, "the run does not say libprof stays out", out, err)
+
+
+def case_own(gt, tmp):
+    own = os.path.join(tmp, "own.json")
+    out, err, run_dir = run(gt, tmp, ["python3", os.path.join(HERE, "own_profiler.py"), own])
+    expect("not profiling it a second time" in err, "the second profiler is not said", out, err)
+    traces = os.listdir(run_dir)
+    expect(traces == ["own.0.pt.trace.json"], "traces %s: want the script's own" % traces, out, err)
+    expect(os.path.realpath(os.path.join(run_dir, traces[0])) == os.path.realpath(own),
+           "the run folder's trace is not the script's", out, err)
+    expect(steps_in(own) == [2, 3, 4, 5, 6], "the script's own schedule was disturbed", out, err)
+    expect("steps: 5 (ProfilerStep#2..#6)" in out, "the script's trace is not reported", out, err)
+
+
+def case_torchrun(gt, tmp):
+    if not shutil.which("torchrun"):
+        print("SKIP: no torchrun in the torch venv")
+        sys.exit(77)
+    cmd = ["torchrun", "--standalone", "--nproc-per-node", "2", os.path.join(HERE, "ddp_train.py")]
+    out, err, run_dir = run(gt, tmp, cmd)
+    traces = sorted(os.listdir(run_dir))
+    expect(traces == ["rank0.pt.trace.json", "rank1.pt.trace.json"],
+           "traces %s: want rank0 and rank1" % traces, out, err)
+    for t in traces:
+        expect(steps_in(os.path.join(run_dir, t)) == list(range(3, 23)),
+               "%s: steps are not 3..22" % t, out, err)
+    expect(re.search(r"^job: 2 ranks, 20 steps every rank has, \d+ collectives matched", out, re.M),
+           "no job view of the two ranks", out, err)
+    expect(re.search(r"GT16 straggler rank", out), "no GT16 in the job view", out, err)
+
+
+def main():
+    case, gt = sys.argv[1], os.path.abspath(sys.argv[2])
+    tmp = tempfile.mkdtemp(prefix="gp-run-torch-")
+    try:
+        {"plain": case_plain, "own": case_own, "torchrun": case_torchrun}[case](gt, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok: %s" % case)
+
+
+if __name__ == "__main__":
+    main()
