@@ -25,9 +25,10 @@ struct opt;
 struct run_exec_opts {
     const char *out, *buffer_limit, *schedule;
     int no_report, driver_api;
-    int torch, no_torch, record_shapes, profile_memory, with_stack; /* run_torch.c */
+    int torch; /* -1: if CMD uses torch (run_torch.c), 0: --no-torch, 1: --torch */
+    int record_shapes, profile_memory, with_stack;
 };
-#define RUN_EXEC_N_OPTS 12
+#define RUN_EXEC_N_OPTS 11
 void run_exec_options(struct run_exec_opts *v, struct opt *t);
 
 #endif

@@ -236,9 +236,8 @@ void run_exec_options(struct run_exec_opts *v, struct opt *t)
                     "or 1/8 of RAM if less; sets "
                     "GP_PROF_BUFFER_LIMIT)"),
             OPT_BOOL(0, "torch", &v->torch,
-                     "profile CMD with torch.profiler (default when CMD is python* running a "
-                     "script that imports torch, or torchrun)"),
-            OPT_BOOL(0, "no-torch", &v->no_torch, "never use torch.profiler: inject libprof"),
+                     "(negatable) profile CMD with torch.profiler, not libprof (default when CMD "
+                     "is python* running a script that imports torch, or torchrun)"),
             OPT_STR(0, "schedule", &v->schedule, "SPEC",
                     "torch.profiler steps: wait=W,warmup=U,active=A,repeat=R (default "
                     "wait=2,warmup=1,active=20,repeat=1; a step per optimizer step)"),
@@ -299,7 +298,7 @@ static int run_cmd(const struct run_exec_opts *v, const char **cmd)
 
 int cmd_run_exec(int argc, const char **argv)
 {
-    struct run_exec_opts v = {.out = "runs"};
+    struct run_exec_opts v = {.out = "runs", .torch = -1};
     struct opt opts[RUN_EXEC_N_OPTS];
     run_exec_options(&v, opts);
     const struct opt_help help = {
@@ -316,8 +315,6 @@ int cmd_run_exec(int argc, const char **argv)
     int rc = split_cmd(n, argv, &cmd);
     if (rc == CLI_OK)
         rc = run_set_buffer_limit(v.buffer_limit);
-    if (rc == CLI_OK && v.torch && v.no_torch)
-        rc = cli_error("--torch and --no-torch cannot be given together");
     if (rc == CLI_OK)
         rc = run_torch_check_schedule(v.schedule);
     if (rc == CLI_OK)

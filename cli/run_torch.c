@@ -63,8 +63,8 @@ static int python_uses_torch(const char *const *cmd)
 
 int run_torch_wanted(const struct run_exec_opts *v, const char *const *cmd)
 {
-    if (v->no_torch || v->torch)
-        return !v->no_torch;
+    if (v->torch >= 0)
+        return v->torch;
     const char *name = base_name(cmd[0]);
     if (strcmp(name, "torchrun") == 0)
         return 1;

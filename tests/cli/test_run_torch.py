@@ -6,6 +6,8 @@ usage: test_run_torch.py CASE GPROF_TRAIN
             ProfilerStep steps at optimizer steps, aten:: operators in the report, a diagnosis
   own       a script with its own torch.profiler: not profiled twice, its trace is used
   torchrun  torchrun --nproc-per-node 2 with gloo: rank0 and rank1 traces, then the job view
+  detect    which commands get torch.profiler (--torch, --no-torch, no import of torch), and a
+            sitecustomize already on PYTHONPATH still runs
 """
 import glob
 import json
@@ -89,11 +91,42 @@ def case_torchrun(gt, tmp):
     expect(re.search(r"GT16 straggler rank", out), "no GT16 in the job view", out, err)
 
 
+def said_torch(gt, tmp, opts, cmd, env=None):
+    p = subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs")] + opts + ["--"] + cmd, cwd=tmp,
+                       capture_output=True, text=True, timeout=300, env=env)
+    return "profiling it with torch.profiler" in p.stderr, p.stdout, p.stderr
+
+
+def case_detect(gt, tmp):
+    plain = os.path.join(HERE, "plain_train.py")
+    no_import = ["python3", "-c", "import importlib; importlib.import_module('torch')"]
+    on, out, err = said_torch(gt, tmp, ["--no-torch"], ["python3", plain])
+    expect(not on, "--no-torch still uses torch.profiler", out, err)
+    on, out, err = said_torch(gt, tmp, [], no_import)
+    expect(not on, "a program that never says 'import torch' was taken for one", out, err)
+    # forced: the hook runs, and says that no optimizer step ran
+    site = os.path.join(tmp, "site")
+    os.mkdir(site)
+    with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+        f.write("import sys\nsys.stderr.write('user sitecustomize ran\\n')\n")
+    env = dict(os.environ, PYTHONPATH=site)
+    on, out, err = said_torch(gt, tmp, ["--torch"], no_import, env)
+    expect(on and "no optimizer step ran" in err, "--torch does not start the hook", out, err)
+    expect(err.count("user sitecustomize ran") == 1, "the user's sitecustomize did not run once",
+           out, err)
+    p = subprocess.run([gt, "run", "--schedule", "wait=2,actve=3", "--", "python3", plain],
+                       capture_output=True, text=True, timeout=60, cwd=tmp)
+    expect(p.returncode == 2 and "--schedule at 'actve=3'" in p.stderr,
+           "a bad --schedule is not refused with exit 2 at its item", p.stdout, p.stderr)
+
+
 def main():
     case, gt = sys.argv[1], os.path.abspath(sys.argv[2])
     tmp = tempfile.mkdtemp(prefix="gp-run-torch-")
     try:
-        {"plain": case_plain, "own": case_own, "torchrun": case_torchrun}[case](gt, tmp)
+        cases = {"plain": case_plain, "own": case_own, "torchrun": case_torchrun,
+                 "detect": case_detect}
+        cases[case](gt, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("ok: %s" % case)
