@@ -49,6 +49,7 @@ class _Hook:
         self.steps = 0
         self.user = False  # the script started its own torch.profiler
         self.user_traces = []
+        self.exporting = False  # inside a profiler's export_chrome_trace
         self.rank = os.environ.get("RANK") if os.environ.get("WORLD_SIZE") else None
 
     def trace_name(self):
@@ -95,12 +96,14 @@ class _Hook:
         if os.path.dirname(path) == _OUT:
             return
         base = os.path.basename(path)
-        for suffix in (".json.gz", ".json"):
+        gz = ".gz" if base.endswith(".gz") else ""
+        for suffix in (".json.gz", ".json", ".gz"):
             if base.endswith(suffix):
                 base = base[: -len(suffix)]
         if base.endswith(".pt.trace"):
             base = base[: -len(".pt.trace")]
-        link = os.path.join(_OUT, "%s.%d.pt.trace.json" % (base, len(self.user_traces)))
+        name = "%s.%d.pt.trace.json%s" % (base, len(self.user_traces), gz)
+        link = os.path.join(_OUT, name)
         try:
             os.symlink(path, link)
             self.user_traces.append(path)
@@ -119,8 +122,10 @@ class _Hook:
                  "--schedule wait=0,warmup=0,active=1 records the whole run as one step")
 
 
-def _wrap(hook, cls):
-    start, export = cls.start, cls.export_chrome_trace
+def _wrap(hook, cls, start_name):
+    """Notice the script's own profilers of class `cls`: when one starts (cls.<start_name>), and
+    where it writes its trace. Ours writes into the run folder only, so is never taken for one."""
+    start, export = getattr(cls, start_name), cls.export_chrome_trace
 
     def start_wrapped(self, *a, **k):
         if self is not hook.prof:
@@ -128,12 +133,18 @@ def _wrap(hook, cls):
         return start(self, *a, **k)
 
     def export_wrapped(self, path, *a, **k):
-        r = export(self, path, *a, **k)
-        if self is not hook.prof:
+        outer = not hook.exporting  # torch.profiler's export calls the legacy one (on a .tmp)
+        hook.exporting = True
+        try:
+            r = export(self, path, *a, **k)
+        finally:
+            hook.exporting = not outer
+        if outer:
             hook.user_trace(path)
         return r
 
-    cls.start, cls.export_chrome_trace = start_wrapped, export_wrapped
+    setattr(cls, start_name, start_wrapped)
+    cls.export_chrome_trace = export_wrapped
 
 
 def _install():
@@ -142,7 +153,8 @@ def _install():
     import torch.optim.optimizer as opt
 
     hook = _Hook(torch)
-    _wrap(hook, torch.profiler.profile)
+    _wrap(hook, torch.profiler.profile, "start")
+    _wrap(hook, torch.autograd.profiler.profile, "__enter__")  # the legacy API, emit_nvtx's too
     opt.register_optimizer_step_post_hook(hook.step)
     atexit.register(hook.finish)
     hook.start()

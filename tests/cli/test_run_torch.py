@@ -4,7 +4,8 @@ that scripts/torch_venv.sh makes first on PATH.
 usage: test_run_torch.py CASE GPROF_TRAIN
   plain     an unmodified script (MLP, DataLoader with 2 workers, SGD, 30 steps): one trace, of
             ProfilerStep steps at optimizer steps, aten:: operators in the report, a diagnosis
-  own       a script with its own torch.profiler: not profiled twice, its trace is used
+  own       a script with its own torch.profiler (or the legacy torch.autograd.profiler): not
+            profiled twice, its trace is used
   torchrun  torchrun --nproc-per-node 2 with gloo: rank0 and rank1 traces, then the job view
   detect    which commands get torch.profiler (--torch, --no-torch, no import of torch), and a
             sitecustomize already on PYTHONPATH still runs
@@ -72,6 +73,16 @@ def case_own(gt, tmp):
            "the run folder's trace is not the script's", out, err)
     expect(steps_in(own) == [2, 3, 4, 5, 6], "the script's own schedule was disturbed", out, err)
     expect("steps: 5 (ProfilerStep#2..#6)" in out, "the script's trace is not reported", out, err)
+    # the legacy API, its trace gzipped: linked as such, once
+    shutil.rmtree(os.path.join(tmp, "runs"))
+    own = os.path.join(tmp, "legacy.json.gz")
+    out, err, run_dir = run(gt, tmp, ["python3", os.path.join(HERE, "own_profiler.py"), own,
+                                      "legacy"])
+    expect("not profiling it a second time" in err, "the legacy profiler is not noticed", out, err)
+    traces = os.listdir(run_dir)
+    expect(traces == ["legacy.0.pt.trace.json.gz"], "traces %s: want the script's" % traces,
+           out, err)
+    expect("no ProfilerStep#N; one step spans the trace" in out, "not reported", out, err)
 
 
 def case_torchrun(gt, tmp):
