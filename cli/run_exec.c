@@ -171,7 +171,9 @@ static void no_trace(const char *dir, int watch, int torch)
         cli_warn("torch.profiler wrote no trace under '%s' (see the program's messages above)",
                  dir);
         cli_hint("a script that runs few steps: --schedule wait=0,warmup=0,active=1");
-    } else if (!lost_trace(watch, dir, lost, sizeof(lost))) {
+        return;
+    }
+    if (!lost_trace(watch, dir, lost, sizeof(lost))) {
         cli_warn("no trace was written under '%s': the program made no NVTX or CUDA call", dir);
         return;
     }

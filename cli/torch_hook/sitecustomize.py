@@ -46,7 +46,8 @@ class _Hook:
     def __init__(self, torch):
         self.torch = torch
         self.prof = None
-        self.steps = 0
+        self.steps = 0  # optimizer steps
+        self.traces = 0  # traces written
         self.user = False  # the script started its own torch.profiler
         self.user_traces = []
         self.exporting = False  # inside a profiler's export_chrome_trace
@@ -59,6 +60,7 @@ class _Hook:
         step = ".step%d" % prof.step_num if self.repeat != 1 else ""
         name = "%s%s.pt.trace.json" % (self.trace_name(), step)
         prof.export_chrome_trace(os.path.join(_OUT, name))
+        self.traces += 1
 
     def options(self):
         tp = self.torch.profiler
@@ -117,9 +119,12 @@ class _Hook:
         prof, self.prof = self.prof, None
         if prof is not None:
             prof.stop()
-        if not self.user and self.steps == 0:
-            _say("no optimizer step ran (torch.optim): no step was profiled; "
-                 "--schedule wait=0,warmup=0,active=1 records the whole run as one step")
+        if self.user or self.traces:
+            return
+        ran = ("only %d optimizer steps ran, all before the schedule records" % self.steps
+               if self.steps else "no optimizer step ran (torch.optim)")
+        _say("%s: nothing was profiled; --schedule wait=0,warmup=0,active=1 records the whole "
+             "run as one step" % ran)
 
 
 def _wrap(hook, cls, start_name):

@@ -123,6 +123,8 @@ def case_detect(gt, tmp):
     env = dict(os.environ, PYTHONPATH=site)
     on, out, err = said_torch(gt, tmp, ["--torch"], no_import, env)
     expect(on and "no optimizer step ran" in err, "--torch does not start the hook", out, err)
+    expect("torch.profiler wrote no trace" in err and "could not write" not in err,
+           "no trace is not said as such", out, err)
     expect(err.count("user sitecustomize ran") == 1, "the user's sitecustomize did not run once",
            out, err)
     p = subprocess.run([gt, "run", "--schedule", "wait=2,actve=3", "--", "python3", plain],
