@@ -152,6 +152,20 @@ def _wrap(hook, cls, start_name):
     cls.export_chrome_trace = export_wrapped
 
 
+def _flush_on(hook, sig):
+    """A stop signal that would kill the process at once (default action) first stops the
+    profiler, so that what it recorded is written, then kills the process as before."""
+    import signal
+
+    def handler(signum, frame):
+        hook.finish()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    if signal.getsignal(sig) == signal.SIG_DFL:
+        signal.signal(sig, handler)
+
+
 def _install():
     os.environ["GP_TORCH_PID"] = str(os.getpid())
     import torch
@@ -162,6 +176,10 @@ def _install():
     _wrap(hook, torch.autograd.profiler.profile, "__enter__")  # the legacy API, emit_nvtx's too
     opt.register_optimizer_step_post_hook(hook.step)
     atexit.register(hook.finish)
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        _flush_on(hook, sig)
     hook.start()
 
 

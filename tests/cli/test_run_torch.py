@@ -7,6 +7,7 @@ usage: test_run_torch.py CASE GPROF_TRAIN
   own       a script with its own torch.profiler (or the legacy torch.autograd.profiler): not
             profiled twice, its trace is used
   torchrun  torchrun --nproc-per-node 2 with gloo: rank0 and rank1 traces, then the job view
+  sigterm   a script killed by SIGTERM while the profiler records: its trace is still written
   detect    which commands get torch.profiler (--torch, --no-torch, no import of torch), and a
             sitecustomize already on PYTHONPATH still runs
 """
@@ -102,6 +103,20 @@ def case_torchrun(gt, tmp):
     expect(re.search(r"GT16 straggler rank", out), "no GT16 in the job view", out, err)
 
 
+def case_sigterm(gt, tmp):
+    cmd = [gt, "run", "-o", os.path.join(tmp, "runs"), "--", "python3",
+           os.path.join(HERE, "sigterm_midway.py")]
+    p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=300)
+    out, err = p.stdout, p.stderr
+    expect(p.returncode == 128 + 15 and "killed by signal 15 (SIGTERM)" in err,
+           "exit %d: the script did not die of SIGTERM" % p.returncode, out, err)
+    traces = glob.glob(os.path.join(tmp, "runs", "*", "python-*.pt.trace.json"))
+    expect(len(traces) == 1, "no trace of the steps before SIGTERM", out, err)
+    # steps 3..9 were recorded; the 10th (ProfilerStep#10) was open when the signal came
+    expect(steps_in(traces[0])[:7] == list(range(3, 10)), "steps %s" % steps_in(traces[0]),
+           out, err)
+
+
 def said_torch(gt, tmp, opts, cmd, env=None):
     p = subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs")] + opts + ["--"] + cmd, cwd=tmp,
                        capture_output=True, text=True, timeout=300, env=env)
@@ -138,7 +153,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gp-run-torch-")
     try:
         cases = {"plain": case_plain, "own": case_own, "torchrun": case_torchrun,
-                 "detect": case_detect}
+                 "detect": case_detect, "sigterm": case_sigterm}
         cases[case](gt, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

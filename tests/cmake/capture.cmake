@@ -14,7 +14,7 @@ endif()
 # scripts/torch_venv.sh makes once under ~/.cache/gprof-train/ (skipped only when pip cannot
 # reach its index).
 if(TARGET gprof-train)
-  foreach(case plain own torchrun detect)
+  foreach(case plain own torchrun detect sigterm)
     add_test(NAME cli_run_torch_${case}
              COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/torch_venv.sh python3
                      ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_run_torch.py ${case}
