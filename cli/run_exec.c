@@ -217,7 +217,8 @@ static void report(const char *dir, const char *cmd, int status, int watch,
     const char *name = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
     if (n == 0 && !torch && strncmp(name, "python", 6) == 0)
         cli_hint("a PyTorch script whose modules import torch, not the script itself: "
-                 "gprof-train run --torch -- %s ...", cmd);
+                 "gprof-train run --torch -- %s ...",
+                 cmd);
     else
         fprintf(stderr, "gprof-train: %d trace(s) under '%s'\n", n, dir);
     if (notes)
