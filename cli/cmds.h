@@ -23,10 +23,12 @@ int cmd_run_exec(int argc, const char **argv);
  * `v`), so that `run --help` lists the same table that cmd_run_exec parses. */
 struct opt;
 struct run_exec_opts {
-    const char *out, *buffer_limit;
+    const char *out, *buffer_limit, *schedule;
     int no_report, driver_api;
+    int torch; /* -1: if CMD uses torch (run_torch.c), 0: --no-torch, 1: --torch */
+    int record_shapes, profile_memory, with_stack;
 };
-#define RUN_EXEC_N_OPTS 6
+#define RUN_EXEC_N_OPTS 11
 void run_exec_options(struct run_exec_opts *v, struct opt *t);
 
 #endif

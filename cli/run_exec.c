@@ -27,6 +27,7 @@
 #include "gp/fs.h"
 #include "run_analysis.h"
 #include "run_child.h"
+#include "run_torch.h"
 #include "trace_jobs.h"
 
 #define MAX_TRACES 1024
@@ -152,6 +153,8 @@ static int lost_trace(int fd, const char *dir, char *lost, size_t cap)
 
 static void set_env(const char *lib, const char *dir, int driver_api)
 {
+    if (!lib)
+        return; /* torch.profiler: Kineto owns CUPTI, libprof stays out */
     setenv("CUDA_INJECTION64_PATH", lib, 1);
     setenv("NVTX_INJECTION64_PATH", lib, 1);
     setenv("GP_PROF_OUT", dir, 1);
@@ -161,9 +164,15 @@ static void set_env(const char *lib, const char *dir, int driver_api)
 }
 
 /* No trace in `dir`: say why, and never "no call" when the profiler did start one. */
-static void no_trace(const char *dir, int watch)
+static void no_trace(const char *dir, int watch, int torch)
 {
     char lost[PATH_MAX];
+    if (torch) {
+        cli_warn("torch.profiler wrote no trace under '%s' (see the program's messages above)",
+                 dir);
+        cli_hint("a script that runs few steps: --schedule wait=0,warmup=0,active=1");
+        return;
+    }
     if (!lost_trace(watch, dir, lost, sizeof(lost))) {
         cli_warn("no trace was written under '%s': the program made no NVTX or CUDA call", dir);
         return;
@@ -177,20 +186,40 @@ static void no_trace(const char *dir, int watch)
     cli_hint("free some space under '%s' (or use -o DIR elsewhere) and run again", dir);
 }
 
+/* Under torchrun: the job view of the rank traces in `dir`. */
+static void job_view(const char *dir)
+{
+    const char *argv[] = {"job", dir, NULL};
+    fputc('\n', stdout);
+    fflush(stdout);
+    cmd_job(2, argv);
+    fflush(stdout);
+}
+
 /* After CMD ended: the analysis, then how CMD ended and what each trace holds. */
-static void report(const char *dir, const char *cmd, int status, int watch, int no_report)
+static void report(const char *dir, const char *cmd, int status, int watch,
+                   const struct run_exec_opts *v, int torch)
 {
     char *paths[MAX_TRACES];
     int n = collect_traces(dir, paths, MAX_TRACES);
     struct run_trace_note *notes = calloc(n ? (size_t)n : 1, sizeof(*notes));
     if (access("/dev/nvidia0", F_OK) != 0)
-        cli_warn("no GPU activity could be recorded: no NVIDIA GPU on this machine (CPU and NVTX "
-                 "ranges only)");
+        cli_warn(torch ? "no NVIDIA GPU on this machine: torch.profiler recorded CPU activity only"
+                       : "no GPU activity could be recorded: no NVIDIA GPU on this machine (CPU "
+                         "and NVTX ranges only)");
     if (notes)
-        run_print_analysis((const char *const *)paths, n, no_report, notes);
+        run_print_analysis((const char *const *)paths, n,
+                           v->no_report ? RUN_NO_REPORT : RUN_REPORT_BRIEF, notes);
+    if (torch && n > 1 && !v->no_report && run_torch_has_ranks(dir))
+        job_view(dir);
     run_child_describe(cmd, status);
     if (n == 0)
-        no_trace(dir, watch);
+        no_trace(dir, watch, torch);
+    const char *name = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+    if (n == 0 && !torch && strncmp(name, "python", 6) == 0)
+        cli_hint("a PyTorch script whose modules import torch, not the script itself: "
+                 "gprof-train run --torch -- %s ...",
+                 cmd);
     else
         fprintf(stderr, "gprof-train: %d trace(s) under '%s'\n", n, dir);
     if (notes)
@@ -214,6 +243,15 @@ void run_exec_options(struct run_exec_opts *v, struct opt *t)
                     "default 1G "
                     "or 1/8 of RAM if less; sets "
                     "GP_PROF_BUFFER_LIMIT)"),
+            OPT_BOOL(0, "torch", &v->torch,
+                     "(negatable) profile CMD with torch.profiler, not libprof (default when CMD "
+                     "is python* running a script that imports torch, or torchrun)"),
+            OPT_STR(0, "schedule", &v->schedule, "SPEC",
+                    "torch.profiler steps: wait=W,warmup=U,active=A,repeat=R (default "
+                    "wait=2,warmup=1,active=20,repeat=1; a step per optimizer step)"),
+            OPT_BOOL(0, "record-shapes", &v->record_shapes, "torch: record input shapes"),
+            OPT_BOOL(0, "profile-memory", &v->profile_memory, "torch: record tensor memory"),
+            OPT_BOOL(0, "with-stack", &v->with_stack, "torch: record Python stacks"),
             OPT_END(),
     };
     memcpy(t, opts, sizeof(opts));
@@ -243,12 +281,15 @@ static int split_cmd(int n, const char **argv, const char ***cmd)
 static int run_cmd(const struct run_exec_opts *v, const char **cmd)
 {
     char lib[PATH_MAX], dir[PATH_MAX];
-    int rc = find_library(lib, sizeof(lib));
+    int torch = run_torch_wanted(v, cmd);
+    int rc = torch ? CLI_OK : find_library(lib, sizeof(lib));
     if (rc == CLI_OK)
         rc = make_run_dir(v->out, cmd[0], dir, sizeof(dir));
+    if (rc == CLI_OK && torch && (rc = run_torch_set_env(v, dir)) != CLI_OK)
+        rmdir(dir);
     if (rc != CLI_OK)
         return rc;
-    set_env(lib, dir, v->driver_api);
+    set_env(torch ? NULL : lib, dir, v->driver_api);
     int watch = watch_dir(dir);
     struct run_child child;
     if ((rc = run_child_start(&child, cmd)) != CLI_OK) {
@@ -256,7 +297,7 @@ static int run_cmd(const struct run_exec_opts *v, const char **cmd)
     } else {
         int status;
         rc = run_child_wait(&child, &status);
-        report(dir, cmd[0], status, watch, v->no_report);
+        report(dir, cmd[0], status, watch, v, torch);
     }
     if (watch >= 0)
         close(watch);
@@ -265,7 +306,7 @@ static int run_cmd(const struct run_exec_opts *v, const char **cmd)
 
 int cmd_run_exec(int argc, const char **argv)
 {
-    struct run_exec_opts v = {.out = "runs"};
+    struct run_exec_opts v = {.out = "runs", .torch = -1};
     struct opt opts[RUN_EXEC_N_OPTS];
     run_exec_options(&v, opts);
     const struct opt_help help = {
@@ -282,6 +323,8 @@ int cmd_run_exec(int argc, const char **argv)
     int rc = split_cmd(n, argv, &cmd);
     if (rc == CLI_OK)
         rc = run_set_buffer_limit(v.buffer_limit);
+    if (rc == CLI_OK)
+        rc = run_torch_check_schedule(v.schedule);
     if (rc == CLI_OK)
         rc = run_cmd(&v, cmd);
     free(cmd);

@@ -9,3 +9,17 @@ if(TARGET gp_prof AND TARGET gprof-train) # prof_app: tests/cmake/prof.cmake
                          ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endforeach()
 endif()
+
+# `run -- python3 train.py` with the real PyTorch (tests/cli/test_run_torch.py), from the venv
+# scripts/torch_venv.sh makes once under ~/.cache/gprof-train/ (skipped only when pip cannot
+# reach its index).
+if(TARGET gprof-train)
+  foreach(case plain own torchrun detect sigterm)
+    add_test(NAME cli_run_torch_${case}
+             COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/torch_venv.sh python3
+                     ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_run_torch.py ${case}
+                     $<TARGET_FILE:gprof-train>)
+    set_tests_properties(cli_run_torch_${case} PROPERTIES LABELS cli TIMEOUT 3600
+                         SKIP_RETURN_CODE 77 RESOURCE_LOCK torch_venv)
+  endforeach()
+endif()
