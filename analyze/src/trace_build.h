@@ -39,7 +39,8 @@ enum raw_seen {
     SEEN_STREAM = 1 << 3,
     SEEN_OCC = 1 << 4,
     SEEN_COMM = 1 << 5, /* a collective's args (record_param_comms, NCCL kernels) */
-    SEEN_VALUE = 1 << 6
+    SEEN_VALUE = 1 << 6,
+    SEEN_CONCRETE = 1 << 7 /* "Concrete Inputs": its JSON text is in concrete_buf */
 };
 
 /* An element as read, before it becomes a gp_event. */
@@ -87,6 +88,8 @@ typedef struct trace_builder {
     trace_vec str_info; /* trace_str_info, by string id */
     char *shape_buf;    /* Input Dims text being built */
     size_t shape_len, shape_cap;
+    char *concrete_buf; /* the event's "Concrete Inputs" JSON text, as read */
+    size_t concrete_len, concrete_cap;
     gp_str memory_name; /* "[memory]" */
     gp_str fwdbwd_cat;  /* "fwdbwd" */
     int part;           /* parses a later part of a split file (trace_split.c) */
