@@ -300,20 +300,32 @@ const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id)
     return NULL;
 }
 
-gp_str gp_trace_event_concrete(const gp_trace *t, const gp_event *e)
+static const trace_op_args *op_args_of(const gp_trace *t, const gp_event *e)
 {
     size_t lo = 0, hi = e->kind != GP_EV_CPU_OP || e->ext_id < 0 ? 0 : t->op_args.n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         const trace_op_args *o = TRACE_VEC_AT(&t->op_args, trace_op_args, mid);
         if (o->ext_id == e->ext_id)
-            return o->concrete;
+            return o;
         if (o->ext_id < e->ext_id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return GP_STR_NONE;
+    return NULL;
+}
+
+gp_str gp_trace_event_concrete(const gp_trace *t, const gp_event *e)
+{
+    const trace_op_args *o = op_args_of(t, e);
+    return o ? o->concrete : GP_STR_NONE;
+}
+
+gp_str gp_trace_event_dims(const gp_trace *t, const gp_event *e)
+{
+    const trace_op_args *o = op_args_of(t, e);
+    return o && o->dims != GP_STR_NONE ? o->dims : gp_trace_event_shape(t, e);
 }
 
 gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e)

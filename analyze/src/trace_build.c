@@ -40,6 +40,7 @@ void trace_builder_release(trace_builder *b)
     free(b->gpu_slots);
     free(b->shape_buf);
     free(b->concrete_buf);
+    free(b->dims_buf);
     memset(b, 0, sizeof(*b));
 }
 
@@ -346,18 +347,26 @@ static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
     return (uint32_t)(b->t->py.n - 1);
 }
 
-/* An aten::conv2d op's "Concrete Inputs", kept under its External id for its FLOPs. */
+/* An aten::conv2d op's "Concrete Inputs" (for its FLOPs) and the "Input Dims" as read of an op
+ * with a tensor list, kept under its External id. */
 static int add_op_args(trace_builder *b, const raw_ev *r, int kind)
 {
-    if (!(r->seen & SEEN_CONCRETE) || kind != GP_EV_CPU_OP || r->ext < 0 ||
-        strcmp(gp_trace_str(b->t, r->name), "aten::conv2d") != 0)
+    int concrete = (r->seen & SEEN_CONCRETE) &&
+                   strcmp(gp_trace_str(b->t, r->name), "aten::conv2d") == 0;
+    if (kind != GP_EV_CPU_OP || r->ext < 0 || !(concrete || (r->seen & SEEN_DIMS_LIST)))
         return 0;
     trace_op_args *o = trace_vec_push(&b->t->op_args);
     if (!o)
         return -1;
-    o->ext_id = r->ext;
-    o->concrete = trace_intern_str(&b->t->strings, b->concrete_buf, b->concrete_len);
-    return o->concrete == GP_STR_NONE ? -1 : 0;
+    *o = (trace_op_args){r->ext, GP_STR_NONE, GP_STR_NONE};
+    if (concrete)
+        o->concrete = trace_intern_str(&b->t->strings, b->concrete_buf, b->concrete_len);
+    if (r->seen & SEEN_DIMS_LIST)
+        o->dims = trace_intern_str(&b->t->strings, b->dims_buf, b->dims_len);
+    return (concrete && o->concrete == GP_STR_NONE) ||
+                           ((r->seen & SEEN_DIMS_LIST) && o->dims == GP_STR_NONE)
+                   ? -1
+                   : 0;
 }
 
 /* A collective's args, kept under the event's External id (its kernels share it). */

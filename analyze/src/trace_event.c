@@ -287,6 +287,7 @@ static int shape_value(trace_builder *b, int depth)
         return shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
     }
     if (*l->p == '[' && depth == 3) { /* a tensor list: PyTorch's shapes() has [] for it */
+        b->dims_list = 1;
         l->p = at;
         int rc = json_lex_skip(l, depth);
         return rc != LEX_OK ? rc : shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
@@ -307,9 +308,19 @@ static int shape_value(trace_builder *b, int depth)
 static int arg_shape(trace_builder *b, raw_ev *r)
 {
     b->shape_len = 0;
+    b->dims_list = 0;
+    if (json_lex_ws(&b->lex) < 0)
+        return LEX_MORE;
+    const char *at = b->lex.p;
     int rc = shape_value(b, 2);
     if (rc != LEX_OK)
         return rc;
+    if (b->dims_list) { /* kept as read for the exports (gp_trace_event_dims) */
+        b->dims_len = 0;
+        if (buf_put(&b->dims_buf, &b->dims_len, &b->dims_cap, at, (size_t)(b->lex.p - at)))
+            return json_lex_error(&b->lex, b->lex.p, "out of memory");
+        r->seen |= SEEN_DIMS_LIST;
+    }
     r->shape = intern_cached(b, b->shape_buf, b->shape_len);
     return r->shape == GP_STR_NONE ? json_lex_error(&b->lex, b->lex.p, "out of memory") : LEX_OK;
 }

@@ -327,6 +327,7 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
             return -1;
         *o = *TRACE_VEC_AT(&s->op_args, trace_op_args, i);
         o->concrete = map_str(m, o->concrete);
+        o->dims = map_str(m, o->dims);
     }
     for (size_t i = 0; i < s->counters.n; i++) {
         gp_counter *c = trace_vec_push(&d->t->counters);

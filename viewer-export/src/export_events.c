@@ -285,7 +285,10 @@ static void event_args(ev_state *s, const gp_event *e)
         arg_int(s->o, &n, GP_ARG_CORRELATION, e->corr);
     const gp_gpu_info *g = gp_trace_gpu_info(s->t, e);
     const gp_mem_sample *m = gp_trace_mem_sample(s->t, e);
-    gp_str shape = gp_trace_event_shape(s->t, e);
+    /* tb groups its operators by input shape from these dims: a tensor list (aten::stack,
+     * aten::cat) must stay the list it was, not the [] of key_averages' shape text */
+    gp_str shape = s->eo->mode == EXPORT_EV_TB ? gp_trace_event_dims(s->t, e)
+                                                : gp_trace_event_shape(s->t, e);
     if (g)
         gpu_args(s, e, g, &n);
     if (m)

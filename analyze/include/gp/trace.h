@@ -315,6 +315,11 @@ gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e);
  * whose FLOPs need its stride, padding, dilation and groups (gp_op_flops). */
 gp_str gp_trace_event_concrete(const gp_trace *t, const gp_event *e);
 
+/** @return an op's "Input Dims" as the trace wrote them: the JSON text as read where they hold a
+ * tensor list ('[[[2, 1], [2, 1]], []]', which gp_trace_event_shape prints "[[], []]"), else
+ * gp_trace_event_shape(). For the exports. */
+gp_str gp_trace_event_dims(const gp_trace *t, const gp_event *e);
+
 /** @return the collective metadata recorded under External id `ext_id`, or NULL (none, or the
  * trace records no collective args). */
 const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id);
