@@ -5,21 +5,9 @@ original file, and the same operator tree (modules, operators, their nesting); t
 the Python tracer ids and PyTorch's fwdbwd flows the plugin reads. Times agree within 0.01 us:
 the original's absolute timestamps (~4.7e12 us) lose ~0.5 ns to float parsing, ours are rebased.
 usage: test_tb_module_view.py GPROF_TRAIN TRACE WORK_DIR"""
-import os
-import shutil
-import subprocess
 import sys
 
-from torch_tb_profiler import io
-from torch_tb_profiler.profiler.loader import RunLoader
-
-WORKER = "with_stack"
-
-
-def load(run_dir, work, name):
-    run = RunLoader(name, run_dir, io.Cache(os.path.join(work, "cache-" + name))).load()
-    assert run.workers == [WORKER], run.workers
-    return run.get_profile(WORKER, run.get_spans(WORKER)[0])
+from tb_pair import original_and_export
 
 
 def module_names(rows, depth=0):
@@ -45,15 +33,7 @@ def tree_shape(n):
 
 def main():
     gprof, trace, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    orig_dir = os.path.join(work, "orig")
-    os.makedirs(orig_dir)
-    shutil.copy(trace, os.path.join(orig_dir, WORKER + ".1.pt.trace.json.gz"))
-    logdir = os.path.join(work, "tb")
-    subprocess.run([gprof, "export", trace, "--tensorboard", logdir, "--run", "exported"],
-                   check=True, capture_output=True)
-    want = load(orig_dir, work, "orig")
-    got = load(os.path.join(logdir, "exported"), work, "exported")
+    want, got = original_and_export(gprof, trace, work)
     assert "Module" in [v.display_name for v in want.views], "the original has no Module view"
     assert "Module" in [v.display_name for v in got.views], [v.display_name for v in got.views]
     w, g = want.get_module_view(), got.get_module_view()

@@ -5,19 +5,10 @@ name + input shape has the same groups with the same call counts. A tensor list 
 [] of key_averages' shape text, which merged groups.
 usage: test_tb_parity.py GPROF_TRAIN WORK_DIR TRACE..."""
 import os
-import shutil
-import subprocess
 import sys
 from collections import Counter
 
-from torch_tb_profiler import io
-from torch_tb_profiler.profiler.loader import RunLoader
-
-
-def load(run_dir, work, name):
-    run = RunLoader(name, run_dir, io.Cache(os.path.join(work, "cache-" + name))).load()
-    (worker,) = run.workers
-    return run.get_profile(worker, run.get_spans(worker)[0])
+from tb_pair import original_and_export
 
 
 def by_shape(p):
@@ -28,15 +19,7 @@ def by_shape(p):
 
 
 def check(gprof, trace, work):
-    worker = os.path.basename(trace).split(".")[0]
-    orig_dir = os.path.join(work, "orig")
-    os.makedirs(orig_dir)
-    shutil.copy(trace, os.path.join(orig_dir, worker + ".1.pt.trace.json.gz"))
-    logdir = os.path.join(work, "tb")
-    subprocess.run([gprof, "export", trace, "--tensorboard", logdir, "--run", "exported"],
-                   check=True, capture_output=True)
-    want = load(orig_dir, work, "orig")
-    got = load(os.path.join(logdir, "exported"), work, "exported")
+    want, got = original_and_export(gprof, trace, work)
     errors = []
     w, g = by_shape(want), by_shape(got)
     if g != w:
@@ -48,17 +31,12 @@ def check(gprof, trace, work):
 
 def main():
     gprof, work = sys.argv[1:3]
-    failed = 0
-    for trace in sys.argv[3:]:
-        sub = os.path.join(work, os.path.basename(trace))
-        shutil.rmtree(sub, ignore_errors=True)
-        groups, errors = check(gprof, trace, sub)
+    results = [(t, *check(gprof, t, os.path.join(work, os.path.basename(t))))
+               for t in sys.argv[3:]]
+    for trace, groups, errors in results:
         print(f"{os.path.basename(trace)}: {groups} operator groups by shape, "
-              f"{'ok' if not errors else 'FAIL'}")
-        for e in errors:
-            print("   ", e)
-        failed += bool(errors)
-    sys.exit(1 if failed else 0)
+              f"{'ok' if not errors else 'FAIL: ' + '; '.join(errors)}")
+    sys.exit(1 if any(errors for _, _, errors in results) else 0)
 
 
 if __name__ == "__main__":
