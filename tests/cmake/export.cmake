@@ -33,6 +33,9 @@ foreach(t test_export_html test_export_perfetto test_export_tensorboard)
     target_link_libraries(${t} PRIVATE ZLIB::ZLIB)
   endif()
 endforeach()
+if(TARGET test_export_html) # html_short_kernel_name, internal to the page writer
+  target_include_directories(test_export_html PRIVATE ${CMAKE_SOURCE_DIR}/viewer-export/src)
+endif()
 
 # gp_export_py_test(NAME SCRIPT ARGS...): a Python test run in the export venv (run_py.sh).
 function(gp_export_py_test name script)

@@ -28,5 +28,11 @@ void html_page_foot(export_out *o);
 void html_card(export_out *o, const char *value, const char *label);
 /* The file name of a path (after its last '/'); "" for NULL. */
 const char *html_base_name(const char *p);
+/* A kernel's short name into buf: the function without return type, template arguments and
+ * parameters ("void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" ->
+ * "at::native::vectorized_elementwise_kernel"). @return its length. */
+size_t html_short_kernel_name(const char *full, char *buf, size_t cap);
+/* A kernel name cell: its short name, the full one on hover and when expanded. */
+void html_kernel_name(export_out *o, const char *full);
 
 #endif
