@@ -415,39 +415,6 @@ static void td_time(export_out *o, int64_t ns)
     export_out_printf(o, "<td>%s</td>", gp_report_fmt_time(t, sizeof t, ns));
 }
 
-static void ops_table(export_out *o, const gp_analysis *a)
-{
-    gp_keyavg k;
-    export_out_puts(o, "<section><h2>Top operators</h2>\n");
-    size_t nd;
-    gp_analysis_devices(a, &nd);
-    gp_sort_key key = nd ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
-    if (gp_keyavg_compute(a, GP_GROUP_NAME, key, &k, NULL) != GP_OK) {
-        o->err_no = ENOMEM;
-        return;
-    }
-    export_out_puts(o, "<table><tr><th class=\"name\">Name</th><th>Calls</th><th>Self CPU</th>"
-                       "<th>CPU total</th><th>Self device</th><th>Device total</th></tr>\n");
-    size_t shown = 0;
-    for (size_t i = 0; i < k.n_rows && shown < TOP_N; i++) {
-        const gp_keyavg_row *r = &k.rows[i];
-        if (r->is_device)
-            continue;
-        export_out_puts(o, "<tr><td class=\"name\">");
-        export_out_html(o, r->name);
-        export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)r->count);
-        td_time(o, r->self_cpu), td_time(o, r->cpu_total);
-        td_time(o, r->self_device), td_time(o, r->device_total);
-        export_out_puts(o, "</tr>\n");
-        shown++;
-    }
-    export_out_puts(o, "</table>\n");
-    if (shown == 0)
-        export_out_puts(o, "<p class=\"none\">No CPU operators in this trace.</p>\n");
-    export_out_puts(o, "</section>\n");
-    gp_keyavg_release(&k);
-}
-
 static void kernels_table(export_out *o, const gp_analysis *a)
 {
     size_t n;
@@ -485,6 +452,7 @@ static void charts(export_out *o, const gp_analysis *a, const gp_export_opts *op
 {
     export_out_puts(o, "<section><h2>Step time breakdown</h2>\n");
     html_chart_steps(o, a);
+    html_steps_table(o, a);
     export_out_puts(o, "</section>\n<section><h2>GPU utilisation</h2>\n");
     size_t n_dev;
     gp_analysis_devices(a, &n_dev);
@@ -517,8 +485,9 @@ static void html_page(export_out *o, const gp_analysis *a, const gp_export_opts 
     export_out_puts(o, "</div>\n");
     findings(o, a, opts);
     charts(o, a, opts, bands, n_bands);
-    ops_table(o, a);
+    html_operators(o, a);
     kernels_table(o, a);
+    html_timeline_howto(o, gp_trace_get_info(gp_analysis_trace(a))->path);
     run_config(o, a);
     html_page_foot(o);
     free(bands);
