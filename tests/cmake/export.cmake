@@ -51,10 +51,13 @@ if(TARGET gp_export)
                     ${gp_export_sample} ${gp_export_work}/tb_plugin)
   gp_export_py_test(export_tb_module_view test_tb_module_view.py $<TARGET_FILE:gprof-train>
                     ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz ${gp_export_work}/tb_module_view)
-  # issue 27 §4: tb's operators by input shape on our export equal tb's on the original
+  # issue 27 §4: tb's operators by input shape on our export equal tb's on the original, and
+  # no op leaves its thread for an overflow one
   gp_export_py_test(export_tb_parity test_tb_parity.py $<TARGET_FILE:gprof-train>
                     ${gp_export_work}/tb_parity ${GP_TEST_DATA_DIR}/torch/record_shapes.json.gz
-                    ${GP_TEST_DATA_DIR}/torch/flops_shapes.json.gz)
+                    ${GP_TEST_DATA_DIR}/torch/flops_shapes.json.gz
+                    ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz
+                    ${GP_TEST_DATA_DIR}/torch/with_stack_steps.json.gz)
   # the native Perfetto protobuf export decoded with Perfetto's own schema (perfetto_trace_pb2)
   # and compared with the JSON export: the sample, our real PyTorch traces (memory, shapes,
   # stacks), then the shared real traces where present

@@ -2,8 +2,12 @@
 torch.profiler trace as it sees the original file (issue 27 §4): its Operator view grouped by
 name + input shape has the same groups with the same call counts. A tensor list input (aten::cat's
 [[[2, 1], [2, 1]], []] in a DataLoader's collate) stays the list it was in the export, not the
-[] of key_averages' shape text, which merged groups.
+[] of key_averages' shape text, which merged groups. And no op or annotation leaves its thread
+in the export: with_stack's Python frames that cut across ProfilerStep#N, Optimizer.* and
+enumerate(DataLoader) go to the "(overlap 1)" thread instead of them.
 usage: test_tb_parity.py GPROF_TRAIN WORK_DIR TRACE..."""
+import gzip
+import json
 import os
 import sys
 from collections import Counter
@@ -18,6 +22,18 @@ def by_shape(p):
     return groups
 
 
+def moved_ops(logdir):
+    """Ops and annotations of the export on an overflow "(overlap N)" thread."""
+    (path,) = [os.path.join(d, f) for d, _, fs in os.walk(logdir) for f in fs
+               if f.endswith(".pt.trace.json.gz")]
+    with gzip.open(path, "rt") as f:
+        evs = json.load(f)["traceEvents"]
+    lanes = {(e["pid"], e["tid"]) for e in evs if e.get("ph") == "M" and
+             e.get("name") == "thread_name" and "(overlap" in e["args"]["name"]}
+    return sorted({e["name"] for e in evs if e.get("ph") == "X" and e.get("cat") != "python_function"
+                   and (e["pid"], e["tid"]) in lanes})
+
+
 def check(gprof, trace, work):
     want, got = original_and_export(gprof, trace, work)
     errors = []
@@ -26,6 +42,9 @@ def check(gprof, trace, work):
         errors.append(f"operators by shape: {len(g)} groups, the original {len(w)}; only ours "
                       f"{sorted(set(g) - set(w))[:4]}, only the original's "
                       f"{sorted(set(w) - set(g))[:4]}")
+    moved = moved_ops(os.path.join(work, "tb"))
+    if moved:
+        errors.append(f"ops moved to an overflow thread: {moved[:4]}")
     return len(w), errors
 
 

@@ -123,6 +123,9 @@ CASES = {
     "flops": (dict(with_flops=True, schedule=dict(wait=1, warmup=1, active=3)), conv_mlp, False),
     "flops_shapes": (dict(with_flops=True, record_shapes=True,
                           schedule=dict(wait=1, warmup=1, active=3)), conv_mlp, True),
+    # with_stack under a schedule: ProfilerStep#N and Optimizer.* partly overlap Python frames
+    "with_stack_steps": (dict(with_stack=True, schedule=dict(wait=1, warmup=1, active=3)),
+                         train_steps, False),
     "no_flops": (dict(record_shapes=True, schedule=dict(wait=1, warmup=1, active=3)), conv_mlp,
                  False),
 }
