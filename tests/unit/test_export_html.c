@@ -57,6 +57,14 @@ static void test_sample_report(void)
     GP_ASSERT_CONTAINS(s, "</b><span>GPU busy, of step time (GT02; steps after warm-up)</span>");
     GP_ASSERT_CONTAINS(s, "<details class=\"kname\" title=\"void relu_kernel&lt;float&gt;(float*, "
                           "int)\"><summary>relu_kernel</summary>");
+    /* tensor cores by kernel name, as the plugin's Kernel view: the gemm yes, relu no */
+    GP_ASSERT_CONTAINS(s, "<td>50.4</td><td>12.0</td><td>yes</td></tr>");
+    GP_ASSERT_CONTAINS(s, "<td>49.6</td><td>12.0</td><td>no</td></tr>");
+    GP_ASSERT_CONTAINS(s, "50.4% of kernel time in kernels that use tensor cores");
+    /* the panes of issue 27 §3: steps table, operators, timeline command */
+    GP_ASSERT_CONTAINS(s, "<summary>Each step, in a table</summary>");
+    GP_ASSERT_CONTAINS(s, "<h2>Operators</h2>");
+    GP_ASSERT_CONTAINS(s, " --perfetto trace.pftrace</code>");
     GP_ASSERT_EQ_INT(count_str(s, "<svg"), 3);
     GP_ASSERT_EQ_INT(count_str(s, "</svg>"), 3);
     free(s);

@@ -428,9 +428,15 @@ static void kernels_table(export_out *o, const gp_analysis *a)
         export_out_puts(o, "<p class=\"none\">No GPU kernels in this trace.</p></section>\n");
         return;
     }
+    int64_t tc = 0;
+    for (size_t i = 0; i < n; i++)
+        tc += html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? ks[i].total_ns : 0;
+    export_out_printf(o, "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
+                         "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
+                      all ? 100.0 * (double)tc / (double)all : 0);
     export_out_puts(o, "<table><tr><th class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
                        "<th>Mean</th><th>Min</th><th>Max</th><th>% of kernel time</th>"
-                       "<th>Occupancy %</th></tr>\n");
+                       "<th>Occupancy %</th><th>Tensor cores</th></tr>\n");
     for (size_t i = 0; i < n && i < TOP_N; i++) {
         export_out_puts(o, "<tr><td class=\"name\">");
         html_kernel_name(o, gp_trace_str(t, ks[i].name));
@@ -440,9 +446,11 @@ static void kernels_table(export_out *o, const gp_analysis *a)
         export_out_printf(o, "<td>%.1f</td>",
                           all ? 100.0 * (double)ks[i].total_ns / (double)all : 0);
         if (ks[i].occupancy >= 0)
-            export_out_printf(o, "<td>%.1f</td></tr>\n", ks[i].occupancy);
+            export_out_printf(o, "<td>%.1f</td>", ks[i].occupancy);
         else
-            export_out_puts(o, "<td>-</td></tr>\n");
+            export_out_puts(o, "<td>-</td>");
+        export_out_printf(o, "<td>%s</td></tr>\n",
+                          html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? "yes" : "no");
     }
     export_out_puts(o, "</table></section>\n");
 }
