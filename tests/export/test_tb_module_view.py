@@ -7,6 +7,8 @@ the original's absolute timestamps (~4.7e12 us) lose ~0.5 ns to float parsing, o
 usage: test_tb_module_view.py GPROF_TRAIN TRACE WORK_DIR"""
 import gzip
 import json
+import re
+import subprocess
 import sys
 
 from tb_pair import original_and_export
@@ -61,6 +63,14 @@ def main():
     spliced = annotations(trace)
     assert tree_shape(got.get_operator_tree(), spliced) == tree_shape(want.get_operator_tree())
     names = list(module_names(w["data"]))
+    # the HTML report's Modules table: the same tree, names and calls (issue 27 §3)
+    html = subprocess.run([gprof, "export", trace, "--html", "-"], check=True,
+                          capture_output=True, text=True).stdout
+    rows = re.findall(r'<td class="name" style="padding-left:(\d+)px">([^<]*)</td><td>(\d+)</td>',
+                      html)
+    got_html = [((int(pad) - 8) // 16, name.split(": ", 1)[-1], int(calls))
+                for pad, name, calls in rows]
+    assert got_html == names, (got_html, names)
     print(f"ok: the exported trace's Module view equals the original's: {names}")
 
 

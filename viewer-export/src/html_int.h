@@ -38,6 +38,7 @@ size_t html_short_kernel_name(const char *full, char *buf, size_t cap);
 void html_steps_table(export_out *o, const gp_analysis *a);
 void html_operators(export_out *o, const gp_analysis *a);
 void html_timeline_howto(export_out *o, const char *trace);
+void html_modules(export_out *o, const gp_analysis *a);
 /* Whether a kernel runs on tensor cores, judged by its name as torch-tb-profiler's Kernel view
  * does (PyProf's patterns), plus CUTLASS's "tensorop" and Hopper's "gmma" kernels. */
 int html_kernel_tensor_cores(const char *name);

@@ -494,6 +494,7 @@ static void html_page(export_out *o, const gp_analysis *a, const gp_export_opts 
     findings(o, a, opts);
     charts(o, a, opts, bands, n_bands);
     html_operators(o, a);
+    html_modules(o, a);
     kernels_table(o, a);
     html_timeline_howto(o, gp_trace_get_info(gp_analysis_trace(a))->path);
     run_config(o, a);

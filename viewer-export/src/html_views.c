@@ -1,12 +1,15 @@
 /* viewer-export/src/html_views.c: the report page's tables in the places of torch-tb-profiler's
  * panes (issue 27 §3): Overview's steps (the breakdown of each step), Operators (key averages by
  * name, and by name + input shape when the trace has shapes, with PyTorch's FLOPs when it was
- * recorded with with_flops: the same rows and numbers as `report --format json`), and how to open
+ * recorded with with_flops: the same rows and numbers as `report --format json`), Modules (the
+ * nn.Module tree of with_stack traces, with calls and host time), and how to open
  * the trace's timeline in Perfetto, where the findings are a track of their own. */
 #include "gp/report.h"
 #include "html_int.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TOP_OPS   20
@@ -137,4 +140,101 @@ void html_timeline_howto(export_out *o, const char *trace)
     export_out_puts(o, " --perfetto trace.pftrace</code></p>\n<p>then open "
                        "<code>ui.perfetto.dev</code> and drop <code>trace.pftrace</code> on it "
                        "(<i>Open trace file</i>): the file stays on this machine.</p></section>\n");
+}
+
+/* ---- Modules: the nn.Module tree of with_stack traces (python frames with a module id) ---- */
+
+#define MAX_MODULES 200
+#define MAX_DEPTH   32
+
+typedef struct module_row {
+    char path[256]; /* names from the root, '/'-joined: the row's identity */
+    int depth;
+    uint64_t calls;
+    int64_t total_ns;
+} module_row;
+
+typedef struct module_sweep {
+    module_row *rows;
+    size_t n;
+    int64_t open_end[MAX_DEPTH];
+    size_t open_row[MAX_DEPTH];
+    int depth;
+} module_sweep;
+
+static size_t module_row_of(module_sweep *m, const char *path, int depth)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->rows[i].path, path) == 0)
+            return i;
+    if (m->n == MAX_MODULES)
+        return MAX_MODULES;
+    module_row *r = &m->rows[m->n];
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->depth = depth;
+    return m->n++;
+}
+
+static void module_frame(module_sweep *m, const char *name, int64_t ts, int64_t end)
+{
+    while (m->depth && m->open_end[m->depth - 1] <= ts)
+        m->depth--;
+    if (m->depth == MAX_DEPTH)
+        return;
+    char path[256];
+    const char *parent = m->depth ? m->rows[m->open_row[m->depth - 1]].path : "";
+    int len = snprintf(path, sizeof path, "%s%s%s", parent, *parent ? "/" : "", name);
+    if (len < 0 || (size_t)len >= sizeof path)
+        return;
+    size_t r = module_row_of(m, path, m->depth);
+    if (r == MAX_MODULES)
+        return;
+    m->rows[r].calls++;
+    m->rows[r].total_ns += end - ts;
+    m->open_end[m->depth] = end;
+    m->open_row[m->depth++] = r;
+}
+
+static void module_table(export_out *o, const module_sweep *m)
+{
+    export_out_puts(o, "<table><tr><th class=\"name\">Module</th><th>Calls</th>"
+                       "<th>Host total</th><th>Host mean</th></tr>\n");
+    for (size_t i = 0; i < m->n; i++) {
+        const module_row *r = &m->rows[i];
+        const char *leaf = strrchr(r->path, '/');
+        export_out_printf(o, "<tr><td class=\"name\" style=\"padding-left:%dpx\">",
+                          8 + 16 * r->depth);
+        export_out_html(o, leaf ? leaf + 1 : r->path);
+        export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)r->calls);
+        td_time(o, r->total_ns);
+        td_time(o, r->total_ns / (int64_t)(r->calls ? r->calls : 1));
+        export_out_puts(o, "</tr>\n");
+    }
+    export_out_puts(o, "</table>\n");
+}
+
+void html_modules(export_out *o, const gp_analysis *a)
+{
+    const gp_trace *t = gp_analysis_trace(a);
+    size_t nt;
+    const gp_track *tr = gp_trace_tracks(t, &nt);
+    const gp_event *ev = gp_trace_events(t, &(size_t){0});
+    module_sweep m = {calloc(MAX_MODULES, sizeof(module_row)), 0, {0}, {0}, 0};
+    if (!m.rows) {
+        o->err_no = ENOMEM;
+        return;
+    }
+    for (size_t k = 0; k < nt; k++, m.depth = 0)
+        for (uint32_t i = tr[k].first; i < tr[k].first + tr[k].count; i++) {
+            const gp_py_info *py = gp_trace_py_info(t, &ev[i]);
+            if (py && py->module_id >= 0)
+                module_frame(&m, gp_trace_str(t, ev[i].name), ev[i].ts, ev[i].ts + ev[i].dur);
+        }
+    if (m.n) {
+        export_out_puts(o, "<section><h2>Modules</h2>\n<p class=\"note\">The nn.Module calls "
+                           "(with_stack=True), nested as they ran, with their host time.</p>\n");
+        module_table(o, &m);
+        export_out_puts(o, "</section>\n");
+    }
+    free(m.rows);
 }
