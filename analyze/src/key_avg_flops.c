@@ -14,12 +14,15 @@
 #include <string.h>
 
 #define MAX_IN  8 /* inputs read: conv2d's 7 */
-#define MAX_DIM 8
+#define MAX_DIM 4 /* dims kept: conv2d's 4; any number counts in prod and last */
 
-/* An input's dims: n = -1 when it is no list of integers (None, a tensor list, ...). */
+/* An input's dims: n = -1 when it is no list of integers (None, a tensor list, ...); the first
+ * MAX_DIM of them, the last, and the product of all (unsigned, in order, as PyTorch's loop). */
 typedef struct op_dims {
     int n;
     int64_t d[MAX_DIM];
+    int64_t last;
+    uint64_t prod;
 } op_dims;
 
 static const char *skip_ws(const char *p)
@@ -29,10 +32,11 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
-/* "[6, 1, 14, 14]" at p: its integers (n = -1 if anything else, or more than MAX_DIM). */
+/* "[6, 1, 14, 14]" at p: its integers (n = -1 if anything else). */
 static const char *int_list(const char *p, op_dims *out)
 {
     out->n = -1;
+    out->prod = 1;
     if (*p != '[')
         return p;
     p = skip_ws(p + 1);
@@ -40,9 +44,13 @@ static const char *int_list(const char *p, op_dims *out)
     while (*p != ']') {
         char *end;
         long long v = strtoll(p, &end, 10);
-        if (end == p || n == MAX_DIM)
+        if (end == p || n == 1 << 20)
             return p;
-        out->d[n++] = v;
+        if (n < MAX_DIM)
+            out->d[n] = v;
+        n++;
+        out->last = v;
+        out->prod *= (uint64_t)v;
         p = skip_ws(end);
         if (*p == ',')
             p = skip_ws(p + 1);
@@ -76,25 +84,17 @@ static int parse_inputs(const char *s, op_dims in[MAX_IN])
     return *p == ']' ? k : -1;
 }
 
-static uint64_t product(const op_dims *d)
-{
-    uint64_t v = 1;
-    for (int i = 0; i < d->n; i++)
-        v *= (uint64_t)d->d[i];
-    return v;
-}
-
 static uint64_t gemm_flops(const op_dims *m1, const op_dims *m2, int batched)
 {
     if (m1->n <= 0 || m2->n < 0)
         return 0;
-    int64_t overlap = m1->d[m1->n - 1], batch = m1->d[0];
+    int64_t overlap = m1->last, batch = m1->d[0];
     if (overlap == 0 || (batched && batch == 0))
         return 0;
-    uint64_t f = product(m1) / (uint64_t)overlap;
+    uint64_t f = m1->prod / (uint64_t)overlap;
     if (batched)
         f /= (uint64_t)batch;
-    return f * product(m2) * 2;
+    return f * m2->prod * 2;
 }
 
 /* The k-th string of a JSON array of strings ('["", "[1, 1]", "1"]') parsed as an integer list
@@ -164,7 +164,7 @@ uint64_t ka_op_flops(const gp_trace *t, const gp_event *e)
     if (n < 1 || in[0].n < 0)
         return 0;
     if (name_is(name, "add") || name_is(name, "mul"))
-        return product(&in[0]);
+        return in[0].prod;
     int lead = name_is(name, "addmm") || name_is(name, "baddbmm");
     if (n >= 2 + lead && (name_is(name, "mm") || name_is(name, "addmm")))
         return gemm_flops(&in[lead], &in[1 + lead], 0);
