@@ -238,6 +238,7 @@ typedef struct ka_node {
     int64_t dev_total, child_dev; /* its device time and its (effective) children's */
     int64_t child_cpu;            /* its (effective) children's CPU time */
     int64_t mem[2], child_mem[2]; /* CPU and device bytes: its own and its children's */
+    uint64_t flops;               /* its own (with_flops traces), never its children's */
 } ka_node;
 
 /* An open op on a track: sums over its direct children so far, and the last of them. */
@@ -258,6 +259,7 @@ typedef struct ka_half {
     const int64_t *direct;
     const ka_mem *mem;
     gp_group_by group;
+    int flops; /* the trace has with_flops: estimate each op's FLOPs */
     gp_keyavg out; /* self_cpu_total */
     size_t lo, hi;
     int rc;
@@ -278,6 +280,7 @@ static void row_add(ka_half *h, const ka_node *n, int sign)
     r->self_cpu_mem += sign * (n->mem[0] - n->child_mem[0]);
     r->device_mem += sign * n->mem[1];
     r->self_device_mem += sign * (n->mem[1] - n->child_mem[1]);
+    r->flops += sign > 0 ? n->flops : 0 - n->flops;
     h->out.self_cpu_total += sign * n->self_cpu;
 }
 
@@ -287,7 +290,8 @@ static void row_add(ka_half *h, const ka_node *n, int sign)
 static ka_node close_node(ka_half *h, const ka_frame *f)
 {
     const gp_event *e = &h->a->ev[f->ev];
-    ka_node n = {e->kind == GP_EV_PYTHON ? GP_NONE : 0, row_name(e), e->dur, 0, 0, 0, 0, {0}, {0}};
+    ka_node n = {e->kind == GP_EV_PYTHON ? GP_NONE : 0, row_name(e), e->dur, 0, 0, 0, 0, {0}, {0},
+                 h->flops ? ka_op_flops(h->a->t, e) : 0};
     ka_mem_in(h->mem, e->ts, e->ts + e->dur, n.mem);
     if (f->n_children == 1 && f->last.name == n.name) {
         row_add(h, &f->last, -1);
@@ -391,6 +395,7 @@ static int merge_rows(ka_build *kb, const ka_build *from)
         dst->self_cpu_mem += src->self_cpu_mem;
         dst->device_mem += src->device_mem;
         dst->self_device_mem += src->self_device_mem;
+        dst->flops += src->flops;
     }
     return 0;
 }
@@ -411,8 +416,9 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direc
     size_t nt, mid = track_split(a);
     gp_trace_tracks(a->t, &nt);
     ka_build kb1;
-    ka_half h0 = {a, kb, direct, mem, group, {0}, 0, mid, 0},
-            h1 = {a, &kb1, direct, mem, group, {0}, mid, nt, 0};
+    int flops = out->has_flops;
+    ka_half h0 = {a, kb, direct, mem, group, flops, {0}, 0, mid, 0},
+            h1 = {a, &kb1, direct, mem, group, flops, {0}, mid, nt, 0};
     h1.rc = ka_build_init(&kb1);
     if (h1.rc == 0)
         analysis_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
@@ -473,6 +479,7 @@ gp_status gp_keyavg_compute(const gp_analysis *a, gp_group_by group, gp_sort_key
                             gp_keyavg *out, gp_error *err)
 {
     memset(out, 0, sizeof(*out));
+    out->has_flops = ka_trace_with_flops(a->t);
     ka_build kb;
     int rc = ka_build_init(&kb);
     if (rc == 0)

@@ -25,4 +25,10 @@ void ka_mem_in(const ka_mem *m, int64_t ts, int64_t end, int64_t out[2]);
  * bytes. @return 0, or -1 when out of memory. */
 int ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count, int64_t bytes[2]);
 
+/* An op's FLOPs as PyTorch estimates them with with_flops=True (key_avg_flops.c); 0 for ops
+ * it has no formula for. */
+uint64_t ka_op_flops(const gp_trace *t, const gp_event *e);
+/* The trace was recorded with with_flops=True (its top-level "with_flops"). */
+int ka_trace_with_flops(const gp_trace *t);
+
 #endif

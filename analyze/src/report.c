@@ -7,6 +7,7 @@
 #include "gp/run_config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #define COL_W        12
@@ -209,7 +210,29 @@ gp_status gp_report_write_summary(FILE *out, const gp_analysis *a, gp_error *err
 typedef struct table_fmt {
     int name_w, shapes_w, has_dev, shapes, has_mem, has_dev_mem;
     int64_t cpu_total, dev_total;
+    int flops_unit;     /* the FLOPs column's unit (0 FLOPs .. 5 PFLOPs), -1 for no column */
+    double flops_scale; /* its cells are flops * flops_scale */
 } table_fmt;
+
+static const char *const flops_units[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs",
+                                          "PFLOPs"};
+
+/* PyTorch's FLOPs column: with with_flops, when some row has FLOPs, in the unit of the smallest
+ * (auto_scale_flops: 1000s by floor(log10 / 3), at most PFLOPs) over every row, printed or not. */
+static void flops_column(table_fmt *f, const gp_keyavg *k)
+{
+    uint64_t min = 0;
+    f->flops_unit = -1;
+    for (size_t i = 0; k->has_flops && i < k->n_rows; i++)
+        if (k->rows[i].flops && (!min || k->rows[i].flops < min))
+            min = k->rows[i].flops;
+    if (!min)
+        return;
+    double lg = log10((double)min) / 3.0;
+    lg = lg > 5.0 ? 5.0 : lg < 0.0 ? 0.0 : lg;
+    f->flops_unit = (int)lg;
+    f->flops_scale = pow(10.0, floor(lg) * -3.0);
+}
 
 /* Bytes as PyTorch's _format_memory prints them: "512 B", "1.50 KB", "-2.00 MB". */
 static char *fmt_mem(char *buf, size_t cap, int64_t bytes)
@@ -242,6 +265,8 @@ static void sep_line(FILE *out, const table_fmt *f, int ncols)
         fprintf(out, "%.*s  ", COL_W, dashes);
     if (f->shapes)
         fprintf(out, "%.*s  ", f->shapes_w, dashes);
+    if (f->flops_unit >= 0)
+        fprintf(out, "%.*s  ", COL_W, dashes);
     fputc('\n', out);
 }
 
@@ -289,6 +314,11 @@ static void table_row(FILE *out, const table_fmt *f, const gp_keyavg_row *r)
             shapes[f->shapes_w] = 0;
         put_cell(out, shapes, f->shapes_w, 0);
     }
+    if (f->flops_unit >= 0) {
+        if (r->flops)
+            snprintf(b[9], 48, "%8.3f", (double)r->flops * f->flops_scale);
+        put_cell(out, r->flops ? b[9] : "--", COL_W, 0);
+    }
     fputc('\n', out);
 }
 
@@ -307,6 +337,11 @@ static void table_header(FILE *out, const table_fmt *f, int ncols)
     put_cell(out, "# of Calls", COL_W, 0);
     if (f->shapes)
         put_cell(out, "Input Shapes", f->shapes_w, 0);
+    if (f->flops_unit >= 0) {
+        char h[24];
+        snprintf(h, sizeof(h), "Total %s", flops_units[f->flops_unit]);
+        put_cell(out, h, COL_W, 0);
+    }
     fputc('\n', out);
     sep_line(out, f, ncols);
 }
@@ -320,7 +355,9 @@ static void write_table(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
                    k->has_memory,
                    k->has_memory && k->has_device_memory,
                    k->self_cpu_total,
-                   k->self_device_total};
+                   k->self_device_total,
+                   -1,
+                   0.0};
     for (size_t i = 0; i < k->n_rows; i++) { /* widths from every row, printed or not */
         int w = (int)strlen(k->rows[i].name) + 4, sw = (int)strlen(k->rows[i].shape) + 4;
         f.name_w = w > f.name_w ? w : f.name_w;
@@ -328,6 +365,7 @@ static void write_table(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
     }
     f.name_w = f.name_w < 8 ? 8 : f.name_w > MAX_NAME_W ? MAX_NAME_W : f.name_w;
     f.shapes_w = f.shapes_w < 16 ? 16 : f.shapes_w > MAX_SHAPES_W ? MAX_SHAPES_W : f.shapes_w;
+    flops_column(&f, k);
     int ncols = (f.has_dev ? 10 : 6) + 2 * f.has_mem + 2 * f.has_dev_mem;
     table_header(out, &f, ncols);
     for (size_t i = 0; i < nrows; i++)
@@ -361,11 +399,12 @@ static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
 {
     fprintf(out,
             "name,%sdevice,calls,self_cpu_us,cpu_total_us,cpu_avg_us,self_device_us,"
-            "device_total_us,device_avg_us%s\n",
+            "device_total_us,device_avg_us%s%s\n",
             shapes ? "input_shapes," : "",
             k->has_memory ? ",cpu_mem_bytes,self_cpu_mem_bytes,device_mem_bytes,"
                             "self_device_mem_bytes"
-                          : "");
+                          : "",
+            k->has_flops ? ",flops" : "");
     for (size_t i = 0; i < nrows; i++) {
         const gp_keyavg_row *r = &k->rows[i];
         double c = r->count ? (double)r->count : 1.0;
@@ -381,6 +420,8 @@ static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
         if (k->has_memory)
             fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, r->cpu_mem,
                     r->self_cpu_mem, r->device_mem, r->self_device_mem);
+        if (k->has_flops)
+            fprintf(out, ",%" PRIu64, r->flops);
         fputc('\n', out);
     }
 }
@@ -470,6 +511,8 @@ static void write_json(FILE *out, const gp_analysis *a, const gp_keyavg *k, size
                     ",\"cpu_mem_bytes\":%" PRId64 ",\"self_cpu_mem_bytes\":%" PRId64
                     ",\"device_mem_bytes\":%" PRId64 ",\"self_device_mem_bytes\":%" PRId64,
                     r->cpu_mem, r->self_cpu_mem, r->device_mem, r->self_device_mem);
+        if (k->has_flops)
+            fprintf(out, ",\"flops\":%" PRIu64, r->flops);
         fputc('}', out);
     }
     fprintf(out, "]}\n");

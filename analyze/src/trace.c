@@ -216,6 +216,7 @@ void gp_trace_free(gp_trace *t)
     trace_vec_release(&t->py);
     trace_vec_release(&t->fwdbwd);
     trace_vec_release(&t->comm);
+    trace_vec_release(&t->op_args);
     trace_vec_release(&t->counters);
     trace_vec_release(&t->devs);
     trace_vec_release(&t->config);
@@ -297,6 +298,34 @@ const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id)
             hi = mid;
     }
     return NULL;
+}
+
+static const trace_op_args *op_args_of(const gp_trace *t, const gp_event *e)
+{
+    size_t lo = 0, hi = e->kind != GP_EV_CPU_OP || e->ext_id < 0 ? 0 : t->op_args.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const trace_op_args *o = TRACE_VEC_AT(&t->op_args, trace_op_args, mid);
+        if (o->ext_id == e->ext_id)
+            return o;
+        if (o->ext_id < e->ext_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+gp_str gp_trace_event_concrete(const gp_trace *t, const gp_event *e)
+{
+    const trace_op_args *o = op_args_of(t, e);
+    return o ? o->concrete : GP_STR_NONE;
+}
+
+gp_str gp_trace_event_dims(const gp_trace *t, const gp_event *e)
+{
+    const trace_op_args *o = op_args_of(t, e);
+    return o && o->dims != GP_STR_NONE ? o->dims : gp_trace_event_shape(t, e);
 }
 
 gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e)

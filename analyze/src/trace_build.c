@@ -40,6 +40,8 @@ void trace_builder_release(trace_builder *b)
     free(b->track_slots);
     free(b->gpu_slots);
     free(b->shape_buf);
+    free(b->concrete_buf);
+    free(b->dims_buf);
     memset(b, 0, sizeof(*b));
 }
 
@@ -380,6 +382,28 @@ static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
     return (uint32_t)(b->t->py.n - 1);
 }
 
+/* An aten::conv2d op's "Concrete Inputs" (for its FLOPs) and the "Input Dims" as read of an op
+ * with a tensor list, kept under its External id. */
+static int add_op_args(trace_builder *b, const raw_ev *r, int kind)
+{
+    int concrete = (r->seen & SEEN_CONCRETE) &&
+                   strcmp(gp_trace_str(b->t, r->name), "aten::conv2d") == 0;
+    if (kind != GP_EV_CPU_OP || r->ext < 0 || !(concrete || (r->seen & SEEN_DIMS_LIST)))
+        return 0;
+    trace_op_args *o = trace_vec_push(&b->t->op_args);
+    if (!o)
+        return -1;
+    *o = (trace_op_args){r->ext, GP_STR_NONE, GP_STR_NONE};
+    if (concrete)
+        o->concrete = trace_intern_str(&b->t->strings, b->concrete_buf, b->concrete_len);
+    if (r->seen & SEEN_DIMS_LIST)
+        o->dims = trace_intern_str(&b->t->strings, b->dims_buf, b->dims_len);
+    return (concrete && o->concrete == GP_STR_NONE) ||
+                           ((r->seen & SEEN_DIMS_LIST) && o->dims == GP_STR_NONE)
+                   ? -1
+                   : 0;
+}
+
 /* A collective's args, kept under the event's External id (its kernels share it). */
 static int add_comm_info(trace_builder *b, const raw_ev *r)
 {
@@ -526,7 +550,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
     ev.flags = (uint16_t)(event_flags(name_flags(b, r->name), kind) |
                           (r->ph == 'B' ? GP_EVF_FROM_BE : 0));
     ev.aux = event_aux(b, r, kind);
-    if (ev.aux == BUILD_ID_NOMEM || add_comm_info(b, r) != 0)
+    if (ev.aux == BUILD_ID_NOMEM || add_comm_info(b, r) != 0 || add_op_args(b, r, kind) != 0)
         return -1;
     if (r->ph == 'B') {
         gp_event *open = trace_vec_push(&bt->open_b);

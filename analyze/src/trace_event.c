@@ -228,21 +228,44 @@ static int arg_dim3(json_lex *l, int32_t out[3])
     }
 }
 
-static int shape_put(trace_builder *b, const char *s, size_t n)
+static int buf_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
-    if (b->shape_len + n + 1 > b->shape_cap) {
-        size_t cap = b->shape_cap ? b->shape_cap * 2 : 256;
-        while (cap < b->shape_len + n + 1)
-            cap *= 2;
-        char *d = realloc(b->shape_buf, cap);
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *d = realloc(*buf, c);
         if (!d)
             return -1;
-        b->shape_buf = d;
-        b->shape_cap = cap;
+        *buf = d;
+        *cap = c;
     }
-    memcpy(b->shape_buf + b->shape_len, s, n);
-    b->shape_len += n;
+    memcpy(*buf + *len, s, n);
+    *len += n;
     return 0;
+}
+
+static int shape_put(trace_builder *b, const char *s, size_t n)
+{
+    return buf_put(&b->shape_buf, &b->shape_len, &b->shape_cap, s, n);
+}
+
+/* "Concrete Inputs" kept as the JSON text read; the event decides at its end whether it needs
+ * it (trace_build.c: aten::conv2d's FLOPs). */
+static int arg_concrete(trace_builder *b, raw_ev *r)
+{
+    json_lex *l = &b->lex;
+    if (json_lex_ws(l) < 0)
+        return LEX_MORE;
+    const char *at = l->p;
+    int rc = json_lex_skip(l, 2);
+    if (rc != LEX_OK)
+        return rc;
+    b->concrete_len = 0;
+    if (buf_put(&b->concrete_buf, &b->concrete_len, &b->concrete_cap, at, (size_t)(l->p - at)))
+        return json_lex_error(l, l->p, "out of memory");
+    r->seen |= SEEN_CONCRETE;
+    return LEX_OK;
 }
 
 /* "Input Dims" as Python's str() of PyTorch's input shapes: "[[64, 64], []]"; an input that is
@@ -274,6 +297,7 @@ static int shape_value(trace_builder *b, int depth)
         return shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
     }
     if (*l->p == '[' && depth == 3) { /* a tensor list: PyTorch's shapes() has [] for it */
+        b->dims_list = 1;
         l->p = at;
         int rc = json_lex_skip(l, depth);
         return rc != LEX_OK ? rc : shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
@@ -294,9 +318,19 @@ static int shape_value(trace_builder *b, int depth)
 static int arg_shape(trace_builder *b, raw_ev *r)
 {
     b->shape_len = 0;
+    b->dims_list = 0;
+    if (json_lex_ws(&b->lex) < 0)
+        return LEX_MORE;
+    const char *at = b->lex.p;
     int rc = shape_value(b, 2);
     if (rc != LEX_OK)
         return rc;
+    if (b->dims_list) { /* kept as read for the exports (gp_trace_event_dims) */
+        b->dims_len = 0;
+        if (buf_put(&b->dims_buf, &b->dims_len, &b->dims_cap, at, (size_t)(b->lex.p - at)))
+            return json_lex_error(&b->lex, b->lex.p, "out of memory");
+        r->seen |= SEEN_DIMS_LIST;
+    }
     r->shape = intern_cached(b, b->shape_buf, b->shape_len);
     return r->shape == GP_STR_NONE ? no_memory(b) : LEX_OK;
 }
@@ -422,6 +456,8 @@ static int arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
         return arg_int(l, &r->py_parent);
     if (KEY_IS(k, n, GP_ARG_PYTHON_MODULE_ID))
         return arg_int(l, &r->py_module);
+    if (KEY_IS(k, n, "Concrete Inputs"))
+        return arg_concrete(b, r);
     return json_lex_skip(l, 2);
 }
 

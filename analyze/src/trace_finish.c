@@ -275,6 +275,12 @@ static void comm_finish(trace_vec *v)
     v->n = k;
 }
 
+static int cmp_op_args(const void *pa, const void *pb)
+{
+    const trace_op_args *a = pa, *b = pb;
+    return a->ext_id < b->ext_id ? -1 : a->ext_id > b->ext_id;
+}
+
 int trace_builder_finish(trace_builder *b)
 {
     gp_trace *t = b->t;
@@ -301,5 +307,7 @@ int trace_builder_finish(trace_builder *b)
         t->info.ts_min = t->info.ts_max = 0;
     apply_procs(b);
     comm_finish(&t->comm);
+    if (t->op_args.n)
+        qsort(t->op_args.data, t->op_args.n, sizeof(trace_op_args), cmp_op_args);
     return 0;
 }

@@ -69,6 +69,16 @@ typedef struct trace_str_info {
     uint32_t unknown_idx; /* 1 + index in gp_trace.unknown_cats, 0 = none */
 } trace_str_info;
 
+/* What an op records that its shape text leaves out, under its External id: the "Concrete
+ * Inputs" of an op whose FLOPs need them (aten::conv2d: stride, padding, dilation, groups), and
+ * the "Input Dims" as read of an op with a tensor list (aten::cat, aten::stack), which the shape
+ * text prints as [] (the exports write the dims as PyTorch did). */
+typedef struct trace_op_args {
+    int64_t ext_id;
+    gp_str concrete; /* the JSON array as read: ["", "", "", "[1, 1]", ...], or GP_STR_NONE */
+    gp_str dims;     /* the JSON array as read: [[[2, 1], [2, 1]], []], or GP_STR_NONE */
+} trace_op_args;
+
 struct gp_trace {
     gp_trace_info info;
     trace_intern strings;
@@ -82,6 +92,7 @@ struct gp_trace {
     trace_vec py;           /* gp_py_info */
     trace_vec fwdbwd;       /* gp_flow */
     trace_vec comm;         /* gp_comm_info, sorted by ext_id once read */
+    trace_vec op_args;      /* trace_op_args, sorted by ext_id once read */
     trace_vec counters;     /* gp_counter */
     trace_vec devs;         /* gp_device_props */
     trace_vec config, meta; /* gp_kv */

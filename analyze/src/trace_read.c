@@ -353,6 +353,7 @@ gp_trace *trace_new_empty(const char *path)
     trace_vec_init(&t->py, sizeof(gp_py_info));
     trace_vec_init(&t->fwdbwd, sizeof(gp_flow));
     trace_vec_init(&t->comm, sizeof(gp_comm_info));
+    trace_vec_init(&t->op_args, sizeof(trace_op_args));
     trace_vec_init(&t->counters, sizeof(gp_counter));
     trace_vec_init(&t->devs, sizeof(gp_device_props));
     trace_vec_init(&t->config, sizeof(gp_kv));

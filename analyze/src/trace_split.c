@@ -324,6 +324,14 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
         *c = *TRACE_VEC_AT(&s->comm, gp_comm_info, i);
         c->coll = map_str(m, c->coll), c->pg = map_str(m, c->pg), c->dtype = map_str(m, c->dtype);
     }
+    for (size_t i = 0; i < s->op_args.n; i++) {
+        trace_op_args *o = trace_vec_push(&d->t->op_args);
+        if (!o)
+            return -1;
+        *o = *TRACE_VEC_AT(&s->op_args, trace_op_args, i);
+        o->concrete = map_str(m, o->concrete);
+        o->dims = map_str(m, o->dims);
+    }
     for (size_t i = 0; i < s->counters.n; i++) {
         gp_counter *c = trace_vec_push(&d->t->counters);
         if (!c)

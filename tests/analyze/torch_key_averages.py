@@ -13,7 +13,9 @@ The text table's cells as PyTorch's table prints them: "CPU time avg" is cpu_tot
 divided in floating point and rounded to 3 decimals (not the nanoseconds divided as integers),
 equal to PyTorch's unless its float total puts the exact value within 1e-6 us of a rounding tie
 (then either neighbour); "Input Shapes" is str(input_shapes) cut at the column's width (80 at
-most), without "...".
+most), without "...". With with_flops, each row's FLOPs (the total over its calls) equal
+FunctionEventAvg.flops, and the "Total FLOPs" column is the one PyTorch's own table of the run
+prints (NAME.table.txt): there exactly when PyTorch's is, in its unit, the same cells.
 usage: torch_key_averages.py GPROF_TRAIN DATA_DIR"""
 import json
 import math
@@ -35,7 +37,12 @@ def report_rows(binary, trace, by_shape):
 def table(binary, trace, by_shape):
     """The text table's cells: a dict per row, by header, in the table's order."""
     cmd = [binary, "report", "-n", "0", trace] + (["--group-by", "name+shape"] if by_shape else [])
-    lines = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split("\n")
+    return parse_table(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def parse_table(text):
+    """A table as PyTorch's _build_table lays it out: a dict of cells per row, by header."""
+    lines = text.split("\n")
     seps = [i for i, ln in enumerate(lines) if ln.startswith("---")]
     spans = [(m.start(), m.end()) for m in re.finditer("-+", lines[seps[0]])]
     head = [lines[seps[0] + 1][a:b].strip() for a, b in spans]
@@ -65,6 +72,28 @@ def cells_ok(want, rows, cells):
     return errors
 
 
+def flops_cells(cells):
+    """The FLOPs column's header and its cells by row (name, shapes), sorted."""
+    heads = [h for h in (cells[0] if cells else {}) if h.startswith("Total ") and "FLOPs" in h]
+    if not heads:
+        return None, []
+    return heads[0], sorted((c["Name"].strip(), c.get("Input Shapes", "").strip(),
+                             c[heads[0]].strip()) for c in cells)
+
+
+def flops_table_ok(path, cells):
+    """The FLOPs column as PyTorch's own table of the run prints it (NAME.table.txt): there
+    exactly when PyTorch's is, the same unit, and row for row the same cells."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        theirs = flops_cells(parse_table(f.read()))
+    ours = flops_cells(cells)
+    if ours[0] != theirs[0]:
+        return [f"FLOPs column {ours[0]!r}, PyTorch's {theirs[0]!r}"]
+    return [f"FLOPs cells {o} != PyTorch's {t}" for o, t in zip(ours[1], theirs[1]) if o != t]
+
+
 def time_ok(got, want):
     return abs(got - want) <= 1e-6
 
@@ -82,6 +111,8 @@ def compare(want, got, memory):
         for ours, theirs in (("self_cpu_us", "self_cpu_us"), ("cpu_total_us", "cpu_total_us")):
             if not time_ok(g[ours], w[theirs]):
                 errors.append(f"{key}: {ours} {g[ours]} != {w[theirs]:.3f}")
+        if "flops" in w and g.get("flops") != w["flops"]:
+            errors.append(f"{key}: flops {g.get('flops')} != {w['flops']}")
         if memory:
             for ours in ("cpu_mem_bytes", "self_cpu_mem_bytes"):
                 if g.get(ours) != w[ours]:
@@ -103,7 +134,9 @@ def main():
         path = os.path.join(data, name + ".json.gz")
         rows = report_rows(binary, path, by_shape)
         got = {(r["name"], r.get("input_shapes", "")): r for r in rows if not r["device"]}
-        errors = compare(want, got, memory) + cells_ok(want, rows, table(binary, path, by_shape))
+        cells = table(binary, path, by_shape)
+        errors = compare(want, got, memory) + cells_ok(want, rows, cells)
+        errors += flops_table_ok(os.path.join(data, name + ".table.txt"), cells)
         print(f"{name}: {len(want)} rows, {'ok' if not errors else f'{len(errors)} differences'}")
         for e in errors:
             print("   ", e)

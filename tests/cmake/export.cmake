@@ -33,6 +33,9 @@ foreach(t test_export_html test_export_perfetto test_export_tensorboard)
     target_link_libraries(${t} PRIVATE ZLIB::ZLIB)
   endif()
 endforeach()
+if(TARGET test_export_html) # html_short_kernel_name, internal to the page writer
+  target_include_directories(test_export_html PRIVATE ${CMAKE_SOURCE_DIR}/viewer-export/src)
+endif()
 
 # gp_export_py_test(NAME SCRIPT ARGS...): a Python test run in the export venv (run_py.sh).
 function(gp_export_py_test name script)
@@ -48,6 +51,13 @@ if(TARGET gp_export)
                     ${gp_export_sample} ${gp_export_work}/tb_plugin)
   gp_export_py_test(export_tb_module_view test_tb_module_view.py $<TARGET_FILE:gprof-train>
                     ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz ${gp_export_work}/tb_module_view)
+  # issue 27 §4: tb's operators by input shape on our export equal tb's on the original, and
+  # no op leaves its thread for an overflow one
+  gp_export_py_test(export_tb_parity test_tb_parity.py $<TARGET_FILE:gprof-train>
+                    ${gp_export_work}/tb_parity ${GP_TEST_DATA_DIR}/torch/record_shapes.json.gz
+                    ${GP_TEST_DATA_DIR}/torch/flops_shapes.json.gz
+                    ${GP_TEST_DATA_DIR}/torch/with_stack.json.gz
+                    ${GP_TEST_DATA_DIR}/torch/with_stack_steps.json.gz)
   # the native Perfetto protobuf export decoded with Perfetto's own schema (perfetto_trace_pb2)
   # and compared with the JSON export: the sample, our real PyTorch traces (memory, shapes,
   # stacks), then the shared real traces where present
@@ -77,6 +87,12 @@ if(TARGET gp_export)
   add_test(NAME export_perfetto_importer_rules
            COMMAND python3 ${gp_export_tests}/check_perfetto.py $<TARGET_FILE:gprof-train>
                    ${gp_export_sample} ${gp_export_work}/perfetto)
+  # issue 27 §3: the HTML's operator tables, FLOPs and busy cards are report --format json's
+  add_test(NAME export_html_numbers
+           COMMAND ${Python3_EXECUTABLE} ${gp_export_tests}/test_html_numbers.py
+                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/flops_shapes.json.gz
+                   ${gp_export_sample} ${GP_TEST_DATA_DIR}/rules/healthy.json.gz)
+  set_tests_properties(export_html_numbers PROPERTIES LABELS cli TIMEOUT 120)
   add_test(NAME export_html_chromium
            COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
                    ${gp_export_sample} ${gp_export_work}/html)

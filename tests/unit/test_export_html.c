@@ -4,6 +4,7 @@
  * gives a page. Headless Chromium checks of the same page: tests/export/test_html_chromium.sh. */
 #include "export_test_util.h"
 #include "gp_test.h"
+#include "html_int.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -51,9 +52,45 @@ static void test_sample_report(void)
     GP_ASSERT_CONTAINS(s, "aten::relu &lt;fused&gt; &amp; &quot;quoted&quot;");
     GP_CHECK(strstr(s, "<fused>") == NULL);
     GP_ASSERT_CONTAINS(s, "NVIDIA H100 80GB HBM3");
+    /* issue 27 §3: each "busy" names its definition; kernels by short name, full on hover */
+    GP_ASSERT_CONTAINS(s, "GPU 0 busy, of its span (first to last GPU work)</span>");
+    GP_ASSERT_CONTAINS(s, "</b><span>GPU busy, of step time (GT02; steps after warm-up)</span>");
+    GP_ASSERT_CONTAINS(s, "<details class=\"kname\" title=\"void relu_kernel&lt;float&gt;(float*, "
+                          "int)\"><summary>relu_kernel</summary>");
+    /* tensor cores by kernel name, as the plugin's Kernel view: the gemm yes, relu no */
+    GP_ASSERT_CONTAINS(s, "<td>50.4</td><td>12.0</td><td>yes</td></tr>");
+    GP_ASSERT_CONTAINS(s, "<td>49.6</td><td>12.0</td><td>no</td></tr>");
+    GP_ASSERT_CONTAINS(s, "50.4% of kernel time in kernels that use tensor cores");
+    /* the panes of issue 27 §3: steps table, operators, timeline command */
+    GP_ASSERT_CONTAINS(s, "<summary>Each step, in a table</summary>");
+    GP_ASSERT_CONTAINS(s, "<h2>Operators</h2>");
+    GP_ASSERT_CONTAINS(s, " --perfetto trace.pftrace</code>");
     GP_ASSERT_EQ_INT(count_str(s, "<svg"), 3);
     GP_ASSERT_EQ_INT(count_str(s, "</svg>"), 3);
     free(s);
+}
+
+static void test_short_kernel_names(void)
+{
+    static const char *const cases[][2] = {
+            {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+             "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+             "at::native::vectorized_elementwise_kernel"},
+            {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>"
+             "(int, float, float const*, float const*, float const*, float*, float*, float*)",
+             "at::native::(anonymous namespace)::vectorized_layer_norm_kernel"},
+            {"sm90_xmma_gemm_f32f32_tn_n", "sm90_xmma_gemm_f32f32_tn_n"},
+            {"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>"
+             "(cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::Params)",
+             "cutlass::Kernel2"},
+            {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+             "ncclDevKernel_AllReduce_Sum_f32_RING_LL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[256];
+        html_short_kernel_name(cases[i][0], buf, sizeof buf);
+        GP_ASSERT_STR_EQ(buf, cases[i][1]);
+    }
 }
 
 static void test_hostile_names(void)
@@ -110,6 +147,7 @@ int main(void)
 {
     snprintf(out_path, sizeof out_path, "%s/test_export_html_%d.html", GP_BUILD_DIR, (int)getpid());
     GP_RUN(test_sample_report);
+    GP_RUN(test_short_kernel_names);
     GP_RUN(test_hostile_names);
     GP_RUN(test_empty_trace);
     GP_RUN(test_cpu_only_trace);

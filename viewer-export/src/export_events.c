@@ -68,13 +68,26 @@ static void map_track_ids(ev_state *s, const gp_track *tr, size_t nt)
     }
 }
 
-/* Assign lanes on one track; events are sorted by ts, then dur descending. */
+/* Assign lanes on one track; events are sorted by ts, then dur descending. For TensorBoard a
+ * Python frame that partly overlaps an op or annotation yields the thread's lane to it: the
+ * plugin's views are built from the ops of each thread (ProfilerStep#N, Optimizer.* stay on it). */
 static gp_status lanes_for_track(ev_state *s, const gp_track *tr, uint32_t ti, const gp_event *ev)
 {
     export_lanes ls = {0};
+    uint8_t *yield = NULL;
+    if (s->eo->mode == EXPORT_EV_TB && tr->count) {
+        yield = calloc(tr->count, 1);
+        if (!yield || export_lanes_python_conflicts(ev, tr->first, tr->count, yield) != 0) {
+            free(yield);
+            return GP_ENOMEM;
+        }
+    }
     gp_status rc = GP_OK;
     for (uint32_t i = tr->first; rc == GP_OK && i < tr->first + tr->count; i++) {
-        int k = ev[i].ph == 'X' ? export_lanes_place(&ls, ev[i].ts, ev[i].ts + ev[i].dur) : 0;
+        uint32_t from = yield && yield[i - tr->first] ? 1 : 0;
+        int k = ev[i].ph == 'X'
+                        ? export_lanes_place_from(&ls, ev[i].ts, ev[i].ts + ev[i].dur, from)
+                        : 0;
         if (k < 0)
             rc = GP_ENOMEM;
         s->ev_lane[i] = (uint32_t)(k < 0 ? 0 : k);
@@ -87,6 +100,7 @@ static gp_status lanes_for_track(ev_state *s, const gp_track *tr, uint32_t ti, c
     for (uint32_t k = 0; rc == GP_OK && k < n; k++)
         s->lane_tid[ti][k] = k == 0 ? s->track_tid[ti] : s->next_id++;
     export_lanes_free(&ls);
+    free(yield);
     return rc;
 }
 
@@ -285,7 +299,10 @@ static void event_args(ev_state *s, const gp_event *e)
         arg_int(s->o, &n, GP_ARG_CORRELATION, e->corr);
     const gp_gpu_info *g = gp_trace_gpu_info(s->t, e);
     const gp_mem_sample *m = gp_trace_mem_sample(s->t, e);
-    gp_str shape = gp_trace_event_shape(s->t, e);
+    /* tb groups its operators by input shape from these dims: a tensor list (aten::stack,
+     * aten::cat) must stay the list it was, not the [] of key_averages' shape text */
+    gp_str shape = s->eo->mode == EXPORT_EV_TB ? gp_trace_event_dims(s->t, e)
+                                                : gp_trace_event_shape(s->t, e);
     if (g)
         gpu_args(s, e, g, &n);
     if (m)

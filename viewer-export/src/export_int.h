@@ -6,6 +6,7 @@
 #define GP_EXPORT_EXPORT_INT_H
 
 #include "gp/status.h"
+#include "gp/trace.h"
 
 struct gp_export_opts;
 
@@ -105,6 +106,16 @@ typedef void (*export_lane_closed)(void *ud, uint32_t k, int64_t end);
 /** Place [ts, end) (slices in order of start, longest first): @return its lane, -1 on OOM.
  * Slices ending by `ts` are closed first on the lanes it passes over. */
 int export_lanes_place(export_lanes *ls, int64_t ts, int64_t end);
+/** The same, on lane `first` or a later one. */
+int export_lanes_place_from(export_lanes *ls, int64_t ts, int64_t end, uint32_t first);
+
+/** Of the track's events ev[first .. first+count): mark in conflict[0 .. count) each Python frame
+ * (python_function) that partly overlaps an op or annotation (starts inside one and ends after
+ * it, or outlasts one that starts inside it): with_stack's frames around record_function's enter
+ * and exit do, against ProfilerStep#N, Optimizer.* and enumerate(DataLoader). @return 0, -1 on
+ * OOM. */
+int export_lanes_python_conflicts(const gp_event *ev, uint32_t first, uint32_t count,
+                                  uint8_t *conflict);
 
 /** Close the slices of lane `k` that end by `ts`, innermost first, telling `closed` (NULL: no
  * one). */

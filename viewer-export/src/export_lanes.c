@@ -50,7 +50,15 @@ void export_lanes_close(export_lanes *ls, uint32_t k, int64_t ts, export_lane_cl
 
 int export_lanes_place(export_lanes *ls, int64_t ts, int64_t end)
 {
-    for (uint32_t k = 0;; k++) {
+    return export_lanes_place_from(ls, ts, end, 0);
+}
+
+int export_lanes_place_from(export_lanes *ls, int64_t ts, int64_t end, uint32_t first)
+{
+    while (ls->n < first)
+        if (!add_lane(ls))
+            return -1;
+    for (uint32_t k = first;; k++) {
         if (k == ls->n && !add_lane(ls))
             return -1;
         export_lane *l = &ls->v[k];
@@ -58,6 +66,45 @@ int export_lanes_place(export_lanes *ls, int64_t ts, int64_t end)
         if (l->depth == 0 || end <= l->ends[l->depth - 1])
             return lane_push(l, end) ? (int)k : -1;
     }
+}
+
+/* The sweep below keeps open ranges of one kind as a lane's stack of event indices. */
+static int64_t open_end(const export_lane *s, const gp_event *ev, size_t k)
+{
+    return ev[s->ends[k]].ts + ev[s->ends[k]].dur;
+}
+
+static void open_close(export_lane *s, const gp_event *ev, int64_t ts)
+{
+    while (s->depth && open_end(s, ev, s->depth - 1) <= ts)
+        s->depth--;
+}
+
+int export_lanes_python_conflicts(const gp_event *ev, uint32_t first, uint32_t count,
+                                  uint8_t *conflict)
+{
+    export_lane op = {0}, py = {0};
+    int ok = 1;
+    for (uint32_t i = first; ok && i < first + count; i++) {
+        const gp_event *e = &ev[i];
+        int64_t end = e->ts + e->dur;
+        if (e->ph != 'X')
+            continue;
+        open_close(&op, ev, e->ts);
+        open_close(&py, ev, e->ts);
+        if (e->kind == GP_EV_PYTHON) { /* it starts inside an op and ends after it */
+            conflict[i - first] |= op.depth && open_end(&op, ev, op.depth - 1) < end;
+            ok = lane_push(&py, i);
+            continue;
+        }
+        /* the frames it starts inside of and outlasts: innermost first, they end earliest */
+        for (size_t k = py.depth; k-- > 0 && open_end(&py, ev, k) < end;)
+            conflict[py.ends[k] - first] = 1;
+        ok = lane_push(&op, i);
+    }
+    free(op.ends);
+    free(py.ends);
+    return ok ? 0 : -1;
 }
 
 void export_lanes_free(export_lanes *ls)

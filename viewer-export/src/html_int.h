@@ -28,5 +28,21 @@ void html_page_foot(export_out *o);
 void html_card(export_out *o, const char *value, const char *label);
 /* The file name of a path (after its last '/'); "" for NULL. */
 const char *html_base_name(const char *p);
+/* A kernel's short name into buf: the function without return type, template arguments and
+ * parameters ("void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" ->
+ * "at::native::vectorized_elementwise_kernel"). @return its length. */
+size_t html_short_kernel_name(const char *full, char *buf, size_t cap);
+/* The views of html_views.c: each step's breakdown (a table under the step chart), the
+ * operators (by name, and by name + input shape when the trace has shapes; FLOPs with
+ * with_flops), and the command that opens the run's timeline in Perfetto. */
+void html_steps_table(export_out *o, const gp_analysis *a);
+void html_operators(export_out *o, const gp_analysis *a);
+void html_timeline_howto(export_out *o, const char *trace);
+void html_modules(export_out *o, const gp_analysis *a);
+/* Whether a kernel runs on tensor cores, judged by its name as torch-tb-profiler's Kernel view
+ * does (PyProf's patterns), plus CUTLASS's "tensorop" and Hopper's "gmma" kernels. */
+int html_kernel_tensor_cores(const char *name);
+/* A kernel name cell: its short name, the full one on hover and when expanded. */
+void html_kernel_name(export_out *o, const char *full);
 
 #endif

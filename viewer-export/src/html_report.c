@@ -46,6 +46,8 @@ static const char css[] =
         "border-radius:3px}.ranges{color:#5b6372;font-size:12.5px;margin:4px 0}\n"
         ".warn .sev{background:#e08a00}.crit .sev{background:#c53a32}.info .sev"
         "{background:#3b75af}\n.finding ul{margin:4px 0;padding-left:20px}.rec{margin:4px 0}\n"
+        "details.kname summary{cursor:pointer}details.kname code{display:block;margin-top:4px;"
+        "white-space:normal;font-size:11.5px}\n"
         ".none{color:#5b6372;font-style:italic}.note{color:#5b6372;font-size:13px}footer{color:#"
         "8a93a3;font-size:12px;"
         "margin-top:24px}\n";
@@ -96,7 +98,39 @@ static void fmt_bytes(char *buf, size_t cap, int64_t b)
         snprintf(buf, cap, "%.1f MiB", (double)b / (double)(1LL << 20));
 }
 
-static void summary_cards(export_out *o, const gp_analysis *a)
+/* GT02's measure, the GPU busy share of the analysed steps' time, or NAN without it. */
+static double gt02_busy(const gp_export_opts *opts)
+{
+    size_t n = 0;
+    const gp_finding *f = opts->findings ? gp_findings_get(opts->findings, &n) : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(f[i].rule->id, "GT02") == 0)
+            return f[i].metric;
+    return NAN;
+}
+
+/* Two definitions of "busy", each named on its card: of the device's own span (first to last
+ * GPU work, the summary's "GPU 0: busy ... of ... span") and, as GT02 measures it, of the
+ * analysed steps' time. */
+static void busy_cards(export_out *o, const gp_analysis *a, const gp_export_opts *opts)
+{
+    char v[64], t1[96];
+    size_t nd;
+    const gp_device_stats *d = gp_analysis_devices(a, &nd);
+    for (size_t i = 0; i < nd && i < 4; i++) {
+        int64_t span = d[i].span_end - d[i].span_ts;
+        snprintf(v, sizeof v, "%.1f%%", span > 0 ? 100.0 * (double)d[i].busy_ns / (double)span : 0);
+        snprintf(t1, sizeof t1, "GPU %d busy, of its span (first to last GPU work)", d[i].device);
+        html_card(o, v, t1);
+    }
+    double g = gt02_busy(opts);
+    if (nd && !isnan(g)) {
+        snprintf(v, sizeof v, "%.1f%%", g);
+        html_card(o, v, "GPU busy, of step time (GT02; steps after warm-up)");
+    }
+}
+
+static void summary_cards(export_out *o, const gp_analysis *a, const gp_export_opts *opts)
 {
     const gp_step_stats *ss = gp_analysis_step_stats(a);
     char v[64], t1[32], t2[32];
@@ -106,14 +140,8 @@ static void summary_cards(export_out *o, const gp_analysis *a)
     snprintf(v, sizeof v, "%s / %s", gp_report_fmt_time(t1, sizeof t1, ss->p50),
              gp_report_fmt_time(t2, sizeof t2, ss->p95));
     html_card(o, v, "p50 / p95 step time");
-    size_t nd, nm;
-    const gp_device_stats *d = gp_analysis_devices(a, &nd);
-    for (size_t i = 0; i < nd && i < 4; i++) {
-        int64_t span = d[i].span_end - d[i].span_ts;
-        snprintf(v, sizeof v, "%.1f%%", span > 0 ? 100.0 * (double)d[i].busy_ns / (double)span : 0);
-        snprintf(t1, sizeof t1, "GPU %d busy", d[i].device);
-        html_card(o, v, t1);
-    }
+    size_t nm;
+    busy_cards(o, a, opts);
     const gp_mem_series *m = gp_analysis_memory(a, &nm);
     for (size_t i = 0; i < nm && i < 4; i++) {
         fmt_bytes(v, sizeof v, m[i].peak_allocated);
@@ -387,39 +415,6 @@ static void td_time(export_out *o, int64_t ns)
     export_out_printf(o, "<td>%s</td>", gp_report_fmt_time(t, sizeof t, ns));
 }
 
-static void ops_table(export_out *o, const gp_analysis *a)
-{
-    gp_keyavg k;
-    export_out_puts(o, "<section><h2>Top operators</h2>\n");
-    size_t nd;
-    gp_analysis_devices(a, &nd);
-    gp_sort_key key = nd ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
-    if (gp_keyavg_compute(a, GP_GROUP_NAME, key, &k, NULL) != GP_OK) {
-        o->err_no = ENOMEM;
-        return;
-    }
-    export_out_puts(o, "<table><tr><th class=\"name\">Name</th><th>Calls</th><th>Self CPU</th>"
-                       "<th>CPU total</th><th>Self device</th><th>Device total</th></tr>\n");
-    size_t shown = 0;
-    for (size_t i = 0; i < k.n_rows && shown < TOP_N; i++) {
-        const gp_keyavg_row *r = &k.rows[i];
-        if (r->is_device)
-            continue;
-        export_out_puts(o, "<tr><td class=\"name\">");
-        export_out_html(o, r->name);
-        export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)r->count);
-        td_time(o, r->self_cpu), td_time(o, r->cpu_total);
-        td_time(o, r->self_device), td_time(o, r->device_total);
-        export_out_puts(o, "</tr>\n");
-        shown++;
-    }
-    export_out_puts(o, "</table>\n");
-    if (shown == 0)
-        export_out_puts(o, "<p class=\"none\">No CPU operators in this trace.</p>\n");
-    export_out_puts(o, "</section>\n");
-    gp_keyavg_release(&k);
-}
-
 static void kernels_table(export_out *o, const gp_analysis *a)
 {
     size_t n;
@@ -433,21 +428,29 @@ static void kernels_table(export_out *o, const gp_analysis *a)
         export_out_puts(o, "<p class=\"none\">No GPU kernels in this trace.</p></section>\n");
         return;
     }
+    int64_t tc = 0;
+    for (size_t i = 0; i < n; i++)
+        tc += html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? ks[i].total_ns : 0;
+    export_out_printf(o, "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
+                         "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
+                      all ? 100.0 * (double)tc / (double)all : 0);
     export_out_puts(o, "<table><tr><th class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
                        "<th>Mean</th><th>Min</th><th>Max</th><th>% of kernel time</th>"
-                       "<th>Occupancy %</th></tr>\n");
+                       "<th>Occupancy %</th><th>Tensor cores</th></tr>\n");
     for (size_t i = 0; i < n && i < TOP_N; i++) {
         export_out_puts(o, "<tr><td class=\"name\">");
-        export_out_html(o, gp_trace_str(t, ks[i].name));
+        html_kernel_name(o, gp_trace_str(t, ks[i].name));
         export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)ks[i].count);
         td_time(o, ks[i].total_ns), td_time(o, ks[i].mean_ns);
         td_time(o, ks[i].min_ns), td_time(o, ks[i].max_ns);
         export_out_printf(o, "<td>%.1f</td>",
                           all ? 100.0 * (double)ks[i].total_ns / (double)all : 0);
         if (ks[i].occupancy >= 0)
-            export_out_printf(o, "<td>%.1f</td></tr>\n", ks[i].occupancy);
+            export_out_printf(o, "<td>%.1f</td>", ks[i].occupancy);
         else
-            export_out_puts(o, "<td>-</td></tr>\n");
+            export_out_puts(o, "<td>-</td>");
+        export_out_printf(o, "<td>%s</td></tr>\n",
+                          html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? "yes" : "no");
     }
     export_out_puts(o, "</table></section>\n");
 }
@@ -457,6 +460,7 @@ static void charts(export_out *o, const gp_analysis *a, const gp_export_opts *op
 {
     export_out_puts(o, "<section><h2>Step time breakdown</h2>\n");
     html_chart_steps(o, a);
+    html_steps_table(o, a);
     export_out_puts(o, "</section>\n<section><h2>GPU utilisation</h2>\n");
     size_t n_dev;
     gp_analysis_devices(a, &n_dev);
@@ -485,12 +489,14 @@ static void html_page(export_out *o, const gp_analysis *a, const gp_export_opts 
     }
     html_page_head(o, "gprof-train report", title);
     export_out_puts(o, "<div class=\"cards\">\n");
-    summary_cards(o, a);
+    summary_cards(o, a, opts);
     export_out_puts(o, "</div>\n");
     findings(o, a, opts);
     charts(o, a, opts, bands, n_bands);
-    ops_table(o, a);
+    html_operators(o, a);
+    html_modules(o, a);
     kernels_table(o, a);
+    html_timeline_howto(o, gp_trace_get_info(gp_analysis_trace(a))->path);
     run_config(o, a);
     html_page_foot(o);
     free(bands);

@@ -294,6 +294,7 @@ typedef struct gp_keyavg_row {
     int64_t self_device, device_total;
     int64_t cpu_mem, self_cpu_mem;       /**< "CPU Mem", "Self CPU Mem" (bytes) */
     int64_t device_mem, self_device_mem; /**< "CUDA Mem", "Self CUDA Mem" (bytes) */
+    uint64_t flops; /**< FLOPs over its calls as PyTorch estimates them (with_flops traces) */
 } gp_keyavg_row;
 
 /** A computed key-averages table. */
@@ -305,6 +306,7 @@ typedef struct gp_keyavg {
     int has_device;            /**< any GPU activity: print the CUDA columns */
     int has_memory;        /**< [memory] records (profile_memory=True): print the CPU Mem columns */
     int has_device_memory; /**< some row has self device memory: print the CUDA Mem columns */
+    int has_flops;         /**< recorded with with_flops=True: rows carry FLOPs */
 } gp_keyavg;
 
 /** Compute key averages, sorted by `key` descending, ties by name then shape ascending.

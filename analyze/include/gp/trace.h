@@ -320,6 +320,16 @@ const gp_py_info *gp_trace_py_info(const gp_trace *t, const gp_event *e);
  * interned, or GP_STR_NONE when the trace has no shapes. */
 gp_str gp_trace_event_shape(const gp_trace *t, const gp_event *e);
 
+/** @return the "Concrete Inputs" of an aten::conv2d op as the trace's JSON array text
+ * ('["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"]'), or GP_STR_NONE: kept for that op only,
+ * whose FLOPs need its stride, padding, dilation and groups (gp_op_flops). */
+gp_str gp_trace_event_concrete(const gp_trace *t, const gp_event *e);
+
+/** @return an op's "Input Dims" as the trace wrote them: the JSON text as read where they hold a
+ * tensor list ('[[[2, 1], [2, 1]], []]', which gp_trace_event_shape prints "[[], []]"), else
+ * gp_trace_event_shape(). For the exports. */
+gp_str gp_trace_event_dims(const gp_trace *t, const gp_event *e);
+
 /** @return the collective metadata recorded under External id `ext_id`, or NULL (none, or the
  * trace records no collective args). */
 const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id);

@@ -6,7 +6,9 @@ For each case NAME: NAME.json.gz, the trace as prof.export_chrome_trace() writes
 NAME.expected.json, what prof.key_averages() computes on the same run: per row its key (name,
 and the input shapes as str() prints them when grouped by shape), count, self CPU total, CPU total
 (float microseconds, as PyTorch computes them) and, with profile_memory, CPU Mem and Self CPU Mem
-in bytes. python_function rows are left out by key_averages(), as by default.
+in bytes, and with with_flops the FLOPs (avg.flops, the total over the row's calls); beside
+them NAME.table.txt, PyTorch's own key_averages().table() of the run. python_function rows are left
+out by key_averages(), as by default.
 
     pip install torch            # any recent version; the traces record which one wrote them
     python3 tests/data/torch/make_torch_traces.py
@@ -86,6 +88,25 @@ def tiny_ops_loss(prof, steps):
         prof.step()
 
 
+def conv_mlp(prof, steps):
+    """A small conv net with an MLP head, trained a few steps: aten::conv2d, addmm, mm, add and
+    mul (in the model, its loss and SGD with momentum) for PyTorch's FLOPs formulas."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(4, 8, 3, stride=2, dilation=2, groups=2), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(8 * 5 * 5, 16), torch.nn.ReLU(), torch.nn.Linear(16, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, foreach=False)
+    x, y = torch.randn(6, 1, 14, 14), torch.randint(0, 10, (6,))
+    for _ in range(steps):
+        opt.zero_grad()
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y) + (out * out).mean() * 0.01
+        loss.backward()
+        opt.step()
+        prof.step()
+
+
 CASES = {
     # name: (profile() keyword arguments, body, group_by_input_shapes)
     "mlp_step": (dict(schedule=dict(wait=1, warmup=1, active=3)), train_steps, False),
@@ -98,10 +119,19 @@ CASES = {
     # the step is the optimizer (GT17) / many tiny CPU ops (GT18): issue 17 §12
     "optimizer_bound": (dict(schedule=dict(wait=1, warmup=1, active=11)), optimizer_bound, False),
     "tiny_ops_loss": (dict(schedule=dict(wait=1, warmup=1, active=11)), tiny_ops_loss, False),
+    # PyTorch's FLOPs column (issue 27 §4): by name and by name + shape, and none without with_flops
+    "flops": (dict(with_flops=True, schedule=dict(wait=1, warmup=1, active=3)), conv_mlp, False),
+    "flops_shapes": (dict(with_flops=True, record_shapes=True,
+                          schedule=dict(wait=1, warmup=1, active=3)), conv_mlp, True),
+    # with_stack under a schedule: ProfilerStep#N and Optimizer.* partly overlap Python frames
+    "with_stack_steps": (dict(with_stack=True, schedule=dict(wait=1, warmup=1, active=3)),
+                         train_steps, False),
+    "no_flops": (dict(record_shapes=True, schedule=dict(wait=1, warmup=1, active=3)), conv_mlp,
+                 False),
 }
 
 
-def row(avg, by_shape, memory):
+def row(avg, by_shape, memory, flops):
     r = {
         "name": avg.key,
         "count": avg.count,
@@ -113,6 +143,8 @@ def row(avg, by_shape, memory):
     if memory:
         r["cpu_mem_bytes"] = avg.cpu_memory_usage
         r["self_cpu_mem_bytes"] = avg.self_cpu_memory_usage
+    if flops:
+        r["flops"] = avg.flops
     return r
 
 
@@ -121,7 +153,8 @@ def write_case(name, kwargs, body, by_shape):
     if "schedule" in kwargs:  # ProfilerStep#N ranges: a trace as a training loop writes one
         sched = torch.profiler.schedule(**kwargs["schedule"])
         steps = sum(kwargs["schedule"].values())
-        with profile(activities=[ProfilerActivity.CPU], schedule=sched,
+        rest = {k: v for k, v in kwargs.items() if k != "schedule"}
+        with profile(activities=[ProfilerActivity.CPU], schedule=sched, **rest,
                      on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
             body(prof, steps)
     else:
@@ -132,7 +165,12 @@ def write_case(name, kwargs, body, by_shape):
         g.write(f.read())
     os.remove(raw)
     memory = kwargs.get("profile_memory", False)
-    rows = [row(a, by_shape, memory) for a in prof.key_averages(group_by_input_shape=by_shape)]
+    flops = kwargs.get("with_flops", False)
+    averages = prof.key_averages(group_by_input_shape=by_shape)
+    rows = [row(a, by_shape, memory, flops) for a in averages]
+    if flops or name == "no_flops":
+        with open(os.path.join(HERE, name + ".table.txt"), "w") as f:
+            f.write(averages.table(sort_by="self_cpu_time_total", row_limit=-1) + "\n")
     doc = {
         "torch": torch.__version__,
         "profile_kwargs": kwargs,
