@@ -418,8 +418,8 @@ static gp_status match_collectives(gp_job *j)
         j->ranks[r].held /= div;
         j->ranks[r].waited /= div;
         j->ranks[r].clock_offset = j->parts[r]->clock_offset;
-        j->world_size = j->parts[r]->world_size > j->world_size ? j->parts[r]->world_size
-                                                                : j->world_size;
+        j->world_size =
+                j->parts[r]->world_size > j->world_size ? j->parts[r]->world_size : j->world_size;
     }
     free(k), free(arr), free(x);
     return rc;

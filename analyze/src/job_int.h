@@ -83,12 +83,12 @@ struct gp_job {
     size_t n_common;
     gp_findings *findings;
     int clocks_aligned;
-    int64_t match_tol;       /* ends of one collective on two ranks are at most this apart */
-    int64_t end_spread;      /* largest |end difference| of a matched call after alignment */
-    uint64_t n_calls;        /* collectives of all ranks */
-    uint64_t n_alone;        /* of those, with no counterpart on another rank */
-    uint64_t n_disagree;     /* with a counterpart whose end disagrees after alignment */
-    int world_size;          /* largest distributedInfo.world_size, 0 if none */
+    int64_t match_tol;   /* ends of one collective on two ranks are at most this apart */
+    int64_t end_spread;  /* largest |end difference| of a matched call after alignment */
+    uint64_t n_calls;    /* collectives of all ranks */
+    uint64_t n_alone;    /* of those, with no counterpart on another rank */
+    uint64_t n_disagree; /* with a counterpart whose end disagrees after alignment */
+    int world_size;      /* largest distributedInfo.world_size, 0 if none */
 };
 
 extern const gp_rule_info job_straggler_info;

@@ -259,7 +259,7 @@ typedef struct ka_half {
     const int64_t *direct;
     const ka_mem *mem;
     gp_group_by group;
-    int flops; /* the trace has with_flops: estimate each op's FLOPs */
+    int flops;     /* the trace has with_flops: estimate each op's FLOPs */
     gp_keyavg out; /* self_cpu_total */
     size_t lo, hi;
     int rc;

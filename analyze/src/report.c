@@ -214,8 +214,8 @@ typedef struct table_fmt {
     double flops_scale; /* its cells are flops * flops_scale */
 } table_fmt;
 
-static const char *const flops_units[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs",
-                                          "PFLOPs"};
+static const char *const flops_units[] = {"FLOPs",  "KFLOPs", "MFLOPs",
+                                          "GFLOPs", "TFLOPs", "PFLOPs"};
 
 /* PyTorch's FLOPs column: with with_flops, when some row has FLOPs, in the unit of the smallest
  * (auto_scale_flops: 1000s by floor(log10 / 3), at most PFLOPs) over every row, printed or not. */

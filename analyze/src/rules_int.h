@@ -210,13 +210,13 @@ struct rules_stall_row {
 struct rules_stalls {
     struct rules_stall_row *rows; /* ops with a stall, most stalled time first */
     size_t n;
-    int64_t stall_ns;         /* the calls' time beyond their group's fastest call, stalls only */
-    uint64_t calls, stalled;  /* leaf calls compared (in groups of >= 3), of them stalls */
-    size_t steps_hit;         /* analysed steps with a stall */
-    size_t inflated;          /* ops whose fastest call took longer than their size warrants */
+    int64_t stall_ns;        /* the calls' time beyond their group's fastest call, stalls only */
+    uint64_t calls, stalled; /* leaf calls compared (in groups of >= 3), of them stalls */
+    size_t steps_hit;        /* analysed steps with a stall */
+    size_t inflated;         /* ops whose fastest call took longer than their size warrants */
     gp_str inflated_name, inflated_shape; /* the one most over, its fastest call and ceiling */
     int64_t inflated_fastest, inflated_ceiling;
-    struct rules_ivs ivs;     /* each stall as the last `excess` ns of its call, a union */
+    struct rules_ivs ivs; /* each stall as the last `excess` ns of its call, a union */
 };
 struct rules_stall_cfg {
     int64_t min_ns;           /* a stall is at least this long... */

@@ -24,16 +24,51 @@ struct leaf {
 
 /* aten ops whose cost is linear in the elements they read and write (after "aten::", without
  * a leading "_" and a trailing "_", "_backward", "_backward_data", "_forward"). */
-static const char *const linear_ops[] = {
-        "abs",       "add",         "addcdiv",  "addcmul",   "argmax",
-        "avg_pool2d", "cat",        "clamp",    "clamp_min", "clamp_max",
-        "copy",      "div",         "exp",      "fill",      "gelu",
-        "lerp",      "log",         "log_softmax", "masked_fill", "max_pool2d",
-        "max_pool2d_with_indices", "maximum", "mean", "minimum", "mul",
-        "native_batch_norm", "native_dropout", "native_layer_norm", "neg", "nll_loss",
-        "nll_loss2d", "pow",        "reciprocal", "relu",    "rsqrt",
-        "sigmoid",   "silu",        "softmax",  "sqrt",      "sub",
-        "sum",       "tanh",        "threshold", "where",    "zero"};
+static const char *const linear_ops[] = {"abs",
+                                         "add",
+                                         "addcdiv",
+                                         "addcmul",
+                                         "argmax",
+                                         "avg_pool2d",
+                                         "cat",
+                                         "clamp",
+                                         "clamp_min",
+                                         "clamp_max",
+                                         "copy",
+                                         "div",
+                                         "exp",
+                                         "fill",
+                                         "gelu",
+                                         "lerp",
+                                         "log",
+                                         "log_softmax",
+                                         "masked_fill",
+                                         "max_pool2d",
+                                         "max_pool2d_with_indices",
+                                         "maximum",
+                                         "mean",
+                                         "minimum",
+                                         "mul",
+                                         "native_batch_norm",
+                                         "native_dropout",
+                                         "native_layer_norm",
+                                         "neg",
+                                         "nll_loss",
+                                         "nll_loss2d",
+                                         "pow",
+                                         "reciprocal",
+                                         "relu",
+                                         "rsqrt",
+                                         "sigmoid",
+                                         "silu",
+                                         "softmax",
+                                         "sqrt",
+                                         "sub",
+                                         "sum",
+                                         "tanh",
+                                         "threshold",
+                                         "where",
+                                         "zero"};
 
 static int is_linear_op(const char *name)
 {
@@ -115,8 +150,8 @@ struct open_range {
 /* One CPU track: each counted range with its self time (its duration less its direct
  * children's), so a wait is counted once, in the range it fell in, and an op whose children
  * are small (a convolution's aten::empty) still counts with its own time. */
-static gp_status scan_track(const struct rules_ctx *c, const struct rules_stall_cfg *k,
-                            uint32_t t, struct leaf **v, size_t *n, size_t *cap)
+static gp_status scan_track(const struct rules_ctx *c, const struct rules_stall_cfg *k, uint32_t t,
+                            struct leaf **v, size_t *n, size_t *cap)
 {
     size_t n_tracks, depth = 0;
     const gp_track *tr = &gp_trace_tracks(c->t, &n_tracks)[t];
@@ -268,8 +303,8 @@ static void note_inflated(const struct rules_stall_row *r, int64_t ceiling, int6
     if (ceiling < 0 || r->fastest - ceiling < min_ns)
         return;
     s->inflated++;
-    if (!s->inflated_ceiling ||
-        (double)r->fastest / (double)ceiling > (double)s->inflated_fastest / (double)s->inflated_ceiling)
+    if (!s->inflated_ceiling || (double)r->fastest / (double)ceiling >
+                                        (double)s->inflated_fastest / (double)s->inflated_ceiling)
         s->inflated_name = r->name, s->inflated_shape = r->shape, s->inflated_fastest = r->fastest,
         s->inflated_ceiling = ceiling;
 }

@@ -386,8 +386,8 @@ static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
  * with a tensor list, kept under its External id. */
 static int add_op_args(trace_builder *b, const raw_ev *r, int kind)
 {
-    int concrete = (r->seen & SEEN_CONCRETE) &&
-                   strcmp(gp_trace_str(b->t, r->name), "aten::conv2d") == 0;
+    int concrete =
+            (r->seen & SEEN_CONCRETE) && strcmp(gp_trace_str(b->t, r->name), "aten::conv2d") == 0;
     if (kind != GP_EV_CPU_OP || r->ext < 0 || !(concrete || (r->seen & SEEN_DIMS_LIST)))
         return 0;
     trace_op_args *o = trace_vec_push(&b->t->op_args);
@@ -412,8 +412,8 @@ static int add_comm_info(trace_builder *b, const raw_ev *r)
     gp_comm_info *c = trace_vec_push(&b->t->comm);
     if (!c)
         return -1;
-    *c = (gp_comm_info){r->ext,      r->coll,         r->pg,         r->dtype,
-                        r->seq,      r->in_nelems,    r->out_nelems, r->group_size};
+    *c = (gp_comm_info){r->ext, r->coll,      r->pg,         r->dtype,
+                        r->seq, r->in_nelems, r->out_nelems, r->group_size};
     return 0;
 }
 

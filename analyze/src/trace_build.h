@@ -93,7 +93,7 @@ typedef struct trace_builder {
     size_t concrete_len, concrete_cap;
     char *dims_buf; /* the event's "Input Dims" JSON text, as read, when it holds a tensor list */
     size_t dims_len, dims_cap;
-    int dims_list;  /* shape_value met a tensor list */
+    int dims_list;      /* shape_value met a tensor list */
     gp_str memory_name; /* "[memory]" */
     gp_str fwdbwd_cat;  /* "fwdbwd" */
     int part;           /* parses a later part of a split file (trace_split.c) */

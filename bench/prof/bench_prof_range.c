@@ -116,7 +116,6 @@ static void bursts(gp_prof_name name, double clock_ns)
     }
 }
 
-
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 1000000;

@@ -140,10 +140,10 @@ typedef struct prof_block {
  * within the process-wide limit (prof_g.buf_limit); past it records are dropped and counted. */
 typedef struct prof_thread {
     /* the thread's side */
-    prof_block *wblk;  /* block being filled */
-    prof_rec *wrecs;   /* wblk->recs */
-    uint32_t wpos;     /* records written in wblk */
-    uint32_t wcap;     /* wblk->cap */
+    prof_block *wblk;          /* block being filled */
+    prof_rec *wrecs;           /* wblk->recs */
+    uint32_t wpos;             /* records written in wblk */
+    uint32_t wcap;             /* wblk->cap */
     _Atomic uint32_t grow_cap; /* size of the next block to allocate (the writer reads it) */
     int depth;
     int64_t last_tick; /* ticks never go back on one thread (vCPUs' TSCs may differ) */
@@ -645,7 +645,7 @@ typedef struct prof_writer_state {
      * pass found its oldest record waiting (ns) */
     uint64_t n_kind[8];
     int64_t max_behind_ns;
-    char thread_tail[64];            /* the current thread's ,"pid":P,"tid":T,"ts": */
+    char thread_tail[64]; /* the current thread's ,"pid":P,"tid":T,"ts": */
     size_t thread_tail_len;
     int meta_tids[PROF_MAX_TIDS]; /* thread names, read for the metadata */
     uint32_t meta_names[PROF_MAX_TIDS];

@@ -549,8 +549,8 @@ static void key_u64(prof_out *h, const char *key, uint64_t v)
 static void header_health(prof_out *h, uint64_t dropped_cpu)
 {
     const uint64_t *k = prof_writer_g.n_kind;
-    uint64_t cpu = k[PROF_REC_RANGE] + k[PROF_REC_STEP] + k[PROF_REC_MARK] +
-                   k[PROF_REC_COUNTER] + k[PROF_REC_ASYNC];
+    uint64_t cpu = k[PROF_REC_RANGE] + k[PROF_REC_STEP] + k[PROF_REC_MARK] + k[PROF_REC_COUNTER] +
+                   k[PROF_REC_ASYNC];
     prof_gpu_health g;
     prof_gpu_health_get(&g);
     key_u64(h, GP_CFG_H_CPU_RANGES, k[PROF_REC_RANGE] + k[PROF_REC_STEP]);

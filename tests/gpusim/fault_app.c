@@ -14,7 +14,8 @@
  *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
  *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
- * bytes/ns, a launch call costs the host --launch-ns (2 us). Every switch defaults to the healthy setting. */
+ * bytes/ns, a launch call costs the host --launch-ns (2 us). Every switch defaults to the healthy
+ * setting. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -49,9 +50,18 @@ static struct {
     int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
     int fp32_gemms, comm_us, comm_same_stream, queue_us, launch_ns, blocking_every;
     int sync_copy_stream;
-} opt = {.steps = 20, .kernels = 12, .kernel_us = 200, .host_us = 20, .loader_us = 20,
-         .batch_kib = 1024, .blocking_every = 1, .idle_ms = 600, .peak_pct = 40, .tiny_ns = 600, .queue_us = 10000,
-       .launch_ns = 2000};
+} opt = {.steps = 20,
+         .kernels = 12,
+         .kernel_us = 200,
+         .host_us = 20,
+         .loader_us = 20,
+         .batch_kib = 1024,
+         .blocking_every = 1,
+         .idle_ms = 600,
+         .peak_pct = 40,
+         .tiny_ns = 600,
+         .queue_us = 10000,
+         .launch_ns = 2000};
 
 static const struct {
     const char *name;

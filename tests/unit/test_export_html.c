@@ -74,7 +74,8 @@ static void test_short_kernel_names(void)
 {
     static const char *const cases[][2] = {
             {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-             "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+             "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, "
+             "1ul>)",
              "at::native::vectorized_elementwise_kernel"},
             {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>"
              "(int, float, float const*, float const*, float const*, float*, float*, float*)",

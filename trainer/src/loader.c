@@ -38,7 +38,7 @@ struct loader {
     int n_threads;
     int64_t worker_cpu_ns;  /* CPU time of the workers that have ended */
     int64_t worker_runq_ns; /* ...their time waiting for a core (-1 unknown) */
-    uint8_t *inline_px; /* pixel scratch for workers == 0 */
+    uint8_t *inline_px;     /* pixel scratch for workers == 0 */
 };
 
 void loader_transform(float *out, const uint8_t *px, int rows, int cols, int augment, uint64_t seed,

@@ -85,9 +85,8 @@ static gp_status lanes_for_track(ev_state *s, const gp_track *tr, uint32_t ti, c
     gp_status rc = GP_OK;
     for (uint32_t i = tr->first; rc == GP_OK && i < tr->first + tr->count; i++) {
         uint32_t from = yield && yield[i - tr->first] ? 1 : 0;
-        int k = ev[i].ph == 'X'
-                        ? export_lanes_place_from(&ls, ev[i].ts, ev[i].ts + ev[i].dur, from)
-                        : 0;
+        int k = ev[i].ph == 'X' ? export_lanes_place_from(&ls, ev[i].ts, ev[i].ts + ev[i].dur, from)
+                                : 0;
         if (k < 0)
             rc = GP_ENOMEM;
         s->ev_lane[i] = (uint32_t)(k < 0 ? 0 : k);
@@ -302,7 +301,7 @@ static void event_args(ev_state *s, const gp_event *e)
     /* tb groups its operators by input shape from these dims: a tensor list (aten::stack,
      * aten::cat) must stay the list it was, not the [] of key_averages' shape text */
     gp_str shape = s->eo->mode == EXPORT_EV_TB ? gp_trace_event_dims(s->t, e)
-                                                : gp_trace_event_shape(s->t, e);
+                                               : gp_trace_event_shape(s->t, e);
     if (g)
         gpu_args(s, e, g, &n);
     if (m)

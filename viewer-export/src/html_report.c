@@ -431,8 +431,9 @@ static void kernels_table(export_out *o, const gp_analysis *a)
     int64_t tc = 0;
     for (size_t i = 0; i < n; i++)
         tc += html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? ks[i].total_ns : 0;
-    export_out_printf(o, "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
-                         "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
+    export_out_printf(o,
+                      "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
+                      "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
                       all ? 100.0 * (double)tc / (double)all : 0);
     export_out_puts(o, "<table><tr><th class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
                        "<th>Mean</th><th>Min</th><th>Max</th><th>% of kernel time</th>"

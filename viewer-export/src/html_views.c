@@ -120,8 +120,9 @@ static int has_shapes(const gp_analysis *a)
 
 void html_operators(export_out *o, const gp_analysis *a)
 {
-    export_out_printf(o, "<section><h2>Operators</h2>\n<p class=\"note\">The top %d by %s, as "
-                         "PyTorch's key averages (<code>gprof-train report</code>).</p>\n",
+    export_out_printf(o,
+                      "<section><h2>Operators</h2>\n<p class=\"note\">The top %d by %s, as "
+                      "PyTorch's key averages (<code>gprof-train report</code>).</p>\n",
                       TOP_OPS, "device time where there is a GPU, else CPU time");
     ops_table(o, a, GP_GROUP_NAME);
     if (has_shapes(a)) {

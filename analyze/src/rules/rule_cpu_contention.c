@@ -83,10 +83,10 @@ static struct acct read_acct(const struct rules_ctx *c)
     }
     if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
         return a; /* on a GPU the training thread also blocks in syncs */
-    double blocked = w > 0 && c->step_ns > 0
-                             ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] /
-                                       (double)c->step_ns
-                             : 0;
+    double blocked =
+            w > 0 && c->step_ns > 0
+                    ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] / (double)c->step_ns
+                    : 0;
     double wait = (double)(g->step_wall - g->step_cpu) - blocked;
     a.known = 1;
     a.wait_share = wait > 0 ? 100.0 * wait / (double)g->step_wall : 0;
@@ -119,11 +119,10 @@ static const char *machine_line(const struct rules_ctx *c, const struct acct *a,
     const struct rules_cfg *g = &c->cfg;
     long w = g->workers > 0 ? g->workers : 0, b = g->blas_threads;
     const char *cores = g->cpu_count > 0 ? rules_strf(o, " on %ld cores", g->cpu_count) : "";
-    const char *other =
-            a->other_cores >= 0
-                    ? rules_strf(o, "; other processes kept %.1f cores busy meanwhile",
-                                 a->other_cores)
-                    : "";
+    const char *other = a->other_cores >= 0
+                                ? rules_strf(o, "; other processes kept %.1f cores busy meanwhile",
+                                             a->other_cores)
+                                : "";
     const char *loader = a->loader_run >= 0 ? rules_strf(o,
                                                          "; the loader threads ran %.0f%% of "
                                                          "the time they could",
@@ -156,8 +155,9 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a,
             "Threads beyond the free cores take turns, and every turn lands inside a step.",
             a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of the time",
                                   share)
-                     : rules_strf(o, "Operators took %.0f%% of step time past their own fastest "
-                                     "calls, in stalls of a scheduler slice or more",
+                     : rules_strf(o,
+                                  "Operators took %.0f%% of step time past their own fastest "
+                                  "calls, in stalls of a scheduler slice or more",
                                   share),
             machine_line(c, a, o),
             busy ? rules_strf(o,
@@ -246,8 +246,8 @@ static gp_status measure_timing(const struct rules_ctx *c, const double *p,
 {
     const char *what = "";
     if ((double)s->inflated >= p[MIN_OVER_SIZE] && stall < p[CRIT_PCT]) {
-        rules_measure(o, "ops_over_size_allowance", GP_UNIT_COUNT, (double)s->inflated, ">=",
-                      p[MIN_OVER_SIZE], p[MIN_OVER_SIZE]);
+        rules_measure(o, "ops_over_size_allowance", GP_UNIT_COUNT, (double)s->inflated,
+                      ">=", p[MIN_OVER_SIZE], p[MIN_OVER_SIZE]);
         what = rules_strf(o,
                           "; in %zu elementwise op%s even the fastest call took longer than its "
                           "size warrants: every call waited",

@@ -128,10 +128,10 @@ static double step_after(const struct plan *p)
  * the share each thread gets with `w_new` loader threads. The others' runnable threads are
  * what makes the measured share fair (cores / (others + ours)); a thread that ran 90% of the
  * time and more met no lasting load (GT19 fires at 10%): the machine's background took 6% from
- * one quiet run, and counting it as a busy thread predicted 7% where --workers 1 gained 33%. Loader threads
- * need a free core to add to the step's pace: with both cores busy (two busy loops on 2 cores)
- * a loader thread runs at half a core and so does the training thread, and the 38-42% "if the
- * loader kept up" became 9-18% measured. */
+ * one quiet run, and counting it as a busy thread predicted 7% where --workers 1 gained 33%. Loader
+ * threads need a free core to add to the step's pace: with both cores busy (two busy loops on 2
+ * cores) a loader thread runs at half a core and so does the training thread, and the 38-42% "if
+ * the loader kept up" became 9-18% measured. */
 static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
 {
     const struct rules_cfg *g = &c->cfg;
@@ -139,17 +139,18 @@ static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
     if (g->step_wall <= 0 || g->cpu_count <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
         return; /* on a GPU the training thread waits for the device too */
     long w = g->workers > 0 ? g->workers : 0, blas = g->blas_threads > 1 ? g->blas_threads - 1 : 0;
-    double blocked = w > 0 && c->step_ns > 0 ? (double)g->step_wall *
-                                                       (double)c->bd[GP_BD_DATALOADER] /
-                                                       (double)c->step_ns
-                                             : 0;
+    double blocked =
+            w > 0 && c->step_ns > 0
+                    ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] / (double)c->step_ns
+                    : 0;
     double runnable = (double)g->step_wall - blocked;
     if (g->train_runq >= 0) /* the scheduler's word: CPU time over CPU time plus run-queue time */
         runnable = (double)g->step_cpu +
                    (double)g->train_runq * (double)g->step_wall / (double)g->loop_wall;
     if (runnable <= 0)
         return;
-    double cores = (double)g->cpu_count, n0 = (double)(1 + w + blas), n1 = (double)(1 + w_new + blas);
+    double cores = (double)g->cpu_count, n0 = (double)(1 + w + blas),
+           n1 = (double)(1 + w_new + blas);
     pl->run_now = fmin(1.0, (double)g->step_cpu / runnable);
     double others = pl->run_now < 0.9 ? fmax(0, cores / pl->run_now - n0) : 0;
     pl->run_after = fmin(1.0, cores / (others + n1));
@@ -161,8 +162,8 @@ static struct plan plan_trainer(const struct rules_ctx *c, const double *p, doub
 {
     const struct rules_cfg *g = &c->cfg;
     long w = g->workers > 0 ? g->workers : 0;
-    struct plan pl = {.load_ns = w ? (double)w * step : wait, .compute_ns = step - wait,
-                      .step_ns = step};
+    struct plan pl = {
+            .load_ns = w ? (double)w * step : wait, .compute_ns = step - wait, .step_ns = step};
     long cap = g->cpu_count > 1 ? g->cpu_count - 1 : 0;
     pl.need = workers_needed(pl.load_ns, pl.compute_ns, p[HEADROOM]);
     pl.workers = cap && pl.need > cap ? cap : pl.need;
@@ -184,9 +185,9 @@ static gp_status knob_busy_cores(const struct rules_ctx *c, const struct plan *p
                       "about %.0f%% of a core. Free the cores (GT19 names what took them), then "
                       "--workers %ld%s.",
                       100 * pl->run_now, pl->workers, 100 * pl->run_after, pl->workers,
-                      c->cfg.cpu_count > 0 ? rules_strf(o, " on this %ld-core machine",
-                                                        c->cfg.cpu_count)
-                                           : "");
+                      c->cfg.cpu_count > 0
+                              ? rules_strf(o, " on this %ld-core machine", c->cfg.cpu_count)
+                              : "");
 }
 
 static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, struct rules_out *o)
@@ -269,8 +270,7 @@ static gp_status knob_pytorch(const struct rules_ctx *c, const struct plan *pl, 
 /* The gain of the knob: the whole wait where the threads asked for keep up (or where the trace
  * cannot say how many would: PyTorch's worker processes), else the part they remove. */
 /* What the prediction assumes of the cores, from what the trace says of them. */
-static const char *cores_note(const struct rules_ctx *c, const struct plan *pl,
-                              struct rules_out *o)
+static const char *cores_note(const struct rules_ctx *c, const struct plan *pl, struct rules_out *o)
 {
     const struct rules_cfg *g = &c->cfg;
     if (pl && pl->slow > 1.01)
@@ -302,8 +302,7 @@ static gp_status predict_gain(const struct rules_ctx *c, const struct plan *pl, 
     const char *note = cores_note(c, pl, o);
     if (after <= step - wait)
         return rules_gain(o, c->bd[GP_BD_DATALOADER], (int64_t)wait,
-                          "if the loader kept up, the step would drop from %s to %s%s", a, b,
-                          note);
+                          "if the loader kept up, the step would drop from %s to %s%s", a, b, note);
     double gain = after < step ? step - after : 0;
     if (gain == 0)
         return rules_gain(o, 0, 0,

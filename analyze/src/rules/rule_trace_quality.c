@@ -1,8 +1,8 @@
 /* GT00 trace_quality: is the analysis trustworthy? Too few steps, no ProfilerStep markers, GPU
  * activity with no launch correlation, an unfinished or truncated file, the profiler's warnings,
  * records it dropped, and from libprof's capture-health ledger GPU records with impossible times
- * and the profiler's own cost. Info, or crit when more than crit_dropped_pct of the CPU ranges or of the
- * GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
+ * and the profiler's own cost. Info, or crit when more than crit_dropped_pct of the CPU ranges or
+ * of the GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
  * measured"; the 1% is ours). */
 #include "rules_int.h"
 
@@ -103,7 +103,8 @@ static gp_status health(const struct rules_ctx *c, const double *p, struct rules
         return GP_OK;
     int64_t bad = h->gpu_end_before_start + h->gpu_start_before_launch;
     if (bad)
-        GP_TRY(problem(o, n, rules_strf(o, "%lld GPU records with impossible times", (long long)bad),
+        GP_TRY(problem(o, n,
+                       rules_strf(o, "%lld GPU records with impossible times", (long long)bad),
                        rules_strf(o,
                                   "%lld end before they start, %lld start before their launch "
                                   "call: their durations and launch latencies are wrong",
@@ -113,8 +114,7 @@ static gp_status health(const struct rules_ctx *c, const double *p, struct rules
     int64_t span = in->ts_max - in->ts_min;
     double pct = span > 0 ? 100.0 * (double)h->profiler_cost_ns / (double)span : 0.0;
     if (pct > p[MAX_PROFILER_COST_PCT])
-        GP_TRY(problem(o, n,
-                       rules_strf(o, "profiler cost %.1f%% of the span", pct),
+        GP_TRY(problem(o, n, rules_strf(o, "profiler cost %.1f%% of the span", pct),
                        "CPU times include the profiler's own (record_cost_ns a range, summed "
                        "over threads): record fewer, longer ranges"));
     return GP_OK;

@@ -16,32 +16,32 @@
 #define GP_SCHEMA_VERSION        1
 
 /* ---- Keys inside "gprof": what the rules need to name the knob to turn. ---- */
-#define GP_CFG_TOOL_VERSION       "version"  /* gprof-train version string */
-#define GP_CFG_PRODUCER           "producer" /* "trainer" | "inject" | "api" */
-#define GP_CFG_COMMAND            "command"  /* argv of the profiled program */
-#define GP_CFG_MODEL              "model"    /* "mlp" | "cnn" */
-#define GP_CFG_BATCH_SIZE         "batch_size"
-#define GP_CFG_WORKERS            "workers" /* loader threads, 0 = main thread */
-#define GP_CFG_PREFETCH           "prefetch"
-#define GP_CFG_PIN_MEMORY         "pin_memory"      /* bool */
-#define GP_CFG_NON_BLOCKING       "non_blocking"    /* bool */
-#define GP_CFG_AMP                "amp"             /* "off" | "fp16" | "bf16" */
-#define GP_CFG_CUDNN_BENCHMARK    "cudnn_benchmark" /* bool */
-#define GP_CFG_DATASET_FORMAT     "dataset_format"  /* "idx" | "png" */
-#define GP_CFG_DEVICE             "device"          /* "cuda" | "cpu" */
-#define GP_CFG_DEVICE_NAME        "device_name"
-#define GP_CFG_DEVICE_MEMORY      "total_device_memory" /* bytes */
-#define GP_CFG_CPU_COUNT          "cpu_count"           /* online logical CPUs */
-#define GP_CFG_PHYSICAL_CORES     "physical_cores"
-#define GP_CFG_BLAS_THREADS       "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
+#define GP_CFG_TOOL_VERSION    "version"  /* gprof-train version string */
+#define GP_CFG_PRODUCER        "producer" /* "trainer" | "inject" | "api" */
+#define GP_CFG_COMMAND         "command"  /* argv of the profiled program */
+#define GP_CFG_MODEL           "model"    /* "mlp" | "cnn" */
+#define GP_CFG_BATCH_SIZE      "batch_size"
+#define GP_CFG_WORKERS         "workers" /* loader threads, 0 = main thread */
+#define GP_CFG_PREFETCH        "prefetch"
+#define GP_CFG_PIN_MEMORY      "pin_memory"      /* bool */
+#define GP_CFG_NON_BLOCKING    "non_blocking"    /* bool */
+#define GP_CFG_AMP             "amp"             /* "off" | "fp16" | "bf16" */
+#define GP_CFG_CUDNN_BENCHMARK "cudnn_benchmark" /* bool */
+#define GP_CFG_DATASET_FORMAT  "dataset_format"  /* "idx" | "png" */
+#define GP_CFG_DEVICE          "device"          /* "cuda" | "cpu" */
+#define GP_CFG_DEVICE_NAME     "device_name"
+#define GP_CFG_DEVICE_MEMORY   "total_device_memory" /* bytes */
+#define GP_CFG_CPU_COUNT       "cpu_count"           /* online logical CPUs */
+#define GP_CFG_PHYSICAL_CORES  "physical_cores"
+#define GP_CFG_BLAS_THREADS    "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
 /* trainer, over its training loop: the wall time of its steps and the training thread's CPU time
  * in them; its loader threads' CPU time; the CPU time every other process on the machine used
  * meanwhile (/proc/stat less this process), and the wall time that covers (all ns) */
-#define GP_CFG_STEP_WALL          "step_wall_ns"
-#define GP_CFG_STEP_CPU           "step_thread_cpu_ns"
-#define GP_CFG_LOADER_CPU         "loader_cpu_ns"
-#define GP_CFG_OTHER_CPU          "other_cpu_ns"
-#define GP_CFG_LOOP_WALL          "loop_wall_ns"
+#define GP_CFG_STEP_WALL  "step_wall_ns"
+#define GP_CFG_STEP_CPU   "step_thread_cpu_ns"
+#define GP_CFG_LOADER_CPU "loader_cpu_ns"
+#define GP_CFG_OTHER_CPU  "other_cpu_ns"
+#define GP_CFG_LOOP_WALL  "loop_wall_ns"
 /* trainer, over its loop: time runnable but waiting for a core (/proc/thread-self/schedstat) of
  * the training thread and of its loader threads (ns) */
 #define GP_CFG_TRAIN_RUNQ         "train_runq_ns"
@@ -61,19 +61,19 @@
 #define GP_CFG_CLOCK_MONOTONIC_NS "clock_monotonic_ns"
 /* The capture-health ledger (libprof, per session): what was recorded and lost, how far the
  * writer fell behind, what the profiler cost, and GPU records with impossible times. */
-#define GP_CFG_H_CPU_RANGES      "health_cpu_ranges"    /* ranges and steps written */
-#define GP_CFG_H_CPU_MARKS       "health_cpu_marks"     /* instant marks */
-#define GP_CFG_H_CPU_COUNTERS    "health_cpu_counters"  /* counter samples */
-#define GP_CFG_H_CPU_ASYNC       "health_cpu_async"     /* NVTX start/end ranges */
-#define GP_CFG_H_CPU_DROPPED     "health_cpu_dropped"   /* CPU records lost (= dropped_cpu) */
-#define GP_CFG_H_GPU_RECORDS     "health_gpu_records"   /* CUPTI activity records converted */
-#define GP_CFG_H_GPU_DROPPED     "health_gpu_dropped"   /* dropped by CUPTI (= dropped_gpu) */
-#define GP_CFG_H_GPU_NO_TIME     "health_gpu_no_timestamp"     /* kernels/copies with 0 times */
-#define GP_CFG_H_GPU_END_FIRST   "health_gpu_end_before_start" /* end < start */
-#define GP_CFG_H_GPU_EARLY       "health_gpu_start_before_launch" /* start < its API call */
-#define GP_CFG_H_WRITER_BEHIND   "health_writer_max_behind_ns" /* oldest record a pass found */
-#define GP_CFG_H_PROFILER_COST   "health_profiler_cost_ns" /* record_cost_ns x CPU records */
-#define GP_CFG_H_WRITER_CPU      "health_writer_cpu_ns"    /* the writer thread's CPU time */
+#define GP_CFG_H_CPU_RANGES    "health_cpu_ranges"           /* ranges and steps written */
+#define GP_CFG_H_CPU_MARKS     "health_cpu_marks"            /* instant marks */
+#define GP_CFG_H_CPU_COUNTERS  "health_cpu_counters"         /* counter samples */
+#define GP_CFG_H_CPU_ASYNC     "health_cpu_async"            /* NVTX start/end ranges */
+#define GP_CFG_H_CPU_DROPPED   "health_cpu_dropped"          /* CPU records lost (= dropped_cpu) */
+#define GP_CFG_H_GPU_RECORDS   "health_gpu_records"          /* CUPTI activity records converted */
+#define GP_CFG_H_GPU_DROPPED   "health_gpu_dropped"          /* dropped by CUPTI (= dropped_gpu) */
+#define GP_CFG_H_GPU_NO_TIME   "health_gpu_no_timestamp"     /* kernels/copies with 0 times */
+#define GP_CFG_H_GPU_END_FIRST "health_gpu_end_before_start" /* end < start */
+#define GP_CFG_H_GPU_EARLY     "health_gpu_start_before_launch" /* start < its API call */
+#define GP_CFG_H_WRITER_BEHIND "health_writer_max_behind_ns"    /* oldest record a pass found */
+#define GP_CFG_H_PROFILER_COST "health_profiler_cost_ns"        /* record_cost_ns x CPU records */
+#define GP_CFG_H_WRITER_CPU    "health_writer_cpu_ns"           /* the writer thread's CPU time */
 
 /* ---- Categories ("cat"), current Kineto schema. ---- */
 #define GP_CAT_CPU_OP              "cpu_op"
@@ -129,7 +129,7 @@
 #define GP_ARG_PYTHON_PARENT_ID "Python parent id"
 #define GP_ARG_PYTHON_MODULE_ID "Python module id" /* an nn.Module call */
 /* [memory] instant events */
-#define GP_ARG_COUNTER_VALUE    "value" /* a counter's (ph "C") sample */
+#define GP_ARG_COUNTER_VALUE      "value" /* a counter's (ph "C") sample */
 #define GP_ARG_MEM_ADDR           "Addr"
 #define GP_ARG_MEM_BYTES          "Bytes" /* negative = free */
 #define GP_ARG_MEM_TOTAL_ALLOC    "Total Allocated"
