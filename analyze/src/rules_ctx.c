@@ -337,9 +337,7 @@ static int is_alloc_api(const char *s)
     return 0;
 }
 
-/* Tensor Core kernel names: tb_plugin's list (from NVIDIA PyProf) plus the newer cuBLAS/CUTLASS
- * spellings named in rules_anchors.md §8 GT13. SIMT CUTLASS kernels are not Tensor Core ones. */
-static int is_tc_kernel(const char *s)
+int gp_kernel_uses_tensor_cores(const char *s)
 {
     static const char *const tc[] = {"h884",
                                      "s884",
@@ -355,7 +353,7 @@ static int is_tc_kernel(const char *s)
                                      "conv2d_c1_k1",
                                      "direct_group",
                                      "xmma",
-                                     "wgmma",
+                                     "gmma", /* Hopper's warpgroup wgmma and gmma kernels */
                                      "tensorop",
                                      "_bf16",
                                      "_f16",
@@ -379,7 +377,7 @@ static enum rules_name_class classify(const gp_event *e, const char *s)
     if (e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER)
         return is_alloc_api(s) ? RULES_NC_MALLOC : RULES_NC_OTHER;
     if (e->kind == GP_EV_KERNEL) {
-        if (is_tc_kernel(s))
+        if (gp_kernel_uses_tensor_cores(s))
             return RULES_NC_TC;
         return is_gemm_conv(s) ? RULES_NC_GEMM_FP : RULES_NC_OTHER;
     }

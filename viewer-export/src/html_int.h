@@ -39,9 +39,6 @@ void html_steps_table(export_out *o, const gp_analysis *a);
 void html_operators(export_out *o, const gp_analysis *a);
 void html_timeline_howto(export_out *o, const char *trace);
 void html_modules(export_out *o, const gp_analysis *a);
-/* Whether a kernel runs on tensor cores, judged by its name as torch-tb-profiler's Kernel view
- * does (PyProf's patterns), plus CUTLASS's "tensorop" and Hopper's "gmma" kernels. */
-int html_kernel_tensor_cores(const char *name);
 /* A kernel name cell: its short name, the full one on hover and when expanded. */
 void html_kernel_name(export_out *o, const char *full);
 

@@ -38,36 +38,6 @@ size_t html_short_kernel_name(const char *full, char *buf, size_t cap)
     return n;
 }
 
-int html_kernel_tensor_cores(const char *name)
-{
-    /* the substrings of NVIDIA PyProf's tensor-core kernels that torch-tb-profiler 0.4.3's
-     * Kernel view matches, plus CUTLASS's "tensorop" and Hopper's warpgroup "wgmma"/"gmma" */
-    static const char *const pats[] = {"h884",
-                                       "s884",
-                                       "h1688",
-                                       "s1688",
-                                       "hmma",
-                                       "i8816",
-                                       "16816",
-                                       "dgrad_1x1_stride_2x2",
-                                       "first_layer_wgrad_kernel",
-                                       "conv1x1",
-                                       "conv2d_c1_k1",
-                                       "direct_group",
-                                       "xmma_implicit_gemm",
-                                       "xmma_sparse_conv",
-                                       "xmma_warp_specialized_implicit_gemm",
-                                       "xmma_gemm",
-                                       "xmma_sparse_gemm",
-                                       "c1688",
-                                       "tensorop",
-                                       "gmma"};
-    for (size_t i = 0; i < sizeof pats / sizeof *pats; i++)
-        if (strstr(name, pats[i]))
-            return 1;
-    return 0;
-}
-
 void html_kernel_name(export_out *o, const char *full)
 {
     char s[512];

@@ -430,7 +430,7 @@ static void kernels_table(export_out *o, const gp_analysis *a)
     }
     int64_t tc = 0;
     for (size_t i = 0; i < n; i++)
-        tc += html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? ks[i].total_ns : 0;
+        tc += gp_kernel_uses_tensor_cores(gp_trace_str(t, ks[i].name)) ? ks[i].total_ns : 0;
     export_out_printf(o,
                       "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
                       "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
@@ -451,7 +451,7 @@ static void kernels_table(export_out *o, const gp_analysis *a)
         else
             export_out_puts(o, "<td>-</td>");
         export_out_printf(o, "<td>%s</td></tr>\n",
-                          html_kernel_tensor_cores(gp_trace_str(t, ks[i].name)) ? "yes" : "no");
+                          gp_kernel_uses_tensor_cores(gp_trace_str(t, ks[i].name)) ? "yes" : "no");
     }
     export_out_puts(o, "</table></section>\n");
 }

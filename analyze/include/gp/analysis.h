@@ -203,6 +203,11 @@ typedef struct gp_kernel_stat {
 /** @return kernel stats sorted by total_ns descending, ties by name, and their count. */
 const gp_kernel_stat *gp_analysis_kernel_stats(const gp_analysis *a, size_t *n);
 
+/** Whether a kernel's name says it runs on Tensor Cores: torch-tb-profiler's list (from NVIDIA
+ * PyProf) plus the newer cuBLAS/CUTLASS/Hopper spellings (rules_anchors.md §8 GT13); a SIMT
+ * CUTLASS kernel is not one. The one definition for GT13 and every view that counts them. */
+int gp_kernel_uses_tensor_cores(const char *name);
+
 /** A memcpy or memset on the device, with what launched it. */
 typedef struct gp_memcpy {
     uint32_t event;   /**< the GPU event */
