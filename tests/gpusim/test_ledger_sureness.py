@@ -2,9 +2,10 @@
 """test_ledger_sureness.py: `diagnose` states how sure each finding is against libprof's
 capture-health ledger (issue 23 item 5). fault_app (a training loop on the simulated driver and
 CUPTI, libprof linked) runs with records lost, and the findings of its trace are read as JSON:
-  gpu_drops  the simulated CUPTI hoards buffers (FAKE_CUPTI=hoard=4) so libprof's cap makes it
-             drop GPU records: every finding of a rule that reads GPU records is less sure and
-             says what share was dropped; rules that read only CPU ranges do not mention it
+  gpu_drops  a launch-bound loop (GT04) while the simulated CUPTI hoards buffers
+             (FAKE_CUPTI=hoard=4), so libprof's cap makes it drop GPU records: every finding
+             of a rule that reads GPU records is less sure and says what share was dropped;
+             rules that read only CPU ranges do not mention it
   cpu_drops  the smallest record memory (GP_PROF_BUFFER_LIMIT=64K) under thousands of CPU ops a
              step: rules that read CPU ranges name the loss, rules that read only GPU records
              do not
@@ -73,19 +74,28 @@ def expect_quiet(rid, u, words):
           "%s reads no such records: %r" % (rid, u))
 
 
+def usable(app_dir, binary, tmp, args, env, lost_key, kinds):
+    """Run fault_app until its trace lost records (`lost_key`) and holds a finding with a gain
+    of a rule of each set in `kinds`: how much is lost, and so what fires, follows the writer's
+    and CUPTI's timing on a loaded machine (at most 4 runs). @return the ledger and findings."""
+    for _ in range(4):
+        trace, g = run(app_dir, tmp, args, env)
+        found = with_gain(binary, trace)
+        if g[lost_key] > 0 and all(set(found) & k for k in kinds):
+            return g, found
+    check(False, "%s > 0 and findings of %s in 4 runs: %r, %s"
+          % (lost_key, kinds, g[lost_key], sorted(found)))
+    return g, found
+
+
 def case_gpu_drops(app_dir, binary, tmp):
-    for _ in range(3):  # the cap is reached by timing: a run may keep every buffer
-        trace, g = run(app_dir, tmp, ["--loader-us", "4000", "--host-us", "100", "--kernel-us",
-                                      "10", "--kernels", "40"], {"FAKE_CUPTI": "hoard=4"})
-        if g["health_gpu_dropped"] > 0:
-            break
+    g, found = usable(app_dir, binary, tmp,
+                      ["--host-us", "100", "--kernel-us", "10", "--kernels", "40"],
+                      {"FAKE_CUPTI": "hoard=4"}, "health_gpu_dropped",
+                      [GPU_RULES | MEM_RULES])
     lost = g["health_gpu_dropped"]
-    check(lost > 0, "CUPTI dropped GPU records: %r" % lost)
     pct = 100.0 * lost / (lost + g["health_gpu_records"])
-    found = with_gain(binary, trace)
-    gpu = [r for r in found if r in GPU_RULES | MEM_RULES]
-    check(gpu, "a GPU rule's finding with a gain: %s" % sorted(found))
-    for rid in gpu:
+    for rid in set(found) & (GPU_RULES | MEM_RULES):
         expect_loss(rid, found[rid], pct, "of GPU activity records")
     for rid in set(found) & CPU_RULES:
         expect_quiet(rid, found[rid], "GPU")
@@ -95,20 +105,16 @@ def case_gpu_drops(app_dir, binary, tmp):
 def case_cpu_drops(app_dir, binary, tmp):
     # 2,500 launches a step from CPU ops of 10 us: more records than 64 KiB holds before the
     # writer drains them; a 60 ms loader wait a step (GT01) keeps steps whole enough to read
-    trace, g = run(app_dir, tmp, ["--loader-us", "60000", "--kernels", "2500", "--host-us", "10",
-                                  "--kernel-us", "1"], {"GP_PROF_BUFFER_LIMIT": "64K"})
+    g, found = usable(app_dir, binary, tmp,
+                      ["--loader-us", "60000", "--kernels", "2500", "--host-us", "10",
+                       "--kernel-us", "1"], {"GP_PROF_BUFFER_LIMIT": "64K"},
+                      "health_cpu_dropped", [GPU_RULES, CPU_RULES])
     lost = g["health_cpu_dropped"]
-    check(lost > 0, "CPU records dropped past the limit: %r" % lost)
     made = sum(g["health_cpu_" + k] for k in ("ranges", "marks", "counters", "async"))
     pct = 100.0 * lost / (lost + made)
-    found = with_gain(binary, trace)
-    gpu = [r for r in found if r in GPU_RULES]
-    check(gpu, "a finding of a rule that reads only GPU records: %s" % sorted(found))
-    for rid in gpu:
+    for rid in set(found) & GPU_RULES:
         expect_quiet(rid, found[rid], "CPU records")
-    cpu = set(found) & CPU_RULES
-    check(cpu, "a finding of a rule that reads CPU ranges: %s" % sorted(found))
-    for rid in cpu:
+    for rid in set(found) & CPU_RULES:
         expect_loss(rid, found[rid], pct, "of CPU records were dropped")
     print("cpu_drops: %.1f%% of CPU records dropped; findings %s" % (pct, sorted(found)))
 

@@ -196,10 +196,11 @@ typedef struct gp_unprofiled_gain {
     double low_pct, high_pct; /**< bounds of the share of that step the fix saves */
     gp_sureness sure;
     char why[224]; /**< what limits `sure`: "12 steps, step times within 3%, ..." */
-    /** libprof's capture-health ledger on this finding: 1 when the trace has one (PyTorch's do
-     * not), then capture_sure is what the records lost of the kinds the rule reads allow (it
-     * bounds `sure`) and capture_why names the loss ("2.1% of GPU activity records were
-     * dropped"), "" when none. */
+    /** libprof's capture-health ledger on this finding: capture_known is 1 when the trace has
+     * one (PyTorch's do not); then capture_sure is what it allows (it bounds `sure`): records
+     * lost of a kind the rule reads, GPU records with no or impossible times for GPU rules, the
+     * profiler's cost for host-timed rules; capture_why names the worst ("2.1% of GPU activity
+     * records were dropped"), "" when there is none. */
     int capture_known;
     gp_sureness capture_sure;
     char capture_why[96];
