@@ -347,6 +347,13 @@ static void json_unprofiled(FILE *out, const gp_findings *fs, const gp_finding *
     json_str(out, gp_sureness_name(g.sure));
     fputs(",\"why\":", out);
     json_str(out, g.why);
+    if (g.capture_known) { /* libprof's capture-health ledger on this finding */
+        fputs(",\"capture\":{\"sure\":", out);
+        json_str(out, gp_sureness_name(g.capture_sure));
+        fputs(",\"why\":", out);
+        json_str(out, g.capture_why);
+        fputc('}', out);
+    }
     fputc('}', out);
 }
 

@@ -274,6 +274,7 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->mean_step_ns = c.n_steps ? c.step_ns / (int64_t)c.n_steps : 0;
         fs->python_frames_per_step = rules_per_step(&c, (double)python_frames(&c));
         rc = fs->items && fs->trace ? rules_profiler_cost(&c, &fs->cost) : GP_ENOMEM;
+        rules_ledger_read(&c, &fs->ledger);
         if (rc == GP_OK)
             rc = run_all(&c, r, fs, err);
         rules_ctx_release(&c);

@@ -243,6 +243,7 @@ int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_un
         out->high_pct = clamp_pct(100.0 * (double)(g < s - o ? g : s - o) / rest);
     }
     judge(fs, 100.0 * (double)o / (double)s, out);
+    rules_ledger_sureness(fs, f, out);
     return 1;
 }
 

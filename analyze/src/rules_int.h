@@ -90,8 +90,14 @@ typedef gp_status (*rules_fn)(struct rules_ctx *c, const double *p, struct rules
 /* One row of the rule table. Phase-1 rules run after phase 0 and may read ctx->done. */
 /* What a rule needs from the trace; the engine reports "not applicable" instead of calling it. */
 enum rules_needs {
-    RULES_NEEDS_GPU = 1 << 0,  /* GPU activity */
-    RULES_NEEDS_STEPS = 1 << 1 /* at least one analysed step */
+    RULES_NEEDS_GPU = 1 << 0,   /* GPU activity */
+    RULES_NEEDS_STEPS = 1 << 1, /* at least one analysed step */
+    /* What the rule reads, for how sure its finding is against libprof's capture-health ledger
+     * (rules_ledger.c): records of a kind it reads that were lost make it less sure. */
+    RULES_READS_CPU = 1 << 2, /* CPU ranges: steps, operators, loader waits */
+    RULES_READS_GPU = 1 << 3, /* GPU activity records: kernels, copies, sets, runtime calls */
+    RULES_READS_MEM = 1 << 4, /* memory records (CUPTI's, with the GPU activity records) */
+    RULES_HOST_TIMED = 1 << 5 /* its gain is host time, which the profiler's own cost inflates */
 };
 
 struct rules_def {
@@ -273,6 +279,22 @@ const char *rules_fmt_bytes(char *buf, size_t cap, double bytes);
  * GP_ENOMEM. */
 gp_status rules_explain(gp_findings *fs, struct rules_cause *causes, gp_status rc);
 
+/* libprof's capture-health ledger as the sureness of findings reads it (rules_ledger.c); known 0
+ * for a trace without one (PyTorch's, libprof's before it): then it says nothing. */
+struct rules_ledger {
+    int known;
+    double cpu_dropped_pct; /* CPU records dropped, of those made and dropped */
+    double gpu_dropped_pct; /* GPU activity records CUPTI dropped, of those converted and dropped */
+    double gpu_bad_pct;     /* GPU records with no or impossible times, of those converted */
+    double cost_pct;        /* the profiler's cost in the program's threads, of the trace's span */
+};
+
+/* rules_ledger.c: read `c`'s ledger into *out. */
+void rules_ledger_read(const struct rules_ctx *c, struct rules_ledger *out);
+/* Bound g->sure of `f` (a finding of `fs`) by the ledger and name the loss in g->why; fills
+ * g->capture_*. */
+void rules_ledger_sureness(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *g);
+
 /* The findings object (rules.c builds it; findings_fmt.c reads it). */
 struct gp_findings {
     gp_finding *items;
@@ -283,6 +305,7 @@ struct gp_findings {
     int64_t mean_step_ns;
     double python_frames_per_step; /* with_stack=True traces: their Python frames per step */
     gp_profiler_cost cost;         /* the profiler's own time in the analysed steps */
+    struct rules_ledger ledger;    /* libprof's capture-health ledger, as shares */
 };
 
 /* rules_cost.c: the profiler's own time in the analysed steps of `c`. @return GP_OK or

@@ -35,6 +35,14 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
                      ${gs_out} --fast)
     set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300
                          ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+    # diagnose's sureness against the capture-health ledger, on traces with records lost
+    foreach(case gpu_drops cpu_drops)
+      add_test(NAME gpusim_ledger_${case}
+               COMMAND python3 ${gs_src}/test_ledger_sureness.py ${case} ${gs_out}
+                       $<TARGET_FILE:gprof-train>)
+      set_tests_properties(gpusim_ledger_${case} PROPERTIES LABELS gpu-sim TIMEOUT 120
+                           ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+    endforeach()
   endif()
   set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
       running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id

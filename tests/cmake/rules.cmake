@@ -12,7 +12,8 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/gen_rule_traces.py --check)
   set_tests_properties(rules_fixtures_fresh PROPERTIES LABELS unit TIMEOUT 120)
 
-  set(gp_rules_json_inputs ${GP_TEST_DATA_DIR}/rules ${GP_TEST_DATA_DIR}/rules/contention)
+  set(gp_rules_json_inputs ${GP_TEST_DATA_DIR}/rules ${GP_TEST_DATA_DIR}/rules/contention
+      ${CMAKE_CURRENT_SOURCE_DIR}/golden/diagnose/ledger_loss/input.json.gz) # a capture ledger
   if(EXISTS ${GP_SHARED_TRACES_DIR})
     list(APPEND gp_rules_json_inputs ${GP_SHARED_TRACES_DIR})
   endif()

@@ -50,13 +50,29 @@ def check_unprofiled(g, where):
     """The gain restated without the profiler: bounds that hold the profiled share when the
     profiler's cost is off the critical path, and a word on how sure."""
     u = g["without_profiler"]
-    check(set(u) == {"step_us", "low_pct", "high_pct", "sure", "why"}, where + ": unprofiled keys")
+    keys = {"step_us", "low_pct", "high_pct", "sure", "why"}
+    check(set(u) in (keys, keys | {"capture"}), where + ": unprofiled keys")
     check(0 <= u["low_pct"] <= u["high_pct"] <= 100, where + ": unprofiled bounds")
-    check(u["sure"] in ("low", "medium", "high") and u["why"], where + ": sure")
+    check(u["sure"] in SURE and u["why"], where + ": sure")
+    if "capture" in u:
+        check_capture(u, where)
     if u["step_us"] is not None and g["share_of_step_pct"] <= 100:
         check(u["low_pct"] - 0.01 <= g["share_of_step_pct"] <= u["high_pct"] + 0.01,
               where + ": profiled share %s outside [%s, %s]"
               % (g["share_of_step_pct"], u["low_pct"], u["high_pct"]))
+
+
+SURE = ("low", "medium", "high")
+
+
+def check_capture(u, where):
+    """libprof's capture-health ledger on the finding: it bounds how sure, and the why names a
+    loss whenever it lowers it."""
+    c = u["capture"]
+    check(set(c) == {"sure", "why"} and c["sure"] in SURE, where + ": capture keys")
+    check((c["sure"] == "high") == (c["why"] == ""), where + ": capture why iff a loss")
+    check(SURE.index(u["sure"]) <= SURE.index(c["sure"]), where + ": capture bounds sure")
+    check(c["why"] in u["why"], where + ": the why names the loss")
 
 
 def check_cost(t):

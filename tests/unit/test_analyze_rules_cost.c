@@ -20,6 +20,7 @@ struct scen {
     double gap_ns;      /* between consecutive frames */
     long cost_ns;       /* "record_cost_ns" in the gprof object; 0: not written */
     double overhead_us; /* one "overhead" event per step */
+    const char *health; /* libprof's capture-health ledger: "health_*" members, or NULL */
 };
 
 struct buf {
@@ -67,7 +68,8 @@ static char *trace_json(const struct scen *sc)
     struct buf b = {0};
     put(&b, "{");
     if (sc->cost_ns)
-        put(&b, "\"gprof\":{\"record_cost_ns\":%ld},", sc->cost_ns);
+        put(&b, "\"gprof\":{\"record_cost_ns\":%ld%s%s},", sc->cost_ns, sc->health ? "," : "",
+            sc->health ? sc->health : "");
     put(&b, "\"traceEvents\":[");
     double t = 1000;
     for (int k = 0; k <= sc->steps; k++) {
@@ -144,16 +146,19 @@ static void test_gain_never_exceeds_the_unprofiled_step(void)
     release(&r);
 }
 
+/* 12 steady steps of 10 ms, 6 ms of them loader wait, records that cost 25 ns. */
+static const struct scen cheap = {.steps = 12,
+                                  .step_us = 10000,
+                                  .jitter_us = 100,
+                                  .loader_us = 6000,
+                                  .frames = 20,
+                                  .gap_ns = 100,
+                                  .cost_ns = 25};
+
 /* A cheap profiler and steady steps: the restated share is the profiled one, and sure. */
 static void test_cheap_profiler_is_sure(void)
 {
-    struct scen sc = {.steps = 12,
-                      .step_us = 10000,
-                      .jitter_us = 100,
-                      .loader_us = 6000,
-                      .frames = 20,
-                      .gap_ns = 100,
-                      .cost_ns = 25};
+    struct scen sc = cheap;
     struct run r;
     GP_CHECK(diagnose(&sc, &r) == 0);
     gp_unprofiled_gain g;
@@ -235,6 +240,64 @@ static void test_overhead_events_count(void)
     release(&r);
 }
 
+/* GT01 of the cheap, steady run with libprof's capture-health ledger `health`. */
+static void gt01_with_ledger(const char *health, gp_unprofiled_gain *g)
+{
+    struct scen sc = cheap;
+    sc.health = health;
+    struct run r;
+    GP_CHECK(diagnose(&sc, &r) == 0 && r.gt01 && gp_finding_unprofiled_gain(r.f, r.gt01, g));
+    release(&r);
+}
+
+#define LEDGER(cpu_dropped, gpu_dropped, cost_ns)                                                  \
+    "\"health_cpu_ranges\":990,\"health_cpu_dropped\":" #cpu_dropped                               \
+    ",\"health_gpu_records\":500,\"health_gpu_dropped\":" #gpu_dropped                             \
+    ",\"health_profiler_cost_ns\":" #cost_ns
+
+/* GT01 reads CPU ranges: their loss makes it less sure (medium under 1%, low from 1%) and the
+ * why names it; a loss of GPU records it does not read leaves it as sure as without one. */
+static void test_ledger_loss_of_what_the_rule_reads(void)
+{
+    gp_unprofiled_gain g;
+    gt01_with_ledger(LEDGER(5, 0, 0), &g); /* 5 of 995: 0.5% */
+    GP_ASSERT_EQ_INT(g.capture_known, 1);
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_MEDIUM);
+    GP_ASSERT_CONTAINS(g.why, "0.5% of CPU records were dropped");
+    GP_ASSERT_CONTAINS(g.capture_why, "0.5% of CPU records were dropped");
+    gt01_with_ledger(LEDGER(30, 0, 0), &g); /* 30 of 1020: 2.9% */
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_LOW);
+    GP_ASSERT_EQ_INT(g.capture_sure, GP_SURE_LOW);
+    GP_ASSERT_CONTAINS(g.why, "2.9% of CPU records were dropped");
+    gt01_with_ledger(LEDGER(0, 100, 0), &g);
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_HIGH);
+    GP_ASSERT_EQ_INT(g.capture_sure, GP_SURE_HIGH);
+    GP_ASSERT_EQ_INT(g.capture_why[0], '\0');
+}
+
+/* GT01's gain is host time: a profiler that took 5% of the span makes it medium, 25% low. */
+static void test_ledger_profiler_cost_of_host_time(void)
+{
+    gp_unprofiled_gain g;
+    gt01_with_ledger(LEDGER(0, 0, 13000000), &g); /* 13 ms of a 130 ms span */
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_MEDIUM);
+    GP_ASSERT_CONTAINS(g.why, "10.0% of the run's time was the profiler's own cost");
+    gt01_with_ledger(LEDGER(0, 0, 39000000), &g);
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_LOW);
+    gt01_with_ledger(LEDGER(0, 0, 1300000), &g); /* 1%: below what is said */
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_HIGH);
+}
+
+/* A trace without a ledger (PyTorch's) says nothing new. */
+static void test_no_ledger_says_nothing(void)
+{
+    gp_unprofiled_gain g;
+    gt01_with_ledger(NULL, &g);
+    GP_ASSERT_EQ_INT(g.capture_known, 0);
+    GP_ASSERT_EQ_INT(g.capture_why[0], '\0');
+    GP_ASSERT_EQ_INT(g.sure, GP_SURE_HIGH);
+}
+
 int main(void)
 {
     GP_RUN(test_gain_never_exceeds_the_unprofiled_step);
@@ -242,5 +305,8 @@ int main(void)
     GP_RUN(test_sureness_follows_steps_and_noise);
     GP_RUN(test_cost_of_torch_records);
     GP_RUN(test_overhead_events_count);
+    GP_RUN(test_ledger_loss_of_what_the_rule_reads);
+    GP_RUN(test_ledger_profiler_cost_of_host_time);
+    GP_RUN(test_no_ledger_says_nothing);
     return gp_test_summary();
 }

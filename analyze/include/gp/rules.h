@@ -195,7 +195,15 @@ typedef struct gp_unprofiled_gain {
     int64_t step_ns;          /**< S - O: the step without the profiler */
     double low_pct, high_pct; /**< bounds of the share of that step the fix saves */
     gp_sureness sure;
-    char why[160]; /**< what limits `sure`: "12 steps, step times within 3%, ..." */
+    char why[224]; /**< what limits `sure`: "12 steps, step times within 3%, ..." */
+    /** libprof's capture-health ledger on this finding: capture_known is 1 when the trace has
+     * one (PyTorch's do not); then capture_sure is what it allows (it bounds `sure`): records
+     * lost of a kind the rule reads, GPU records with no or impossible times for GPU rules, the
+     * profiler's cost for host-timed rules; capture_why names the worst ("2.1% of GPU activity
+     * records were dropped"), "" when there is none. */
+    int capture_known;
+    gp_sureness capture_sure;
+    char capture_why[96];
 } gp_unprofiled_gain;
 
 /** Restate `f`'s gain (a finding of `fs`) without the profiler. @return 1 and fills *out, or 0
@@ -242,7 +250,9 @@ gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_er
  *                           "text": STR|null,           share of the mean analysed step
  *                           "without_profiler": {"step_us": NUM|null, "low_pct": NUM,
  *                                                "high_pct": NUM, "sure": "low"|"medium"|"high",
- *                                                "why": STR}} | null,
+ *                                                "why": STR,
+ *                                                "capture": {"sure": SURE, "why": STR}}} | null,
+ *                           ("capture": libprof traces only, its capture-health ledger's word)
  *        "evidence": {"columns": [{"name": STR, "unit": UNIT}], "rows": [[NUM|STR, ...]]},
  *        "ranges": [{"start_us": NUM, "dur_us": NUM, "label": STR}]   trace timebase
  *      }]

@@ -11,7 +11,8 @@ static const gp_rule_param params[] = {
         {"crit_pct", 5, "share for crit (ours)"},
         {"reserved_steps_pct", 10, "steps in which reserved bytes drop, share that fires (ours)"},
 };
-RULES_INFO(allocator_churn, "GT11", "allocator churn", 0, RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+RULES_INFO(allocator_churn, "GT11", "allocator churn", 0,
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_MEM);
 
 static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},
                                        {"calls", GP_UNIT_COUNT},

@@ -8,7 +8,8 @@ static const gp_rule_param params[] = {
         {"warn_pct", 10, "exposed communication, share of step time (tb_plugin R5)"},
         {"crit_pct", 15, "share for crit (XProf collectives, high)"},
 };
-RULES_INFO(comm_exposed, "GT15", "exposed communication", 0, RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+RULES_INFO(comm_exposed, "GT15", "exposed communication", 0,
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {{"collective kernel", GP_UNIT_TEXT},
                                        {"calls", GP_UNIT_COUNT},

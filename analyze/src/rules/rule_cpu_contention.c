@@ -46,7 +46,7 @@ static const gp_rule_param params[] = {
          "(ours)"},
 };
 RULES_INFO(cpu_contention, "GT19", "CPU contention (threads waiting for a core)", 0,
-           RULES_NEEDS_STEPS);
+           RULES_NEEDS_STEPS | RULES_READS_CPU | RULES_HOST_TIMED);
 
 static const gp_evidence_col cols[] = {{"operator", GP_UNIT_TEXT},  {"shape", GP_UNIT_TEXT},
                                        {"calls", GP_UNIT_COUNT},    {"stalled", GP_UNIT_COUNT},

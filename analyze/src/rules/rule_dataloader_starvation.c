@@ -18,7 +18,8 @@ static const gp_rule_param params[] = {
          "step is starvation, not Python overhead"},
         {"headroom", 1.25, "loader capacity asked for, relative to the compute time"},
 };
-RULES_INFO(dataloader_starvation, "GT01", "data-loader starvation", 0, 0);
+RULES_INFO(dataloader_starvation, "GT01", "data-loader starvation", 0,
+           RULES_READS_CPU | RULES_HOST_TIMED);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"step time", GP_UNIT_US},

@@ -13,7 +13,7 @@ static const gp_rule_param params[] = {
         {"min_pct", 1, "...when they block at least this share of step time (ours)"},
 };
 RULES_INFO(excessive_sync, "GT08", "excessive synchronisation", 0,
-           RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},
                                        {"CPU op", GP_UNIT_TEXT},

@@ -12,7 +12,7 @@ static const gp_rule_param params[] = {
         {"crit_pct", 20, "share for crit (XProf input high)"},
 };
 RULES_INFO(exposed_transfer, "GT09", "exposed (non-overlapped) transfers", 0,
-           RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {
         {"direction", GP_UNIT_TEXT},    {"exposed", GP_UNIT_US},

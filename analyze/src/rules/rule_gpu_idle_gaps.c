@@ -13,7 +13,7 @@ static const gp_rule_param params[] = {
         {"gap_min_ms", 500, "a device gap at least this long is reported (nsys gpu_gaps)"},
         {"crit_pct", 20, "gaps adding up to this share of the GPU span are crit (ours)"},
 };
-RULES_INFO(gpu_idle_gaps, "GT03", "long GPU idle gaps", 0, RULES_NEEDS_GPU);
+RULES_INFO(gpu_idle_gaps, "GT03", "long GPU idle gaps", 0, RULES_NEEDS_GPU | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {{"start", GP_UNIT_US},
                                        {"duration", GP_UNIT_US},

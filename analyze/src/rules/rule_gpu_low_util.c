@@ -14,7 +14,7 @@ static const gp_rule_param params[] = {
         {"windows", 30, "equal windows over the analysed steps (nsys chunks)"},
         {"window_low_pct", 50, "a window busy less than this is low (nsys threshold)"},
 };
-RULES_INFO(gpu_low_util, "GT02", "low GPU utilisation", 1, RULES_NEEDS_GPU);
+RULES_INFO(gpu_low_util, "GT02", "low GPU utilisation", 1, RULES_NEEDS_GPU | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {
         {"window start", GP_UNIT_US}, {"duration", GP_UNIT_US}, {"GPU busy", GP_UNIT_PCT}};

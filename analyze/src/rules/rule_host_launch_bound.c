@@ -11,7 +11,8 @@ static const gp_rule_param params[] = {
         {"warn_pct", 3, "host-wait idle share of step time (XProf kernel launch, moderate)"},
         {"crit_pct", 15, "host-wait idle share for crit (XProf kernel launch, high)"},
 };
-RULES_INFO(host_launch_bound, "GT04", "host launch-bound", 0, RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+RULES_INFO(host_launch_bound, "GT04", "host launch-bound", 0,
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU | RULES_HOST_TIMED);
 
 static const gp_evidence_col cols[] = {{"CPU work while the GPU waits", GP_UNIT_TEXT},
                                        {"gaps", GP_UNIT_COUNT},

@@ -15,7 +15,7 @@ static const gp_rule_param params[] = {
         {"crit_pct", 20, "growth for crit (ours)"},
         {"monotone_pct", 80, "steps that must end higher than the previous one (ours)"},
 };
-RULES_INFO(memory_growth, "GT12", "memory growth across steps", 0, 0);
+RULES_INFO(memory_growth, "GT12", "memory growth across steps", 0, RULES_READS_MEM);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT}, {"allocated at end", GP_UNIT_BYTES}};
 

@@ -10,7 +10,7 @@ static const gp_rule_param params[] = {
         {"warn_pct", 90, "peak memory share of device capacity (tb_plugin R7)"},
         {"crit_pct", 95, "share for crit (ours)"},
 };
-RULES_INFO(near_oom, "GT10", "near out of memory", 0, 0);
+RULES_INFO(near_oom, "GT10", "near out of memory", 0, RULES_READS_MEM);
 
 static const gp_evidence_col cols[] = {{"device", GP_UNIT_COUNT},
                                        {"peak reserved", GP_UNIT_BYTES},

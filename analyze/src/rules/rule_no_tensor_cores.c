@@ -11,7 +11,7 @@ static const gp_rule_param params[] = {
         {"gemm_pct", 10, "non-Tensor-Core GEMM/conv share of kernel time that fires"},
         {"speedup", 2, "assumed Tensor Core speed-up of those kernels (Tuning Guide: up to 3x)"},
 };
-RULES_INFO(no_tensor_cores, "GT13", "no Tensor Core kernels", 0, RULES_NEEDS_GPU);
+RULES_INFO(no_tensor_cores, "GT13", "no Tensor Core kernels", 0, RULES_NEEDS_GPU | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {{"kernel", GP_UNIT_TEXT},
                                        {"calls", GP_UNIT_COUNT},

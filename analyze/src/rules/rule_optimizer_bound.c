@@ -19,7 +19,8 @@ static const gp_rule_param params[] = {
         {"crit_pct", 50, "share for crit (ours)"},
         {"min_steps", 5, "with fewer analysed steps, info at most (ours)"},
 };
-RULES_INFO(optimizer_bound, "GT17", "optimizer-bound step", 0, RULES_NEEDS_STEPS);
+RULES_INFO(optimizer_bound, "GT17", "optimizer-bound step", 0,
+           RULES_NEEDS_STEPS | RULES_READS_CPU | RULES_HOST_TIMED);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"step time", GP_UNIT_US},

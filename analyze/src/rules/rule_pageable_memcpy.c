@@ -11,7 +11,7 @@ static const gp_rule_param params[] = {
         {"min_per_step", 1, "pageable async copies per step that fire (nsys: any)"},
         {"crit_pct", 5, "their GPU time as a share of step time for crit (ours)"},
 };
-RULES_INFO(pageable_memcpy, "GT06", "pageable async memcpy", 0, RULES_NEEDS_GPU);
+RULES_INFO(pageable_memcpy, "GT06", "pageable async memcpy", 0, RULES_NEEDS_GPU | RULES_READS_GPU);
 
 static int pageable_async(const struct rules_ctx *c, const gp_memcpy *m)
 {

@@ -14,7 +14,8 @@ static const gp_rule_param params[] = {
         {"warn_kw_pct", 5, "kernel-wait idle share of step time (HTA kernel wait, ours)"},
         {"crit_kw_pct", 20, "kernel-wait idle share for crit (ours)"},
 };
-RULES_INFO(small_kernels, "GT05", "small kernels", 0, RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+RULES_INFO(small_kernels, "GT05", "small kernels", 0,
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU);
 
 static const gp_evidence_col cols[] = {{"kernel", GP_UNIT_TEXT},
                                        {"calls", GP_UNIT_COUNT},

@@ -10,7 +10,7 @@ static const gp_rule_param params[] = {
         {"min_per_step", 1, "blocking calls per step needed to fire"},
 };
 RULES_INFO(sync_copy_or_memset, "GT07", "blocking copies and memsets", 0,
-           RULES_NEEDS_GPU | RULES_NEEDS_STEPS);
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU);
 
 static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, int64_t *host,
                         size_t *n_d2h, size_t *n_h2d)

@@ -26,7 +26,8 @@ static const gp_rule_param params[] = {
         {"warn_pct", 25, "tiny operators and the gaps between them, share of step time (ours)"},
         {"crit_pct", 50, "share for crit (ours)"},
 };
-RULES_INFO(tiny_cpu_ops, "GT18", "many tiny CPU operators", 0, RULES_NEEDS_STEPS);
+RULES_INFO(tiny_cpu_ops, "GT18", "many tiny CPU operators", 0,
+           RULES_NEEDS_STEPS | RULES_READS_CPU | RULES_HOST_TIMED);
 
 static const gp_evidence_col cols[] = {{"operator (top level)", GP_UNIT_TEXT},
                                        {"calls per step", GP_UNIT_COUNT},
