@@ -122,6 +122,10 @@ void gp_compare_free(gp_compare *c)
             gp_compare_part_free(c->side[s].parts[i]);
             free(c->side[s].labels[i]);
         }
+        for (size_t i = 0; i < c->side[s].n_rows; i++)
+            free(c->side[s].rows[i].name);
+        free(c->side[s].rows);
+        free(c->side[s].worst);
         free(c->side[s].parts);
         free(c->side[s].labels);
         free(c->side[s].run_of);
@@ -151,12 +155,87 @@ static int grow_side(struct cmp_side *s)
     return 0;
 }
 
+static int row_order(const void *x, const void *y)
+{
+    const struct cmp_row *a = x, *b = y;
+    if (a->is_device != b->is_device)
+        return a->is_device - b->is_device;
+    return strcmp(a->name, b->name);
+}
+
+/* Merge the part's rows into the side's (both sorted), moving their names. @return 0 or -1. */
+static int fold_rows(struct cmp_side *s, gp_compare_part *p)
+{
+    qsort(p->rows, p->n_rows, sizeof(*p->rows), row_order);
+    struct cmp_row *m = calloc(s->n_rows + p->n_rows + 1, sizeof(*m));
+    if (!m)
+        return -1;
+    size_t i = 0, j = 0, n = 0;
+    while (i < s->n_rows || j < p->n_rows) {
+        int o = i == s->n_rows ? 1 : j == p->n_rows ? -1 : row_order(&s->rows[i], &p->rows[j]);
+        if (o <= 0)
+            m[n] = s->rows[i++];
+        if (o == 0) {
+            m[n].calls[0] += p->rows[j].calls[0], m[n].time_ns[0] += p->rows[j].time_ns[0];
+            free(p->rows[j++].name);
+        } else if (o > 0) {
+            m[n] = p->rows[j++];
+        }
+        n++;
+    }
+    free(s->rows);
+    free(p->rows);
+    s->rows = m, s->n_rows = n, p->rows = NULL, p->n_rows = 0;
+    return 0;
+}
+
+static void drop_findings_if_unused(gp_compare_part *p)
+{
+    if (p && p->findings_used == 0) {
+        gp_findings_free(p->findings);
+        p->findings = NULL;
+    }
+}
+
+/* Keep the part's findings only where one is its side's worst of its rule so far (the first
+ * part wins a tie); free the findings of a part that no longer holds any. @return 0 or -1. */
+static int fold_findings(struct cmp_side *s, gp_compare_part *p)
+{
+    size_t n_rules = gp_rules_count(), n = 0;
+    if (!s->worst && !(s->worst = calloc(n_rules ? n_rules : 1, sizeof(*s->worst))))
+        return -1;
+    const gp_finding *f = p->findings ? gp_findings_get(p->findings, &n) : NULL;
+    for (size_t k = 0; k < n; k++)
+        for (size_t r = 0; r < n_rules; r++) {
+            gp_compare_part *w = s->worst[r];
+            if (strcmp(f[k].rule->id, gp_rules_info(r)->id) != 0 ||
+                (w && cmp_part_finding(w, r)->severity >= f[k].severity))
+                continue;
+            if (w && --w->findings_used == 0)
+                drop_findings_if_unused(w);
+            s->worst[r] = p, p->findings_used++;
+        }
+    drop_findings_if_unused(p);
+    return 0;
+}
+
+const gp_finding *cmp_part_finding(const gp_compare_part *p, size_t rule)
+{
+    size_t n = 0;
+    const gp_finding *f = p && p->findings ? gp_findings_get(p->findings, &n) : NULL;
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(f[k].rule->id, gp_rules_info(rule)->id) == 0)
+            return &f[k];
+    return NULL;
+}
+
 gp_status gp_compare_add_run(gp_compare *c, gp_compare_side side, size_t run, const char *label,
                              gp_compare_part *p, gp_error *err)
 {
     struct cmp_side *s = &c->side[side == GP_CMP_NEW];
     char *copy = s->n < s->cap || grow_side(s) == 0 ? strdup(label) : NULL;
-    if (!copy) {
+    if (!copy || fold_rows(s, p) != 0 || fold_findings(s, p) != 0) {
+        free(copy);
         gp_compare_part_free(p);
         return gp_error_set(err, GP_ENOMEM, NULL, "out of memory");
     }
@@ -208,35 +287,22 @@ static gp_status pool_side(struct cmp_side *s)
     return GP_OK;
 }
 
-static int row_order(const void *x, const void *y)
-{
-    const struct cmp_row *a = x, *b = y;
-    if (a->is_device != b->is_device)
-        return a->is_device - b->is_device;
-    return strcmp(a->name, b->name);
-}
-
-/* Every row of every part, moved into c->rows with its side, then sorted and folded by name. */
+/* Both sides' rows, moved into c->rows per step with their side, then sorted and folded by name. */
 static gp_status merge_rows(gp_compare *c)
 {
-    size_t n = 0;
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 0; i < c->side[s].n; i++)
-            n += c->side[s].parts[i]->n_rows;
+    size_t n = c->side[0].n_rows + c->side[1].n_rows;
     c->rows = calloc(n ? n : 1, sizeof(*c->rows));
     if (!c->rows)
         return GP_ENOMEM;
     for (int s = 0; s < 2; s++) {
-        double steps = c->side[s].n_all_steps ? (double)c->side[s].n_all_steps : 1.0;
-        for (size_t i = 0; i < c->side[s].n; i++) {
-            gp_compare_part *p = c->side[s].parts[i];
-            for (size_t r = 0; r < p->n_rows; r++) {
-                struct cmp_row *o = &c->rows[c->n_rows++];
-                *o = (struct cmp_row){.name = p->rows[r].name, .is_device = p->rows[r].is_device};
-                o->calls[s] = p->rows[r].calls[0] / steps;
-                o->time_ns[s] = p->rows[r].time_ns[0] / steps;
-                p->rows[r].name = NULL; /* moved */
-            }
+        struct cmp_side *sd = &c->side[s];
+        double steps = sd->n_all_steps ? (double)sd->n_all_steps : 1.0;
+        for (size_t r = 0; r < sd->n_rows; r++) {
+            struct cmp_row *o = &c->rows[c->n_rows++];
+            *o = (struct cmp_row){.name = sd->rows[r].name, .is_device = sd->rows[r].is_device};
+            o->calls[s] = sd->rows[r].calls[0] / steps;
+            o->time_ns[s] = sd->rows[r].time_ns[0] / steps;
+            sd->rows[r].name = NULL; /* moved */
         }
     }
     qsort(c->rows, c->n_rows, sizeof(*c->rows), row_order);
@@ -263,18 +329,10 @@ static gp_status merge_findings(gp_compare *c)
     if (!c->findings)
         return GP_ENOMEM;
     for (int s = 0; s < 2; s++)
-        for (size_t i = 0; i < c->side[s].n; i++) {
-            size_t n = 0;
-            const gp_finding *f = gp_findings_get(c->side[s].parts[i]->findings, &n);
-            for (size_t k = 0; k < n; k++)
-                for (size_t r = 0; r < c->n_findings; r++) {
-                    struct cmp_finding *m = &c->findings[r];
-                    if (strcmp(f[k].rule->id, gp_rules_info(r)->id) != 0 ||
-                        (m->f[s] && m->sev[s] >= f[k].severity))
-                        continue;
-                    m->f[s] = &f[k];
-                    m->sev[s] = f[k].severity;
-                }
+        for (size_t r = 0; c->side[s].worst && r < c->n_findings; r++) {
+            const gp_finding *f = cmp_part_finding(c->side[s].worst[r], r);
+            c->findings[r].f[s] = f;
+            c->findings[r].sev[s] = f ? f->severity : 0;
         }
     return GP_OK;
 }

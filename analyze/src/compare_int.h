@@ -20,8 +20,9 @@ struct gp_compare_part {
     int64_t bd_total[GP_BD_COUNT]; /* breakdown summed over the analysed steps */
     struct cmp_row *rows;          /* key-averages totals in calls[0], time_ns[0] */
     size_t n_rows;
-    int64_t peak_alloc; /* highest device allocated bytes; -1 without [memory] records */
-    gp_findings *findings;
+    int64_t peak_alloc;    /* highest device allocated bytes; -1 without [memory] records */
+    gp_findings *findings; /* freed once no side's worst finding of a rule is in it */
+    size_t findings_used;  /* how many rules' worst finding on its side is one of these */
 };
 
 /* One rule on both sides: the worst severity over a side's traces, and that trace's metric. */
@@ -31,6 +32,12 @@ struct cmp_finding {
 };
 
 struct cmp_side {
+    /* Each part is folded in as it is added, so that a side of many traces keeps their steps and
+     * little else: its key-averages rows summed here (sorted by device flag and name, totals in
+     * calls[0], time_ns[0]), and per rule the part holding the side's worst finding. */
+    struct cmp_row *rows;
+    size_t n_rows;
+    gp_compare_part **worst; /* gp_rules_count() entries, NULL where no part has the rule */
     gp_compare_part **parts;
     char **labels;
     size_t *run_of; /* the caller's run number of each part */
@@ -51,6 +58,9 @@ struct gp_compare {
     struct cmp_finding *findings; /* in rule id order, every rule */
     size_t n_findings;
 };
+
+/* compare.c. The finding of rule number `rule` in part `p`'s findings, or NULL. */
+const gp_finding *cmp_part_finding(const gp_compare_part *p, size_t rule);
 
 /* compare_stats.c. Student's t: the two-sided tail probability of |t| and the 97.5% quantile. */
 double cmp_t_two_sided_p(double t, double df);
