@@ -42,22 +42,10 @@ static void summarise_one(size_t i, void *ud)
     j->rc = trace_analysed(j->path, &j->warnings, summarise, j, &j->err);
 }
 
-/* Read the traces of both sides (BASE first) into `c`. */
-static int gather(gp_compare *c, const struct compare_side *side, long threads)
+/* Hand batch js[0..n) to `c` in order (each part is folded in and mostly freed there).
+ * @return CLI_OK or the first error (printed); later parts are freed. */
+static int hand_over(gp_compare *c, struct side_job *js, size_t n, int rc)
 {
-    size_t n = side[0].paths.n + side[1].paths.n;
-    struct side_job *js = calloc(n ? n : 1, sizeof(*js));
-    if (!js)
-        return cli_error("out of memory");
-    for (size_t i = 0; i < n; i++) {
-        int s = i >= side[0].paths.n;
-        size_t k = s ? i - side[0].paths.n : i;
-        js[i].path = side[s].paths.v[k];
-        js[i].run = side[s].run[k];
-        js[i].side = s ? GP_CMP_NEW : GP_CMP_BASE;
-    }
-    trace_jobs_run(n, threads, summarise_one, js);
-    int rc = CLI_OK;
     for (size_t i = 0; i < n; i++) {
         gp_error err;
         trace_warnings_print(&js[i].warnings, js[i].path);
@@ -69,6 +57,32 @@ static int gather(gp_compare *c, const struct compare_side *side, long threads)
         else if (rc != CLI_OK)
             gp_compare_part_free(js[i].part);
         trace_warnings_release(&js[i].warnings);
+    }
+    return rc;
+}
+
+/* Read the traces of both sides (BASE first) into `c`, a batch of a few per thread at a time, so
+ * that a side of 10,000 traces holds a batch of full summaries, not all of them. */
+static int gather(gp_compare *c, const struct compare_side *side, long threads)
+{
+    size_t n = side[0].paths.n + side[1].paths.n, batch = (size_t)(threads > 0 ? threads : 1) * 4;
+    struct side_job *js = calloc(batch, sizeof(*js));
+    if (!js)
+        return cli_error("out of memory");
+    int rc = CLI_OK;
+    for (size_t first = 0; first < n && rc == CLI_OK; first += batch) {
+        size_t m = n - first < batch ? n - first : batch;
+        memset(js, 0, batch * sizeof(*js));
+        for (size_t i = 0; i < m; i++) {
+            size_t k = first + i;
+            int s = k >= side[0].paths.n;
+            k = s ? k - side[0].paths.n : k;
+            js[i].path = side[s].paths.v[k];
+            js[i].run = side[s].run[k];
+            js[i].side = s ? GP_CMP_NEW : GP_CMP_BASE;
+        }
+        trace_jobs_run(m, threads, summarise_one, js);
+        rc = hand_over(c, js, m, rc);
     }
     free(js);
     return rc;

@@ -8,4 +8,10 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/compare/test_compare_runs.py
                    $<TARGET_FILE:gprof-train> ${CMAKE_BINARY_DIR}/tests/compare_runs)
   set_tests_properties(compare_runs PROPERTIES LABELS cli TIMEOUT 120)
+  # compare of two folders of many small traces holds a batch of summaries, not all (issue 26)
+  add_test(NAME compare_many
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/compare/test_compare_many.py
+                   $<TARGET_FILE:gprof-train> ${CMAKE_BINARY_DIR}/tests/compare_many
+                   ${CMAKE_SOURCE_DIR}/tests/data/rules/starved_pytorch_cpu.json.gz)
+  set_tests_properties(compare_many PROPERTIES LABELS cli TIMEOUT 300)
 endif()
