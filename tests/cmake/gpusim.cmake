@@ -35,6 +35,14 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
                      ${gs_out} --fast)
     set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300
                          ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+    # predicted gains within 25% of the gain measured by timing each fix on the simulated
+    # device, for the rules whose cost the fake's clock decides (GT05, GT07, GT08, GT09)
+    add_test(NAME gpusim_accuracy_gains
+             COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
+                     ${gs_out} --gains tiny_1500 blocking_copy blocking_memsets sync_every_kernel
+                     sync_every_kernel_long exposed_4mib exposed_8mib)
+    set_tests_properties(gpusim_accuracy_gains PROPERTIES LABELS gpu-sim TIMEOUT 300
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endif()
   set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
       running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id
