@@ -1,17 +1,20 @@
 /* rules_idle_cost.c: what a stall costs the GPU, not the host. A blocking call (a synchronous
  * copy, a memset, a sync) holds the host while queued work drains; removing it saves only the
  * time the device then sits idle because of it: from the call's start to the first GPU work
- * after it returns, at most the call's own duration (without it the host's next launch comes
- * that much earlier, no more: idle past that is the host's pace, GT04's). A sync the GPU works through (another stream busy) costs the step nothing.
- * A copy delays compute only while compute work already launched waits behind it: in a loop
- * where the next kernel is launched after the copy ended, the GPU would have idled anyway --
- * unless the copy's own call held the host (a synchronous or pageable copy): then the launch
- * waited for it. */
+ * after it returns. A sync the GPU works through (another stream busy) costs the step nothing.
+ * Without the call the host's next launch comes at most its duration earlier, so idle past that
+ * is the host's own pace (GT04's); calls in a row, each made before the GPU resumed after the
+ * previous (two memsets after a drain), form one stall whose idle is capped by their summed
+ * duration. A copy delays compute only while compute work already launched waits behind it: in
+ * a loop where the next kernel is launched after the copy ended, the GPU would have idled
+ * anyway -- unless the copy's own call held the host (a synchronous or pageable copy): then the
+ * launch waited for it. */
 #include "rules_int.h"
 
 #include <stdlib.h>
 
-gp_status rules_idle_caused(struct rules_ctx *c, int64_t ts, int64_t end, int64_t *idle)
+gp_status rules_stall_add(struct rules_ctx *c, struct rules_stall *s, int64_t ts, int64_t end,
+                          int64_t *idle)
 {
     GP_TRY(rules_ctx_intervals(c));
     const struct rules_ivs *b = &c->busy;
@@ -19,9 +22,16 @@ gp_status rules_idle_caused(struct rules_ctx *c, int64_t ts, int64_t end, int64_
     int64_t resume = end;
     if (i < b->n && b->iv[i][0] > end)
         resume = b->iv[i][0]; /* idle when the call returned: until the next GPU work */
-    *idle = resume > ts ? (resume - ts) - rules_ivs_overlap(b, ts, resume) : 0;
-    if (*idle > end - ts) /* without the call the host's next launch comes at most its */
-        *idle = end - ts; /* duration earlier: idle beyond that is the host's own pace */
+    if (s->blocked > 0 && ts >= s->ts && ts < s->resume) { /* made before the GPU resumed */
+        s->resume = resume > s->resume ? resume : s->resume;
+        s->blocked += end - ts;
+    } else {
+        *s = (struct rules_stall){ts, resume, end - ts, 0};
+    }
+    int64_t total = (s->resume - s->ts) - rules_ivs_overlap(b, s->ts, s->resume);
+    total = total < s->blocked ? total : s->blocked;
+    *idle = total > s->idle ? total - s->idle : 0;
+    s->idle = total > s->idle ? total : s->idle;
     return GP_OK;
 }
 

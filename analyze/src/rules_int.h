@@ -119,9 +119,15 @@ void rules_ctx_release_fork(struct rules_ctx *c);
 gp_status rules_ctx_intervals(struct rules_ctx *c);
 
 /* ---- rules_idle_cost.c: what a stall costs the GPU ---- */
-/* GPU idle a host-blocking call over [ts, end) causes: device idle time from its start to the
- * first GPU work at or after its end (0 when the GPU stays busy throughout), at most end - ts. */
-gp_status rules_idle_caused(struct rules_ctx *c, int64_t ts, int64_t end, int64_t *idle);
+/* GPU idle host-blocking calls cause: device idle from a call's start to the first GPU work at
+ * or after its end (0 when the GPU stays busy throughout), at most its duration; calls made
+ * before the GPU resumed after the previous one join its stall (idle capped by their summed
+ * duration). Add calls in time order to a zeroed stall; `idle` is what this call adds. */
+struct rules_stall {
+    int64_t ts, resume, blocked, idle;
+};
+gp_status rules_stall_add(struct rules_ctx *c, struct rules_stall *s, int64_t ts, int64_t end,
+                          int64_t *idle);
 /* Kernels by device start, with their launch call's start. */
 struct rules_launched {
     int64_t gpu_ts, call_ts;

@@ -33,6 +33,7 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *tot
                         int64_t *idle, size_t *n_dev, size_t *n_wait)
 {
     size_t n;
+    struct rules_stall stall = {0};
     const gp_sync *s = gp_analysis_syncs(c->a, &n);
     *total = *idle = 0, *n_dev = *n_wait = 0;
     for (size_t i = 0; i < n; i++) {
@@ -42,7 +43,7 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *tot
         if (!host_blocking(&s[i]))
             continue;
         int64_t caused;
-        GP_TRY(rules_idle_caused(c, s[i].ts, s[i].ts + s[i].dur, &caused));
+        GP_TRY(rules_stall_add(c, &stall, s[i].ts, s[i].ts + s[i].dur, &caused));
         if (caused <= 0)
             continue; /* the GPU worked through it: it cost the step nothing */
         *total += s[i].dur;

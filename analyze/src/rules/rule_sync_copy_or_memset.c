@@ -18,6 +18,7 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *hos
                         int64_t *idle, size_t *n_d2h, size_t *n_h2d)
 {
     size_t n;
+    struct rules_stall stall = {0};
     const gp_memcpy *m = gp_analysis_memcpys(c->a, &n);
     *host = *idle = 0, *n_d2h = *n_h2d = 0;
     for (size_t i = 0; i < n; i++) {
@@ -25,7 +26,7 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *hos
             continue;
         const gp_event *r = &c->ev[m[i].runtime];
         int64_t api = r->dur, caused;
-        GP_TRY(rules_idle_caused(c, r->ts, r->ts + r->dur, &caused));
+        GP_TRY(rules_stall_add(c, &stall, r->ts, r->ts + r->dur, &caused));
         *host += api;
         *idle += caused;
         *n_d2h += m[i].copy_kind == GP_COPY_DTOH;
