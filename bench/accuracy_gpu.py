@@ -15,9 +15,12 @@ The host side of the loop is timed on this machine's CPU (--host-us spins): unde
 runs slower and host-bound verdicts (GT01, GT02, GT04) move with it; the device side is the
 fake's clock and does not.
 
-usage: accuracy_gpu.py GPROF_TRAIN FAULT_APP_DIR [--fast] [--keep DIR] [--json FILE]
+usage: accuracy_gpu.py GPROF_TRAIN FAULT_APP_DIR [--fast | --gains [CASE...]] [--keep DIR]
+                       [--json FILE]
 FAULT_APP_DIR: the build's tests/gpusim (fault_app, libcupti.so.13). --fast: only the cases
-marked for ctest; exit 1 if one of them is wrong. --json: the per-case results for
+marked for ctest; exit 1 if one of them is wrong. --gains: only the cases with a timed fix (or
+the CASEs named), predicted beside measured gain; exit 1 if a prediction is off by more than
+GAIN_TOLERANCE of the measured gain. --json: the per-case results for
 bench_accuracy.py's merged table."""
 import json
 import os
@@ -129,7 +132,7 @@ FIXES = {
     "loader_4ms": ("GT01", []),
     "launch_bound": ("GT04", ["--host-us", "5", "--kernel-us", "20"]),
     "idle_600ms": ("GT14", []),
-    "tiny_1500": ("GT05", []),
+    "tiny_1500": ("GT05", ["--tiny", "1500", "--fuse-tiny"]),
     "blocking_copy": ("GT07", []),
     "blocking_memsets": ("GT07", []),
     "sync_every_kernel": ("GT08", []),
@@ -139,6 +142,16 @@ FIXES = {
     "comm_exposed_600us": ("GT15", ["--comm-us", "600"]),
     "comm_exposed_1ms": ("GT15", ["--comm-us", "1000"]),
 }
+
+GAIN_TOLERANCE = 0.25  # a predicted gain within 25% of the measured one (issue 24)
+
+
+def gain_ok(g):
+    """Is the predicted gain within GAIN_TOLERANCE of the measured one?"""
+    if not g or g["predicted"] is None or g["measured"] is None or g["measured"] <= 0:
+        return False
+    return abs(g["predicted"] - g["measured"]) <= GAIN_TOLERANCE * g["measured"]
+
 
 # Verdicts that depend on how fast this machine's CPU runs the host side (spins, wake-ups):
 # --fast checks them only where a case's fault must make them fire.
@@ -224,6 +237,42 @@ def wrong(r, fast=False):
     return miss, extra
 
 
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[len(xs) // 2] if xs else None
+
+
+def repeated_gain(binary, case, out, app_dir, trials):
+    """timed_gain over `trials` runs of the case and its fix, each side's median: a step of the
+    loop's host side preempted by this machine's other work moves one run's mean, not the
+    median's."""
+    runs = []
+    for t in range(trials):
+        doc = diagnose(binary, make(case, "%s-%d" % (out, t), app_dir))
+        runs.append((doc, timed_gain(binary, case, doc, "%s-%d" % (out, t), app_dir)))
+    g = dict(runs[0][1], predicted=median([r["predicted"] for _, r in runs]))
+    before = median([d["mean_step_us"] for d, _ in runs])
+    after = median([d["mean_step_us"] * (1 - r["measured"] / 100.0) for d, r in runs
+                    if r["measured"] is not None])  # each fixed run's mean step
+    g["measured"] = 100.0 * (before - after) / before if before and after is not None else None
+    return g
+
+
+def run_gains(binary, app_dir, names, keep, trials=5):
+    """Time each fix; print predicted beside measured gain. @return the cases off target."""
+    bad = []
+    print("%-24s %-5s %10s %9s  (median of %d runs each)" % ("case", "rule", "predicted",
+                                                             "measured", trials))
+    for case in [c for c in cases() if c["name"] in FIXES and (not names or c["name"] in names)]:
+        g = repeated_gain(binary, case, os.path.join(keep, case["name"]), app_dir, trials)
+        ok = gain_ok(g)
+        bad += [] if ok else [case["name"]]
+        print("%-24s %-5s %9s%% %8.1f%%  %s" % (
+            case["name"], g["rule"], "-" if g["predicted"] is None else "%.1f" % g["predicted"],
+            g["measured"] or 0, "ok" if ok else "OFF"))
+    return bad
+
+
 def run(binary, app_dir, fast, keep):
     results = []
     for case in cases(fast):
@@ -260,6 +309,10 @@ def main():
     if hasattr(os, "getloadavg"):
         print("load average %.1f on %d CPUs (the host side is timed on them)"
               % (os.getloadavg()[0], os.cpu_count() or 1))
+    if "--gains" in args:
+        names = [a for a in args[args.index("--gains") + 1:] if not a.startswith("-")]
+        with tempfile.TemporaryDirectory() as tmp:
+            return 1 if run_gains(binary, app_dir, names, keep or tmp) else 0
     with tempfile.TemporaryDirectory() as tmp:
         results = run(binary, app_dir, fast, keep or tmp)
     print_table(score(results, RULES))

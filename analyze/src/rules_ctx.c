@@ -187,8 +187,7 @@ gp_status rules_ctx_intervals(struct rules_ctx *c)
     return GP_OK;
 }
 
-/* First interval whose end is after ts. */
-static size_t ivs_lower(const struct rules_ivs *v, int64_t ts)
+size_t rules_ivs_lower(const struct rules_ivs *v, int64_t ts)
 {
     size_t lo = 0, hi = v->n;
     while (lo < hi) {
@@ -204,7 +203,7 @@ static size_t ivs_lower(const struct rules_ivs *v, int64_t ts)
 int64_t rules_ivs_overlap(const struct rules_ivs *v, int64_t ts, int64_t end)
 {
     int64_t sum = 0;
-    for (size_t i = ivs_lower(v, ts); i < v->n && v->iv[i][0] < end; i++) {
+    for (size_t i = rules_ivs_lower(v, ts); i < v->n && v->iv[i][0] < end; i++) {
         int64_t a = v->iv[i][0] > ts ? v->iv[i][0] : ts;
         int64_t b = v->iv[i][1] < end ? v->iv[i][1] : end;
         if (b > a)

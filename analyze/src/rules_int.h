@@ -133,6 +133,35 @@ void rules_ctx_release_fork(struct rules_ctx *c);
 /* Build the kernel (compute), communication and copy unions once. */
 gp_status rules_ctx_intervals(struct rules_ctx *c);
 
+/* ---- rules_idle_cost.c: what a stall costs the GPU ---- */
+/* GPU idle host-blocking calls cause: device idle from a call's start to the first GPU work at
+ * or after its end (0 when the GPU stays busy throughout), at most its duration; calls made
+ * before the GPU resumed after the previous one join its stall (idle capped by their summed
+ * duration). Add calls in time order to a zeroed stall; `idle` is what this call adds. */
+struct rules_stall {
+    int64_t ts, resume, blocked, idle;
+};
+gp_status rules_stall_add(struct rules_ctx *c, struct rules_stall *s, int64_t ts, int64_t end,
+                          int64_t *idle);
+/* Kernels by device start, with their launch call's start. */
+struct rules_launched {
+    int64_t gpu_ts, call_ts;
+};
+struct rules_kernel_queue {
+    struct rules_launched *k;
+    size_t n;
+};
+gp_status rules_kernel_queue_build(const struct rules_ctx *c, struct rules_kernel_queue *q);
+void rules_kernel_queue_release(struct rules_kernel_queue *q);
+/* Copy time over [ts, end) that delays compute: not overlapped by kernels, from when the next
+ * kernel to start was launched (before that the GPU would idle for the host anyway), or from
+ * its start where its call `holds_host` (blocked the host while it ran). Needs
+ * rules_ctx_intervals. */
+int64_t rules_copy_delay(struct rules_ctx *c, const struct rules_kernel_queue *q, int64_t ts,
+                         int64_t end, int holds_host);
+
+/* Index of the first interval of `ivs` whose end is after ts (ivs->n if none). */
+size_t rules_ivs_lower(const struct rules_ivs *ivs, int64_t ts);
 /* |ivs ∩ [ts, end)| */
 int64_t rules_ivs_overlap(const struct rules_ivs *ivs, int64_t ts, int64_t end);
 /* Append [ts, end); then rules_ivs_merge before rules_ivs_overlap. Free with free(ivs->iv). */

@@ -12,9 +12,10 @@
  *             [--sync-every-kernel] [--tiny N] [--tiny-ns N] [--idle-every N] [--idle-ms N]
  *             [--same-stream] [--peak-pct N] [--churn-every N] [--grow-mib N]
  *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
- *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream]
+ *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream] [--fuse-tiny]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
- * bytes/ns, a launch call costs the host --launch-ns (2 us). Every switch defaults to the healthy
+ * bytes/ns, a launch call costs the host --launch-ns (2 us). --fuse-tiny: GT05's fix, the --tiny
+ * kernels as one kernel doing their work (--tiny x --tiny-ns). Every switch defaults to the healthy
  * setting. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
@@ -49,7 +50,7 @@ static struct {
     int blocking_copies, blocking_memsets, sync_every_kernel, tiny, tiny_ns;
     int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
     int fp32_gemms, comm_us, comm_same_stream, queue_us, launch_ns, blocking_every;
-    int sync_copy_stream;
+    int sync_copy_stream, fuse_tiny;
 } opt = {.steps = 20,
          .kernels = 12,
          .kernel_us = 200,
@@ -79,6 +80,7 @@ static const struct {
         {"--blocking-memsets", &opt.blocking_memsets, NULL},
         {"--blocking-every", &opt.blocking_every, NULL},
         {"--sync-copy-stream", NULL, &opt.sync_copy_stream},
+        {"--fuse-tiny", NULL, &opt.fuse_tiny},
         {"--sync-every-kernel", NULL, &opt.sync_every_kernel},
         {"--tiny", &opt.tiny, NULL},
         {"--tiny-ns", &opt.tiny_ns, NULL},
@@ -175,8 +177,9 @@ static void compute(void)
         launch(gemm ? "aten::mm" : "aten::add", f, (unsigned)opt.kernel_us, g.compute);
     }
     if (opt.tiny > 0) {
-        fake_cuda_kernel_ns((uint64_t)opt.tiny_ns);
-        for (int k = 0; k < opt.tiny; k++)
+        int n = opt.fuse_tiny ? 1 : opt.tiny;
+        fake_cuda_kernel_ns((uint64_t)opt.tiny_ns * (uint64_t)(opt.tiny / n));
+        for (int k = 0; k < n; k++)
             CHECK(cuLaunchKernel(g.tiny, 1, 1, 1, 64, 1, 1, 0, g.compute, NULL, NULL));
         fake_cuda_kernel_ns(0);
     }

@@ -286,6 +286,33 @@ def excessive_sync():
     return run(g, loader=LOADER_MP, extra=body_sync)
 
 
+def sync_gpu_busy():
+    """GT08 near miss: each step waits for a long copy on the copy stream while the compute
+    stream, queued well ahead by the host, stays busy: the host blocks, the GPU loses nothing."""
+    def wait_copy(g, n):
+        g.memcpy("HtoD", "Pinned", "Device", 64 * 3072, 1000.0, stream=COPY)
+        g.sync(stream=COPY)
+    return run(Gen(trainer_cfg()), kernel_us=400.0, op_us=100.0, extra=wait_copy)
+
+
+def copy_launch_bound():
+    """GT09 near miss: a launch-bound loop whose batch copy, on its own stream, is done before
+    the host launches the next kernel: the GPU would idle anyway, nothing waits for the copy."""
+    def collate(g, n):
+        g.range("cpu_op", "aten::stack", lambda: g.work(700.0))
+    g = Gen(trainer_cfg())
+    for n in range(12):
+        def body():
+            g.range("user_annotation", LOADER_MP, lambda: g.work(150.0))
+            g.range("user_annotation", "h2d_copy", lambda: g.memcpy(
+                "HtoD", "Pinned", "Device", 64 * 3072, 600.0, stream=COPY))
+            collate(g, n)
+            for i in range(60):
+                g.op("aten::relu", ELEMWISE, 20.0, 150.0)
+        g.range("user_annotation", "ProfilerStep#%d" % n, body)
+    return g.document()
+
+
 def exposed_copy():
     return run(Gen(trainer_cfg(non_blocking=False)), copy_us=1600.0, copy_stream=COMPUTE)
 
@@ -466,9 +493,13 @@ SCENARIOS = {
     "launch_bound": (launch_bound, "GT02:crit GT04:crit"),
     "small_kernels": (small_kernels, "GT05:warn"),
     "pageable_copy": (pageable_copy, "GT06:crit GT09:warn"),
-    "blocking_copy": (blocking_copy, "GT07:crit"),
-    "excessive_sync": (excessive_sync, "GT08:crit"),
+    # warn, not crit: the host blocks ~26% of the step, but the GPU idles only ~2-3% because of
+    # the calls (the rest of the wait is queued work draining): that is what removing them saves
+    "blocking_copy": (blocking_copy, "GT07:warn"),
+    "excessive_sync": (excessive_sync, "GT08:warn"),
+    "sync_gpu_busy": (sync_gpu_busy, ""),
     "exposed_copy": (exposed_copy, "GT09:warn"),
+    "copy_launch_bound": (copy_launch_bound, "GT02:crit GT04:crit"),
     "near_oom": (near_oom, "GT10:crit"),
     "allocator_churn": (allocator_churn, "GT11:warn"),
     "memory_growth": (memory_growth, "GT12:warn"),

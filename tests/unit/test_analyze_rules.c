@@ -164,6 +164,33 @@ static void test_starvation_knob_and_gain(void)
     release(&r);
 }
 
+/* GT07/GT08 price the GPU idle a blocking call causes, not the host's wait (issue 24): on the
+ * fixtures (gen_rule_traces.py) the host blocks ~26% of each step while queued work drains, and
+ * the GPU idles only from the drain to the next GPU work. */
+static void test_blocking_calls_priced_by_gpu_idle(void)
+{
+    struct run r;
+    GP_ASSERT_OK(diagnose("blocking_copy", NULL, &r));
+    const gp_finding *f = find(r.f, "GT07");
+    /* the 2 us read back, then the next step's 150 us loader wait, its copy's 5 us call and the
+     * model's 4 us to the copy's start: 161 us after 10 of the 11 analysed steps' calls (the
+     * last has no GPU work after it) */
+    GP_CHECK(f && f->severity == GP_SEV_WARN);
+    GP_ASSERT_NEAR((double)f->gain_step_ns / 1e3, 161.0 * 10 / 11, 0.5);
+    release(&r);
+    GP_ASSERT_OK(diagnose("excessive_sync", NULL, &r));
+    f = find(r.f, "GT08");
+    /* per step 9 syncs each followed by 18 us to the next kernel (2 us return, 6 us of the op,
+     * 6 us launch call, 4 us to start) and the last by the next step's 161 us */
+    GP_CHECK(f && f->severity == GP_SEV_WARN);
+    GP_ASSERT_NEAR((double)f->gain_step_ns / 1e3, (323.0 * 11 - 161) / 11, 0.5);
+    release(&r);
+    /* a sync the GPU works through (the compute stream queued ahead) costs nothing */
+    GP_ASSERT_OK(diagnose("sync_gpu_busy", NULL, &r));
+    GP_CHECK(find(r.f, "GT08")->severity == GP_SEV_OK);
+    release(&r);
+}
+
 static void test_knobs_name_the_flag(void)
 {
     static const struct {
@@ -270,6 +297,7 @@ int main(void)
     GP_RUN(test_fixtures_fire_exactly);
     GP_RUN(test_every_rule_has_fire_and_quiet_fixtures);
     GP_RUN(test_starvation_knob_and_gain);
+    GP_RUN(test_blocking_calls_priced_by_gpu_idle);
     GP_RUN(test_knobs_name_the_flag);
     GP_RUN(test_quiet_rules_say_what_they_measured);
     GP_RUN(test_set_and_select);

@@ -1,13 +1,15 @@
-/* GT08 excessive_sync: host time blocked in cudaDeviceSynchronize, cudaStreamSynchronize and
- * cudaEventSynchronize inside steps, and device-wide syncs per step. Anchor: nsys cuda_api_sync
- * (lists every call, no threshold); the thresholds are ours. */
+/* GT08 excessive_sync: cudaDeviceSynchronize, cudaStreamSynchronize and cudaEventSynchronize
+ * inside steps, priced by the GPU idle time they cause (from each call's start to the next GPU
+ * work after it returns; rules_idle_cost.c): a sync the GPU works through costs the step
+ * nothing, and the host's wait while work drains is not lost. Also device-wide syncs per step.
+ * Anchor: nsys cuda_api_sync (lists every call, no threshold); the thresholds are ours. */
 #include "rules_int.h"
 
 #include <math.h>
 
 enum { WARN_PCT, CRIT_PCT, DEVICE_SYNCS_PER_STEP, MIN_PCT };
 static const gp_rule_param params[] = {
-        {"warn_pct", 5, "host time in sync calls, share of step time (ours)"},
+        {"warn_pct", 5, "GPU idle sync calls cause, share of step time (ours)"},
         {"crit_pct", 20, "share for crit (ours)"},
         {"device_syncs_per_step", 1, "device-wide syncs per step that fire by themselves (ours)"},
         {"min_pct", 1, "...when they block at least this share of step time (ours)"},
@@ -27,19 +29,25 @@ static int host_blocking(const gp_sync *s)
            (s->kind == GP_SYNC_DEVICE || s->kind == GP_SYNC_STREAM || s->kind == GP_SYNC_EVENT);
 }
 
-static gp_status gather(const struct rules_ctx *c, struct rules_agg *agg, int64_t *total,
+static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *total, int64_t *idle,
                         size_t *n_dev, size_t *n_wait)
 {
     size_t n;
+    struct rules_stall stall = {0};
     const gp_sync *s = gp_analysis_syncs(c->a, &n);
-    *total = 0, *n_dev = *n_wait = 0;
+    *total = *idle = 0, *n_dev = *n_wait = 0;
     for (size_t i = 0; i < n; i++) {
         if (rules_step_of(c, s[i].event) < 0)
             continue;
         *n_wait += !s[i].gpu_side && s[i].kind == GP_SYNC_STREAM_WAIT;
         if (!host_blocking(&s[i]))
             continue;
+        int64_t caused;
+        GP_TRY(rules_stall_add(c, &stall, s[i].ts, s[i].ts + s[i].dur, &caused));
+        if (caused <= 0)
+            continue; /* the GPU worked through it: it cost the step nothing */
         *total += s[i].dur;
+        *idle += caused;
         *n_dev += s[i].kind == GP_SYNC_DEVICE;
         GP_TRY(rules_agg_add(agg, c->ev[s[i].event].name, rules_op_key(c, s[i].op), 0, s[i].dur, 0,
                              0));
@@ -65,28 +73,30 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, struct
 
 gp_status rules_excessive_sync(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    int64_t total;
+    int64_t total, idle;
     size_t n_dev, n_wait, n_in = 0;
     struct rules_agg agg = {0};
-    gp_status rc = gather(c, &agg, &total, &n_dev, &n_wait);
+    gp_status rc = gather(c, &agg, &total, &idle, &n_dev, &n_wait);
     for (size_t i = 0; i < agg.n; i++)
         n_in += agg.rows[i].count;
-    double y = rules_pct_of_steps(c, total), dev = rules_per_step(c, (double)n_dev);
+    double y = rules_pct_of_steps(c, idle), dev = rules_per_step(c, (double)n_dev);
     rules_measure(o, "sync_share", GP_UNIT_PCT, y, ">=", p[WARN_PCT], p[CRIT_PCT]);
     if (o->f.severity == GP_SEV_OK && dev >= p[DEVICE_SYNCS_PER_STEP] && y >= p[MIN_PCT])
         rules_measure(o, "device_syncs_per_step", GP_UNIT_COUNT, dev,
                       ">=", p[DEVICE_SYNCS_PER_STEP], INFINITY);
     if (rc == GP_OK)
         rc = rules_summary(o,
-                           "%.1f host syncs per step (%.1f device-wide, %.1f stream waits), "
-                           "%.1f%% of step time blocked",
+                           "%.1f host syncs per step that idle the GPU (%.1f device-wide, %.1f "
+                           "stream waits): GPU idle %.1f%% of step time because of them (host "
+                           "blocked %.1f%%)",
                            rules_per_step(c, (double)n_in), dev, rules_per_step(c, (double)n_wait),
-                           y);
+                           y, rules_pct_of_steps(c, total));
     if (rc == GP_OK && o->f.severity) {
         rc = evidence(c, o, &agg);
         if (rc == GP_OK)
-            rc = rules_gain(o, total, (int64_t)rules_per_step(c, (double)total),
-                            "up to the host time blocked in sync calls");
+            rc = rules_gain(o, idle, (int64_t)rules_per_step(c, (double)idle),
+                            "the GPU idle time the syncs cause (the host's wait while queued "
+                            "work drains is not lost)");
         if (rc == GP_OK && !c->cfg.trainer)
             rc = rules_knob(o, "no torch.cuda.synchronize()/.item()/.nonzero() in the loop");
         if (rc == GP_OK)

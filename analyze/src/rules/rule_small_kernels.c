@@ -1,7 +1,12 @@
 /* GT05 small_kernels: launch overhead dominates. Two signals: the share of kernels shorter than
  * their own launch call (HTA "short kernels") with many kernels per step, and kernel-wait idle
  * (back-to-back gaps under HTA's 30 us) as a share of step time. Anchors: HTA kernel launch
- * stats and idle breakdown; the count and share thresholds are ours. */
+ * stats and idle breakdown; the count and share thresholds are ours. The gain: a step of
+ * thousands of kernels shorter than their launch is as long as the launches, so fusing them
+ * saves each launch's cost less the kernel's own time (the fused kernel still does the work),
+ * or the kernel-wait idle where that is larger, and no more than the step's GPU idle time (the
+ * step, fused, still holds all the GPU's work). The same host time leaves the GPU waiting for
+ * the host: GT04's host-wait idle, not to be added to this gain. */
 #include "rules_int.h"
 
 #include <math.h>
@@ -53,18 +58,38 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o)
     return rc;
 }
 
-/* Kernels launched inside analysed steps, and how many ran shorter than their launch call. */
-static void count_short(const struct rules_ctx *c, size_t *n, size_t *n_short)
+/* Is launch `l` of a kernel in an analysed step, and shorter than its launch call? */
+static int short_in_step(const struct rules_ctx *c, const gp_launch *l, int *in)
+{
+    const gp_event *r = &c->ev[l->runtime], *k = &c->ev[l->gpu];
+    *in = k->kind == GP_EV_KERNEL && rules_step_at(c, r->ts) >= 0;
+    return *in && k->dur < r->dur;
+}
+
+/* Kernels launched inside analysed steps, how many ran shorter than their launch call, and the
+ * host time those short ones cost beyond their own run time (what fusing them saves): within a
+ * run of back-to-back short launches on one thread, from each call to the next (the dispatch
+ * between them is part of the per-launch cost), else the call itself. */
+static void count_short(const struct rules_ctx *c, size_t *n, size_t *n_short, int64_t *excess)
 {
     size_t nl;
     const gp_launch *l = gp_analysis_launches(c->a, &nl);
     *n = *n_short = 0;
+    *excess = 0;
     for (size_t i = 0; i < nl; i++) {
-        const gp_event *r = &c->ev[l[i].runtime], *k = &c->ev[l[i].gpu];
-        if (k->kind != GP_EV_KERNEL || rules_step_at(c, r->ts) < 0)
+        int in, next_in;
+        if (!short_in_step(c, &l[i], &in)) {
+            *n += in;
             continue;
+        }
+        const gp_event *r = &c->ev[l[i].runtime];
+        int64_t cost = r->dur;
+        if (i + 1 < nl && short_in_step(c, &l[i + 1], &next_in) &&
+            c->ev[l[i + 1].runtime].track == r->track)
+            cost = c->ev[l[i + 1].runtime].ts - r->ts;
         (*n)++;
-        *n_short += k->dur < r->dur;
+        (*n_short)++;
+        *excess += cost > c->ev[l[i].gpu].dur ? cost - c->ev[l[i].gpu].dur : 0;
     }
 }
 
@@ -101,7 +126,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     size_t n, n_short;
-    count_short(c, &n, &n_short);
+    int64_t excess;
+    count_short(c, &n, &n_short, &excess);
     int64_t kw = kernel_wait(c);
     double s = n ? 100.0 * (double)n_short / (double)n : 0, kps = rules_per_step(c, (double)n);
     double kwp = rules_pct_of_steps(c, kw);
@@ -116,7 +142,13 @@ gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules
     if (o->f.severity == GP_SEV_OK)
         return GP_OK;
     GP_TRY(evidence(c, o));
-    GP_TRY(rules_gain(o, kw, (int64_t)rules_per_step(c, (double)kw),
-                      "CUDA Graphs or fusion would remove most back-to-back launch gaps"));
+    /* fused, the step still holds all the GPU's work: it gets no shorter than that */
+    GP_TRY(rules_ctx_intervals(c));
+    int64_t gain = excess > kw ? excess : kw, floor = c->step_ns - rules_ivs_in_steps(c, &c->busy);
+    gain = gain < floor ? gain : floor > 0 ? floor : 0;
+    GP_TRY(rules_gain(o, gain, (int64_t)rules_per_step(c, (double)gain),
+                      "fusing the short kernels saves their launches less their own run time "
+                      "(the same host time as GT04's host-wait idle, if that fires: do not "
+                      "add them)"));
     return advise(c, o, s, kps);
 }
