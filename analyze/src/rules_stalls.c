@@ -248,7 +248,8 @@ static int same_group(const struct leaf *a, const struct leaf *b)
  * aten::uniform_ took 33 us to 1.5 s on one trace). */
 static void number_calls(const struct rules_ctx *c, struct leaf *v, size_t n)
 {
-    qsort(v, n, sizeof(*v), cmp_in_step);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_in_step);
     for (size_t i = 1; i < n && c->n_steps >= 5; i++) {
         const struct leaf *p = &v[i - 1];
         int same = p->track == v[i].track && p->name == v[i].name && p->shape == v[i].shape &&
@@ -271,7 +272,8 @@ static int64_t stall_of(const struct leaf *l, int64_t fastest, const struct rule
 static gp_status mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
                              const struct rules_stall_cfg *k, struct rules_stalls *s, uint8_t *hit)
 {
-    qsort(v, n, sizeof(*v), cmp_group);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_group);
     for (size_t g = 0, e; g < n; g = e) {
         for (e = g + 1; e < n && same_group(&v[g], &v[e]); e++)
             ;
@@ -311,7 +313,8 @@ static void note_inflated(const struct rules_stall_row *r, int64_t ceiling, int6
 
 static gp_status make_rows(struct leaf *v, size_t n, int64_t min_ns, struct rules_stalls *s)
 {
-    qsort(v, n, sizeof(*v), cmp_row);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_row);
     for (size_t g = 0, e; g < n; g = e) {
         struct rules_stall_row r = {v[g].name, v[g].shape, 0, 0, v[g].dur, 0, 0};
         for (e = g; e < n && v[e].name == v[g].name && v[e].shape == v[g].shape; e++) {
