@@ -6,30 +6,16 @@ document parse with python's json. usage: test_job.py GPROF_TRAIN"""
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GEN = os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench", "gen_job.py")
+from job_util import ROOT, check, finish, gen, run_job
+
 BIN = sys.argv[1]
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
-
-
-def gen(d, *args):
-    subprocess.run([sys.executable, GEN, d] + [str(a) for a in args], check=True)
 
 
 def job(*args):
-    p = subprocess.run([BIN, "job"] + list(args), capture_output=True, text=True)
-    check(p.returncode == 0, "job %s exited %d: %s" % (args, p.returncode, p.stderr))
-    return p.stdout
+    return run_job(BIN, *args)[0]
 
 
 def finding(doc):
@@ -112,7 +98,7 @@ def readme_query(tmp, ndjson):
         print("duckdb absent: README query not run")
         return
     import re
-    readme = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "README.md")).read()
+    readme = open(os.path.join(ROOT, "README.md")).read()
     m = re.search(r"```sql\n(.*?)```", readme[readme.index("## Multi-rank jobs"):], re.S)
     os.makedirs(os.path.join(tmp, "q", "jobs"))
     with open(os.path.join(tmp, "q", "jobs", "a.ndjson"), "w") as f:
@@ -130,8 +116,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_stragglers, test_healthy, test_names, test_skew, test_ndjson):
             t(tmp)
-    print("%d failures" % len(FAILS))
-    return 1 if FAILS else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -8,30 +8,16 @@ line states how far matched collectives end apart, and a world_size above the ra
 warned about. usage: test_job_match.py GPROF_TRAIN"""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GEN = os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench", "gen_job.py")
+from job_util import check, finish, gen, run_job
+
 BIN = sys.argv[1]
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
-
-
-def gen(d, *args):
-    subprocess.run([sys.executable, GEN, d] + [str(a) for a in args], check=True)
 
 
 def job(*args):
-    p = subprocess.run([BIN, "job"] + list(args), capture_output=True, text=True)
-    check(p.returncode == 0, "job %s exited %d: %s" % (args, p.returncode, p.stderr))
-    return p.stdout, p.stderr
+    return run_job(BIN, *args)
 
 
 def doc_of(d):
@@ -127,8 +113,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_order, test_dropped_kernel, test_skew, test_straggler):
             t(tmp)
-    print("%d failures" % len(FAILS))
-    return 1 if FAILS else 0
+    return finish()
 
 
 if __name__ == "__main__":
