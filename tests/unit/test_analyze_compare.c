@@ -3,7 +3,7 @@
  * change well beyond it is), several runs a side (run-level drift is not a change; a shift is),
  * sweep's single-value runs, too few values. Then a trace pair with a known difference through
  * gp_compare end to end. */
-#include "compare_int.h"
+#include "compare/compare_int.h"
 #include "gp_test.h"
 
 #include <math.h>

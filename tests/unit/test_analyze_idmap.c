@@ -2,7 +2,7 @@
  * layout (ids packed in a range) and its hash layout answer every lookup alike, the first
  * event with an id wins in both, ids outside a dense range are absent; and y_nested analysed
  * with its ids spread over int64 (hash layout) gives the key averages it gives with small ids. */
-#include "analysis_int.h"
+#include "model/analysis_int.h"
 #include "gp_test.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The lexer's number fast path (word-at-a-time digits, taken with >= 40 bytes of window left)
  * must give exactly what the general path gives (taken near the end of the window). */
 #include "gp_test.h"
-#include "json_lex.h"
+#include "reader/json_lex.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* rules_median (quickselect) against the median of a fully sorted copy, on random arrays with
  * many duplicates, sorted and reversed input, and the small sizes where the halves differ. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 #include "gp_test.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* sort_runs against qsort: arrays made of 1 to 100 ascending runs (across the 64-run limit
  * where it falls back to qsort), with many equal keys, come out sorted with the same multiset;
  * up to 64 runs, equal keys keep their input order (stable). */
-#include "sort_runs.h"
+#include "model/sort_runs.h"
 #include "gp_test.h"
 
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* GT11 allocator_churn: cudaMalloc/cudaFree (and driver equivalents) called during steady-state
  * steps, and the allocator's reserved bytes dropping within steps: caching-allocator misses
  * from variable shapes or empty_cache(). No anchor has a trace rule for this: ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <stdlib.h>
 

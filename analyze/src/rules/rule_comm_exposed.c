@@ -1,7 +1,7 @@
 /* GT15 comm_exposed: communication kernels (NCCL) not hidden behind compute kernels, as a share
  * of step time, and HTA's overlap share (comm ∩ compute / comm). Only when collectives exist.
  * Anchors: tb_plugin R5 (10 %), XProf collectives (high 15 %), HTA comm/comp overlap. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 enum { WARN_PCT, CRIT_PCT };
 static const gp_rule_param params[] = {

@@ -10,7 +10,7 @@
  * a slice of 10 ms and more, 10% of step time), so their count is no measure, their time is.
  * No anchor has this rule (issue 24 §2): thresholds ours. */
 #include "gp/trace_schema.h"
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * (DataLoader category of the priority sweep). Anchors: tb_plugin R1 (5 %), XProf input-bound
  * 5/20 %, Composer (>= 1 ms). The knob: `--workers N` for our trainer, num_workers for PyTorch,
  * with N from the measured load and compute times. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * work after it returns; rules_idle_cost.c): a sync the GPU works through costs the step
  * nothing, and the host's wait while work drains is not lost. Also device-wide syncs per step.
  * Anchor: nsys cuda_api_sync (lists every call, no threshold); the thresholds are ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 

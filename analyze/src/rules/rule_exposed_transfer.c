@@ -4,7 +4,7 @@
  * in a launch-bound loop, done before the host launches the next kernel, costs nothing (the GPU
  * would idle anyway), though the priority sweep's Memcpy category counts it. Anchors: tb_plugin's
  * Memcpy category, XProf input 5/20 % (H2D counts as input). */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <stdio.h>
 #include <string.h>

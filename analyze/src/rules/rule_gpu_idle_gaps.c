@@ -2,7 +2,7 @@
  * attributed to the CPU range that overlaps it with the highest priority: sync API > memcpy API >
  * other runtime call > DataLoader > named user range > other CPU work. Anchor: nsys gpu_gaps (500
  * ms); the per-gap attribution is ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * nsys-style windows: the analysed span cut into equal chunks, each measured over the step time
  * inside it, low ones coalesced. Runs after the other rules to name the one that explains the most
  * idle time. Anchors: nsys gpu_time_util (50 %, 30 chunks), tb_plugin R2 (< 0.5). */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <string.h>

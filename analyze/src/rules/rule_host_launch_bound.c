@@ -2,7 +2,7 @@
  * the next GPU activity started after the GPU went idle), less what the data loader covers
  * (GT01's), as a share of step time. Evidence: the CPU work that kept the GPU waiting. Anchors:
  * HTA idle-time breakdown, XProf kernel-launch 3/15 %, nsys cuda_kern_exec_sum queue time. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <stdlib.h>
 

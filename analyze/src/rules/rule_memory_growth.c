@@ -4,7 +4,7 @@
  * Allocations are made by the host, so each step is sampled where its host range ends: at the
  * device-aligned end a host running several steps ahead in bursts (a full launch queue) shows
  * its steps' allocations bunched, and a steady leak rose in only a third of the steps. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* GT10 near_oom: peak device memory (the caching allocator's reserved bytes, else allocated) as
  * a share of the device's capacity. Anchor: tb_plugin R7 (0.9); the 95 % crit tier is ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* GT13 no_tensor_cores: GEMM/conv kernels that are not Tensor Core kernels (by name, tb_plugin's
  * list plus newer cuBLAS/CUTLASS spellings) on a GPU with Tensor Cores (compute capability >= 7),
  * when no kernel uses them. Anchors: tb_plugin R6, XProf 16-bit share < 10 %, Tuning Guide AMP. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * step, not per sample; a per-parameter loop (foreach=False) pays several small ops per parameter
  * tensor. The advice reads which implementation the trace shows (aten::_foreach_*, _fused_*).
  * No anchor has this rule (issue 17 §12): thresholds ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* GT06 pageable_memcpy: asynchronous copies (cudaMemcpy*Async) from or to pageable host memory,
  * which the driver stages and runs synchronously. Anchor: nsys cuda_memcpy_async (fires on any);
  * we ask for at least one per analysed step and go crit at 5 % of step time. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * or the kernel-wait idle where that is larger, and no more than the step's GPU idle time (the
  * step, fused, still holds all the GPU's work). The same host time leaves the GPU waiting for
  * the host: GT04's host-wait idle, not to be added to this gain. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <math.h>
 #include <stdlib.h>

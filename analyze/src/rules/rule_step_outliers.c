@@ -1,7 +1,7 @@
 /* GT14 step_outliers: steps longer than median + k * 1.4826 * MAD (a robust 3-sigma, floored at
  * a share of the median) whose excess time is a share of the run; evidence names the breakdown
  * category that grew most. Anchor: SageMaker StepOutlier (3 sigma); the MAD form is ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * The knob comes from the straggler's own trace against the other ranks': its loader, its host
  * (GPU idle the loader does not explain) or its kernels. Anchors: HTA's straggler analysis
  * (collective kernel durations across ranks), Holistic Trace Analysis comm/comp overlap. */
-#include "job_int.h"
+#include "job/job_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * host's time blocked while queued work drains costs the step nothing, and removing the call
  * saves only the idle device time (rules_idle_cost.c). Anchors: nsys cuda_memcpy_sync /
  * cuda_memset_sync; the thresholds are ours. */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 enum { WARN_PCT, CRIT_PCT, MIN_PER_STEP };
 static const gp_rule_param params[] = {

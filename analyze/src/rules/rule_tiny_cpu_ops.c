@@ -13,7 +13,7 @@
  * For GPU traces the host's launch cost is GT04's: this rule looks at CPU-only steps.
  * No anchor has this rule (issue 17 §12): thresholds ours. */
 #include "gp/trace_schema.h"
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * and the profiler's own cost. Info, or crit when more than crit_dropped_pct of the CPU ranges or
  * of the GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
  * measured"; the 1% is ours). */
-#include "rules_int.h"
+#include "rules/rules_int.h"
 
 #include "gp/run_config.h"
 #include "gp/trace_schema.h"

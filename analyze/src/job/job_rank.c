@@ -1,0 +1,468 @@
+/* One rank of a job, summarised from its analysis: per step, its time, compute, communication,
+ * exposed communication (HTA's comm/comp overlap), GPU idle and DataLoader; its collectives in
+ * order (NCCL and RCCL kernels under every name, else c10d ops on the CPU); its rank and host. */
+#include "job/job_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const job_ops[JOB_N_OPS] = {"AllReduce", "AllGather", "ReduceScatter", "AllToAll",
+                                        "Broadcast", "Reduce",    "SendRecv",      "Send",
+                                        "Recv",      "Generic",   "other"};
+
+int gp_job_is_comm_name(const char *s)
+{
+    if (!s)
+        return 0;
+    if (!strncmp(s, "void ", 5))
+        s += 5;
+    if (!strncmp(s, "nccl:", 5) || !strncmp(s, "gloo:", 5) || !strncmp(s, "c10d::", 6))
+        return 1;
+    /* ncclKernel_*, ncclDevKernel_* (2.19+, RCCL's _Generic), nccl<Op>RingLLKernel_* (<= 2.6),
+     * ncclAllReduce as an op name; RCCL's MSCCL kernels */
+    return !strncmp(s, "nccl", 4) || !strncmp(s, "rccl", 4) || !strncmp(s, "msccl", 5) ||
+           strstr(s, "ncclKernel") != NULL || strstr(s, "ncclDevKernel") != NULL;
+}
+
+/* Does `s` contain `word`, ignoring case and '_' (all_reduce = AllReduce)? */
+static int has_word(const char *s, const char *word)
+{
+    for (; *s; s++) {
+        const char *a = s, *b = word;
+        while (*a && *b) {
+            if (*a == '_') {
+                a++;
+                continue;
+            }
+            if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+                break;
+            a++, b++;
+        }
+        if (!*b)
+            return 1;
+    }
+    return 0;
+}
+
+const char *gp_job_comm_op(const char *name)
+{
+    static const char *const alt[JOB_N_OPS] = {NULL,  NULL,   NULL,   "alltoall", NULL, NULL,
+                                               "p2p", "send", "recv", NULL,       NULL};
+    for (int i = 0; name && i < JOB_N_OPS - 1; i++)
+        if (has_word(name, job_ops[i]) || (alt[i] && has_word(name, alt[i])))
+            return job_ops[i];
+    return job_ops[JOB_N_OPS - 1];
+}
+
+static uint16_t op_index(const char *name)
+{
+    const char *op = gp_job_comm_op(name);
+    for (uint16_t i = 0; i < JOB_N_OPS; i++)
+        if (job_ops[i] == op)
+            return i;
+    return JOB_N_OPS - 1;
+}
+
+/* ---- interval unions ---- */
+
+struct ivs {
+    int64_t (*iv)[2];
+    size_t n, cap;
+};
+
+static int ivs_push(struct ivs *v, int64_t a, int64_t b)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 256;
+        void *p = realloc(v->iv, cap * sizeof(*v->iv));
+        if (!p)
+            return -1;
+        v->iv = p, v->cap = cap;
+    }
+    v->iv[v->n][0] = a, v->iv[v->n][1] = b;
+    v->n++;
+    return 0;
+}
+
+static int cmp_iv(const void *pa, const void *pb)
+{
+    const int64_t *a = pa, *b = pb;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Sort and merge into a union of disjoint intervals. */
+static void ivs_merge(struct ivs *v)
+{
+    size_t k = 0;
+    if (v->n)
+        qsort(v->iv, v->n, sizeof(*v->iv), cmp_iv);
+    for (size_t i = 0; i < v->n; i++) {
+        if (k && v->iv[i][0] <= v->iv[k - 1][1]) {
+            if (v->iv[i][1] > v->iv[k - 1][1])
+                v->iv[k - 1][1] = v->iv[i][1];
+        } else {
+            v->iv[k][0] = v->iv[i][0], v->iv[k][1] = v->iv[i][1];
+            k++;
+        }
+    }
+    v->n = k;
+}
+
+/* @return the first interval ending after `a`. */
+static size_t ivs_find(const struct ivs *v, int64_t a)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->iv[mid][1] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* |union ∩ [a, b)| */
+static int64_t ivs_overlap(const struct ivs *v, int64_t a, int64_t b)
+{
+    size_t lo = ivs_find(v, a);
+    int64_t sum = 0;
+    for (size_t i = lo; i < v->n && v->iv[i][0] < b; i++) {
+        int64_t s = v->iv[i][0] > a ? v->iv[i][0] : a, e = v->iv[i][1] < b ? v->iv[i][1] : b;
+        if (e > s)
+            sum += e - s;
+    }
+    return sum;
+}
+
+/* compute, comm and busy unions of one trace */
+struct unions {
+    struct ivs compute, comm, busy;
+};
+
+static int is_comm_event(const gp_trace *t, const gp_event *e)
+{
+    return (e->flags & GP_EVF_COMM) || gp_job_is_comm_name(gp_trace_str(t, e->name));
+}
+
+static int collect_unions(const gp_trace *t, struct unions *u)
+{
+    size_t nt;
+    size_t ne;
+    const gp_track *tr = gp_trace_tracks(t, &nt);
+    const gp_event *ev = gp_trace_events(t, &ne);
+    for (size_t k = 0; k < nt; k++) {
+        for (uint32_t i = tr[k].first; tr[k].is_gpu && i < tr[k].first + tr[k].count; i++) {
+            const gp_event *e = &ev[i];
+            int kernel = e->kind == GP_EV_KERNEL;
+            if (!kernel && e->kind != GP_EV_MEMCPY && e->kind != GP_EV_MEMSET)
+                continue;
+            int rc = ivs_push(&u->busy, e->ts, e->ts + e->dur);
+            if (rc == 0 && kernel)
+                rc = ivs_push(is_comm_event(t, e) ? &u->comm : &u->compute, e->ts, e->ts + e->dur);
+            if (rc != 0)
+                return -1;
+        }
+    }
+    ivs_merge(&u->compute), ivs_merge(&u->comm), ivs_merge(&u->busy);
+    return 0;
+}
+
+/* exposed communication in [a, b): comm not covered by compute */
+static int64_t exposed_in(const struct unions *u, int64_t a, int64_t b)
+{
+    int64_t sum = 0;
+    for (size_t i = ivs_find(&u->comm, a); i < u->comm.n && u->comm.iv[i][0] < b; i++) {
+        int64_t s = u->comm.iv[i][0] > a ? u->comm.iv[i][0] : a;
+        int64_t e = u->comm.iv[i][1] < b ? u->comm.iv[i][1] : b;
+        if (e > s)
+            sum += (e - s) - ivs_overlap(&u->compute, s, e);
+    }
+    return sum;
+}
+
+static int fill_steps(gp_job_part *p, const gp_analysis *a, const struct unions *u)
+{
+    size_t n;
+    const gp_step *st = gp_analysis_steps(a, &n);
+    p->steps = calloc(n ? n : 1, sizeof(*p->steps));
+    if (!p->steps)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const gp_step *s = &st[i];
+        struct job_step *o = &p->steps[p->n_steps++];
+        o->num = s->synthetic ? -1 : s->num;
+        o->dur = s->end - s->ts;
+        o->compute = ivs_overlap(&u->compute, s->ts, s->end);
+        o->comm = ivs_overlap(&u->comm, s->ts, s->end);
+        o->exposed = exposed_in(u, s->ts, s->end);
+        o->idle = o->dur - ivs_overlap(&u->busy, s->ts, s->end);
+        o->loader = s->bd[GP_BD_DATALOADER];
+    }
+    return 0;
+}
+
+/* ---- collectives ---- */
+
+static uint64_t hash_str(char domain, const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (unsigned char)domain;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* Operations whose size every rank gives alike (all-to-all and point-to-point sizes differ). */
+static int same_size_op(uint16_t op)
+{
+    const char *o = job_ops[op];
+    return !strcmp(o, "AllReduce") || !strcmp(o, "AllGather") || !strcmp(o, "ReduceScatter") ||
+           !strcmp(o, "Broadcast") || !strcmp(o, "Reduce");
+}
+
+/* The collective's args: its own (a kernel), else a record_param_comms inside it (a c10d op). */
+static const gp_comm_info *comm_of(const gp_trace *t, const gp_event *ev, uint32_t i,
+                                   uint32_t track_end)
+{
+    const gp_comm_info *c = gp_trace_comm_info(t, ev[i].ext_id);
+    int64_t end = ev[i].ts + ev[i].dur;
+    for (uint32_t k = i + 1; !c && k < track_end && ev[k].ts < end; k++)
+        if (!strcmp(gp_trace_str(t, ev[k].name), "record_param_comms"))
+            c = gp_trace_comm_info(t, ev[k].ext_id);
+    return c;
+}
+
+/* Group, what and size of a collective (the number in its group comes later). */
+static struct job_key key_of(const gp_trace *t, const gp_event *e, const gp_comm_info *c,
+                             uint16_t op)
+{
+    const gp_gpu_info *g = gp_trace_gpu_info(t, e);
+    char stream[32];
+    snprintf(stream, sizeof(stream), "%lld", (long long)(g ? g->stream : -1));
+    const char *pg = c && c->pg != GP_STR_NONE ? gp_trace_str(t, c->pg) : NULL;
+    const char *coll = c && c->coll != GP_STR_NONE ? gp_trace_str(t, c->coll) : NULL;
+    struct job_key k = {
+            .group = pg ? hash_str('g', pg) : hash_str('s', stream),
+            .what = coll ? hash_str('c', coll) : 0, /* ops are compared when matched */
+            .size = c && same_size_op(op) ? c->in_nelems : -1,
+            .seq = c ? c->seq : -1,
+    };
+    return k;
+}
+
+static int push_call(gp_job_part *p, size_t *cap, const gp_analysis *a, uint32_t i,
+                     uint32_t track_end, int64_t base)
+{
+    const gp_trace *t = gp_analysis_trace(a);
+    size_t ne;
+    const gp_event *ev = gp_trace_events(t, &ne), *e = &ev[i];
+    if (p->n_calls == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        void *q = realloc(p->calls, c * sizeof(*p->calls));
+        if (!q)
+            return -1;
+        p->calls = q, *cap = c;
+    }
+    size_t ns;
+    const gp_step *st = gp_analysis_steps(a, &ns);
+    int si = gp_analysis_step_of(a, i);
+    const gp_comm_info *c = comm_of(t, ev, i, track_end);
+    const char *coll = c && c->coll != GP_STR_NONE ? gp_trace_str(t, c->coll) : NULL;
+    uint16_t op = op_index(gp_trace_str(t, e->name));
+    if (coll && op_index(coll) != JOB_N_OPS - 1)
+        op = op_index(coll); /* RCCL's Generic kernel, and names that do not tell */
+    struct job_call *x = &p->calls[p->n_calls++];
+    *x = (struct job_call){
+            .key = key_of(t, e, c, op),
+            .step = si >= 0 && !st[si].synthetic ? st[si].num : -1,
+            .op = op,
+            .ts = e->ts + base,
+            .end = e->ts + e->dur + base,
+    };
+    return 0;
+}
+
+/* Outermost c10d/nccl ops on the CPU: the collectives of a trace with no NCCL kernels. */
+static int is_cpu_comm(const gp_analysis *a, const gp_event *ev, uint32_t i)
+{
+    const gp_trace *t = gp_analysis_trace(a);
+    if (ev[i].kind != GP_EV_CPU_OP && ev[i].kind != GP_EV_USER_ANNOTATION)
+        return 0;
+    if (!is_comm_event(t, &ev[i]))
+        return 0;
+    uint32_t up = gp_analysis_parent_of(a, i);
+    return up == GP_NONE || !is_comm_event(t, &ev[up]);
+}
+
+static int cmp_step_ts(const void *pa, const void *pb)
+{
+    const struct job_call *a = pa, *b = pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+int job_key_cmp(const struct job_key *a, const struct job_key *b)
+{
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    if (a->what != b->what)
+        return a->what < b->what ? -1 : 1;
+    if (a->size != b->size)
+        return a->size < b->size ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* By key, the calls of one (step, group, what, size) in time order. */
+static int cmp_key_ts(const void *pa, const void *pb)
+{
+    const struct job_call *a = pa, *b = pb;
+    int c = job_key_cmp(&a->key, &b->key);
+    return c ? c : a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* Number each call in its step, then key it: by its Seq where every call has one, else by its
+ * order among the step's calls of its group, what and size. */
+static void key_calls(gp_job_part *p)
+{
+    int all_seq = p->n_calls > 0;
+    for (size_t i = 0; i < p->n_calls; i++)
+        all_seq = all_seq && p->calls[i].key.seq >= 0;
+    if (p->n_calls)
+        qsort(p->calls, p->n_calls, sizeof(*p->calls), cmp_step_ts);
+    for (size_t i = 0; i < p->n_calls; i++) {
+        struct job_call *c = &p->calls[i];
+        c->index = i && p->calls[i - 1].step == c->step ? p->calls[i - 1].index + 1 : 0;
+        c->key.step = all_seq ? INT64_MIN : c->step;
+        c->key.seq = all_seq ? c->key.seq : 0;
+    }
+    if (p->n_calls)
+        qsort(p->calls, p->n_calls, sizeof(*p->calls), cmp_key_ts);
+    for (size_t i = 1; i < p->n_calls && !all_seq; i++) {
+        struct job_key prev = p->calls[i - 1].key;
+        prev.seq = p->calls[i].key.seq;
+        if (job_key_cmp(&prev, &p->calls[i].key) == 0)
+            p->calls[i].key.seq = p->calls[i - 1].key.seq + 1;
+    }
+}
+
+static int collect_calls(gp_job_part *p, const gp_analysis *a)
+{
+    const gp_trace *t = gp_analysis_trace(a);
+    int64_t base = gp_trace_get_info(t)->base_time_ns;
+    size_t nt, ne, cap = 0;
+    const gp_track *tr = gp_trace_tracks(t, &nt);
+    const gp_event *ev = gp_trace_events(t, &ne);
+    for (int gpu = 1; gpu >= 0 && p->n_calls == 0; gpu--) {
+        for (size_t k = 0; k < nt; k++) {
+            if (tr[k].is_gpu != gpu)
+                continue;
+            uint32_t end = tr[k].first + tr[k].count;
+            for (uint32_t i = tr[k].first; i < end; i++) {
+                int want = gpu ? ev[i].kind == GP_EV_KERNEL && is_comm_event(t, &ev[i])
+                               : is_cpu_comm(a, ev, i);
+                if (want && push_call(p, &cap, a, i, end, base) != 0)
+                    return -1;
+            }
+        }
+    }
+    key_calls(p);
+    return 0;
+}
+
+/* ---- rank and host from the file name ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* "rank3", "rank_3", "rank-3" anywhere in the file name; -1 when absent. */
+static int rank_of_name(const char *path)
+{
+    for (const char *s = base_name(path); *s; s++) {
+        if (strncasecmp(s, "rank", 4) != 0)
+            continue;
+        const char *d = s + 4;
+        if (*d == '_' || *d == '-')
+            d++;
+        if (isdigit((unsigned char)*d))
+            return (int)strtol(d, NULL, 10);
+    }
+    return -1;
+}
+
+/* "<host>_<pid>[.<more>]" (Kineto's and ours): the host; else "". */
+static char *host_of_name(const char *path)
+{
+    const char *b = base_name(path), *dot = strchr(b, '.');
+    size_t n = dot ? (size_t)(dot - b) : strlen(b);
+    size_t us = n;
+    while (us > 0 && b[us - 1] != '_')
+        us--;
+    int pid = us > 1 && us < n;
+    for (size_t i = us; pid && i < n; i++)
+        pid = isdigit((unsigned char)b[i]) != 0;
+    size_t len = pid ? us - 1 : 0;
+    char *h = malloc(len + 1);
+    if (h) {
+        memcpy(h, b, len);
+        h[len] = 0;
+    }
+    return h;
+}
+
+/* Move the compute union into the part, shifted to unix ns. */
+static void keep_compute(gp_job_part *p, struct ivs *compute, int64_t base)
+{
+    for (size_t i = 0; i < compute->n; i++)
+        compute->iv[i][0] += base, compute->iv[i][1] += base;
+    p->compute = (struct rules_ivs){compute->iv, compute->n, compute->cap};
+    *compute = (struct ivs){0};
+}
+
+gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err)
+{
+    const gp_trace_info *in = gp_trace_get_info(gp_analysis_trace(a));
+    const char *path = in->path ? in->path : "";
+    struct unions u = {0};
+    gp_job_part *p = calloc(1, sizeof(*p));
+    int rc = p ? 0 : -1;
+    if (rc == 0) {
+        p->rank = in->rank >= 0 ? in->rank : rank_of_name(path);
+        p->world_size = in->world_size;
+        p->rank_from = in->rank >= 0 ? "distributedInfo" : p->rank >= 0 ? "file name" : "order";
+        p->path = strdup(path);
+        p->host = host_of_name(path);
+        rc = p->path && p->host ? collect_unions(gp_analysis_trace(a), &u) : -1;
+    }
+    if (rc == 0)
+        rc = fill_steps(p, a, &u);
+    if (rc == 0)
+        rc = collect_calls(p, a);
+    if (rc == 0) /* its compute on its own clock, as its calls are: for GT16's cost */
+        keep_compute(p, &u.compute, gp_trace_get_info(gp_analysis_trace(a))->base_time_ns);
+    free(u.compute.iv), free(u.comm.iv), free(u.busy.iv);
+    *out = NULL;
+    if (rc != 0) {
+        gp_job_part_free(p);
+        return gp_error_set(err, GP_ENOMEM, path, "out of memory");
+    }
+    *out = p;
+    return GP_OK;
+}
+
+void gp_job_part_free(gp_job_part *p)
+{
+    if (!p)
+        return;
+    free(p->path), free(p->host), free(p->steps), free(p->calls);
+    free(p->compute.iv), free(p->waits);
+    free(p);
+}

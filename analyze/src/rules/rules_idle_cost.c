@@ -1,0 +1,85 @@
+/* rules_idle_cost.c: what a stall costs the GPU, not the host. A blocking call (a synchronous
+ * copy, a memset, a sync) holds the host while queued work drains; removing it saves only the
+ * time the device then sits idle because of it: from the call's start to the first GPU work
+ * after it returns. A sync the GPU works through (another stream busy) costs the step nothing.
+ * Without the call the host's next launch comes at most its duration earlier, so idle past that
+ * is the host's own pace (GT04's); calls in a row, each made before the GPU resumed after the
+ * previous (two memsets after a drain), form one stall whose idle is capped by their summed
+ * duration. A copy delays compute only while compute work already launched waits behind it: in
+ * a loop where the next kernel is launched after the copy ended, the GPU would have idled
+ * anyway -- unless the copy's own call held the host (a synchronous or pageable copy): then the
+ * launch waited for it. */
+#include "rules/rules_int.h"
+
+#include <stdlib.h>
+
+gp_status rules_stall_add(struct rules_ctx *c, struct rules_stall *s, int64_t ts, int64_t end,
+                          int64_t *idle)
+{
+    GP_TRY(rules_ctx_intervals(c));
+    const struct rules_ivs *b = &c->busy;
+    size_t i = rules_ivs_lower(b, end);
+    int64_t resume = end;
+    if (i < b->n && b->iv[i][0] > end)
+        resume = b->iv[i][0]; /* idle when the call returned: until the next GPU work */
+    if (s->blocked > 0 && ts >= s->ts && ts < s->resume) { /* made before the GPU resumed */
+        s->resume = resume > s->resume ? resume : s->resume;
+        s->blocked += end - ts;
+    } else {
+        *s = (struct rules_stall){ts, resume, end - ts, 0};
+    }
+    int64_t total = (s->resume - s->ts) - rules_ivs_overlap(b, s->ts, s->resume);
+    total = total < s->blocked ? total : s->blocked;
+    *idle = total > s->idle ? total - s->idle : 0;
+    s->idle = total > s->idle ? total : s->idle;
+    return GP_OK;
+}
+
+static int cmp_launched(const void *pa, const void *pb)
+{
+    const struct rules_launched *a = pa, *b = pb;
+    return (a->gpu_ts > b->gpu_ts) - (a->gpu_ts < b->gpu_ts);
+}
+
+void rules_kernel_queue_release(struct rules_kernel_queue *q)
+{
+    free(q->k);
+    q->k = NULL;
+    q->n = 0;
+}
+
+gp_status rules_kernel_queue_build(const struct rules_ctx *c, struct rules_kernel_queue *q)
+{
+    size_t nl;
+    const gp_launch *l = gp_analysis_launches(c->a, &nl);
+    q->n = 0;
+    q->k = malloc((nl ? nl : 1) * sizeof(*q->k));
+    if (!q->k)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < nl; i++)
+        if (c->ev[l[i].gpu].kind == GP_EV_KERNEL)
+            q->k[q->n++] = (struct rules_launched){c->ev[l[i].gpu].ts, c->ev[l[i].runtime].ts};
+    qsort(q->k, q->n, sizeof(*q->k), cmp_launched);
+    return GP_OK;
+}
+
+int64_t rules_copy_delay(struct rules_ctx *c, const struct rules_kernel_queue *q, int64_t ts,
+                         int64_t end, int holds_host)
+{
+    size_t lo = 0, hi = q->n;
+    while (lo < hi) { /* the first kernel starting at or after the copy's start */
+        size_t mid = lo + (hi - lo) / 2;
+        if (q->k[mid].gpu_ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == q->n)
+        return 0; /* no compute after it: nothing waits */
+    int64_t from = q->k[lo].call_ts > ts && !holds_host ? q->k[lo].call_ts : ts;
+    if (from >= end)
+        return 0;
+    int64_t hidden =
+            rules_ivs_overlap(&c->kernels, from, end) + rules_ivs_overlap(&c->comm, from, end);
+    return end - from > hidden ? end - from - hidden : 0;
+}
