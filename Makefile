@@ -12,7 +12,7 @@ BIN = $(BUILD)/bin/gprof-train
 # (a first `make run` printed 118 before the training output).
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps configure build run test test-main test-asan test-tsan bench fuzz format clean
+.PHONY: all deps configure build run test test-main test-asan test-tsan bench fuzz format clean wheel
 
 all: build
 
@@ -77,8 +77,16 @@ fuzz: deps
 	@cmake --build build-fuzz -j $(JOBS) --target gp_fuzz_all
 	sh tests/ci/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
+# The Python package as a wheel in dist/ (pyproject.toml: scikit-build-core builds this CMake
+# project without tests, benchmarks or the CUDA trainer module; `pip install .` does the same).
+PYTHON ?= python3
+WHEEL_DIR ?= dist
+WHEEL_FLAGS ?=
+wheel:
+	$(PYTHON) -m pip wheel --disable-pip-version-check --no-deps --wheel-dir $(WHEEL_DIR) $(WHEEL_FLAGS) .
+
 format:
 	clang-format -i $$(git ls-files "*.c" "*.h" "*.cu" "*.cuh")
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-release build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-release build-fuzz dist

@@ -19,7 +19,7 @@ if ! "$venv/bin/python" -c 'import torch' 2>/dev/null; then
         exit 1
     fi
     if ! "$venv/bin/pip" install --disable-pip-version-check -q torch >>"$log" 2>&1; then
-        if grep -qE 'NewConnectionError|Network is unreachable|Temporary failure in name resolution|Name or service not known|Failed to establish|ProxyError|from versions: none' "$log"; then
+        if sh "$(dirname "$0")/pip_offline.sh" "$log"; then
             echo "SKIP: pip cannot reach its package index to install torch (see $log)" >&2
             exit 77
         fi

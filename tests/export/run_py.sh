@@ -20,7 +20,7 @@ if [ "$(cat "$venv/.complete" 2>/dev/null)" != "$pkgs" ]; then
     fi
     # shellcheck disable=SC2086
     if ! "$venv/bin/pip" install --disable-pip-version-check -q $pkgs >>"$log" 2>&1; then
-        if grep -qE 'NewConnectionError|Network is unreachable|Temporary failure in name resolution|Name or service not known|Failed to establish|ProxyError|from versions: none' "$log"; then
+        if sh "$(dirname "$0")/../../scripts/pip_offline.sh" "$log"; then
             echo "SKIP: pip cannot reach its package index to install $pkgs (see $log)" >&2
             rm -rf "$venv"
             exit 77
