@@ -38,9 +38,10 @@ cd "$build" || exit 2
 version=$(sed -n 's/^project(gprof_train VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 "$venv/bin/gprof-train" --version | grep -q "^gprof-train $version " ||
     fail "gprof-train --version does not say $version: $("$venv/bin/gprof-train" --version 2>&1)"
-"$venv/bin/gprof-train" report "$trace" --row-limit 5 >"$build/pip-report.txt" 2>&1 &&
-    grep -q '^steps: ' "$build/pip-report.txt" ||
-    { fail "gprof-train report $trace:"; cat "$build/pip-report.txt"; }
+if ! "$venv/bin/gprof-train" report "$trace" --row-limit 5 >"$build/pip-report.txt" 2>&1 ||
+    ! grep -q '^steps: ' "$build/pip-report.txt"; then
+    fail "gprof-train report $trace:"; cat "$build/pip-report.txt"
+fi
 pkg=$("$venv/bin/python" -c 'import gprof_train, os; print(os.path.dirname(gprof_train.__file__))')
 case "$pkg" in "$venv"/*) ;; *) fail "gprof_train imported from '$pkg', not the venv" ;; esac
 # the module's report() is the installed command's JSON
@@ -67,7 +68,7 @@ if ! make -s -C "$src" wheel PYTHON="$venv/bin/python" WHEEL_DIR="$build/pip-dis
     echo "FAIL: make wheel:"; tail -40 "$log"; exit 1
 fi
 step "make wheel"
-whl=$(ls "$build/pip-dist"/gprof_train-"$version"-py3-none-*.whl 2>/dev/null)
+whl=$(ls "$build/pip-dist/gprof_train-$version-py3-none-"*.whl 2>/dev/null)
 [ -f "$whl" ] || { fail "no py3 wheel in $build/pip-dist: $(ls "$build/pip-dist")"; exit 1; }
 un="$build/pip-dist/unpacked"
 "$venv/bin/python" -m zipfile -e "$whl" "$un" || exit 1
@@ -75,12 +76,14 @@ for f in gprof_train/bin/gprof-train gprof_train/lib/libgp_prof.so \
     gprof_train/lib/gprof_train_hook/sitecustomize.py gprof_train/__init__.py; do
     [ -f "$un/$f" ] || fail "the wheel has no $f"
 done
-for f in $(find "$un" -type f); do
-    head -c 4 "$f" | grep -q 'ELF' || continue
+elfs=$(find "$un" -type f -exec sh -c 'head -c 4 "$1" | grep -q ELF' sh {} \; -print)
+for f in $elfs; do
     for p in $(readelf -d "$f" | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p' | tr ':' ' '); do
+        # shellcheck disable=SC2016 # $ORIGIN is the loader's, not the shell's
         case "$p" in '$ORIGIN'*) ;; *) fail "${f#"$un"/}: RUNPATH entry '$p' is not under \$ORIGIN" ;; esac
     done
 done
+[ -n "$elfs" ] || fail "no ELF file in the wheel"
 for p in "$src" "$build" pip-build-env; do
     grep -rlF "$p" "$un" | sed "s#^#FAIL: '$p' appears in #"
     grep -rqF "$p" "$un" && fails=$((fails + 1))
