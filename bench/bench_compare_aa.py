@@ -1,6 +1,8 @@
 """compare's verdict with runs as the unit, measured on real runs (issue 24 §3).
 
-Runs the bundled trainer on the CPU (`gprof-train run --device cpu --steps S --no-report`),
+Runs the bundled trainer on the CPU (`gprof-train run --device cpu --steps S --no-report`;
+S = 2000 by default: 300-step runs, under 0.5 s each, differ by ~6% in typical step from run to
+run on the shared VM, too much for 5 runs a side to find a 10% change 9 times in 10),
 setting A (batch 64) and setting B (batch 71: 11% more samples a step, about 10% more step time)
 interleaved A A B A A B ... so that a machine getting busier or quieter touches both alike. Then,
 from those runs, with `gprof-train compare ... --vs ...` (text verdict line):
@@ -13,7 +15,7 @@ Trials drawn from one pool of runs are not independent: the rates say how the st
 on these runs, and the pool size is printed beside them. The true change is the mean of all B
 runs against the mean of all A runs (each run's mean step). Targets: A/A false verdicts <= 5%,
 detection >= 90%.
-usage: bench_compare_aa.py GPROF_TRAIN --out DIR [--a-runs 20] [--b-runs 10] [--steps 300]
+usage: bench_compare_aa.py GPROF_TRAIN --out DIR [--a-runs 20] [--b-runs 10] [--steps 2000]
        [--trials 40]"""
 import argparse
 import glob
@@ -105,7 +107,7 @@ def main():
     ap.add_argument("--half", type=int, choices=(1, 2))
     ap.add_argument("--a-runs", type=int, default=20)
     ap.add_argument("--b-runs", type=int, default=10)
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--trials", type=int, default=40)
     a = ap.parse_args()
     if bool(a.out) == bool(a.pool):
