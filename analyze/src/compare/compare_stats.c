@@ -21,7 +21,9 @@
  * steps, loads 2-3; bench_compare_aa.py --pool), the run-to-run spread of the upper quartile
  * was below the median's and half the mean's, and 5 vs 5 runs detected a 7-10% change 2-3x as
  * often as with the run means, at the same false-verdict rate. Any quantile scales with the
- * program's cost, so on a quiet machine (one mode) it measures the same change as the mean. */
+ * program's cost, so on a quiet machine (one mode) it measures the same change as the mean.
+ * Not so a change confined to the slowest quarter of steps (a periodic pause made longer): the
+ * mean shows it, the typical step does not; the verdict line gives both changes. */
 #define TYPICAL_QUANTILE 0.75
 /* How much more identical runs differ when a run's steps are spread out (by log(p75/p25): a
  * busy machine's mixture of speeds, whose shares move from run to run): the standard deviation
