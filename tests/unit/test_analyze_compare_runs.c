@@ -8,10 +8,11 @@
  *     slow share drawn per run from 25-95% (the other load comes and goes), 3% of steps 2-6x
  *     (preemption), run levels 2% apart, steps 3% around their mode.
  * The run means there differ by about 7% from run to run: a test on them (the previous
- * statistic: run means, a bootstrap and a prior) gave false verdicts in 10% of A/A trials with
- * 1 or 2 runs a side, 4.5% with 5, and found the 10% change in 53%. The upper-quartile step of
- * each run finds it in about 80% (the 90% target holds on the quiet machine, not this busy
- * one, as on the recorded pools): a 15% change is found in 90%. */
+ * statistic: run means, a bootstrap and a prior) gave false verdicts in 10% of busy A/A trials
+ * with 1 or 2 runs a side and in 5.5% of quiet ones with 5, and found the busy 10% change in 53%.
+ * The upper-quartile step of each run finds it in about 80%: the 90% target holds on the quiet
+ * machine, not on this busy one, where the prior (0.4 of a run's p25-p75 spread, measured on
+ * the VM's runs) is wider than these runs differ; a 15% change is found in over 90%. */
 #include "gp/compare.h"
 #include "gp_test.h"
 
