@@ -60,7 +60,8 @@ static void test_one_run_a_side(void)
     gp_change_test t, again;
     /* steps within a run spread 2%: a 3% drift is far outside that, yet within run noise */
     GP_ASSERT_EQ_INT(one_vs_one(3, 2, 200, &t), GP_VERDICT_SAME);
-    GP_ASSERT_NEAR(t.detectable_pct, GP_COMPARE_RUN_NOISE_PCT, 0.05);
+    /* --run-noise, and a little for the 2% the steps spread (0.4 of it, added in quadrature) */
+    GP_CHECK(t.detectable_pct >= GP_COMPARE_RUN_NOISE_PCT && t.detectable_pct < 6.5);
     one_vs_one(3, 2, 200, &again);
     GP_CHECK(t.ci_lo_pct == again.ci_lo_pct && t.p_value == again.p_value); /* fixed seed */
     GP_ASSERT_EQ_INT(one_vs_one(15, 2, 200, &t), GP_VERDICT_SLOWER);
@@ -89,8 +90,8 @@ static void test_several_runs(void)
     free_runs(b, 5), free_runs(d, 5), free_runs(n, 5);
 }
 
-/* Steps of a run on a busy machine: 1 ms, and every third step 6 ms (a core taken away), so most
- * of the time lies above the median step; such runs differ by far more than quiet ones. */
+/* Steps of a run on a busy machine: 1 ms, and every third step 6 ms (a core taken away), so its
+ * steps spread 6x from p25 to p75; such runs differ by far more than quiet ones. */
 static double *busy_steps(size_t n, double scale)
 {
     double *v = malloc(n * sizeof(*v));
@@ -106,7 +107,7 @@ static void test_busy_machine(void)
     gp_change_test t;
     gp_change_test_runs(&ra, 1, &rb, 1, GP_COMPARE_RUN_NOISE_PCT, &t);
     GP_ASSERT_EQ_INT(t.verdict, GP_VERDICT_SAME); /* +15%, one run a side, busy */
-    GP_CHECK(t.busy_pct > 50 && t.detectable_pct > 30);
+    GP_CHECK(t.spread_pct > 50 && t.detectable_pct > 30);
     free(a), free(b);
 }
 

@@ -7,10 +7,11 @@
  * processes of one run, whose steps are pooled).
  *
  * The verdict takes runs as the unit (gp_change_test_runs): identical runs differ (on a 2-core
- * VM, back-to-back runs of the bundled trainer by up to ~4% in mean step time), far more than the
- * spread of steps within one run shows, so a test over steps calls drift a regression. NEW is
- * "faster" or "slower" only when the change of the mean of the run means exceeds the smallest
- * change the data can detect; otherwise "no clear change". With fewer than 3 steps on a side
+ * VM, back-to-back runs of the bundled trainer by up to ~4% in mean step time when quiet, and by
+ * a median 2-5%, up to 20-40%, under a load of 2-3), far more than the spread of steps within
+ * one run shows, so a test over steps calls drift a regression. NEW is "faster" or "slower" only
+ * when the change of the runs' typical step exceeds the smallest change the data can detect;
+ * otherwise "no clear change". With fewer than 3 steps on a side
  * there is no test: "too few steps". Steps are the analysed ones (the first, warm-up step of a
  * trace with ProfilerStep#N ranges is dropped, as diagnose does). */
 #ifndef GP_ANALYZE_COMPARE_H
@@ -89,32 +90,31 @@ typedef struct gp_run_values {
     size_t n;
 } gp_run_values;
 
-/** A change tested with runs as the unit. Percentages are of BASE's mean of run means. */
+/** A change tested with runs as the unit. Percentages are of BASE. */
 typedef struct gp_change_test {
     size_t n_runs[2];
     double change_pct;           /**< (new - base) / base * 100, means of the run means */
-    double ci_lo_pct, ci_hi_pct; /**< 95% interval of change_pct (NAN: not tested) */
+    double typical_change_pct;   /**< the change of the typical step, the one tested (NAN) */
+    double ci_lo_pct, ci_hi_pct; /**< 95% interval of typical_change_pct (NAN: not tested) */
     double detectable_pct;       /**< the interval's half-width: the smallest change the data
                                       can tell from run-to-run variation (NAN: not tested) */
-    double p_value;              /**< two-sided, of change_pct against no change (NAN) */
-    double busy_pct;             /**< the share of step time above the median step, over the
-                                      runs: most of it on a busy machine (0: not tested) */
+    double p_value;              /**< two-sided, of the change against no change (NAN) */
+    double spread_pct;           /**< p75 / p25 of a run's values, - 1, in %, over the runs:
+                                      wide on a busy machine (0: not tested) */
     gp_verdict verdict;          /**< GP_VERDICT_TOO_FEW: a side without runs or values */
 } gp_change_test;
 
-/** Test whether `now`'s runs differ from `base`'s. The standard error of the change is the larger
- * of two estimates: a hierarchical bootstrap (2000 rounds, fixed seed: the same input always gives
- * the same result) that resamples a side's runs, each kept whole (a run's step noise is already
- * in the spread of the run means; resampling its steps as well would count it twice), the
- * spread widened by sqrt(k/(k-1)) for k runs, and a side's only run by blocks of about sqrt(n)
- * consecutive values (a run's bursts stay whole);
- * and the run-to-run spread of the run means, pooled from both sides with a prior worth 4 degrees
- * of freedom, times sqrt(1/k_base + 1/k_new). The prior makes `run_noise_pct` the detectable
- * change of one run against one run on a quiet machine; on a busy one, where much of the step
- * time lies above the median step (others' processes taking the cores), it adds 0.4 of that
- * share: time that follows the other load, not the program, and differs run to run.
- * The interval is the change +- t(0.975, 4 + k_base - 1 + k_new - 1)
- * times that error; "faster" or "slower" when it excludes zero. Values must be > 0. */
+/** Test whether `now`'s runs differ from `base`'s. Each run is one value: the log of its typical
+ * step, its upper-quartile value (the mean and the median of a run on a shared machine move
+ * with the share of steps the other load slowed; see compare_stats.c). The test is Student's t
+ * on those values: their variance pooled from both sides (k_base - 1 + k_new - 1 degrees of
+ * freedom) and from a prior worth 4 degrees of freedom, the run-to-run variance expected before
+ * seeing several runs: `run_noise_pct` is the detectable change of one run against one run whose
+ * values do not spread; runs whose values spread (p75 / p25: a busy machine, whose runs differ
+ * more) add 0.4 of that spread as a standard deviation, and a run of few values the quartile's
+ * sampling error. The interval is the change of the typical step +- t(0.975, 4 + k_base - 1 +
+ * k_new - 1) times the standard error, sqrt(variance * (1/k_base + 1/k_new)); "faster" or
+ * "slower" when it excludes zero. Deterministic; values must be > 0. */
 void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_values *now, size_t nn,
                          double run_noise_pct, gp_change_test *out);
 
@@ -124,11 +124,12 @@ typedef struct gp_compare_steps {
     int64_t mean[2];             /**< the mean of the run means (each run's steps pooled) */
     int64_t p50[2], p95[2];      /**< percentiles by nearest rank over the pooled steps */
     double change_pct;           /**< (new mean - base mean) / base mean * 100 */
-    double ci_lo_pct, ci_hi_pct; /**< 95% interval of change_pct (NAN: too few) */
+    double typical_change_pct;   /**< gp_change_test's: the change tested (NAN: too few) */
+    double ci_lo_pct, ci_hi_pct; /**< 95% interval of typical_change_pct (NAN: too few) */
     double detectable_pct;       /**< the smallest change the data can detect (NAN: too few) */
     double run_noise_pct;        /**< the same for one run against one run, by assumption */
     double p_value;              /**< two-sided, runs as the unit (NAN: too few) */
-    double busy_pct;             /**< gp_change_test's busy_pct */
+    double spread_pct;           /**< gp_change_test's spread_pct */
     gp_verdict verdict;
 } gp_compare_steps;
 
@@ -147,7 +148,8 @@ gp_status gp_compare_format_parse(const char *s, gp_compare_format *out, gp_erro
  *   {"schema": "gprof-train.compare/1",
  *    "base": {"traces": [PATH], "runs": N, "steps": N}, "new": {...},
  *    "step_time": {"mean_us": [B, N], "p50_us": [B, N], "p95_us": [B, N], "change_pct": NUM,
- *                  "ci95_pct": [LO, HI]|null, "detectable_pct": NUM|null,
+ *                  "typical_change_pct": NUM|null, "ci95_pct": [LO, HI]|null,
+ *                  "detectable_pct": NUM|null, "spread_pct": NUM|null,
  *                  "run_noise_pct": NUM, "p_value": NUM|null, "verdict": STR},
  *    "breakdown": [{"category": STR, "base_us": NUM, "new_us": NUM, "change_us": NUM}],
  *    "ops": [ROW], "kernels": [ROW],     the `top` rows that moved most, per step

@@ -92,8 +92,9 @@ static void test_runs(gp_compare *c, gp_run_values *const runs[2])
     gp_compare_steps *r = &c->res;
     gp_change_test t;
     gp_change_test_runs(runs[0], r->n_runs[0], runs[1], r->n_runs[1], c->run_noise_pct, &t);
+    r->typical_change_pct = t.typical_change_pct;
     r->ci_lo_pct = t.ci_lo_pct, r->ci_hi_pct = t.ci_hi_pct;
-    r->detectable_pct = t.detectable_pct, r->p_value = t.p_value, r->busy_pct = t.busy_pct;
+    r->detectable_pct = t.detectable_pct, r->p_value = t.p_value, r->spread_pct = t.spread_pct;
     r->verdict = t.verdict;
 }
 
@@ -115,7 +116,7 @@ gp_status cmp_step_verdict(gp_compare *c)
     }
     r->change_pct = grand[0] > 0 ? (grand[1] - grand[0]) / grand[0] * 100 : 0.0;
     r->run_noise_pct = c->run_noise_pct;
-    r->ci_lo_pct = r->ci_hi_pct = r->detectable_pct = r->p_value = NAN;
+    r->typical_change_pct = r->ci_lo_pct = r->ci_hi_pct = r->detectable_pct = r->p_value = NAN;
     r->verdict = GP_VERDICT_TOO_FEW;
     if (st == GP_OK && r->n_steps[0] >= MIN_STEPS_TESTED && r->n_steps[1] >= MIN_STEPS_TESTED)
         test_runs(c, runs);

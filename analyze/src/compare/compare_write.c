@@ -186,7 +186,7 @@ static void text_time_row(FILE *out, const char *name, double base, double now, 
         fprintf(out, " %10s\n", fmt_delta(d, sizeof(d), now - base));
 }
 
-#define BUSY_NOTE_PCT 20.0 /* a busy share worth saying */
+#define SPREAD_NOTE_PCT 20.0 /* a spread of a run's steps worth saying */
 
 /* What the runs can tell: with one run a side, the issue's warning; else the detectable change;
  * and why it is wide when the steps show a busy machine. */
@@ -202,11 +202,11 @@ static void text_detectable(FILE *out, const gp_compare_steps *r)
     else
         fprintf(out, "smallest change these runs can detect: %.1f%% (%zu vs %zu runs)\n",
                 r->detectable_pct, r->n_runs[0], r->n_runs[1]);
-    if (r->busy_pct >= BUSY_NOTE_PCT)
+    if (r->spread_pct >= SPREAD_NOTE_PCT)
         fprintf(out,
-                "    %.0f%% of the step time lies above the median step: a busy machine (other "
+                "    a run's steps spread over %.0f%% (p25 to p75): a busy machine (other "
                 "processes on the cores?), whose runs differ more\n",
-                r->busy_pct);
+                r->spread_pct);
 }
 
 static void text_steps(FILE *out, const gp_compare *c)
@@ -220,8 +220,10 @@ static void text_steps(FILE *out, const gp_compare *c)
     if (r->verdict == GP_VERDICT_TOO_FEW)
         fprintf(out, "; a test needs 3 steps a side, %zu vs %zu", r->n_steps[0], r->n_steps[1]);
     else
-        fprintf(out, ", 95%% CI %+.1f%% .. %+.1f%%, p = %.2g; %zu vs %zu runs, %zu vs %zu steps",
-                r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0], r->n_runs[1], r->n_steps[0],
+        fprintf(out,
+                "; typical step %+.1f%%, 95%% CI %+.1f%% .. %+.1f%%, p = %.2g; %zu vs %zu runs, "
+                "%zu vs %zu steps",
+                r->typical_change_pct, r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0], r->n_runs[1], r->n_steps[0],
                 r->n_steps[1]);
     fputs(")\n", out);
     text_detectable(out, r);
@@ -393,6 +395,8 @@ static void json_steps(FILE *out, const gp_compare *c)
     put_pair_us(out, "p95_us", (double)r->p95[0], (double)r->p95[1]);
     fputs(", \"change_pct\": ", out);
     put_number(out, r->change_pct);
+    fputs(", \"typical_change_pct\": ", out);
+    put_number(out, r->typical_change_pct);
     fputs(", \"ci95_pct\": ", out);
     if (isnan(r->ci_lo_pct))
         fputs("null", out);
@@ -400,6 +404,8 @@ static void json_steps(FILE *out, const gp_compare *c)
         put_pair(out, r->ci_lo_pct, r->ci_hi_pct);
     fputs(", \"detectable_pct\": ", out);
     put_number(out, r->detectable_pct);
+    fputs(", \"spread_pct\": ", out);
+    put_number(out, r->spread_pct);
     fputs(", \"run_noise_pct\": ", out);
     put_number(out, r->run_noise_pct);
     fputs(", \"p_value\": ", out);
