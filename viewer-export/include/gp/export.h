@@ -9,6 +9,7 @@
 
 #include "gp/analysis.h"
 #include "gp/compare.h"
+#include "gp/job.h"
 #include "gp/rules.h"
 
 #include <stdio.h>
@@ -52,6 +53,28 @@ gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, c
  */
 gp_status gp_export_perfetto_proto(const gp_analysis *a, const gp_export_opts *opts,
                                    const char *path, gp_error *err);
+
+/** How a job's export reads a rank's trace again: `open` gives its analysis (or an error),
+ * `close` frees it; one rank is open at a time. */
+typedef struct gp_export_rank_reader {
+    gp_status (*open)(void *ud, const char *path, const gp_analysis **out, gp_error *err);
+    void (*close)(void *ud, const gp_analysis *a);
+    void *ud;
+} gp_export_rank_reader;
+
+/**
+ * Write a finished job (gp/job.h) as one Perfetto protobuf trace: a process "rank N (clock
+ * +X ms, ±Y us)" per rank (X its clock offset, Y gp_job_rank.clock_spread, what is left of its
+ * clock's uncertainty) holding the rank's tracks as gp_export_perfetto_proto() writes them, on
+ * the job's aligned clock (time 0: the earliest aligned event), and a "collective waits" track
+ * with a slice "wait for rank L (OP)" from each of its arrivals at a collective where rank L
+ * was late to L's arrival. The traces are read again through `rd`, one at a time.
+ * @return GP_OK; GP_EINVAL when a rank other than the first shares no collective with it (its
+ * clock cannot be aligned; named in `err`); an error of `rd`; GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_reader *rd,
+                                       const gp_export_opts *opts, const char *path,
+                                       gp_error *err);
 
 /** @return 1 when `path` names a Perfetto protobuf trace (".pftrace", ".perfetto-trace", either
  * with ".gz"), else 0. */
