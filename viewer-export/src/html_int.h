@@ -39,6 +39,14 @@ void html_steps_table(export_out *o, const gp_analysis *a);
 void html_operators(export_out *o, const gp_analysis *a);
 void html_timeline_howto(export_out *o, const char *trace);
 void html_modules(export_out *o, const gp_analysis *a);
+/* Each memory series' peak allocated and reserved bytes, when (on the charts' axis) and its
+ * allocation count: a table under the memory chart. */
+void html_memory_peaks(export_out *o, const gp_analysis *a, const html_time *tx);
+/* html_sort.c: the script that sorts a table.sortable by the header clicked, its hash for the
+ * page's Content-Security-Policy, and a time cell (its ns in data-v, what the script sorts by). */
+extern const char html_sort_js[];
+extern const char html_sort_js_sha256[];
+void html_td_time(export_out *o, int64_t ns);
 /* A kernel name cell: its short name, the full one on hover and when expanded. */
 void html_kernel_name(export_out *o, const char *full);
 

@@ -93,9 +93,11 @@ gp_status gp_export_tensorboard(const gp_analysis *a, const gp_export_opts *opts
                                 gp_error *err);
 
 /**
- * Write one self-contained HTML file (no scripts, no network, no external fonts): summary, the
- * step-time breakdown per step, GPU utilisation and memory over time (inline SVG, findings'
- * ranges highlighted), the top-20 ops and kernels, and the findings with their evidence.
+ * Write one self-contained HTML file (no network, no external fonts; one inline script, allowed
+ * by its hash, sorts the tables): summary, the step-time breakdown per step, GPU utilisation and
+ * memory over time (inline SVG, findings' ranges highlighted) and each device's memory peaks,
+ * the top-20 ops and kernels, and the findings with their evidence and their track and first
+ * slice in the Perfetto export.
  * @return GP_OK, GP_EIO or GP_ENOMEM.
  */
 gp_status gp_export_html(const gp_analysis *a, const gp_export_opts *opts, const char *path,
