@@ -110,8 +110,23 @@ static int write_timeline(const gp_job *j, const char *path)
     return CLI_OK;
 }
 
+static int write_html(const gp_job *j, const char *path)
+{
+    gp_error err;
+    gp_status st = gp_export_job_html(j, NULL, path, &err);
+    if (st != GP_OK)
+        return cli_error_from(&err, st);
+    fprintf(stderr, "html: %s\n", path);
+    return CLI_OK;
+}
+
+/* Where the job goes besides the report on stdout. */
+struct job_outputs {
+    const char *perfetto, *html;
+};
+
 static int run_job(const struct trace_paths *paths, const struct opt_list *sets, gp_job_format fmt,
-                   unsigned flags, const char *name, long threads, const char *perfetto)
+                   unsigned flags, const char *name, long threads, const struct job_outputs *out)
 {
     gp_job *j = NULL;
     gp_error err;
@@ -126,7 +141,9 @@ static int run_job(const struct trace_paths *paths, const struct opt_list *sets,
             cli_warn("%zu trace%s of a job of %d ranks (distributedInfo.world_size): a "
                      "straggler among the other %zu is not seen",
                      n, n == 1 ? "" : "s", gp_job_world_size(j), (size_t)gp_job_world_size(j) - n);
-        rc = perfetto ? write_timeline(j, perfetto) : CLI_OK;
+        rc = out->perfetto ? write_timeline(j, out->perfetto) : CLI_OK;
+        if (rc == CLI_OK && out->html)
+            rc = write_html(j, out->html);
         if (rc == CLI_OK)
             st = gp_job_write(stdout, j, fmt, flags, name, &err);
     }
@@ -139,7 +156,8 @@ static int run_job(const struct trace_paths *paths, const struct opt_list *sets,
 int cmd_job(int argc, const char **argv)
 {
     const char *max_memory = NULL;
-    const char *format = "text", *name = NULL, *perfetto = NULL;
+    const char *format = "text", *name = NULL;
+    struct job_outputs out = {0};
     struct opt_list sets = {0};
     int per_op = 0;
     long jobs = 0;
@@ -148,7 +166,9 @@ int cmd_job(int argc, const char **argv)
             OPT_STR('f', "format", &format, "FMT", "text (default), json or ndjson"),
             OPT_BOOL(0, "per-op", &per_op, "ndjson: also a line per rank and collective op"),
             OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
-            OPT_STR(0, "perfetto", &perfetto, "OUT.pftrace",
+            OPT_STR(0, "html", &out.html, "OUT.html",
+                    "also write the Distributed view: ranks, who waited for whom, GT16"),
+            OPT_STR(0, "perfetto", &out.perfetto, "OUT.pftrace",
                     "also write the job on one Perfetto timeline: a process per rank on the "
                     "aligned clock, each rank's waits at collectives on a track"),
             OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
@@ -171,7 +191,7 @@ int cmd_job(int argc, const char **argv)
             "    gprof-train job runs/ddp-job/\n"
             "    gprof-train job rank*.pt.trace.json.gz --format json\n"
             "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n"
-            "    gprof-train job rank*.json --perfetto job.pftrace\n",
+            "    gprof-train job rank*.json --perfetto job.pftrace --html job.html\n",
             NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
@@ -186,7 +206,7 @@ int cmd_job(int argc, const char **argv)
     if (rc == CLI_OK && n == 0)
         rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|DIR...");
     else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
-        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs, perfetto);
+        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs, &out);
     trace_paths_release(&paths);
     return rc;
 }

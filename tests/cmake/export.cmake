@@ -101,8 +101,12 @@ if(TARGET gp_export)
            COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/rules/healthy.json.gz ${gp_export_work}/compare_html
                    ${GP_TEST_DATA_DIR}/rules/starved_trainer.json.gz)
+  # a job's Distributed view (job --html), the same checks (issue 27 §3)
+  add_test(NAME export_job_html_chromium
+           COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
+                   ${GP_TEST_DATA_DIR}/job/straggler ${gp_export_work}/job_html)
   set_tests_properties(export_perfetto_importer_rules export_html_chromium
-                       export_compare_html_chromium PROPERTIES
+                       export_compare_html_chromium export_job_html_chromium PROPERTIES
                        LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
 

@@ -36,4 +36,9 @@ if(Python3_FOUND)
                    ${CMAKE_CURRENT_BINARY_DIR}/job-perfetto
                    ${CMAKE_CURRENT_SOURCE_DIR}/export/data/starved_worker.1700000000000.pt.trace.json)
   set_tests_properties(job_perfetto PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # issue 27 §3: job --html, the Distributed view, against job --format json
+  add_test(NAME job_html
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_html.py
+                   $<TARGET_FILE:gprof-train> ${CMAKE_CURRENT_BINARY_DIR}/job-html)
+  set_tests_properties(job_html PROPERTIES LABELS cli TIMEOUT 300)
 endif()

@@ -85,7 +85,7 @@ def check_sorted(page, dom):
         keys = [key(r[1]) for r in t[1:]]
         assert all(x[0] == keys[0][0] for x in keys), "a column mixing numbers and text"
         assert keys == sorted(keys, reverse=True), "not sorted by %r: %s" % (t[0][1][1], keys)
-        moved += [r[0][1] for r in b[1:]] != [r[0][1] for r in t[1:]]
+        moved += [[c[1] for c in r] for r in b[1:]] != [[c[1] for c in r] for r in t[1:]]
     assert moved, "no table's rows moved: the click sorted nothing"
     print("ok: %d sortable tables sorted by their second column, %d reordered" % (len(after), moved))
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_html_chromium.sh GPROF_TRAIN TRACE WORK_DIR [BASE]: export TRACE as HTML (with BASE, the
-# page of `compare BASE TRACE --format html` instead), check the file is self-contained, load it
-# in headless Chromium with console logging on, and fail on any console message (errors, CSP
+# page of `compare BASE TRACE --format html` instead; TRACE a folder of rank traces: the page of
+# `job TRACE --html`), check the file is self-contained, load it in headless Chromium with
+# console logging on, and fail on any console message (errors, CSP
 # refusals) or a blank screenshot; then check that a click on a sortable table's header sorts
 # it (--dump-dom). A canary page proves console messages are captured. Skips (77) only when
 # chromium is not installed.
@@ -17,7 +18,9 @@ if [ -z "$chromium" ]; then
 fi
 rm -rf "$work" && mkdir -p "$work" || exit 2
 html="$work/report.html"
-if [ -n "$base" ]; then
+if [ -d "$trace" ]; then # a job's rank traces: its Distributed view
+    "$bin" job "$trace" --html "$html" >/dev/null || { echo "FAIL: job --html failed"; exit 1; }
+elif [ -n "$base" ]; then
     "$bin" compare "$base" "$trace" --format html >"$html" || {
         echo "FAIL: compare --format html failed"
         exit 1

@@ -5,6 +5,7 @@
 
 #include "export_int.h"
 #include "gp/analysis.h"
+#include "gp/rules.h"
 
 /* The time axis of the time charts: x = (ns - t0) / scale, in `unit`. */
 typedef struct html_time {
@@ -26,6 +27,9 @@ void html_series_legend(export_out *o, const export_series *s, size_t n);
 void html_page_head(export_out *o, const char *heading, const char *title);
 void html_page_foot(export_out *o);
 void html_card(export_out *o, const char *value, const char *label);
+/* A finding's evidence table, and its "Fix:" line (recommendation, knob, gain). */
+void html_evidence_table(export_out *o, const gp_finding *f);
+void html_recommendation(export_out *o, const gp_finding *f);
 /* The file name of a path (after its last '/'); "" for NULL. */
 const char *html_base_name(const char *p);
 /* A kernel's short name into buf: the function without return type, template arguments and

@@ -236,7 +236,7 @@ static void cell(export_out *o, const gp_evidence_col *col, const gp_cell *c)
     }
 }
 
-static void evidence_table(export_out *o, const gp_finding *f)
+void html_evidence_table(export_out *o, const gp_finding *f)
 {
     if (f->n_cols == 0 || f->n_rows == 0)
         return;
@@ -259,7 +259,7 @@ static void evidence_table(export_out *o, const gp_finding *f)
     export_out_puts(o, "</table>\n");
 }
 
-static void recommendation(export_out *o, const gp_finding *f)
+void html_recommendation(export_out *o, const gp_finding *f)
 {
     if (!f->recommendation)
         return;
@@ -320,13 +320,13 @@ static void one_finding(export_out *o, const gp_findings *fs, const gp_finding *
     export_out_puts(o, "</b></p>\n<p>");
     export_out_html(o, f->summary);
     export_out_puts(o, "</p>\n");
-    evidence_table(o, f);
+    html_evidence_table(o, f);
     int64_t first = f->n_ranges ? f->ranges[0].ts : 0; /* ranges come costliest first */
     for (size_t i = 1; i < f->n_ranges; i++)
         first = f->ranges[i].ts < first ? f->ranges[i].ts : first;
     if (f->n_ranges)
         ranges_pointer(o, f, (double)(first - tx->t0) / tx->scale, tx->unit);
-    recommendation(o, f);
+    html_recommendation(o, f);
     unprofiled(o, fs, f);
     export_out_puts(o, "</div>\n");
 }

@@ -76,6 +76,17 @@ gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_rea
                                        const gp_export_opts *opts, const char *path,
                                        gp_error *err);
 
+/**
+ * Write a finished job (gp/job.h) as one HTML page in the report's style, the Distributed view:
+ * cards, GT16 with its evidence, each rank's step breakdown, waits and clock (offset and what is
+ * left of its uncertainty), who waited for whom (per pair of ranks: how often and how long, the
+ * 50 longest), the 20 collectives that waited longest, and the command for the job's Perfetto
+ * timeline. Only `title`, `stream` and `temp_file` of `opts` are used.
+ * @return GP_OK, GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_job_html(const gp_job *j, const gp_export_opts *opts, const char *path,
+                             gp_error *err);
+
 /** @return 1 when `path` names a Perfetto protobuf trace (".pftrace", ".perfetto-trace", either
  * with ".gz"), else 0. */
 int gp_export_perfetto_is_proto_name(const char *path);
