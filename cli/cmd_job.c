@@ -96,14 +96,12 @@ static void reader_close(void *ud, const gp_analysis *a)
 
 static int write_timeline(const gp_job *j, const char *path)
 {
-    if (!gp_export_perfetto_is_proto_name(path))
-        return cli_error("--perfetto %s: a job's timeline is Perfetto's protobuf; name it "
-                         "OUT.pftrace or OUT.perfetto-trace",
-                         path);
     struct rank_reader r = {0};
     gp_export_rank_reader rd = {reader_open, reader_close, &r};
     gp_error err;
-    gp_status st = gp_export_job_perfetto_proto(j, &rd, NULL, path, &err);
+    gp_status st = gp_export_perfetto_is_proto_name(path)
+                           ? gp_export_job_perfetto_proto(j, &rd, NULL, path, &err)
+                           : gp_export_job_perfetto(j, &rd, NULL, path, &err);
     if (st != GP_OK)
         return cli_error_from(&err, st);
     fprintf(stderr, "perfetto: %s\n", path);
@@ -168,9 +166,10 @@ int cmd_job(int argc, const char **argv)
             OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
             OPT_STR(0, "html", &out.html, "OUT.html",
                     "also write the Distributed view: ranks, who waited for whom, GT16"),
-            OPT_STR(0, "perfetto", &out.perfetto, "OUT.pftrace",
+            OPT_STR(0, "perfetto", &out.perfetto, "OUT",
                     "also write the job on one Perfetto timeline: a process per rank on the "
-                    "aligned clock, each rank's waits at collectives on a track"),
+                    "aligned clock, each rank's waits at collectives on a track (protobuf when "
+                    "OUT ends in .pftrace or .perfetto-trace, else Chrome JSON)"),
             OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
                      "override a threshold, e.g. GT16.min_lag_us=500"),
             OPT_INT('j', "jobs", &jobs, "N",

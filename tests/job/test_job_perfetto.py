@@ -5,6 +5,7 @@ offset and uncertainty, each rank on its own packet sequence with its own intern
 rank's collectives ending where the others' do (aligned), a "collective waits" track on every
 rank but the straggler with one slice per late collective, from the rank's arrival to the
 straggler's, and a rank that shares no collective with rank 0 refused with exit 2 and no file.
+The JSON variant (--perfetto OUT.json) has the same processes, slices, time 0 and waits.
 usage: test_job_perfetto.py GPROF_TRAIN WORK_DIR SAMPLE_TRACE"""
 import collections
 import json
@@ -77,7 +78,9 @@ def aligned_job(binary, work):
     gen(d, "--ranks", 3, "--steps", 4, "--straggler", 1, "--lag-ms", 3, "--skew", "2:5")
     out = os.path.join(work, "job.pftrace")
     run_job(binary, d, "--perfetto", out, "--format", "json")
+    run_job(binary, d, "--perfetto", os.path.join(work, "job.json"))
     tracks, slices, clock, seqs = decode(out)
+    json_job(work, clock, len(slices))
     procs = {name_of(t): t.process.pid for t in tracks.values() if t.HasField("process")}
     check(sorted(n.split(" (")[0] for n in procs) == ["rank 0", "rank 1", "rank 2"],
           "a process per rank, and no other: %s" % sorted(procs))
@@ -118,6 +121,33 @@ def aligned_job(binary, work):
               % (r, off))
 
 
+def json_job(work, clock, n_slices):
+    """The JSON variant of the same job: the same processes, aligned times, waits and slices."""
+    doc = json.load(open(os.path.join(work, "job.json")))
+    evs = doc["traceEvents"]
+    check(doc["baseTimeNanoseconds"] == clock.get(1), "JSON's time 0 is the protobuf's: %s, %s"
+          % (doc["baseTimeNanoseconds"], clock.get(1)))
+    procs = {e["pid"]: e["args"]["name"] for e in evs
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    rank = {pid: int(n.split()[1]) for pid, n in procs.items() if n.startswith("rank ")}
+    check(sorted(rank.values()) == [0, 1, 2] and len(procs) == 3,
+          "JSON: a process per rank, and no other: %s" % sorted(procs.values()))
+    xs = [e for e in evs if e["ph"] == "X"]
+    check(len(xs) == n_slices, "JSON: %d slices, the protobuf %d" % (len(xs), n_slices))
+    ends = collections.defaultdict(list)
+    waits = collections.defaultdict(list)
+    for e in xs:
+        if e["name"].startswith("ncclDevKernel"):
+            ends[rank[e["pid"]]].append(round((e["ts"] + e["dur"]) * 1000))
+        if e["cat"] == "gprof_wait":
+            waits[rank[e["pid"]]].append(e["name"])
+    off = max(abs(a - b) for a, b in zip(sorted(ends[0]), sorted(ends[2])))
+    check(off <= 1 * US, "JSON: rank 2's collectives end with rank 0's: %d ns apart" % off)
+    check(sorted(waits) == [0, 2] and all(len(w) == 8 for w in waits.values()) and
+          all(n == "wait for rank 1 (AllReduce)" for w in waits.values() for n in w),
+          "JSON: 8 waits for rank 1 on ranks 0 and 2: %s" % dict(waits))
+
+
 def refused(binary, work, sample):
     """Two ranks of a job and a third trace with no collective: its clock cannot be aligned."""
     d = os.path.join(work, "unaligned")
@@ -133,9 +163,9 @@ def refused(binary, work, sample):
     check("cannot be aligned" in p.stderr and "lone_rank2.json" in p.stderr,
           "the error names the trace and why: %s" % p.stderr.strip())
     check(not os.path.exists(out), "no timeline written for an unaligned job")
-    p = subprocess.run([binary, "job", d, "--perfetto", os.path.join(work, "x.json")],
+    p = subprocess.run([binary, "job", d, lone, "--perfetto", out[:-8] + ".json"],
                        capture_output=True, text=True)
-    check(p.returncode == 2 and "pftrace" in p.stderr, "a JSON name: exit 2 naming .pftrace")
+    check(p.returncode == 2 and "cannot be aligned" in p.stderr, "JSON too: exit 2")
 
 
 def main():

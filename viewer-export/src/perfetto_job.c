@@ -15,8 +15,7 @@
 #define TE_CATEGORIES 22
 #define WAIT_CAT   "gprof_wait"
 
-/* A rank other than the first whose clock no collective ties to the first rank's. */
-static gp_status check_aligned(const gp_job *j, gp_error *err)
+gp_status export_job_check_aligned(const gp_job *j, gp_error *err)
 {
     size_t n;
     const gp_job_rank *r = gp_job_ranks(j, &n);
@@ -28,8 +27,7 @@ static gp_status check_aligned(const gp_job *j, gp_error *err)
     return GP_OK;
 }
 
-/* The job's time 0: the earliest first event of a rank on the aligned clock. */
-static int64_t job_t0(const gp_job *j)
+int64_t export_job_t0(const gp_job *j)
 {
     size_t n;
     const gp_job_rank *r = gp_job_ranks(j, &n);
@@ -40,14 +38,19 @@ static int64_t job_t0(const gp_job *j)
     return n ? t0 : 0;
 }
 
+const char *export_job_rank_name(const gp_job_rank *r, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "rank %d (clock %+.3f ms, \xc2\xb1%.1f us)", r->rank,
+             (double)r->clock_offset / 1e6, (double)r->clock_spread / 1e3);
+    return buf;
+}
+
 static uint64_t rank_track(px *s, const gp_job_rank *r)
 {
     char name[160];
-    snprintf(name, sizeof name, "rank %d (clock %+.3f ms, \xc2\xb1%.1f us)", r->rank,
-             (double)r->clock_offset / 1e6, (double)r->clock_spread / 1e3);
     desc d = {.kind = DESC_PROCESS,
               .uuid = s->next_uuid++,
-              .name = name,
+              .name = export_job_rank_name(r, name, sizeof name),
               .pid = EXPORT_SYNTH_ID_BASE + 2 + r->rank};
     px_track_descriptor(s, &d);
     return d.uuid;
@@ -118,18 +121,28 @@ static uint64_t wait_lane(waits_out *w, uint64_t root, uint32_t k)
     return d.uuid;
 }
 
-/* Rank i's waits; the rank's clock is s->t0's (aligned unix ns less the job's time 0). */
-static gp_status waits_track(px *s, const gp_job *j, size_t i, uint64_t root)
+gp_job_wait *export_job_waits(const gp_job *j, size_t i, size_t *n)
 {
-    size_t n = gp_job_rank_n_waits(j, i), m = 0;
-    gp_job_wait *v = malloc((n + 1) * sizeof *v);
+    size_t all = gp_job_rank_n_waits(j, i), m = 0;
+    gp_job_wait *v = malloc((all + 1) * sizeof *v);
     if (!v)
-        return GP_ENOMEM;
-    for (size_t k = 0; k < n; k++) {
+        return NULL;
+    for (size_t k = 0; k < all; k++) {
         v[m] = gp_job_rank_wait(j, i, k);
         m += v[m].until > v[m].ts;
     }
     qsort(v, m, sizeof *v, cmp_wait);
+    *n = m;
+    return v;
+}
+
+/* Rank i's waits; the rank's clock is s->t0's (aligned unix ns less the job's time 0). */
+static gp_status waits_track(px *s, const gp_job *j, size_t i, uint64_t root)
+{
+    size_t m;
+    gp_job_wait *v = export_job_waits(j, i, &m);
+    if (!v)
+        return GP_ENOMEM;
     export_lanes lanes = {0};
     waits_out w = {.s = s};
     gp_status rc = GP_OK;
@@ -151,26 +164,34 @@ static gp_status waits_track(px *s, const gp_job *j, size_t i, uint64_t root)
 
 /* ---- Ranks. ---- */
 
+gp_status export_job_open_rank(const gp_job *j, size_t i, int64_t t0,
+                               const gp_export_rank_reader *rd, export_job_rank *x, gp_error *err)
+{
+    size_t n;
+    x->r = &gp_job_ranks(j, &n)[i];
+    x->a = NULL;
+    GP_TRY(rd->open(rd->ud, x->r->path, &x->a, err));
+    x->shift = t0 + x->r->clock_offset - gp_trace_get_info(gp_analysis_trace(x->a))->base_time_ns;
+    return GP_OK;
+}
+
 static gp_status one_rank(px *s, const gp_job *j, size_t i, int64_t t0,
                           const gp_export_rank_reader *rd, gp_error *err)
 {
-    size_t n;
-    const gp_job_rank *r = &gp_job_ranks(j, &n)[i];
-    const gp_analysis *a = NULL;
-    GP_TRY(rd->open(rd->ud, r->path, &a, err));
-    int64_t base = gp_trace_get_info(gp_analysis_trace(a))->base_time_ns;
+    export_job_rank x;
+    GP_TRY(export_job_open_rank(j, i, t0, rd, &x, err));
     s->seq = (uint32_t)i + 1;
-    s->root = rank_track(s, r);
+    s->root = rank_track(s, x.r);
     s->flow_base = (uint64_t)i << 40;
-    s->t0 = t0 + r->clock_offset - base; /* the trace's own times */
-    gp_status rc = px_trace_body(s, a, NULL); /* first: it opens the sequence */
-    s->t0 = t0;                               /* the waits: aligned unix ns */
+    s->t0 = x.shift;                            /* the trace's own times */
+    gp_status rc = px_trace_body(s, x.a, NULL); /* first: it opens the sequence */
+    s->t0 = t0;                                 /* the waits: aligned unix ns */
     if (rc == GP_OK)
         rc = waits_track(s, j, i, s->root);
     px_trace_done(s);
-    rd->close(rd->ud, a);
+    rd->close(rd->ud, x.a);
     if (rc != GP_OK)
-        return gp_error_set(err, rc, r->path, "out of memory");
+        return gp_error_set(err, rc, x.r->path, "out of memory");
     return GP_OK;
 }
 
@@ -178,10 +199,10 @@ gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_rea
                                        const gp_export_opts *opts, const char *path,
                                        gp_error *err)
 {
-    GP_TRY(check_aligned(j, err));
+    GP_TRY(export_job_check_aligned(j, err));
     size_t n;
     gp_job_ranks(j, &n);
-    int64_t t0 = job_t0(j);
+    int64_t t0 = export_job_t0(j);
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));
     px s = {.o = &o, .next_uuid = 1, .next_str_iid = PX_STR_IID0, .seq = 1};

@@ -87,6 +87,13 @@ gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_rea
 gp_status gp_export_job_html(const gp_job *j, const gp_export_opts *opts, const char *path,
                              gp_error *err);
 
+/** The same job timeline as gp_export_job_perfetto_proto() in Chrome JSON (gzip when `path` ends
+ * in ".gz"): a process per rank named as there, a thread per track of its trace ("GPU 0 /
+ * stream 7"), and "collective waits" threads; baseTimeNanoseconds is the job's time 0.
+ * @return as gp_export_job_perfetto_proto(). */
+gp_status gp_export_job_perfetto(const gp_job *j, const gp_export_rank_reader *rd,
+                                 const gp_export_opts *opts, const char *path, gp_error *err);
+
 /** @return 1 when `path` names a Perfetto protobuf trace (".pftrace", ".perfetto-trace", either
  * with ".gz"), else 0. */
 int gp_export_perfetto_is_proto_name(const char *path);
