@@ -87,11 +87,13 @@ if(TARGET gp_export)
   add_test(NAME export_perfetto_importer_rules
            COMMAND python3 ${gp_export_tests}/check_perfetto.py $<TARGET_FILE:gprof-train>
                    ${gp_export_sample} ${gp_export_work}/perfetto)
-  # issue 27 §3: the HTML's operator tables, FLOPs and busy cards are report --format json's
+  # issue 27 §3: the HTML's operator tables, FLOPs, busy cards, memory peaks and findings'
+  # pointers into the Perfetto file are report --format json's and export --perfetto's
   add_test(NAME export_html_numbers
            COMMAND ${Python3_EXECUTABLE} ${gp_export_tests}/test_html_numbers.py
                    $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/flops_shapes.json.gz
-                   ${gp_export_sample} ${GP_TEST_DATA_DIR}/rules/healthy.json.gz)
+                   ${gp_export_sample} ${GP_TEST_DATA_DIR}/rules/healthy.json.gz
+                   ${GP_TEST_DATA_DIR}/torch/profile_memory.json.gz)
   set_tests_properties(export_html_numbers PROPERTIES LABELS cli TIMEOUT 120)
   add_test(NAME export_html_chromium
            COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>

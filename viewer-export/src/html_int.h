@@ -21,6 +21,8 @@ void html_chart_util(export_out *o, const gp_analysis *a, const export_band *ban
 void html_chart_memory(export_out *o, const gp_analysis *a, const export_band *bands,
                        size_t n_bands);
 void html_series_legend(export_out *o, const export_series *s, size_t n);
+/* A memory series' device: "GPU 0", "CPU" (PyTorch's Device Id -1), "CPU 1". */
+const char *html_mem_device(const gp_mem_series *m, char *buf, size_t cap);
 
 /* html_report.c: the page's head (inline CSS, the heading and a subtitle), its footer, and a
  * summary card (a value over its label). */

@@ -70,7 +70,7 @@ static void ops_rows(export_out *o, const gp_keyavg *k, int shapes, int flops)
         if (flops && r->flops)
             export_out_printf(o, "<td>%llu</td>", (unsigned long long)r->flops);
         else if (flops)
-            export_out_puts(o, "<td>--</td>");
+            export_out_puts(o, "<td data-v=\"0\">--</td>"); /* sorts as 0 */
         export_out_puts(o, "</tr>\n");
         shown++;
     }
@@ -254,19 +254,21 @@ void html_memory_peaks(export_out *o, const gp_analysis *a, const html_time *tx)
                       "allocated</th><th>at (%s)</th><th>Peak reserved</th><th>at (%s)</th>"
                       "<th>Allocations</th><th>Frees</th></tr>\n",
                       tx->unit, tx->unit);
+    char dev[32];
     for (size_t i = 0; i < n; i++) {
-        int gpu = m[i].device_type == GP_MEM_DEVICE_TYPE_CUDA;
-        if (m[i].device_id >= 0)
-            export_out_printf(o, "<tr><td class=\"name\">%s %d</td>", gpu ? "GPU" : "CPU",
-                              m[i].device_id);
-        else /* PyTorch writes Device Id -1 for the CPU */
-            export_out_printf(o, "<tr><td class=\"name\">%s</td>", gpu ? "GPU" : "CPU");
+        export_out_printf(o, "<tr><td class=\"name\">%s</td>",
+                          html_mem_device(&m[i], dev, sizeof dev));
         td_mib(o, m[i].peak_allocated);
         export_out_printf(o, "<td>%.3f</td>",
                           (double)(m[i].peak_allocated_ts - tx->t0) / tx->scale);
-        td_mib(o, m[i].peak_reserved);
-        export_out_printf(o, "<td>%.3f</td><td>%llu</td><td>%llu</td></tr>\n",
-                          (double)(m[i].peak_reserved_ts - tx->t0) / tx->scale,
+        if (m[i].device_type == GP_MEM_DEVICE_TYPE_CUDA) { /* the host has no cache: none */
+            td_mib(o, m[i].peak_reserved);
+            export_out_printf(o, "<td>%.3f</td>",
+                              (double)(m[i].peak_reserved_ts - tx->t0) / tx->scale);
+        } else {
+            export_out_puts(o, "<td data-v=\"0\">-</td><td>-</td>");
+        }
+        export_out_printf(o, "<td>%llu</td><td>%llu</td></tr>\n",
                           (unsigned long long)m[i].n_allocs, (unsigned long long)m[i].n_frees);
     }
     export_out_puts(o, "</table>\n");
