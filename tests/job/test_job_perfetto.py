@@ -16,7 +16,10 @@ import sys
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "export"))
+from check_perfetto import check_flows, check_ids, check_nesting, ns  # noqa: E402
 from job_util import check, finish, gen, run_job  # noqa: E402
 
 TE = pb.TrackEvent
@@ -80,7 +83,9 @@ def aligned_job(binary, work):
     run_job(binary, d, "--perfetto", out, "--format", "json")
     run_job(binary, d, "--perfetto", os.path.join(work, "job.json"))
     tracks, slices, clock, seqs = decode(out)
-    json_job(work, clock, len(slices))
+    n_flows = sum(1 for f in os.listdir(d) for e in json.load(open(os.path.join(d, f)))
+                  ["traceEvents"] if e.get("ph") == "s")
+    json_job(work, clock, len(slices), n_flows)
     procs = {name_of(t): t.process.pid for t in tracks.values() if t.HasField("process")}
     check(sorted(n.split(" (")[0] for n in procs) == ["rank 0", "rank 1", "rank 2"],
           "a process per rank, and no other: %s" % sorted(procs))
@@ -121,7 +126,31 @@ def aligned_job(binary, work):
               % (r, off))
 
 
-def json_job(work, clock, n_slices):
+def importer_rules(evs, n_flows):
+    """What Perfetto's JSON importer needs (check_perfetto.py): ids it keeps apart, slices nested
+    per thread, each flow id one s and one f on slices (ids unique across the ranks), a name for
+    every thread and process."""
+    slices, flows = collections.defaultdict(list), []
+    names = {(e["pid"], e["tid"]) for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    procs = {e["pid"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
+    try:
+        for e in evs:
+            if e["ph"] != "M":
+                check_ids(e)
+            if e["ph"] == "X":
+                slices[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"] + e["dur"]),
+                                                     e["name"]))
+            elif e["ph"] in "sf":
+                flows.append(e)
+        check_nesting(slices)
+        got = check_flows(flows, slices)
+        check(got == n_flows, "JSON: %d launch flows, the ranks' traces have %d" % (got, n_flows))
+    except AssertionError as x:
+        check(False, "JSON: %s" % x)
+    check(all(k in names and k[0] in procs for k in slices), "JSON: every thread named")
+
+
+def json_job(work, clock, n_slices, n_flows):
     """The JSON variant of the same job: the same processes, aligned times, waits and slices."""
     doc = json.load(open(os.path.join(work, "job.json")))
     evs = doc["traceEvents"]
@@ -134,6 +163,7 @@ def json_job(work, clock, n_slices):
           "JSON: a process per rank, and no other: %s" % sorted(procs.values()))
     xs = [e for e in evs if e["ph"] == "X"]
     check(len(xs) == n_slices, "JSON: %d slices, the protobuf %d" % (len(xs), n_slices))
+    importer_rules(evs, n_flows)
     ends = collections.defaultdict(list)
     waits = collections.defaultdict(list)
     for e in xs:
