@@ -3,7 +3,8 @@ straggler and a skewed clock, the page's numbers are `job --format json`'s: each
 mean and p95, compute, comm, exposed comm, GPU idle, DataLoader, late at, held, waited, clock
 offset; time cells compared by their exact ns in data-v), who waited for whom (each waiting rank's
 wait per step for the straggler is its waited_us, all its waits being at late collectives), the
-collectives that waited longest (the JSON's, by waited), and GT16's summary.
+collectives that waited longest (the JSON's, by waited), GT16's summary with a pointer to the
+waits in the Perfetto timeline, and the command that writes that timeline for the job's folder.
 usage: test_job_html.py GPROF_TRAIN WORK_DIR"""
 import json
 import os
@@ -108,6 +109,9 @@ def main():
     check(gt16 in text.replace("&#39;", "'"), "GT16's summary on the page: %s" % gt16)
     check(re.search(r"<b>rank 2</b><span>the others wait most for", text) is not None,
           "the card names the straggler")
+    check("<code>gprof-train job %s --perfetto job.pftrace</code>" % d in text,
+          "the command for the job's timeline names its folder")
+    check("track <i>collective waits</i>" in text, "GT16 points at the waits' tracks")
     return finish()
 
 

@@ -50,6 +50,11 @@ static void gt16(export_out *o, const gp_job *j)
         export_out_html(o, f[i].summary);
         export_out_puts(o, "</p>\n");
         html_evidence_table(o, &f[i]);
+        if (f[i].severity != GP_SEV_OK)
+            export_out_puts(o, "<p class=\"ranges\">In the job's Perfetto timeline (<i>Timeline"
+                               "</i> below): under each other rank, the track <i>collective "
+                               "waits</i>, a slice <i>wait for rank N (OP)</i> at each "
+                               "collective where rank N arrived last.</p>\n");
         html_recommendation(o, &f[i]);
         export_out_puts(o, "</div>\n");
     }
@@ -208,12 +213,29 @@ static int collectives(export_out *o, const gp_job *j)
     return 0;
 }
 
-static void timeline(export_out *o)
+/* The folder of every rank's trace, when they share one ("" for none), else NULL. */
+static const char *common_dir(const gp_job *j, char *buf, size_t cap)
 {
+    size_t n;
+    const gp_job_rank *r = gp_job_ranks(j, &n);
+    size_t len = n ? (size_t)(html_base_name(r[0].path) - r[0].path) : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((size_t)(html_base_name(r[i].path) - r[i].path) != len ||
+            strncmp(r[i].path, r[0].path, len) != 0)
+            return NULL;
+    snprintf(buf, cap, "%.*s", (int)(len ? len - 1 : 0), n ? r[0].path : "");
+    return buf;
+}
+
+static void timeline(export_out *o, const gp_job *j)
+{
+    char dir[4096];
+    const char *d = common_dir(j, dir, sizeof dir);
     export_out_puts(o, "<section><h2>Timeline</h2>\n<p>The ranks on one aligned timeline, a "
                        "process per rank with its waits at collectives on a track of their "
-                       "own:</p>\n<p><code>gprof-train job TRACES... --perfetto job.pftrace"
-                       "</code></p>\n<p>then open <code>ui.perfetto.dev</code> and drop "
+                       "own:</p>\n<p><code>gprof-train job ");
+    export_out_html(o, d && *d ? d : "TRACES...");
+    export_out_puts(o, " --perfetto job.pftrace</code></p>\n<p>then open <code>ui.perfetto.dev</code> and drop "
                        "<code>job.pftrace</code> on it (<i>Open trace file</i>): the file stays "
                        "on this machine.</p></section>\n");
 }
@@ -237,7 +259,7 @@ gp_status gp_export_job_html(const gp_job *j, const gp_export_opts *opts, const 
         export_out_abort(&o);
         return gp_error_set(err, GP_ENOMEM, path, "out of memory");
     }
-    timeline(&o);
+    timeline(&o, j);
     html_page_foot(&o);
     return export_out_close(&o, err);
 }
