@@ -196,6 +196,9 @@ def refused(binary, work, sample):
     p = subprocess.run([binary, "job", d, lone, "--perfetto", out[:-8] + ".json"],
                        capture_output=True, text=True)
     check(p.returncode == 2 and "cannot be aligned" in p.stderr, "JSON too: exit 2")
+    p = subprocess.run([binary, "export", d, "--perfetto", out], capture_output=True, text=True)
+    check(p.returncode == 2 and "gprof-train job" in p.stderr,
+          "export of a job's folder: exit 2 and a hint at job --perfetto: %s" % p.stderr)
 
 
 def main():
