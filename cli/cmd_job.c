@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const usage[] = {
         "gprof-train job [options] TRACE|DIR...",
@@ -204,6 +205,9 @@ int cmd_job(int argc, const char **argv)
     int rc = st == GP_OK ? CLI_OK : cli_error_from(&err, st);
     if (rc == CLI_OK && n == 0)
         rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|DIR...");
+    else if (rc == CLI_OK && ((out.perfetto && !strcmp(out.perfetto, "-")) ||
+                              (out.html && !strcmp(out.html, "-"))))
+        rc = cli_error("job writes its report to stdout: give --perfetto and --html a file");
     else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
         rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs, &out);
     trace_paths_release(&paths);

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 
@@ -112,6 +113,8 @@ def main():
     check("<code>gprof-train job %s --perfetto job.pftrace</code>" % d in text,
           "the command for the job's timeline names its folder")
     check("track <i>collective waits</i>" in text, "GT16 points at the waits' tracks")
+    p = subprocess.run([binary, "job", d, "--html", "-"], capture_output=True, text=True)
+    check(p.returncode == 2 and "stdout" in p.stderr, "--html -: refused (stdout is the report)")
     return finish()
 
 
