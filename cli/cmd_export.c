@@ -256,7 +256,11 @@ int cmd_export(int argc, const char **argv)
             cli_error("no trace given");
         else
             cli_error("export takes one trace, got %d", n);
-        cli_hint("usage: %s", usage[0]);
+        if (n > 1) /* the ranks of a job */
+            cli_hint("several ranks of one job on one timeline or page: gprof-train job "
+                     "TRACE... --perfetto OUT.pftrace --html OUT.html");
+        else
+            cli_hint("usage: %s", usage[0]);
         return CLI_ERROR;
     }
     if (!x.tb && !x.perfetto && !x.html) {
@@ -276,7 +280,9 @@ int cmd_export(int argc, const char **argv)
     int rc = trace_paths_expand(&paths, argv, 1);
     if (rc == CLI_OK && paths.n != 1) {
         rc = cli_error("'%s' holds %zu traces; export takes one", argv[0], paths.n);
-        cli_hint("name one of them, e.g. '%s'", paths.v[0]);
+        cli_hint("name one of them, e.g. '%s'; the ranks of one job: gprof-train job '%s' "
+                 "--perfetto OUT.pftrace --html OUT.html",
+                 paths.v[0], argv[0]);
     }
     if (rc == CLI_OK) {
         x.trace = paths.v[0];

@@ -7,10 +7,12 @@
 #include "opt.h"
 #include "trace_jobs.h"
 
+#include "gp/export.h"
 #include "gp/job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const usage[] = {
         "gprof-train job [options] TRACE|DIR...",
@@ -67,8 +69,63 @@ static int gather(gp_job *j, const struct trace_paths *paths, long threads)
     return rc;
 }
 
+/* --perfetto: each rank's trace read again, one at a time. */
+struct rank_reader {
+    gp_trace *t;
+};
+
+static gp_status reader_open(void *ud, const char *path, const gp_analysis **out, gp_error *err)
+{
+    struct rank_reader *r = ud;
+    gp_analysis *a = NULL;
+    gp_status rc = gp_trace_open(path, cli_trace_opts(), &r->t, err);
+    if (rc == GP_OK)
+        rc = gp_analysis_run(r->t, cli_analysis_opts(), &a, err);
+    if (rc != GP_OK)
+        gp_trace_free(r->t), r->t = NULL;
+    *out = a;
+    return rc;
+}
+
+static void reader_close(void *ud, const gp_analysis *a)
+{
+    struct rank_reader *r = ud;
+    gp_analysis_free((gp_analysis *)a);
+    gp_trace_free(r->t);
+    r->t = NULL;
+}
+
+static int write_timeline(const gp_job *j, const char *path)
+{
+    struct rank_reader r = {0};
+    gp_export_rank_reader rd = {reader_open, reader_close, &r};
+    gp_error err;
+    gp_status st = gp_export_perfetto_is_proto_name(path)
+                           ? gp_export_job_perfetto_proto(j, &rd, NULL, path, &err)
+                           : gp_export_job_perfetto(j, &rd, NULL, path, &err);
+    if (st != GP_OK)
+        return cli_error_from(&err, st);
+    fprintf(stderr, "perfetto: %s\n", path);
+    return CLI_OK;
+}
+
+static int write_html(const gp_job *j, const char *path)
+{
+    gp_error err;
+    gp_status st = gp_export_job_html(j, NULL, path, &err);
+    if (st != GP_OK)
+        return cli_error_from(&err, st);
+    fprintf(stderr, "html: %s\n", path);
+    return CLI_OK;
+}
+
+/* Where the job goes besides the report on stdout. */
+struct job_outputs {
+    const char *perfetto, *html;
+};
+
 static int run_job(const struct trace_paths *paths, const struct opt_list *sets, gp_job_format fmt,
-                   unsigned flags, const char *name, long threads)
+                   unsigned flags, const char *name, long threads, const struct job_outputs *out)
 {
     gp_job *j = NULL;
     gp_error err;
@@ -83,7 +140,11 @@ static int run_job(const struct trace_paths *paths, const struct opt_list *sets,
             cli_warn("%zu trace%s of a job of %d ranks (distributedInfo.world_size): a "
                      "straggler among the other %zu is not seen",
                      n, n == 1 ? "" : "s", gp_job_world_size(j), (size_t)gp_job_world_size(j) - n);
-        st = gp_job_write(stdout, j, fmt, flags, name, &err);
+        rc = out->perfetto ? write_timeline(j, out->perfetto) : CLI_OK;
+        if (rc == CLI_OK && out->html)
+            rc = write_html(j, out->html);
+        if (rc == CLI_OK)
+            st = gp_job_write(stdout, j, fmt, flags, name, &err);
     }
     if (rc == CLI_OK && st != GP_OK)
         rc = cli_error_from(&err, st);
@@ -95,6 +156,7 @@ int cmd_job(int argc, const char **argv)
 {
     const char *max_memory = NULL;
     const char *format = "text", *name = NULL;
+    struct job_outputs out = {0};
     struct opt_list sets = {0};
     int per_op = 0;
     long jobs = 0;
@@ -103,6 +165,12 @@ int cmd_job(int argc, const char **argv)
             OPT_STR('f', "format", &format, "FMT", "text (default), json or ndjson"),
             OPT_BOOL(0, "per-op", &per_op, "ndjson: also a line per rank and collective op"),
             OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
+            OPT_STR(0, "html", &out.html, "OUT.html",
+                    "also write the Distributed view: ranks, who waited for whom, GT16"),
+            OPT_STR(0, "perfetto", &out.perfetto, "OUT",
+                    "also write the job on one Perfetto timeline: a process per rank on the "
+                    "aligned clock, each rank's waits at collectives on a track (protobuf when "
+                    "OUT ends in .pftrace or .perfetto-trace, else Chrome JSON)"),
             OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
                      "override a threshold, e.g. GT16.min_lag_us=500"),
             OPT_INT('j', "jobs", &jobs, "N",
@@ -122,7 +190,8 @@ int cmd_job(int argc, const char **argv)
             "examples:\n"
             "    gprof-train job runs/ddp-job/\n"
             "    gprof-train job rank*.pt.trace.json.gz --format json\n"
-            "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n",
+            "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n"
+            "    gprof-train job rank*.json --perfetto job.pftrace --html job.html\n",
             NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
@@ -136,8 +205,11 @@ int cmd_job(int argc, const char **argv)
     int rc = st == GP_OK ? CLI_OK : cli_error_from(&err, st);
     if (rc == CLI_OK && n == 0)
         rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|DIR...");
+    else if (rc == CLI_OK && ((out.perfetto && !strcmp(out.perfetto, "-")) ||
+                              (out.html && !strcmp(out.html, "-"))))
+        rc = cli_error("job writes its report to stdout: give --perfetto and --html a file");
     else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
-        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs);
+        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs, &out);
     trace_paths_release(&paths);
     return rc;
 }

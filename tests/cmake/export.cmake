@@ -87,11 +87,13 @@ if(TARGET gp_export)
   add_test(NAME export_perfetto_importer_rules
            COMMAND python3 ${gp_export_tests}/check_perfetto.py $<TARGET_FILE:gprof-train>
                    ${gp_export_sample} ${gp_export_work}/perfetto)
-  # issue 27 §3: the HTML's operator tables, FLOPs and busy cards are report --format json's
+  # issue 27 §3: the HTML's operator tables, FLOPs, busy cards, memory peaks and findings'
+  # pointers into the Perfetto file are report --format json's and export --perfetto's
   add_test(NAME export_html_numbers
            COMMAND ${Python3_EXECUTABLE} ${gp_export_tests}/test_html_numbers.py
                    $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/flops_shapes.json.gz
-                   ${gp_export_sample} ${GP_TEST_DATA_DIR}/rules/healthy.json.gz)
+                   ${gp_export_sample} ${GP_TEST_DATA_DIR}/rules/healthy.json.gz
+                   ${GP_TEST_DATA_DIR}/torch/profile_memory.json.gz)
   set_tests_properties(export_html_numbers PROPERTIES LABELS cli TIMEOUT 120)
   add_test(NAME export_html_chromium
            COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
@@ -101,8 +103,12 @@ if(TARGET gp_export)
            COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/rules/healthy.json.gz ${gp_export_work}/compare_html
                    ${GP_TEST_DATA_DIR}/rules/starved_trainer.json.gz)
+  # a job's Distributed view (job --html), the same checks (issue 27 §3)
+  add_test(NAME export_job_html_chromium
+           COMMAND sh ${gp_export_tests}/test_html_chromium.sh $<TARGET_FILE:gprof-train>
+                   ${GP_TEST_DATA_DIR}/job/straggler ${gp_export_work}/job_html)
   set_tests_properties(export_perfetto_importer_rules export_html_chromium
-                       export_compare_html_chromium PROPERTIES
+                       export_compare_html_chromium export_job_html_chromium PROPERTIES
                        LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
 

@@ -29,4 +29,16 @@ if(Python3_FOUND)
                    $<TARGET_FILE:gprof-train> --case straggler_overlapped_buckets
                    --case straggler_just_over --case straggler_loader)
   set_tests_properties(job_accuracy_cost PROPERTIES LABELS cli TIMEOUT 120)
+  # issue 27 §2: the job on one Perfetto timeline, decoded with perfetto_trace_pb2 (export venv)
+  add_test(NAME job_perfetto
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/export/run_py.sh ${CMAKE_BINARY_DIR}
+                   ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_perfetto.py $<TARGET_FILE:gprof-train>
+                   ${CMAKE_CURRENT_BINARY_DIR}/job-perfetto
+                   ${CMAKE_CURRENT_SOURCE_DIR}/export/data/starved_worker.1700000000000.pt.trace.json)
+  set_tests_properties(job_perfetto PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # issue 27 §3: job --html, the Distributed view, against job --format json
+  add_test(NAME job_html
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_html.py
+                   $<TARGET_FILE:gprof-train> ${CMAKE_CURRENT_BINARY_DIR}/job-html)
+  set_tests_properties(job_html PROPERTIES LABELS cli TIMEOUT 300)
 endif()

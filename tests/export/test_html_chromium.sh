@@ -1,9 +1,11 @@
 #!/bin/sh
 # test_html_chromium.sh GPROF_TRAIN TRACE WORK_DIR [BASE]: export TRACE as HTML (with BASE, the
-# page of `compare BASE TRACE --format html` instead), check the file is self-contained, load it
-# in headless Chromium with console logging on, and fail on any console message (errors, CSP
-# refusals) or a blank screenshot. A canary page proves console messages are captured. Skips
-# (77) only when chromium is not installed.
+# page of `compare BASE TRACE --format html` instead; TRACE a folder of rank traces: the page of
+# `job TRACE --html`), check the file is self-contained, load it in headless Chromium with
+# console logging on, and fail on any console message (errors, CSP
+# refusals) or a blank screenshot; then check that a click on a sortable table's header sorts
+# it (--dump-dom). A canary page proves console messages are captured. Skips (77) only when
+# chromium is not installed.
 bin=$1
 trace=$2
 work=$3
@@ -16,7 +18,9 @@ if [ -z "$chromium" ]; then
 fi
 rm -rf "$work" && mkdir -p "$work" || exit 2
 html="$work/report.html"
-if [ -n "$base" ]; then
+if [ -d "$trace" ]; then # a job's rank traces: its Distributed view
+    "$bin" job "$trace" --html "$html" >/dev/null || { echo "FAIL: job --html failed"; exit 1; }
+elif [ -n "$base" ]; then
     "$bin" compare "$base" "$trace" --format html >"$html" || {
         echo "FAIL: compare --format html failed"
         exit 1
@@ -25,11 +29,12 @@ else
     "$bin" export "$trace" --html "$html" || { echo "FAIL: export --html failed"; exit 1; }
 fi
 
-# self-contained: no scripts, no external references of any kind
-if grep -nE '<script|<link|<img|<iframe|src=|href=|@import|url\(' "$html"; then
-    echo "FAIL: the report references something outside itself"
+# self-contained: no external references of any kind, inline scripts only, each allowed by its
+# hash in the Content-Security-Policy
+python3 "$here/html_sort_check.py" self "$html" || {
+    echo "FAIL: the report references something outside itself, or a script the CSP refuses"
     exit 1
-fi
+}
 
 shot() { # shot PAGE PNG LOG
     timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
@@ -52,4 +57,15 @@ if grep -nE 'CONSOLE|Uncaught|Refused to' "$work/report.log"; then
 fi
 [ -s "$work/report.png" ] || { echo "FAIL: no screenshot"; exit 1; }
 python3 "$here/png_variety.py" "$work/report.png" 12 3 || exit 1
+# a click on a sortable table's header sorts it (the page's script, run by Chromium)
+if grep -q 'table class="sortable"' "$html"; then
+    python3 "$here/html_sort_check.py" click "$html" "$work/click.html" || exit 1
+    timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+        --user-data-dir="$work/profile" --virtual-time-budget=3000 --dump-dom \
+        "file://$work/click.html" >"$work/click.dom" 2>"$work/click.log" || {
+        echo "FAIL: chromium --dump-dom failed"
+        exit 1
+    }
+    python3 "$here/html_sort_check.py" sorted "$html" "$work/click.dom" || exit 1
+fi
 echo "ok: $html loads with no console messages; screenshot $work/report.png"

@@ -1,7 +1,9 @@
 """The HTML report's numbers are `report --format json`'s for the same trace (issue 27 §3): its
 Operators tables (by name, and by name + input shape where the trace has shapes) hold the JSON's
 top rows, in its order, with the same calls, self CPU, CPU total, device times and FLOPs, and each
-"GPU N busy, of its span" card is the JSON's busy_us / span_us. Times are compared as printed
+"GPU N busy, of its span" card is the JSON's busy_us / span_us, the Memory table's peaks are the
+JSON's, and each finding's pointer into the Perfetto file names the first slice of its track in
+`export --perfetto`. Times are compared as printed
 (3 decimals in their unit: within half the last digit).
 usage: test_html_numbers.py GPROF_TRAIN TRACE..."""
 import json
@@ -92,6 +94,59 @@ def check_ops(table, rows, shapes):
     return errors
 
 
+def check_memory(table, series):
+    """The Memory table's peaks (MiB, 2 decimals) are the JSON's summary.memory bytes."""
+    errors = []
+    if not series:
+        return [] if table is None else ["a memory table for a trace without memory records"]
+    body = (table or [[]])[1:]
+    if len(body) != len(series):
+        return [f"{len(body)} memory rows, report has {len(series)} series"]
+    for cells, m in zip(body, series):
+        dev = ("GPU" if m["device_type"] == 1 else "CPU") + (
+            f" {m['device_id']}" if m["device_id"] >= 0 else "")
+        if cells[0] != dev:
+            errors.append(f"memory row {cells[0]!r}, report has {dev!r}")
+        peaks = [(cells[1], m["peak_allocated"])]
+        if m["device_type"] == 1:  # the host has no caching allocator: no reserved bytes
+            peaks.append((cells[3], m["peak_reserved"]))
+        elif cells[3] != "-":
+            errors.append(f"{dev}: reserved {cells[3]}, want '-'")
+        for cell, want in peaks:
+            if abs(float(cell.split()[0]) - want / 1048576.0) > 0.005 + 1e-9:
+                errors.append(f"{dev}: peak {cell} != {want} bytes")
+    return errors
+
+
+def check_pointers(gprof, trace, html):
+    """Each finding's pointer into the Perfetto file ("track gprof-train findings > GTxx ..., its
+    first slice at T ms") is where the Perfetto export puts that track's first slice."""
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "t.json")
+        subprocess.run([gprof, "export", trace, "--perfetto", out], check=True,
+                       capture_output=True)
+        evs = json.load(open(out))["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    first = {}
+    for e in evs:
+        if e["ph"] == "X" and e.get("cat") == "gprof_finding":
+            n = names[(e["pid"], e["tid"])]
+            first[n] = min(first.get(n, e["ts"]), e["ts"])
+    ptr = re.findall(r"gprof-train findings &rsaquo; ([^<]+)</i>, its first slice at "
+                     r"([0-9.]+) (ms|s)\.", html)
+    errors = [] if len(ptr) == len(first) else [f"{len(ptr)} pointers, {len(first)} tracks"]
+    for track, t, unit in ptr:
+        want = first.get(track.replace("&amp;", "&"))
+        got_us = float(t) * (1e3 if unit == "ms" else 1e6)
+        if want is None or abs(got_us - want) > (0.5 if unit == "ms" else 500) + 1e-6:
+            errors.append(f"{track}: the HTML says {t} {unit}, the Perfetto track starts at "
+                          f"{want} us")
+    return errors
+
+
 def check(gprof, trace):
     html = subprocess.run([gprof, "export", trace, "--html", "-"], check=True,
                           capture_output=True, text=True).stdout
@@ -106,6 +161,8 @@ def check(gprof, trace):
         want = f"{100 * g['busy_us'] / g['span_us']:.1f}%|GPU {g['device']} busy, of its span"
         if not any(c.startswith(want) for c in p.cards):
             errors.append(f"no card {want!r} in {p.cards}")
+    errors += check_memory(p.tables.get("Memory"), doc["summary"].get("memory", []))
+    errors += check_pointers(gprof, trace, html)
     return errors
 
 

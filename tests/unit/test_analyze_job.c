@@ -138,6 +138,21 @@ static void test_two_ranks(void)
     GP_ASSERT_EQ_INT(c[0].lag, 500000);
     GP_ASSERT_EQ_INT(r[1].n_last, 3);
     GP_ASSERT_EQ_INT(r[0].waited, 500000);
+    /* what the job's timeline uses (issue 27 §2): starts, the clock's evidence and what is left
+     * of its uncertainty, and each wait on the aligned clock */
+    GP_ASSERT_EQ_INT(r[0].start, 1000000);
+    GP_ASSERT_EQ_INT(r[1].start, 4000000);
+    GP_ASSERT_EQ_INT(r[1].n_clock_refs, 3);
+    GP_ASSERT_EQ_INT(r[1].clock_spread, 0);
+    GP_ASSERT_EQ_INT(gp_job_rank_n_waits(j, 0), 3);
+    gp_job_wait w = gp_job_rank_wait(j, 0, 0);
+    GP_ASSERT_EQ_INT(w.ts, 1200000);
+    GP_ASSERT_EQ_INT(w.until, 1700000);
+    GP_ASSERT_EQ_INT(w.end, 1900000);
+    GP_ASSERT_EQ_INT(w.last_rank, 1);
+    GP_ASSERT_STR_EQ(w.op, "AllReduce");
+    w = gp_job_rank_wait(j, 1, 0); /* the late rank's own call: no wait */
+    GP_ASSERT_EQ_INT(w.ts, w.until);
     GP_ASSERT_EQ_INT(nf, 1);
     GP_ASSERT_STR_EQ(f[0].rule->id, "GT16");
     GP_CHECK(f[0].severity == GP_SEV_CRIT);

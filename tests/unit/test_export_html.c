@@ -25,14 +25,20 @@ static char *export_html(const char *json)
     return s;
 }
 
+/* The page's one script is the table sorter (html_sort.c): no other, none from a name. */
+static int only_sort_script(const char *s)
+{
+    const char *p = strstr(s, "<script");
+    return p && strncmp(p, "<script>function gpKey(", 23) == 0 && !strstr(p + 1, "<script");
+}
+
 static void test_sample_report(void)
 {
     char *s = export_html(NULL);
     GP_CHECK(s != NULL);
     GP_CHECK(strncmp(s, "<!DOCTYPE html>", 15) == 0);
     GP_ASSERT_CONTAINS(s, "default-src 'none'");
-    GP_CHECK(strstr(s, "<script") == NULL && strstr(s, "src=") == NULL &&
-             strstr(s, "href=") == NULL);
+    GP_CHECK(only_sort_script(s) && strstr(s, "src=") == NULL && strstr(s, "href=") == NULL);
     GP_ASSERT_CONTAINS(s, "<b>GT01 data-loader starvation</b>");
     GP_ASSERT_CONTAINS(s, ">GT01</text>"); /* its ranges shaded on a time chart */
     for (int step = 1; step <= 6; step++) {
@@ -100,7 +106,7 @@ static void test_hostile_names(void)
                           "\"</title><script>alert(1)</script>\",\"pid\":1,\"tid\":1,\"ts\":0,"
                           "\"dur\":5}]}");
     GP_CHECK(s != NULL);
-    GP_CHECK(strstr(s, "<script") == NULL);
+    GP_CHECK(only_sort_script(s));
     GP_ASSERT_CONTAINS(s, "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;");
     free(s);
 }

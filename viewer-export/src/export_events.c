@@ -36,7 +36,9 @@ static void sep(ev_state *s)
 static void put_pid(ev_state *s, const gp_track *tr, uint32_t ti)
 {
     export_out_puts(s->o, "\"pid\":");
-    if (tr->pid_str != GP_STR_NONE)
+    if (s->eo->job_pid)
+        export_out_printf(s->o, "%lld", (long long)s->eo->job_pid);
+    else if (tr->pid_str != GP_STR_NONE)
         export_out_json_str(s->o, gp_trace_str(s->t, tr->pid_str));
     else
         export_out_printf(s->o, "%lld", (long long)s->track_pid[ti]);
@@ -45,7 +47,8 @@ static void put_pid(ev_state *s, const gp_track *tr, uint32_t ti)
 static void put_tid(ev_state *s, const gp_track *tr, uint32_t ti, uint32_t ln)
 {
     export_out_puts(s->o, ",\"tid\":");
-    if (ln == 0 && tr->tid_str != GP_STR_NONE && s->eo->mode == EXPORT_EV_PERFETTO)
+    if (ln == 0 && tr->tid_str != GP_STR_NONE && s->eo->mode == EXPORT_EV_PERFETTO &&
+        !s->eo->job_pid)
         export_out_json_str(s->o, gp_trace_str(s->t, tr->tid_str));
     else
         export_out_printf(s->o, "%lld", (long long)s->lane_tid[ti][ln]);
@@ -64,7 +67,9 @@ static void map_track_ids(ev_state *s, const gp_track *tr, size_t nt)
         s->track_pid[i] = id_ok(tr[i].pid) ? tr[i].pid : s->next_id++;
         int bad_tid = !id_ok(tr[i].tid) || (tr[i].tid == 0 && s->track_pid[i] != 0);
         /* string tids get a number too: tb needs int() of every operator's tid */
-        s->track_tid[i] = bad_tid || tr[i].tid_str != GP_STR_NONE ? s->next_id++ : tr[i].tid;
+        s->track_tid[i] = bad_tid || tr[i].tid_str != GP_STR_NONE || s->eo->job_pid
+                                  ? s->next_id++ /* a job's rank: a thread per track */
+                                  : tr[i].tid;
     }
 }
 
@@ -165,9 +170,15 @@ static void process_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 
 static void thread_meta(ev_state *s, const gp_track *tr, uint32_t ti)
 {
-    char base_buf[200], buf[240];
+    char base_buf[200], buf[440], proc[160], both[400];
     const char *base = export_thread_name(s->t, tr, base_buf, sizeof base_buf);
     int64_t sort = export_thread_sort(tr);
+    if (s->eo->job_pid) { /* a job's rank holds every process of its trace: "GPU 0 / stream 7" */
+        snprintf(both, sizeof both, "%s / %s", export_process_name(s->t, tr, proc, sizeof proc),
+                 base);
+        base = both;
+        sort = (int64_t)ti;
+    }
     for (uint32_t k = 0; k < s->n_lanes[ti]; k++) {
         if (k)
             snprintf(buf, sizeof buf, "%s (overlap %u)", base, k);
@@ -182,7 +193,7 @@ static void all_meta(ev_state *s, const gp_track *tr, size_t nt)
         /* tracks are sorted by pid: a process starts where the pid changes */
         int new_proc = i == 0 || tr[i - 1].pid_str != tr[i].pid_str ||
                        s->track_pid[i - 1] != s->track_pid[i];
-        if (new_proc)
+        if (new_proc && !s->eo->job_pid) /* a job's rank: the rank is the process */
             process_meta(s, &tr[i], (uint32_t)i);
         thread_meta(s, &tr[i], (uint32_t)i);
     }
@@ -404,8 +415,9 @@ static void all_flows(ev_state *s, const gp_track *tr, const gp_event *ev)
     size_t n;
     const gp_launch *l = gp_analysis_launches(s->a, &n);
     for (size_t i = 0; i < n; i++) {
-        flow_end(s, tr, ev, l[i].runtime, "s", (long long)i + 1);
-        flow_end(s, tr, ev, l[i].gpu, "f", (long long)i + 1);
+        long long id = (long long)(s->eo->flow_base + (int64_t)i + 1);
+        flow_end(s, tr, ev, l[i].runtime, "s", id);
+        flow_end(s, tr, ev, l[i].gpu, "f", id);
     }
 }
 
@@ -451,8 +463,9 @@ static void all_counters(ev_state *s, const gp_track *tr, const gp_event *ev)
             uint32_t ti = ev[p->event].track;
             sep(s);
             if (gpu)
-                export_out_printf(s->o, "{\"ph\":\"C\",\"name\":\"GPU %d memory\",\"pid\":%d",
-                                  ms[k].device_id, ms[k].device_id);
+                export_out_printf(s->o, "{\"ph\":\"C\",\"name\":\"GPU %d memory\",\"pid\":%lld",
+                                  ms[k].device_id,
+                                  (long long)(s->eo->job_pid ? s->eo->job_pid : ms[k].device_id));
             else {
                 export_out_puts(s->o, "{\"ph\":\"C\",\"name\":\"CPU memory\",");
                 put_pid(s, &tr[ti], ti);
@@ -476,7 +489,8 @@ static void value_counters(ev_state *s)
         sep(s);
         export_out_puts(s->o, "{\"ph\":\"C\",\"name\":");
         export_out_json_str(s->o, gp_trace_str(s->t, c[i].name));
-        export_out_printf(s->o, ",\"pid\":%lld,\"ts\":", id_ok(c[i].pid) ? (long long)c[i].pid : 0);
+        long long pid = s->eo->job_pid ? s->eo->job_pid : id_ok(c[i].pid) ? c[i].pid : 0;
+        export_out_printf(s->o, ",\"pid\":%lld,\"ts\":", pid);
         export_out_us(s->o, c[i].ts - s->eo->t0);
         export_out_printf(s->o, ",\"args\":{\"" GP_ARG_COUNTER_VALUE "\":%.17g}}", c[i].value);
     }

@@ -81,6 +81,8 @@ typedef struct export_ev_opts {
     enum export_ev_mode mode;
     int old_runtime_cat; /* write runtime/driver calls as cat "Runtime" (tb 0.4.3) */
     int64_t t0;          /* subtracted from every ts (ns) */
+    int64_t job_pid;     /* a job's rank (Perfetto mode): every track a thread of this pid */
+    int64_t flow_base;   /* added to launch flow ids (unique across a job's ranks) */
 } export_ev_opts;
 
 /** Write the trace's events, metadata, flows (and counters) as comma-separated JSON objects
@@ -144,6 +146,34 @@ int32_t export_thread_sort(const struct gp_track *tr);
 struct gp_time_range;
 struct gp_finding;
 struct gp_time_range *export_finding_ranges(const struct gp_finding *f, size_t *n);
+
+/* ---- A job's timeline (perfetto_job.c), shared by its protobuf and JSON writers. ---- */
+struct gp_job;
+struct gp_job_rank;
+struct gp_job_wait;
+
+/** GP_EINVAL naming the first rank (after the first) whose clock no collective ties to the
+ * first rank's, else GP_OK. */
+gp_status export_job_check_aligned(const struct gp_job *j, gp_error *err);
+/** The job's time 0: the earliest first event of a rank, aligned unix ns. */
+int64_t export_job_t0(const struct gp_job *j);
+/** "rank N (clock +X ms, ±Y us)" into buf. */
+const char *export_job_rank_name(const struct gp_job_rank *r, char *buf, size_t cap);
+/** Rank i's waits (until > ts), sorted by start, longest first: `*n` of them (caller frees);
+ * NULL when out of memory. */
+struct gp_job_wait *export_job_waits(const struct gp_job *j, size_t i, size_t *n);
+
+/** Rank i of a job read again: its summary, its analysis (rd's until closed) and what to subtract
+ * from its trace's times to put them on the job's clock with time 0 at `t0`. */
+typedef struct export_job_rank {
+    const struct gp_job_rank *r;
+    const struct gp_analysis *a;
+    int64_t shift;
+} export_job_rank;
+struct gp_export_rank_reader;
+gp_status export_job_open_rank(const struct gp_job *j, size_t i, int64_t t0,
+                               const struct gp_export_rank_reader *rd, export_job_rank *x,
+                               gp_error *err);
 
 /** A fresh numeric pid/tid for synthetic tracks; never one a real process uses (< 2^22). */
 #define EXPORT_SYNTH_ID_BASE 0x7F000000LL

@@ -189,6 +189,16 @@ static size_t mem_points(const gp_mem_series *m, const html_time *tx, int reserv
     return n;
 }
 
+const char *html_mem_device(const gp_mem_series *m, char *buf, size_t cap)
+{
+    const char *dev = m->device_type == GP_MEM_DEVICE_TYPE_CUDA ? "GPU" : "CPU";
+    if (m->device_id >= 0)
+        snprintf(buf, cap, "%s %d", dev, m->device_id);
+    else /* PyTorch writes Device Id -1 for the CPU */
+        snprintf(buf, cap, "%s", dev);
+    return buf;
+}
+
 /* The series to chart: CUDA devices if any were sampled, else the host. */
 static size_t pick_memory(const gp_mem_series *ms, size_t n, const gp_mem_series **pick, size_t cap)
 {
@@ -205,9 +215,10 @@ static size_t pick_memory(const gp_mem_series *ms, size_t n, const gp_mem_series
 static void mem_pair(const gp_mem_series *m, size_t i, const html_time *tx, double div, double *b,
                      char (*names)[48], export_series *ser)
 {
-    const char *dev = m->device_type == GP_MEM_DEVICE_TYPE_CUDA ? "GPU" : "CPU";
-    snprintf(names[2 * i], 48, "%s %d allocated", dev, m->device_id);
-    snprintf(names[2 * i + 1], 48, "%s %d reserved", dev, m->device_id);
+    char dev[32];
+    html_mem_device(m, dev, sizeof dev);
+    snprintf(names[2 * i], 48, "%s allocated", dev);
+    snprintf(names[2 * i + 1], 48, "%s reserved", dev);
     size_t n1 = mem_points(m, tx, 0, div, b, b + MEM_BINS);
     size_t n2 = mem_points(m, tx, 1, div, b + 2 * MEM_BINS, b + 3 * MEM_BINS);
     ser[2 * i] = (export_series){names[2 * i], dev_colors[i], b, b + MEM_BINS, n1, 1, 1};

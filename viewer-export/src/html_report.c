@@ -1,5 +1,5 @@
 /* viewer-export/src/html_report.c: gp_export_html(): one self-contained HTML page (inline CSS and
- * SVG, no scripts, a Content-Security-Policy that forbids any fetch) with the run's summary, the
+ * SVG, html_sort.c's script alone, a Content-Security-Policy that forbids any fetch) with the run's summary, the
  * findings and their evidence, the three charts and the top-20 ops and kernels tables. */
 #include "gp/export.h"
 #include "gp/report.h"
@@ -48,6 +48,8 @@ static const char css[] =
         "{background:#3b75af}\n.finding ul{margin:4px 0;padding-left:20px}.rec{margin:4px 0}\n"
         "details.kname summary{cursor:pointer}details.kname code{display:block;margin-top:4px;"
         "white-space:normal;font-size:11.5px}\n"
+        "table.sortable th{cursor:pointer}th[data-sort=desc]::after{content:' \\25BE'}"
+        "th[data-sort=asc]::after{content:' \\25B4'}\n"
         ".none{color:#5b6372;font-style:italic}.note{color:#5b6372;font-size:13px}footer{color:#"
         "8a93a3;font-size:12px;"
         "margin-top:24px}\n";
@@ -62,9 +64,10 @@ void html_page_head(export_out *o, const char *heading, const char *title)
 {
     export_out_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                       "style-src 'unsafe-inline'; img-src data:\">\n"
-                       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
-                       "<title>");
+                       "style-src 'unsafe-inline'; img-src data:; script-src 'sha256-");
+    export_out_puts(o, html_sort_js_sha256);
+    export_out_puts(o, "'\">\n<meta name=\"viewport\" content=\"width=device-width,"
+                       "initial-scale=1\">\n<title>");
     export_out_html(o, heading);
     export_out_puts(o, ": ");
     export_out_html(o, title);
@@ -77,7 +80,9 @@ void html_page_head(export_out *o, const char *heading, const char *title)
 
 void html_page_foot(export_out *o)
 {
-    export_out_puts(o, "<footer>Written by gprof-train " GP_VERSION ".</footer>\n</main></body>"
+    export_out_puts(o, "<footer>Written by gprof-train " GP_VERSION ".</footer>\n</main><script>");
+    export_out_puts(o, html_sort_js);
+    export_out_puts(o, "</script></body>"
                        "</html>\n");
 }
 
@@ -231,7 +236,7 @@ static void cell(export_out *o, const gp_evidence_col *col, const gp_cell *c)
     }
 }
 
-static void evidence_table(export_out *o, const gp_finding *f)
+void html_evidence_table(export_out *o, const gp_finding *f)
 {
     if (f->n_cols == 0 || f->n_rows == 0)
         return;
@@ -254,7 +259,7 @@ static void evidence_table(export_out *o, const gp_finding *f)
     export_out_puts(o, "</table>\n");
 }
 
-static void recommendation(export_out *o, const gp_finding *f)
+void html_recommendation(export_out *o, const gp_finding *f)
 {
     if (!f->recommendation)
         return;
@@ -289,6 +294,21 @@ static void unprofiled(export_out *o, const gp_findings *fs, const gp_finding *f
     export_out_puts(o, ")</p>\n");
 }
 
+/* Where the finding's ranges are: on the charts, and in the Perfetto file (both exports count
+ * time from the trace's first event, as the charts do). */
+static void ranges_pointer(export_out *o, const gp_finding *f, double first, const char *unit)
+{
+    export_out_printf(o,
+                      "<p class=\"ranges\">%zu time range%s, the first at %.3f %s (shaded on "
+                      "the charts). In the Perfetto file (<i>Timeline</i> below): track "
+                      "<i>gprof-train findings &rsaquo; ",
+                      f->n_ranges, f->n_ranges == 1 ? "" : "s", first, unit);
+    export_out_html(o, f->rule->id);
+    export_out_puts(o, " ");
+    export_out_html(o, f->rule->title);
+    export_out_printf(o, "</i>, its first slice at %.3f %s.</p>\n", first, unit);
+}
+
 static void one_finding(export_out *o, const gp_findings *fs, const gp_finding *f,
                         const html_time *tx)
 {
@@ -300,17 +320,13 @@ static void one_finding(export_out *o, const gp_findings *fs, const gp_finding *
     export_out_puts(o, "</b></p>\n<p>");
     export_out_html(o, f->summary);
     export_out_puts(o, "</p>\n");
-    evidence_table(o, f);
+    html_evidence_table(o, f);
     int64_t first = f->n_ranges ? f->ranges[0].ts : 0; /* ranges come costliest first */
     for (size_t i = 1; i < f->n_ranges; i++)
         first = f->ranges[i].ts < first ? f->ranges[i].ts : first;
     if (f->n_ranges)
-        export_out_printf(o,
-                          "<p class=\"ranges\">%zu time range%s, the first at %.3f %s (shaded "
-                          "on the charts)</p>\n",
-                          f->n_ranges, f->n_ranges == 1 ? "" : "s",
-                          (double)(first - tx->t0) / tx->scale, tx->unit);
-    recommendation(o, f);
+        ranges_pointer(o, f, (double)(first - tx->t0) / tx->scale, tx->unit);
+    html_recommendation(o, f);
     unprofiled(o, fs, f);
     export_out_puts(o, "</div>\n");
 }
@@ -409,12 +425,6 @@ static void band_legend(export_out *o, const gp_analysis *a, const gp_export_opt
         export_out_puts(o, "</div>\n");
 }
 
-static void td_time(export_out *o, int64_t ns)
-{
-    char t[32];
-    export_out_printf(o, "<td>%s</td>", gp_report_fmt_time(t, sizeof t, ns));
-}
-
 static void kernels_table(export_out *o, const gp_analysis *a)
 {
     size_t n;
@@ -435,15 +445,15 @@ static void kernels_table(export_out *o, const gp_analysis *a)
                       "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
                       "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
                       all ? 100.0 * (double)tc / (double)all : 0);
-    export_out_puts(o, "<table><tr><th class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
+    export_out_puts(o, "<table class=\"sortable\"><tr><th class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
                        "<th>Mean</th><th>Min</th><th>Max</th><th>% of kernel time</th>"
                        "<th>Occupancy %</th><th>Tensor cores</th></tr>\n");
     for (size_t i = 0; i < n && i < TOP_N; i++) {
         export_out_puts(o, "<tr><td class=\"name\">");
         html_kernel_name(o, gp_trace_str(t, ks[i].name));
         export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)ks[i].count);
-        td_time(o, ks[i].total_ns), td_time(o, ks[i].mean_ns);
-        td_time(o, ks[i].min_ns), td_time(o, ks[i].max_ns);
+        html_td_time(o, ks[i].total_ns), html_td_time(o, ks[i].mean_ns);
+        html_td_time(o, ks[i].min_ns), html_td_time(o, ks[i].max_ns);
         export_out_printf(o, "<td>%.1f</td>",
                           all ? 100.0 * (double)ks[i].total_ns / (double)all : 0);
         if (ks[i].occupancy >= 0)
@@ -474,6 +484,9 @@ static void charts(export_out *o, const gp_analysis *a, const gp_export_opts *op
     export_out_puts(o, "</section>\n<section><h2>Memory</h2>\n");
     html_chart_memory(o, a, bands, n_bands);
     band_legend(o, a, opts);
+    html_time tx;
+    html_time_axis(a, &tx);
+    html_memory_peaks(o, a, &tx);
     export_out_puts(o, "</section>\n");
 }
 

@@ -5,6 +5,7 @@
  * nn.Module tree of with_stack traces, with calls and host time), and how to open
  * the trace's timeline in Perfetto, where the findings are a track of their own. */
 #include "gp/report.h"
+#include "gp/trace_schema.h"
 #include "html_int.h"
 
 #include <errno.h>
@@ -15,19 +16,13 @@
 #define TOP_OPS   20
 #define MAX_STEPS 60
 
-static void td_time(export_out *o, int64_t ns)
-{
-    char t[32];
-    export_out_printf(o, "<td>%s</td>", gp_report_fmt_time(t, sizeof t, ns));
-}
-
 void html_steps_table(export_out *o, const gp_analysis *a)
 {
     size_t n;
     const gp_step *s = gp_analysis_steps(a, &n);
     if (n == 0)
         return;
-    export_out_puts(o, "<details><summary>Each step, in a table</summary><table><tr>"
+    export_out_puts(o, "<details><summary>Each step, in a table</summary><table class=\"sortable\"><tr>"
                        "<th class=\"name\">step</th><th>duration</th>");
     for (int c = 0; c < GP_BD_COUNT; c++)
         export_out_printf(o, "<th>%s</th>", gp_bd_cat_name((gp_bd_cat)c));
@@ -37,9 +32,9 @@ void html_steps_table(export_out *o, const gp_analysis *a)
             export_out_puts(o, "<tr><td class=\"name\">the whole trace</td>");
         else
             export_out_printf(o, "<tr><td class=\"name\">%lld</td>", (long long)s[i].num);
-        td_time(o, s[i].end - s[i].ts);
+        html_td_time(o, s[i].end - s[i].ts);
         for (int c = 0; c < GP_BD_COUNT; c++)
-            td_time(o, s[i].bd[c]);
+            html_td_time(o, s[i].bd[c]);
         export_out_puts(o, "</tr>\n");
     }
     export_out_puts(o, "</table>");
@@ -70,12 +65,12 @@ static void ops_rows(export_out *o, const gp_keyavg *k, int shapes, int flops)
             export_out_html(o, r->shape);
         }
         export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)r->count);
-        td_time(o, r->self_cpu), td_time(o, r->cpu_total);
-        td_time(o, r->self_device), td_time(o, r->device_total);
+        html_td_time(o, r->self_cpu), html_td_time(o, r->cpu_total);
+        html_td_time(o, r->self_device), html_td_time(o, r->device_total);
         if (flops && r->flops)
             export_out_printf(o, "<td>%llu</td>", (unsigned long long)r->flops);
         else if (flops)
-            export_out_puts(o, "<td>--</td>");
+            export_out_puts(o, "<td data-v=\"0\">--</td>"); /* sorts as 0 */
         export_out_puts(o, "</tr>\n");
         shown++;
     }
@@ -95,7 +90,7 @@ static void ops_table(export_out *o, const gp_analysis *a, gp_group_by group)
         return;
     }
     int shapes = group == GP_GROUP_NAME_SHAPE, flops = any_flops(&k);
-    export_out_puts(o, "<table><tr><th class=\"name\">Name</th>");
+    export_out_puts(o, "<table class=\"sortable\"><tr><th class=\"name\">Name</th>");
     export_out_puts(o, shapes ? "<th class=\"name\">Input shapes</th>" : "");
     export_out_puts(o, "<th>Calls</th><th>Self CPU</th><th>CPU total</th><th>Self device</th>"
                        "<th>Device total</th>");
@@ -198,7 +193,7 @@ static void module_frame(module_sweep *m, const char *name, int64_t ts, int64_t 
 
 static void module_table(export_out *o, const module_sweep *m)
 {
-    export_out_puts(o, "<table><tr><th class=\"name\">Module</th><th>Calls</th>"
+    export_out_puts(o, "<table class=\"sortable\"><tr><th class=\"name\">Module</th><th>Calls</th>"
                        "<th>Host total</th><th>Host mean</th></tr>\n");
     for (size_t i = 0; i < m->n; i++) {
         const module_row *r = &m->rows[i];
@@ -207,8 +202,8 @@ static void module_table(export_out *o, const module_sweep *m)
                           8 + 16 * r->depth);
         export_out_html(o, leaf ? leaf + 1 : r->path);
         export_out_printf(o, "</td><td>%llu</td>", (unsigned long long)r->calls);
-        td_time(o, r->total_ns);
-        td_time(o, r->total_ns / (int64_t)(r->calls ? r->calls : 1));
+        html_td_time(o, r->total_ns);
+        html_td_time(o, r->total_ns / (int64_t)(r->calls ? r->calls : 1));
         export_out_puts(o, "</tr>\n");
     }
     export_out_puts(o, "</table>\n");
@@ -238,4 +233,43 @@ void html_modules(export_out *o, const gp_analysis *a)
         export_out_puts(o, "</section>\n");
     }
     free(m.rows);
+}
+
+/* ---- Memory: each allocator series' peaks (the chart above shows their curves) ---- */
+
+static void td_mib(export_out *o, int64_t bytes)
+{
+    export_out_printf(o, "<td data-v=\"%lld\">%.2f MiB</td>", (long long)bytes,
+                      (double)bytes / 1048576.0);
+}
+
+void html_memory_peaks(export_out *o, const gp_analysis *a, const html_time *tx)
+{
+    size_t n;
+    const gp_mem_series *m = gp_analysis_memory(a, &n);
+    if (n == 0)
+        return;
+    export_out_printf(o,
+                      "<table class=\"sortable\"><tr><th class=\"name\">Device</th><th>Peak "
+                      "allocated</th><th>at (%s)</th><th>Peak reserved</th><th>at (%s)</th>"
+                      "<th>Allocations</th><th>Frees</th></tr>\n",
+                      tx->unit, tx->unit);
+    char dev[32];
+    for (size_t i = 0; i < n; i++) {
+        export_out_printf(o, "<tr><td class=\"name\">%s</td>",
+                          html_mem_device(&m[i], dev, sizeof dev));
+        td_mib(o, m[i].peak_allocated);
+        export_out_printf(o, "<td>%.3f</td>",
+                          (double)(m[i].peak_allocated_ts - tx->t0) / tx->scale);
+        if (m[i].device_type == GP_MEM_DEVICE_TYPE_CUDA) { /* the host has no cache: none */
+            td_mib(o, m[i].peak_reserved);
+            export_out_printf(o, "<td>%.3f</td>",
+                              (double)(m[i].peak_reserved_ts - tx->t0) / tx->scale);
+        } else {
+            export_out_puts(o, "<td data-v=\"0\">-</td><td>-</td>");
+        }
+        export_out_printf(o, "<td>%llu</td><td>%llu</td></tr>\n",
+                          (unsigned long long)m[i].n_allocs, (unsigned long long)m[i].n_frees);
+    }
+    export_out_puts(o, "</table>\n");
 }

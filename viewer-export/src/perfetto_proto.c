@@ -15,81 +15,14 @@
  * track, a child track per finding spanning the ranges it cites.
  * Field numbers: Perfetto's protos/perfetto/trace (trace_packet.proto, the track_event protos,
  * interned_data/interned_data.proto, clock_snapshot.proto). */
-#include "export_int.h"
 #include "gp/export.h"
 #include "gp/trace_schema.h"
-#include "pb_enc.h"
+#include "perfetto_px.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum {
-    TRACE_PACKET = 1,
-    /* TracePacket */
-    PKT_CLOCK_SNAPSHOT = 6,
-    PKT_TIMESTAMP = 8,
-    PKT_SEQUENCE_ID = 10,
-    PKT_TRACK_EVENT = 11,
-    PKT_INTERNED_DATA = 12,
-    PKT_SEQUENCE_FLAGS = 13,
-    PKT_TRACK_DESCRIPTOR = 60,
-    PKT_FIRST_ON_SEQUENCE = 87,
-    /* TrackEvent */
-    TE_CATEGORY_IIDS = 3,
-    TE_DEBUG_ANNOTATIONS = 4,
-    TE_TYPE = 9,
-    TE_NAME_IID = 10,
-    TE_TRACK_UUID = 11,
-    TE_NAME = 23,
-    TE_COUNTER_VALUE = 30,
-    TE_DOUBLE_COUNTER_VALUE = 44,
-    TE_FLOW_IDS = 47,
-    TE_TERMINATING_FLOW_IDS = 48,
-    /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
-    TD_UUID = 1,
-    TD_NAME = 2,
-    TD_PROCESS = 3,
-    TD_THREAD = 4,
-    TD_PARENT_UUID = 5,
-    TD_COUNTER = 8,
-    TD_CHILD_ORDERING = 11,
-    TD_SIBLING_ORDER_RANK = 12,
-    PD_PID = 1,
-    PD_PROCESS_NAME = 6,
-    THD_PID = 1,
-    THD_TID = 2,
-    THD_THREAD_NAME = 5,
-    CD_UNIT = 3,
-    /* DebugAnnotation */
-    DA_NAME_IID = 1,
-    DA_INT_VALUE = 4,
-    DA_DOUBLE_VALUE = 5,
-    DA_STRING_VALUE = 6,
-    DA_ARRAY_VALUES = 12,
-    DA_STRING_VALUE_IID = 17,
-    /* InternedData and its EventCategory / EventName / DebugAnnotationName entries */
-    ID_EVENT_CATEGORIES = 1,
-    ID_EVENT_NAMES = 2,
-    ID_DEBUG_ANNOTATION_NAMES = 3,
-    ID_DEBUG_ANNOTATION_STRING_VALUES = 29,
-    IID = 1,
-    INTERNED_NAME = 2,
-    /* ClockSnapshot, ClockSnapshot.Clock */
-    CS_CLOCKS = 1,
-    CS_PRIMARY_TRACE_CLOCK = 2,
-    CLOCK_ID = 1,
-    CLOCK_TIMESTAMP = 2,
-};
-
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
-enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
-enum { CLOCK_REALTIME = 1, CLOCK_BOOTTIME = 6 };
-enum { UNIT_SIZE_BYTES = 3 };
-enum { CHILD_ORDERING_EXPLICIT = 3 };
-#define RANK_COUNTERS (1 << 30) /* a GPU's memory counters sort after its streams */
-#define SEQUENCE_ID   1
 
 /* Argument names, interned once: iid = position + 1. */
 enum annot {
@@ -145,36 +78,6 @@ static const char *const annot_names[A_COUNT] = {GP_ARG_EXTERNAL_ID,
 #define CAT_FINDING      (GP_EV_KIND_COUNT + 1)
 #define CAT_FINDING_NAME "gprof_finding"
 
-/* A launch's flow end: the event at that end and the launch's index (flow id = index + 1). */
-typedef struct flow_end {
-    uint32_t ev, launch;
-} flow_end;
-
-/* A bit per trace string id. */
-typedef struct bitset {
-    uint8_t *v;
-    size_t cap;
-} bitset;
-
-typedef struct px {
-    export_out *o;
-    pb_buf b;
-    const gp_trace *t;
-    const gp_event *ev;
-    int64_t t0;
-    uint64_t next_uuid;
-    bitset named;            /* trace strings interned as event names */
-    bitset shaped;           /* trace strings interned as argument values (Input Dims) */
-    int interning;           /* an interned_data message is open in the packet */
-    uint64_t next_str_iid;   /* for the findings' texts, above every trace string's */
-    uint64_t *proc_uuid;     /* per track: the uuid of its process (or GPU) track */
-    flow_end *starts, *ends; /* sorted by event */
-    size_t n_flows;
-    export_lanes lanes;  /* of the track being written */
-    uint64_t *lane_uuid; /* its lanes' tracks */
-    uint32_t n_lane_uuid, lane_uuid_cap;
-} px;
-
 static uint64_t rel_ts(const px *s, int64_t ts)
 {
     return ts > s->t0 ? (uint64_t)(ts - s->t0) : 0;
@@ -186,17 +89,17 @@ static void packet_begin(px *s)
 {
     pb_reset(&s->b);
     pb_begin(&s->b, TRACE_PACKET);
-    pb_varint(&s->b, PKT_SEQUENCE_ID, SEQUENCE_ID);
+    pb_varint(&s->b, PKT_SEQUENCE_ID, s->seq);
 }
 
-static void event_packet_begin(px *s, int64_t ts)
+void px_event_packet_begin(px *s, int64_t ts)
 {
     packet_begin(s);
     pb_varint(&s->b, PKT_TIMESTAMP, rel_ts(s, ts));
     pb_varint(&s->b, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
-static void packet_end(px *s)
+void px_packet_end(px *s)
 {
     pb_end(&s->b);
     if (s->b.failed) {
@@ -207,7 +110,7 @@ static void packet_end(px *s)
     export_out_write(s->o, s->b.p, s->b.len);
 }
 
-static void clock_snapshot(px *s, int64_t wall_ns)
+void px_clock_snapshot(px *s, int64_t wall_ns)
 {
     packet_begin(s);
     pb_begin(&s->b, PKT_CLOCK_SNAPSHOT);
@@ -221,7 +124,7 @@ static void clock_snapshot(px *s, int64_t wall_ns)
     pb_end(&s->b);
     pb_varint(&s->b, CS_PRIMARY_TRACE_CLOCK, CLOCK_BOOTTIME);
     pb_end(&s->b);
-    packet_end(s);
+    px_packet_end(s);
 }
 
 static void interned(pb_buf *b, uint32_t field, uint64_t iid, const char *name)
@@ -245,7 +148,7 @@ static void sequence_start(px *s)
     for (unsigned k = 0; k < A_COUNT; k++)
         interned(&s->b, ID_DEBUG_ANNOTATION_NAMES, k + 1, annot_names[k]);
     pb_end(&s->b);
-    packet_end(s);
+    px_packet_end(s);
 }
 
 /* 1 when bit `i` was clear (now set), 0 when set already, -1 when out of memory. */
@@ -302,19 +205,7 @@ static uint64_t str_iid(px *s, bitset *seen, uint32_t field, gp_str id)
 
 /* ---- Tracks. ---- */
 
-enum desc_kind { DESC_PLAIN, DESC_PROCESS, DESC_THREAD, DESC_COUNTER };
-
-typedef struct desc {
-    enum desc_kind kind;
-    uint64_t uuid, parent; /* parent 0: none */
-    const char *name;
-    int64_t pid, tid;
-    int ordered;  /* its children sort by their rank */
-    int32_t rank; /* its place under an ordered parent */
-    int unit;     /* a counter's CounterDescriptor.Unit, 0: none */
-} desc;
-
-static void track_descriptor(px *s, const desc *d)
+void px_track_descriptor(px *s, const desc *d)
 {
     pb_buf *b = &s->b;
     packet_begin(s);
@@ -347,7 +238,7 @@ static void track_descriptor(px *s, const desc *d)
         pb_end(b);
     }
     pb_end(b);
-    packet_end(s);
+    px_packet_end(s);
 }
 
 static int pid_ok(int64_t v)
@@ -365,12 +256,13 @@ static int real_process(const gp_track *tr)
 static void process_track(px *s, const gp_track *tr, uint32_t ti)
 {
     char buf[160];
-    desc d = {.kind = real_process(tr) ? DESC_PROCESS : DESC_PLAIN,
+    desc d = {.kind = real_process(tr) && !s->root ? DESC_PROCESS : DESC_PLAIN,
               .uuid = s->next_uuid++,
+              .parent = s->root, /* a job's rank: the trace's processes are its children */
               .name = export_process_name(s->t, tr, buf, sizeof buf),
               .pid = tr->pid,
               .ordered = tr->is_gpu};
-    track_descriptor(s, &d);
+    px_track_descriptor(s, &d);
     s->proc_uuid[ti] = d.uuid;
 }
 
@@ -402,11 +294,11 @@ static uint64_t lane_track(px *s, const gp_track *tr, uint32_t ti, uint32_t k)
     if (k) {
         snprintf(buf, sizeof buf, "%s (overlap %u)", name, k);
         d.name = buf;
-    } else if (real_process(tr) && tr->tid_str == GP_STR_NONE && pid_ok(tr->tid)) {
+    } else if (real_process(tr) && !s->root && tr->tid_str == GP_STR_NONE && pid_ok(tr->tid)) {
         d.kind = DESC_THREAD; /* its pid ties it to the process */
         d.parent = 0;
     }
-    track_descriptor(s, &d);
+    px_track_descriptor(s, &d);
     s->lane_uuid[s->n_lane_uuid++] = d.uuid; /* lanes appear in order: k == n_lane_uuid */
     return d.uuid;
 }
@@ -522,13 +414,13 @@ static size_t first_end(const flow_end *f, size_t n, uint32_t i)
 static void flow_ids(px *s, const flow_end *f, uint32_t field, uint32_t i)
 {
     for (size_t k = first_end(f, s->n_flows, i); k < s->n_flows && f[k].ev == i; k++)
-        pb_fixed64(&s->b, field, (uint64_t)f[k].launch + 1);
+        pb_fixed64(&s->b, field, s->flow_base + f[k].launch + 1);
 }
 
 static void event_begin(px *s, uint32_t i, uint64_t track)
 {
     const gp_event *e = &s->ev[i];
-    event_packet_begin(s, e->ts);
+    px_event_packet_begin(s, e->ts);
     uint64_t iid = str_iid(s, &s->named, ID_EVENT_NAMES, e->name);
     uint64_t shape = str_iid(s, &s->shaped, ID_DEBUG_ANNOTATION_STRING_VALUES,
                              gp_trace_event_shape(s->t, e));
@@ -545,23 +437,23 @@ static void event_begin(px *s, uint32_t i, uint64_t track)
     flow_ids(s, s->starts, TE_FLOW_IDS, i);
     flow_ids(s, s->ends, TE_TERMINATING_FLOW_IDS, i);
     pb_end(&s->b);
-    packet_end(s);
+    px_packet_end(s);
 }
 
-static void slice_end(px *s, uint64_t track, int64_t ts)
+void px_slice_end(px *s, uint64_t track, int64_t ts)
 {
-    event_packet_begin(s, ts);
+    px_event_packet_begin(s, ts);
     pb_begin(&s->b, PKT_TRACK_EVENT);
     pb_varint(&s->b, TE_TYPE, TYPE_SLICE_END);
     pb_varint(&s->b, TE_TRACK_UUID, track);
     pb_end(&s->b);
-    packet_end(s);
+    px_packet_end(s);
 }
 
 static void lane_closed(void *ud, uint32_t k, int64_t end)
 {
     px *s = ud;
-    slice_end(s, s->lane_uuid[k], end);
+    px_slice_end(s, s->lane_uuid[k], end);
 }
 
 static void close_lanes(px *s, int64_t ts)
@@ -616,7 +508,7 @@ static gp_status all_tracks(px *s)
 /* A counter's value at `ts`: `*v` when given (bytes), else `d`. */
 static void counter_value(px *s, uint64_t track, int64_t ts, const int64_t *v, double d)
 {
-    event_packet_begin(s, ts);
+    px_event_packet_begin(s, ts);
     pb_begin(&s->b, PKT_TRACK_EVENT);
     pb_varint(&s->b, TE_TYPE, TYPE_COUNTER);
     pb_varint(&s->b, TE_TRACK_UUID, track);
@@ -625,7 +517,7 @@ static void counter_value(px *s, uint64_t track, int64_t ts, const int64_t *v, d
     else
         pb_double(&s->b, TE_DOUBLE_COUNTER_VALUE, d);
     pb_end(&s->b);
-    packet_end(s);
+    px_packet_end(s);
 }
 
 /* The GPU track of `device`, or 0 when the trace has none. */
@@ -661,7 +553,7 @@ static void memory_series(px *s, const gp_mem_series *m)
                   .name = name,
                   .rank = RANK_COUNTERS + k,
                   .unit = UNIT_SIZE_BYTES};
-        track_descriptor(s, &d);
+        px_track_descriptor(s, &d);
         uuid[k] = d.uuid;
     }
     for (size_t i = 0; i < m->n_points; i++) {
@@ -717,9 +609,9 @@ static gp_status value_counters(px *s)
         if (k == 0 || r[k].name != r[k - 1].name || r[k].pid != r[k - 1].pid) {
             desc d = {.kind = DESC_COUNTER,
                       .uuid = s->next_uuid++,
-                      .parent = process_of(s, r[k].pid),
+                      .parent = process_of(s, r[k].pid) ? process_of(s, r[k].pid) : s->root,
                       .name = gp_trace_str(s->t, r[k].name)};
-            track_descriptor(s, &d);
+            px_track_descriptor(s, &d);
             track = d.uuid;
         }
         if (isfinite(c[r[k].i].value)) /* as the JSON export, which has no inf or nan */
@@ -742,7 +634,7 @@ static void finding_slice(px *s, uint64_t track, const gp_finding *f, const char
                                   f->knob, f->gain_text};
     static const enum annot key[FT_COUNT] = {A_SEVERITY, A_SUMMARY, A_RECOMMENDATION, A_KNOB,
                                              A_GAIN};
-    event_packet_begin(s, r->ts);
+    px_event_packet_begin(s, r->ts);
     for (int k = 0; first && k < FT_COUNT; k++)
         if (text[k])
             intern(s, ID_DEBUG_ANNOTATION_STRING_VALUES, iid0 + (uint64_t)k, text[k]);
@@ -756,8 +648,8 @@ static void finding_slice(px *s, uint64_t track, const gp_finding *f, const char
         annot_str_iid(b, key[k], text[k] ? iid0 + (uint64_t)k : 0);
     annot_str(b, A_RANGE, r->label); /* one range's own */
     pb_end(b);
-    packet_end(s);
-    slice_end(s, track, r->end);
+    px_packet_end(s);
+    px_slice_end(s, track, r->end);
 }
 
 static gp_status one_finding(px *s, uint64_t parent, int32_t rank, const gp_finding *f)
@@ -769,7 +661,7 @@ static gp_status one_finding(px *s, uint64_t parent, int32_t rank, const gp_find
               .parent = parent,
               .name = label,
               .rank = rank};
-    track_descriptor(s, &d);
+    px_track_descriptor(s, &d);
     size_t n;
     gp_time_range *r = export_finding_ranges(f, &n);
     if (!r)
@@ -795,7 +687,7 @@ static gp_status findings_track(px *s, const gp_findings *fs)
                       .uuid = s->next_uuid++,
                       .name = "gprof-train findings",
                       .ordered = 1};
-            track_descriptor(s, &d);
+            px_track_descriptor(s, &d);
             parent = d.uuid;
         }
         GP_TRY(one_finding(s, parent, (int32_t)i, &f[i]));
@@ -830,16 +722,16 @@ static gp_status index_flows(px *s, const gp_analysis *a)
     return GP_OK;
 }
 
-static gp_status write_all(px *s, const gp_analysis *a, const gp_findings *fs, int64_t wall_ns)
+gp_status px_trace_body(px *s, const gp_analysis *a, const gp_findings *fs)
 {
     size_t nt, ne, nm;
+    s->t = gp_analysis_trace(a);
     gp_trace_tracks(s->t, &nt);
     s->ev = gp_trace_events(s->t, &ne);
     s->proc_uuid = calloc(nt + 1, sizeof *s->proc_uuid);
     if (!s->proc_uuid)
         return GP_ENOMEM;
     GP_TRY(index_flows(s, a));
-    clock_snapshot(s, wall_ns);
     sequence_start(s);
     GP_TRY(all_tracks(s));
     const gp_mem_series *ms = gp_analysis_memory(a, &nm);
@@ -850,28 +742,39 @@ static gp_status write_all(px *s, const gp_analysis *a, const gp_findings *fs, i
     return s->b.failed ? GP_ENOMEM : GP_OK;
 }
 
+void px_trace_done(px *s)
+{
+    export_lanes_free(&s->lanes);
+    free(s->named.v);
+    free(s->shaped.v);
+    free(s->proc_uuid);
+    free(s->starts);
+    free(s->ends);
+    free(s->lane_uuid);
+    px keep = *s; /* the output, the buffer and what goes on across a job's traces */
+    *s = (px){.o = keep.o,
+              .b = keep.b,
+              .next_uuid = keep.next_uuid,
+              .next_str_iid = PX_STR_IID0,
+              .seq = keep.seq};
+}
+
 gp_status gp_export_perfetto_proto(const gp_analysis *a, const gp_export_opts *opts,
                                    const char *path, gp_error *err)
 {
     static const gp_export_opts none = {0};
     opts = opts ? opts : &none;
-    const gp_trace *t = gp_analysis_trace(a);
-    const gp_trace_info *info = gp_trace_get_info(t);
+    const gp_trace_info *info = gp_trace_get_info(gp_analysis_trace(a));
     int64_t t0 = info->n_events ? info->ts_min : 0, wall;
     if (__builtin_add_overflow(info->base_time_ns, t0, &wall))
         wall = 0; /* no wall-clock time rather than a wrong one */
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));
-    px s = {.o = &o, .t = t, .t0 = t0, .next_uuid = 1, .next_str_iid = (uint64_t)1 << 32};
-    gp_status rc = write_all(&s, a, opts->findings, wall);
-    export_lanes_free(&s.lanes);
+    px s = {.o = &o, .t0 = t0, .next_uuid = 1, .next_str_iid = PX_STR_IID0, .seq = 1};
+    px_clock_snapshot(&s, wall);
+    gp_status rc = px_trace_body(&s, a, opts->findings);
+    px_trace_done(&s);
     pb_free(&s.b);
-    free(s.named.v);
-    free(s.shaped.v);
-    free(s.proc_uuid);
-    free(s.starts);
-    free(s.ends);
-    free(s.lane_uuid);
     if (rc != GP_OK) {
         export_out_abort(&o);
         return gp_error_set(err, rc, path, "out of memory");

@@ -84,6 +84,13 @@ typedef struct gp_job_rank {
     int64_t held;           /**< per step: how long the typical rank waited for this one, with
                                  nothing to compute (each wait once, job_held.c) */
     int64_t waited;         /**< per step: how long this rank waited for the last one */
+    int64_t start;          /**< its trace's first event, unix ns on its own clock */
+    uint64_t n_clock_refs;  /**< collectives its clock offset was measured on (shared with the
+                                 first rank; the first rank: its matched ones). 0 on a rank
+                                 other than the first: its clock cannot be aligned */
+    int64_t clock_spread;   /**< what is left of clock uncertainty after alignment: the largest
+                                 distance of its matched collectives' ends from the others'
+                                 median end (0 when none was matched) */
 } gp_job_rank;
 
 /** @return the ranks sorted by rank, and their count. Valid after gp_job_finish. */
@@ -107,6 +114,22 @@ typedef struct gp_job_collective {
 
 /** @return the collectives sorted by (step, index), and their count. Valid after finish. */
 const gp_job_collective *gp_job_collectives(const gp_job *j, size_t *n);
+
+/** A rank's wait at a collective where another rank arrived last (by at least GT16.min_lag_us
+ * over the median arrival): unix ns on the job's aligned clock (the first rank's). */
+typedef struct gp_job_wait {
+    int64_t ts;     /**< this rank's arrival (its call's start) */
+    int64_t until;  /**< the last rank's arrival: ts == until on the last rank itself */
+    int64_t end;    /**< its call's end */
+    int last_rank;  /**< the rank waited for */
+    const char *op; /**< gp_job_comm_op() of the collective */
+} gp_job_wait;
+
+/** @return how many waits the rank at index `i` of gp_job_ranks() has. Valid after finish. */
+size_t gp_job_rank_n_waits(const gp_job *j, size_t i);
+
+/** @return wait `k` (< gp_job_rank_n_waits) of the rank at index `i`, in matching order. */
+gp_job_wait gp_job_rank_wait(const gp_job *j, size_t i, size_t k);
 
 /** @return the largest distributedInfo.world_size of the traces (0 when none says): more than
  * the ranks given means the job is seen in part. Valid after finish. */

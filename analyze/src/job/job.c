@@ -251,6 +251,7 @@ static gp_status align_clocks(gp_job *j, const struct job_key *k, size_t nk)
             if (a && b)
                 d[n++] = b->end - a->end;
         }
+        j->parts[r]->n_clock_refs = n;
         j->parts[r]->clock_offset = job_median(d, n);
         int64_t m = llabs(j->parts[r]->clock_offset);
         worst = m > worst ? m : worst;
@@ -324,6 +325,11 @@ static void gather_calls(gp_job *j, const struct job_key *k, const struct job_ca
         else if (x[r])
             kept++, spread = off > spread ? off : spread;
     }
+    for (size_t r = 0; r < j->n && kept > 1; r++) {
+        int64_t off = x[r] ? llabs(x[r]->end - j->parts[r]->clock_offset - mid) : 0;
+        gp_job_part *p = j->parts[r];
+        p->clock_spread = off > p->clock_spread ? off : p->clock_spread;
+    }
     if (kept == 1) { /* its counterparts disagree: alone after all */
         for (size_t r = 0; r < j->n; r++)
             x[r] = NULL;
@@ -375,9 +381,12 @@ static gp_status match_one(gp_job *j, const struct job_call **x, int64_t *arr, g
     if (!m || (double)c->lag < j->p[JOB_MIN_LAG_US] * 1e3)
         return GP_OK;
     j->ranks[last].n_last++;
-    for (size_t r = 0; r < j->n; r++) /* every rank's call there, for `held` (job_held.c) */
+    for (size_t r = 0; r < j->n; r++) { /* every rank's call there, for `held` (job_held.c) */
+        struct job_wait w = {x[r] ? x[r]->ts : 0, x[r] ? x[r]->end : 0, t_last, last,
+                             x[r] ? x[r]->op : 0};
         if (x[r])
-            GP_TRY(job_wait_add(j->parts[r], x[r]->ts, x[r]->end, last));
+            GP_TRY(job_wait_add(j->parts[r], &w));
+    }
     return GP_OK;
 }
 
@@ -418,6 +427,9 @@ static gp_status match_collectives(gp_job *j)
         j->ranks[r].held /= div;
         j->ranks[r].waited /= div;
         j->ranks[r].clock_offset = j->parts[r]->clock_offset;
+        j->ranks[r].start = j->parts[r]->t_first;
+        j->ranks[r].n_clock_refs = r ? j->parts[r]->n_clock_refs : j->ranks[r].n_collectives;
+        j->ranks[r].clock_spread = j->parts[r]->clock_spread;
         j->world_size =
                 j->parts[r]->world_size > j->world_size ? j->parts[r]->world_size : j->world_size;
     }
@@ -457,6 +469,22 @@ const gp_job_collective *gp_job_collectives(const gp_job *j, size_t *n)
 const gp_findings *gp_job_findings(const gp_job *j)
 {
     return j->findings;
+}
+
+size_t gp_job_rank_n_waits(const gp_job *j, size_t i)
+{
+    return j->ranks && i < j->n ? j->parts[i]->n_waits : 0;
+}
+
+gp_job_wait gp_job_rank_wait(const gp_job *j, size_t i, size_t k)
+{
+    const gp_job_part *p = j->parts[i];
+    const struct job_wait *w = &p->waits[k];
+    return (gp_job_wait){.ts = w->ts - p->clock_offset,
+                         .until = w->until,
+                         .end = w->end - p->clock_offset,
+                         .last_rank = j->parts[w->last]->rank,
+                         .op = job_ops[w->op]};
 }
 
 int gp_job_world_size(const gp_job *j)

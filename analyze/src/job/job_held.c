@@ -11,16 +11,16 @@
 
 #include <stdlib.h>
 
-gp_status job_wait_add(gp_job_part *p, int64_t ts, int64_t end, size_t last)
+gp_status job_wait_add(gp_job_part *p, const struct job_wait *w)
 {
     if (p->n_waits == p->cap_waits) {
         size_t cap = p->cap_waits ? p->cap_waits * 2 : 64;
-        struct job_wait *w = realloc(p->waits, cap * sizeof(*w));
-        if (!w)
+        struct job_wait *v = realloc(p->waits, cap * sizeof(*v));
+        if (!v)
             return GP_ENOMEM;
-        p->waits = w, p->cap_waits = cap;
+        p->waits = v, p->cap_waits = cap;
     }
-    p->waits[p->n_waits++] = (struct job_wait){ts, end, last};
+    p->waits[p->n_waits++] = *w;
     return GP_OK;
 }
 

@@ -36,10 +36,12 @@ int job_key_cmp(const struct job_key *a, const struct job_key *b);
 extern const char *const job_ops[JOB_N_OPS];
 
 /* A rank's call of a collective where rank `last` (an index into gp_job.parts) arrived late,
- * from its arrival to its end on the calling rank's own clock (job_held.c). */
+ * from its arrival to its end on the calling rank's own clock (job_held.c), and the last
+ * arrival on the aligned clock (gp_job_rank_wait). */
 struct job_wait {
-    int64_t ts, end;
+    int64_t ts, end, until;
     size_t last;
+    uint16_t op;
 };
 
 struct gp_job_part {
@@ -58,6 +60,9 @@ struct gp_job_part {
     struct rules_ivs compute; /* its compute kernels on its own clock, a disjoint union */
     struct job_wait *waits;   /* its calls where a rank was late, set by gp_job_finish */
     size_t n_waits, cap_waits;
+    int64_t t_first;      /* its first event, unix ns on its own clock */
+    uint64_t n_clock_refs; /* collectives its clock offset was measured on (set by finish) */
+    int64_t clock_spread;  /* largest |aligned end - median end| of its matched collectives */
 };
 
 /* GT16's parameters. */
@@ -101,7 +106,7 @@ gp_status job_straggler(const gp_job *j, gp_findings **out);
  * of those collectives left them without compute than its own calls left it (the median over
  * the others of the union of their calls less their compute, less the same of its own): a wait
  * beside compute or concurrent with another on a second stream counts once. */
-gp_status job_wait_add(gp_job_part *p, int64_t ts, int64_t end, size_t last);
+gp_status job_wait_add(gp_job_part *p, const struct job_wait *w);
 gp_status job_held(gp_job *j);
 
 /* Per-step mean of the rank's steps among the common ones (all when none are common). */

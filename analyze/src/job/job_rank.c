@@ -440,6 +440,7 @@ gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err
         p->rank_from = in->rank >= 0 ? "distributedInfo" : p->rank >= 0 ? "file name" : "order";
         p->path = strdup(path);
         p->host = host_of_name(path);
+        p->t_first = in->base_time_ns + (in->n_events ? in->ts_min : 0);
         rc = p->path && p->host ? collect_unions(gp_analysis_trace(a), &u) : -1;
     }
     if (rc == 0)

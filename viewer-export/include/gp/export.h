@@ -9,6 +9,7 @@
 
 #include "gp/analysis.h"
 #include "gp/compare.h"
+#include "gp/job.h"
 #include "gp/rules.h"
 
 #include <stdio.h>
@@ -53,6 +54,46 @@ gp_status gp_export_perfetto(const gp_analysis *a, const gp_export_opts *opts, c
 gp_status gp_export_perfetto_proto(const gp_analysis *a, const gp_export_opts *opts,
                                    const char *path, gp_error *err);
 
+/** How a job's export reads a rank's trace again: `open` gives its analysis (or an error),
+ * `close` frees it; one rank is open at a time. */
+typedef struct gp_export_rank_reader {
+    gp_status (*open)(void *ud, const char *path, const gp_analysis **out, gp_error *err);
+    void (*close)(void *ud, const gp_analysis *a);
+    void *ud;
+} gp_export_rank_reader;
+
+/**
+ * Write a finished job (gp/job.h) as one Perfetto protobuf trace: a process "rank N (clock
+ * +X ms, ±Y us)" per rank (X its clock offset, Y gp_job_rank.clock_spread, what is left of its
+ * clock's uncertainty) holding the rank's tracks as gp_export_perfetto_proto() writes them, on
+ * the job's aligned clock (time 0: the earliest aligned event), and a "collective waits" track
+ * with a slice "wait for rank L (OP)" from each of its arrivals at a collective where rank L
+ * was late to L's arrival. The traces are read again through `rd`, one at a time.
+ * @return GP_OK; GP_EINVAL when a rank other than the first shares no collective with it (its
+ * clock cannot be aligned; named in `err`); an error of `rd`; GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_reader *rd,
+                                       const gp_export_opts *opts, const char *path,
+                                       gp_error *err);
+
+/**
+ * Write a finished job (gp/job.h) as one HTML page in the report's style, the Distributed view:
+ * cards, GT16 with its evidence, each rank's step breakdown, waits and clock (offset and what is
+ * left of its uncertainty), who waited for whom (per pair of ranks: how often and how long, the
+ * 50 longest), the 20 collectives that waited longest, and the command for the job's Perfetto
+ * timeline. Only `title`, `stream` and `temp_file` of `opts` are used.
+ * @return GP_OK, GP_EIO or GP_ENOMEM.
+ */
+gp_status gp_export_job_html(const gp_job *j, const gp_export_opts *opts, const char *path,
+                             gp_error *err);
+
+/** The same job timeline as gp_export_job_perfetto_proto() in Chrome JSON (gzip when `path` ends
+ * in ".gz"): a process per rank named as there, a thread per track of its trace ("GPU 0 /
+ * stream 7"), and "collective waits" threads; baseTimeNanoseconds is the job's time 0.
+ * @return as gp_export_job_perfetto_proto(). */
+gp_status gp_export_job_perfetto(const gp_job *j, const gp_export_rank_reader *rd,
+                                 const gp_export_opts *opts, const char *path, gp_error *err);
+
 /** @return 1 when `path` names a Perfetto protobuf trace (".pftrace", ".perfetto-trace", either
  * with ".gz"), else 0. */
 int gp_export_perfetto_is_proto_name(const char *path);
@@ -70,9 +111,11 @@ gp_status gp_export_tensorboard(const gp_analysis *a, const gp_export_opts *opts
                                 gp_error *err);
 
 /**
- * Write one self-contained HTML file (no scripts, no network, no external fonts): summary, the
- * step-time breakdown per step, GPU utilisation and memory over time (inline SVG, findings'
- * ranges highlighted), the top-20 ops and kernels, and the findings with their evidence.
+ * Write one self-contained HTML file (no network, no external fonts; one inline script, allowed
+ * by its hash, sorts the tables): summary, the step-time breakdown per step, GPU utilisation and
+ * memory over time (inline SVG, findings' ranges highlighted) and each device's memory peaks,
+ * the top-20 ops and kernels, and the findings with their evidence and their track and first
+ * slice in the Perfetto export.
  * @return GP_OK, GP_EIO or GP_ENOMEM.
  */
 gp_status gp_export_html(const gp_analysis *a, const gp_export_opts *opts, const char *path,
