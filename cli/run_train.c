@@ -117,7 +117,7 @@ static int train_and_report(gp_train_config *cfg, int mode)
             fputs("\n", stderr);
         cli_error_from(&err, rc);
         if (rc == GP_EINVAL && strstr(err.msg, "--amp"))
-            cli_hint("mixed precision runs on the GPU; on the CPU use --amp off");
+            cli_hint("fp16 with loss scaling runs on the GPU; on the CPU use --amp bf16 or off");
         return CLI_ERROR;
     }
     printf("trained %lld steps in %.1f s (%.0f samples/s; %.1f s with setup and evaluation); "
@@ -161,7 +161,7 @@ int cmd_run_train(int argc, const char **argv)
             OPT_INT(0, "seed", &seed, "N", "seed for initialisation and shuffling (default 42)", 0,
                     2147483647),
             OPT_STR(0, "device", &device, "DEV", "auto (default: cuda if present), cuda or cpu"),
-            OPT_STR(0, "amp", &amp, "MODE", "off (default), fp16 (with loss scaling) or bf16"),
+            OPT_STR(0, "amp", &amp, "MODE", "off (default), fp16 (with loss scaling; CUDA) or bf16"),
             OPT_BOOL(0, "cudnn-benchmark", &cudnn_bench, "search conv algorithms once per shape"),
             OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
             OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),

@@ -95,9 +95,10 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(strcmp(d, "cuda") == 0 && !have, GP_EUNSUPPORTED, err,
                "--device cuda: no usable CUDA device on this machine");
     r->use_cuda = strcmp(d, "cuda") == 0 || (strcmp(d, "auto") == 0 && have);
-    GP_FAIL_IF(!r->use_cuda && r->amp != AMP_OFF, GP_EINVAL, err,
-               "--amp %s needs a CUDA device; training runs on the CPU here (use --amp off)",
-               r->cfg.amp);
+    /* bf16 runs on the CPU too, as torch.autocast("cpu", dtype=torch.bfloat16) */
+    GP_FAIL_IF(!r->use_cuda && r->amp == AMP_FP16, GP_EINVAL, err,
+               "--amp fp16 needs a CUDA device; training runs on the CPU here (use --amp bf16 "
+               "or --amp off)");
     r->ops = &backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
     if (r->use_cuda)

@@ -44,7 +44,7 @@ typedef struct gp_train_config {
     const char *model;      /**< "mlp" (784-128-64-10) or "cnn" */
     const char *optimizer;  /**< "adam" or "sgd" (momentum 0.9) */
     const char *device;     /**< "auto", "cuda" or "cpu" */
-    const char *amp;        /**< "off", "fp16" or "bf16" (CUDA only) */
+    const char *amp;        /**< "off", "fp16" (CUDA only) or "bf16" (CPU autocast too) */
     const char *data_dir;   /**< IDX folder or PNG image folder; NULL = GP_TRAIN_DEFAULT_DATA */
     const char *out_dir;    /**< parent of the run directory <model>-<date-time>/ ("runs") */
     const char *checkpoint; /**< save weights and optimizer state here at the end, or NULL */
@@ -94,7 +94,7 @@ void gp_train_config_init(gp_train_config *cfg);
 /**
  * Train as `cfg` says, evaluate on the test set after each epoch, and write the run directory
  * (trace, summary.json, TensorBoard scalars) under cfg->out_dir.
- * @return GP_OK; GP_EINVAL for a bad option (e.g. --amp on the CPU); GP_EPARSE for a corrupt
+ * @return GP_OK; GP_EINVAL for a bad option (e.g. --amp fp16 on the CPU); GP_EPARSE for a corrupt
  *         dataset or checkpoint (err names the file); GP_EUNSUPPORTED when CUDA was asked for
  *         but is not built or not present; GP_EIO, GP_ENOMEM, GP_ECUDA otherwise.
  */

@@ -21,6 +21,7 @@ struct backend {
     int fused[MODEL_MAX_LAYERS]; /* 1: a ReLU layer done inside the convolution before it */
     int n;
     struct step_stats stats;
+    struct cpu_autocast ac; /* --amp bf16: the GEMMs' rounded inputs */
 };
 
 static void *host_alloc(size_t bytes, void *ud)
@@ -51,6 +52,7 @@ static void cpu_close(struct backend *b)
     free(b->dbuf[0]);
     free(b->dbuf[1]);
     free(b->ws);
+    cpu_autocast_free(&b->ac);
     free(b);
 }
 
@@ -110,9 +112,9 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
 {
     *out = NULL;
     *device_memory = 0;
-    if (cfg->amp != AMP_OFF)
+    if (cfg->amp == AMP_FP16) /* fp16 with loss scaling is the GPU's; the CPU autocasts to bf16 */
         return gp_error_set(err, GP_EINVAL, NULL,
-                            "mixed precision (--amp) needs the CUDA backend, not the CPU");
+                            "--amp fp16 needs the CUDA backend; on the CPU use --amp bf16");
     /* OpenBLAS's worker threads start when it loads and inherit this thread's environment */
     unsigned fpenv = cpu_flush_denormals();
     const char *blas = cpu_blas_load();
@@ -179,20 +181,52 @@ static void layer_forward(struct backend *b, int i)
     }
 }
 
+/* Under --amp bf16, the output of a GEMM layer (linear, convolution) is a bf16 tensor. */
+static void round_output(struct backend *b, int i)
+{
+    enum layer_kind k = b->spec.l[i].kind;
+    if (k != LAYER_LINEAR && k != LAYER_CONV3)
+        return;
+    float *y = b->act[k == LAYER_CONV3 && b->conv[i].relu ? i + 2 : i + 1];
+    cpu_round_bf16(y, (size_t)b->n * model_act_size(&b->spec, i + 1));
+}
+
+/* bf16 autocast around a pass (forward or backward), as torch.autocast("cpu") encloses it. */
+static void autocast_begin(struct backend *b)
+{
+    if (b->cfg.amp == AMP_BF16)
+        cpu_autocast_begin(&b->ac);
+}
+
+static gp_status autocast_end(struct backend *b, gp_error *err)
+{
+    if (b->cfg.amp != AMP_BF16)
+        return GP_OK;
+    cpu_autocast_end();
+    GP_FAIL_IF(b->ac.failed, GP_ENOMEM, err, "out of memory for the bf16 GEMM inputs");
+    return GP_OK;
+}
+
 static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
 {
-    (void)train, (void)err;
+    (void)train;
     unsigned fpenv = cpu_flush_denormals();
-    for (int i = 0; i < b->spec.n_layers; i++)
-        if (!b->fused[i])
-            layer_forward(b, i);
+    autocast_begin(b);
+    for (int i = 0; i < b->spec.n_layers; i++) {
+        if (b->fused[i])
+            continue;
+        layer_forward(b, i);
+        if (b->cfg.amp == AMP_BF16)
+            round_output(b, i);
+    }
+    gp_status rc = autocast_end(b, err); /* the loss runs in fp32, as on autocast's fp32 list */
     int correct = 0;
     b->stats.loss_sum += cpu_softmax_ce_forward(b->prob, &correct, b->act[b->spec.n_layers],
                                                 b->labels, b->n, b->spec.classes);
     b->stats.correct += correct;
     b->stats.samples += b->n;
     cpu_restore_fpenv(fpenv);
-    return GP_OK;
+    return rc;
 }
 
 /* dy -> dx for layer i (dx NULL for the first layer). */
@@ -221,21 +255,27 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
     }
 }
 
+/* Under --amp bf16 the weight and bias gradients are the bf16 GEMM's fp32 sums, accumulated
+ * into the fp32 master gradients (PyTorch rounds mm's output to bf16 before it casts it back). */
 static gp_status cpu_backward(struct backend *b, gp_error *err)
 {
-    (void)err;
     unsigned fpenv = cpu_flush_denormals();
     int cur = 0;
     float scale = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
     cpu_softmax_ce_backward(b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, scale);
+    autocast_begin(b);
     for (int i = b->spec.n_layers - 1; i >= 0; i--) {
         if (b->fused[i])
             continue;
+        enum layer_kind k = b->spec.l[i].kind;
+        if (b->cfg.amp == AMP_BF16 && (k == LAYER_LINEAR || k == LAYER_CONV3)) /* a bf16 grad */
+            cpu_round_bf16(b->dbuf[cur], (size_t)b->n * model_act_size(&b->spec, i + 1));
         layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
         cur = 1 - cur;
     }
+    gp_status rc = autocast_end(b, err);
     cpu_restore_fpenv(fpenv);
-    return GP_OK;
+    return rc;
 }
 
 static gp_status cpu_step(struct backend *b, gp_error *err)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Load OpenBLAS (once; cpu_blas.c). @return NULL, or why it cannot be loaded. */
 const char *cpu_blas_load(void);
@@ -22,6 +23,46 @@ int cpu_blas_limit_threads(int most);
 /* Row-major C (m, n) = alpha op(A) op(B) + beta C, op = transpose when trans_*: cblas_sgemm. */
 void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
+
+/* bf16 autocast (cpu_bf16.c): while a state is current on a thread, cpu_sgemm rounds its inputs
+ * to bf16 and accumulates in fp32 (cblas_sbgemm where OpenBLAS exports it). The state owns the
+ * rounded copies; `failed` is set when one could not be allocated (the GEMM is then skipped). */
+struct cpu_autocast {
+    void *buf[2];
+    size_t cap[2];
+    int failed;
+};
+void cpu_autocast_begin(struct cpu_autocast *ac);
+void cpu_autocast_end(void);
+struct cpu_autocast *cpu_autocast_current(void);
+void cpu_autocast_free(struct cpu_autocast *ac);
+/* Round A and B of a GEMM into the state's buffers: fp32 values, or bf16 bits when `bits`.
+ * @return 0 when out of memory. */
+int cpu_autocast_gemm_inputs(struct cpu_autocast *ac, int trans_a, int trans_b, int m, int n, int k,
+                             const float *a, int lda, const float *b, int ldb, int bits,
+                             const void **ra, const void **rb);
+/* 1 when the loaded OpenBLAS exports cblas_sbgemm (bf16 GEMM). */
+int cpu_blas_has_sbgemm(void);
+
+/* fp32 -> bf16 with round-to-nearest-even (NaN kept NaN, overflow to inf): the bits, or the
+ * value as an fp32. */
+static inline uint16_t cpu_bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+static inline float cpu_bf16_round(float f)
+{
+    uint32_t u = (uint32_t)cpu_bf16_bits(f) << 16;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+/* p[0..n) rounded to bf16 in place. */
+void cpu_round_bf16(float *p, size_t n);
 
 /* y (n, cout) = x (n, cin) . w^T (cin, cout) + b */
 void cpu_linear_forward(float *y, const float *x, const float *w, const float *b, int n, int cin,
