@@ -89,6 +89,14 @@ size_t model_act_size(const struct model_spec *m, int i)
     return (size_t)l->cin * (size_t)l->h * (size_t)l->w;
 }
 
+int model_ckpt_kept(const struct model_spec *m, int i)
+{
+    if (i <= 0 || i >= m->n_layers - 1)
+        return 1;
+    enum layer_kind prev = m->l[i - 1].kind;
+    return prev == LAYER_POOL2 || (prev == LAYER_RELU && m->l[i].kind != LAYER_POOL2);
+}
+
 size_t model_max_act(const struct model_spec *m)
 {
     size_t best = 0;

@@ -99,6 +99,9 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(!r->use_cuda && r->amp == AMP_FP16, GP_EINVAL, err,
                "--amp fp16 needs a CUDA device; training runs on the CPU here (use --amp bf16 "
                "or --amp off)");
+    GP_FAIL_IF(r->use_cuda && r->cfg.checkpoint_activations, GP_EINVAL, err,
+               "--checkpoint-activations runs on the CPU backend only (--device cpu); the CUDA "
+               "backend does not recompute activations yet");
     r->ops = &backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
     if (r->use_cuda)
@@ -186,10 +189,13 @@ static gp_status open_backend(struct train_run *r, gp_error *err)
                                 .pin_memory = r->cfg.pin_memory,
                                 .non_blocking = r->cfg.non_blocking,
                                 .cudnn_benchmark = r->cfg.cudnn_benchmark,
-                                .host_threads = gemm_threads()};
+                                .host_threads = gemm_threads(),
+                                .checkpoint_activations = r->cfg.checkpoint_activations};
     GP_PROF_RANGE(GP_NAME_SETUP);
     GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name),
                         &r->res->device_memory, err));
+    if (r->ops->activation_bytes)
+        r->res->activation_bytes = r->ops->activation_bytes(r->be);
     return init_state(r, err);
 }
 
