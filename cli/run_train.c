@@ -139,7 +139,7 @@ int cmd_run_train(int argc, const char **argv)
 {
     const char *model = "mlp", *optimizer = "adam", *device = "auto", *amp = "off";
     const char *workers = "0", *data = NULL, *out = "runs", *checkpoint = NULL, *resume = NULL;
-    const char *buffer_limit = NULL;
+    const char *buffer_limit = NULL, *zero_grad = "zero";
     long epochs = 0, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
@@ -165,6 +165,9 @@ int cmd_run_train(int argc, const char **argv)
             OPT_BOOL(0, "cudnn-benchmark", &cudnn_bench, "search conv algorithms once per shape"),
             OPT_BOOL(0, "checkpoint-activations", &ckpt_act,
                      "keep only each block's input, recompute the rest in backward (CPU)"),
+            OPT_STR(0, "zero-grad", &zero_grad, "MODE",
+                    "zero (default: clear the gradients after each step) or none (set to None: "
+                    "backward writes them; CPU)"),
             OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
             OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),
             OPT_STR('w', "workers", &workers, "N",
@@ -227,7 +230,7 @@ int cmd_run_train(int argc, const char **argv)
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
-    cfg.checkpoint_activations = ckpt_act;
+    cfg.checkpoint_activations = ckpt_act, cfg.zero_grad = zero_grad;
     return train_and_report(&cfg, no_report ? RUN_NO_REPORT
                                   : verbose ? RUN_REPORT_VERBOSE
                                             : RUN_REPORT_BRIEF);

@@ -1,6 +1,7 @@
 /* The training-speed techniques as trainer knobs (issue 31 §2), each against the run with the
  * knob off from the same seed: --checkpoint-activations gives the same weights (the recomputed
- * activations are the ones forward made) with fewer activation bytes held. */
+ * activations are the ones forward made) with fewer activation bytes held; --zero-grad none the
+ * same weights without the pass that zeroes the gradients. */
 #include "gp/train.h"
 #include "gp_test.h"
 #include "train_params.h"
@@ -84,6 +85,51 @@ static void test_checkpoint_cnn_bf16(void)
     check_checkpointing("cnn", "bf16");
 }
 
+static void zero_grad_none(gp_train_config *c)
+{
+    c->zero_grad = "none";
+}
+
+static void zero_grad_none_acc(gp_train_config *c)
+{
+    c->zero_grad = "none", c->accumulate = 2;
+}
+
+static void accumulate2(gp_train_config *c)
+{
+    c->accumulate = 2;
+}
+
+/* --zero-grad none: backward writes the gradients the step left "None" instead of adding to
+ * zeros: the same weights, with and without accumulation (the second micro-batch adds). */
+static void test_zero_grad_none(void)
+{
+    const char *models[] = {"mlp", "cnn"};
+    for (int i = 0; i < 2; i++) {
+        struct outcome zero, none, zero2, none2;
+        train(models[i], "off", NULL, &zero);
+        train(models[i], "off", zero_grad_none, &none);
+        GP_CHECK(max_diff(models[i], &zero, &none) < 1e-6);
+        train(models[i], "off", accumulate2, &zero2);
+        train(models[i], "off", zero_grad_none_acc, &none2);
+        GP_CHECK(max_diff(models[i], &zero2, &none2) < 1e-6);
+        GP_CHECK(max_diff(models[i], &zero, &zero2) > 1e-4); /* accumulation changed the run */
+        free(zero.params), free(none.params), free(zero2.params), free(none2.params);
+    }
+}
+
+static void test_zero_grad_refused(void)
+{
+    gp_train_config c;
+    gp_train_config_init(&c);
+    c.data_dir = IDX_DIR, c.out_dir = tmp_root, c.device = "cpu", c.profile = 0;
+    c.zero_grad = "sometimes";
+    gp_error err;
+    gp_train_result r;
+    GP_ASSERT_EQ_INT(gp_train_run(&c, &r, &err), GP_EINVAL);
+    GP_ASSERT_CONTAINS(err.msg, "--zero-grad");
+}
+
 int main(void)
 {
     unsetenv("OPENBLAS_NUM_THREADS");
@@ -93,6 +139,8 @@ int main(void)
     GP_RUN(test_checkpoint_cnn);
     GP_RUN(test_checkpoint_mlp);
     GP_RUN(test_checkpoint_cnn_bf16);
+    GP_RUN(test_zero_grad_none);
+    GP_RUN(test_zero_grad_refused);
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0)

@@ -26,6 +26,7 @@ struct backend_config {
     int pin_memory, non_blocking, cudnn_benchmark;
     int host_threads; /* at most this many GEMM threads on the CPU (0: the BLAS library's own) */
     int checkpoint_activations; /* keep only model_ckpt_kept activations; recompute the rest */
+    int zero_grad_none; /* the step leaves gradients "None": backward writes them (no memset) */
 };
 
 /* Counters since the last read_stats. */

@@ -16,6 +16,7 @@ struct backend {
     float *act[MODEL_MAX_LAYERS + 1]; /* act[0] = input, act[i+1] = output of layer i */
     float *act_scratch; /* --checkpoint-activations: the dropped activations of one segment */
     int dropped[MODEL_MAX_LAYERS + 1]; /* act[i] lies in act_scratch, recomputed in backward */
+    int grads_live; /* 0: gradients "set to None" by the last step: backward writes, not adds */
     long long act_bytes; /* activation, argmax and gradient buffers */
     int32_t *arg[MODEL_MAX_LAYERS];   /* max-pool argmax */
     int32_t *labels;
@@ -180,6 +181,7 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
         return gp_error_set(err, GP_ENOMEM, NULL, "cannot allocate the CPU model buffers");
     }
     b->stats.scale = 1.0f;
+    b->grads_live = !cfg->zero_grad_none;
     int threads = cpu_blas_limit_threads(cfg->host_threads);
     if (threads > 0)
         snprintf(device_name, name_cap, "cpu (OpenBLAS, %d thread%s)", threads,
@@ -290,12 +292,12 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
     float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
     switch (l->kind) {
     case LAYER_LINEAR:
-        cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout);
+        cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout, b->grads_live);
         break;
     case LAYER_CONV3:
         /* dy is the fused ReLU's output gradient, masked by its output act[i + 2] */
         cpu_conv3_backward(&b->conv[i], dx, dw, db, dy, b->conv[i].relu ? b->act[i + 2] : NULL, x,
-                           w, b->n);
+                           w, b->n, b->grads_live);
         break;
     case LAYER_RELU:
         if (dx)
@@ -359,6 +361,7 @@ static gp_status cpu_backward(struct backend *b, gp_error *err)
         layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
         cur = 1 - cur;
     }
+    b->grads_live = 1; /* a further micro-batch adds to these */
     gp_status rc = autocast_end(b, err);
     cpu_restore_fpenv(fpenv);
     return rc;
@@ -375,7 +378,10 @@ static gp_status cpu_step(struct backend *b, gp_error *err)
                       OPTIM_BETA2, OPTIM_EPS, b->t, 1.0f);
     else
         cpu_sgd_step(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
-    memset(b->grads, 0, np * sizeof(float));
+    if (b->cfg.zero_grad_none) /* zero_grad(set_to_none=True): no pass over the gradients */
+        b->grads_live = 0;
+    else
+        memset(b->grads, 0, np * sizeof(float));
     cpu_restore_fpenv(fpenv);
     return GP_OK;
 }

@@ -1,7 +1,8 @@
 /* trainer/src/cpu/cpu_ops.h: the CPU reference layers (OpenBLAS GEMMs, im2col convolution).
  * They are the CPU backend and the oracle the CUDA kernels are tested against.
  * Layout: activations NCHW, row-major; linear weights (out, in) as in PyTorch.
- * Backward functions ACCUMULATE into dw/db (gradient accumulation) and overwrite dx. */
+ * Backward functions ACCUMULATE into dw/db (gradient accumulation) and overwrite dx; with
+ * `accumulate` 0 they overwrite dw/db instead (gradients set to None: no zeroing pass first). */
 #ifndef GP_TRAINER_CPU_OPS_H
 #define GP_TRAINER_CPU_OPS_H
 
@@ -69,7 +70,7 @@ void cpu_linear_forward(float *y, const float *x, const float *w, const float *b
                         int cout);
 /* dx (n, cin) = dy . w (may be NULL); dw (cout, cin) += dy^T . x; db (cout) += sum_n dy */
 void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
-                         const float *w, int n, int cin, int cout);
+                         const float *w, int n, int cin, int cout, int accumulate);
 
 /* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w), computed over
  * blocks of `block` samples (one GEMM per block) in a workspace the caller sizes once. */
@@ -90,7 +91,7 @@ void cpu_conv3_forward(const struct cpu_conv3 *c, float *y, const float *x, cons
                        const float *b, int n);
 /* dx may be NULL (first layer); y is the forward output, read only when c->relu. */
 void cpu_conv3_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *db, const float *dy,
-                        const float *y, const float *x, const float *wt, int n);
+                        const float *y, const float *x, const float *wt, int n, int accumulate);
 
 /* y = max(x, 0); dx = dy where y > 0 */
 void cpu_relu_forward(float *y, const float *x, size_t n);
