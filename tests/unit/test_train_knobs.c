@@ -67,6 +67,11 @@ static void check_checkpointing(const char *model, const char *amp)
     GP_ASSERT_NEAR(on.res.final_loss, off.res.final_loss, 1e-6);
     GP_CHECK(off.res.activation_bytes > 0);
     GP_CHECK(on.res.activation_bytes < off.res.activation_bytes);
+    /* the saving the trace predicts from the layers' activation sizes is the one measured */
+    struct model_spec m;
+    model_spec_init(&m, strcmp(model, "cnn") == 0 ? MODEL_CNN : MODEL_MLP, 28, 28);
+    long long predicted = (long long)(model_ckpt_saving(&m, 1) * 16 * sizeof(float));
+    GP_ASSERT_EQ_INT(off.res.activation_bytes - on.res.activation_bytes, predicted);
     free(off.params), free(on.params);
 }
 

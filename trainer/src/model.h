@@ -46,6 +46,11 @@ size_t model_act_size(const struct model_spec *m, int i);
  * 6, 8, 9 (each conv block is recomputed from its input). */
 int model_ckpt_kept(const struct model_spec *m, int i);
 
+/* Per-sample activation floats checkpointing saves: those it drops, less the largest segment's
+ * dropped set (live again while backward recomputes it). A ReLU fused into a convolution
+ * (`fused_relu`: the CPU backend's) makes the convolution's own output never exist. */
+size_t model_ckpt_saving(const struct model_spec *m, int fused_relu);
+
 /* Largest per-sample activation of the model. */
 size_t model_max_act(const struct model_spec *m);
 

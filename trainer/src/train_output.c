@@ -132,8 +132,11 @@ void train_prof_device(struct train_run *r)
 {
     gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
     gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
-    if (r->res->activation_bytes > 0)
+    if (r->res->activation_bytes > 0) /* and the saving --checkpoint-activations predicts */
         gp_prof_config_int(GP_CFG_ACTIVATION_BYTES, r->res->activation_bytes);
+    if (!r->use_cuda && !r->cfg.checkpoint_activations)
+        gp_prof_config_int(GP_CFG_CKPT_SAVING, (int64_t)(model_ckpt_saving(&r->spec, 1) *
+                                                         (size_t)r->cfg.batch_size * sizeof(float)));
     int blas = r->use_cuda ? 0 : cpu_blas_limit_threads(0);
     if (blas > 0)
         gp_prof_config_int(GP_CFG_BLAS_THREADS, blas);
