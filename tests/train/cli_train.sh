@@ -44,8 +44,8 @@ check "amp on cpu hint" grep -q "^hint: " "$tmp/err"
 check "knobs exit 0" test $? -eq 0
 knob_trace=$(ls "$tmp"/knobs/*/*.pt.trace.json.gz 2>/dev/null | head -1)
 check "knobs trace" test -n "$knob_trace"
-for key in '"amp": *"bf16"' '"checkpoint_activations": *true' '"zero_grad": *"none"' \
-    '"activation_bytes": *[1-9]'; do
+for key in '"amp": *"bf16"' '"bf16_gemm": *"[a-z-]*"' '"checkpoint_activations": *true' \
+    '"zero_grad": *"none"' '"activation_bytes": *[1-9]'; do
     check "knobs config $key" sh -c "gzip -dc '$knob_trace' | head -c 20000 | grep -q '$key'"
 done
 "$bin" run --device cpu --zero-grad sometimes --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"

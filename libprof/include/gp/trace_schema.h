@@ -35,6 +35,7 @@
 #define GP_CFG_PHYSICAL_CORES  "physical_cores"
 #define GP_CFG_BLAS_THREADS    "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
 #define GP_CFG_CKPT_ACTIVATIONS "checkpoint_activations" /* bool: trainer recomputes activations */
+#define GP_CFG_BF16_GEMM        "bf16_gemm" /* trainer, CPU --amp bf16: "sbgemm" | "rounded-sgemm" */
 #define GP_CFG_ZERO_GRAD        "zero_grad" /* trainer: "zero" | "none" (set_to_none) */
 #define GP_CFG_CKPT_SAVING      "checkpoint_saving_bytes" /* trainer: what checkpointing saves */
 #define GP_CFG_ACTIVATION_BYTES "activation_bytes" /* trainer (CPU): activation + grad buffers */
