@@ -117,7 +117,7 @@ static int train_and_report(gp_train_config *cfg, int mode)
             fputs("\n", stderr);
         cli_error_from(&err, rc);
         if (rc == GP_EINVAL && strstr(err.msg, "--amp"))
-            cli_hint("mixed precision runs on the GPU; on the CPU use --amp off");
+            cli_hint("fp16 with loss scaling runs on the GPU; on the CPU use --amp bf16 or off");
         return CLI_ERROR;
     }
     printf("trained %lld steps in %.1f s (%.0f samples/s; %.1f s with setup and evaluation); "
@@ -139,11 +139,11 @@ int cmd_run_train(int argc, const char **argv)
 {
     const char *model = "mlp", *optimizer = "adam", *device = "auto", *amp = "off";
     const char *workers = "0", *data = NULL, *out = "runs", *checkpoint = NULL, *resume = NULL;
-    const char *buffer_limit = NULL;
+    const char *buffer_limit = NULL, *zero_grad = "zero";
     long epochs = 0, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
-    int verbose = 0;
+    int verbose = 0, ckpt_act = 0;
     const struct opt opts[] = {
             OPT_GROUP("model and training:"),
             OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
@@ -161,8 +161,13 @@ int cmd_run_train(int argc, const char **argv)
             OPT_INT(0, "seed", &seed, "N", "seed for initialisation and shuffling (default 42)", 0,
                     2147483647),
             OPT_STR(0, "device", &device, "DEV", "auto (default: cuda if present), cuda or cpu"),
-            OPT_STR(0, "amp", &amp, "MODE", "off (default), fp16 (with loss scaling) or bf16"),
+            OPT_STR(0, "amp", &amp, "MODE", "off (default), fp16 (with loss scaling; CUDA) or bf16"),
             OPT_BOOL(0, "cudnn-benchmark", &cudnn_bench, "search conv algorithms once per shape"),
+            OPT_BOOL(0, "checkpoint-activations", &ckpt_act,
+                     "keep only each block's input, recompute the rest in backward (CPU)"),
+            OPT_STR(0, "zero-grad", &zero_grad, "MODE",
+                    "zero (default: clear the gradients after each step) or none (set to None: "
+                    "backward writes them; CPU)"),
             OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
             OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),
             OPT_STR('w', "workers", &workers, "N",
@@ -225,6 +230,7 @@ int cmd_run_train(int argc, const char **argv)
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
+    cfg.checkpoint_activations = ckpt_act, cfg.zero_grad = zero_grad;
     return train_and_report(&cfg, no_report ? RUN_NO_REPORT
                                   : verbose ? RUN_REPORT_VERBOSE
                                             : RUN_REPORT_BRIEF);

@@ -17,6 +17,7 @@ static const struct trainer_flag {
         {"amp", 0},        {"device", 0},       {"optimizer", 0},       {"lr", 0},
         {"accumulate", 0}, {"seed", 0},         {"epochs", 0},          {"data", 0},
         {"pin-memory", 1}, {"non-blocking", 1}, {"cudnn-benchmark", 1}, {"augment", 1},
+        {"checkpoint-activations", 1}, {"zero-grad", 0},
 };
 #define N_TRAINER_FLAGS (sizeof(trainer_flags) / sizeof(trainer_flags[0]))
 
@@ -76,7 +77,8 @@ static int check_trainer_key(const char *arg, const char *name, struct sweep_key
     if (!f) {
         cli_error("invalid --vary '%s': '%s' is not a trainer flag sweep can vary", arg, name);
         cli_hint("workers, prefetch, batch-size, model, amp, device, optimizer, lr, accumulate, "
-                 "seed, epochs, data, pin-memory, non-blocking, cudnn-benchmark, augment; or "
+                 "seed, epochs, data, pin-memory, non-blocking, cudnn-benchmark, augment, "
+                 "checkpoint-activations, zero-grad; or "
                  "sweep any program: gprof-train sweep --vary KEY=... -- CMD ... {KEY}");
         return CLI_ERROR;
     }

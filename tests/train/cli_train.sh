@@ -38,6 +38,20 @@ check "amp on cpu exits 2" test $? -eq 2
 check "amp on cpu message" grep -q "error: --amp fp16 needs a CUDA device" "$tmp/err"
 check "amp on cpu hint" grep -q "^hint: " "$tmp/err"
 
+# the techniques' knobs (issue 31): on the CPU, recorded in the trace's run configuration
+"$bin" run --device cpu --model cnn --amp bf16 --checkpoint-activations --zero-grad none \
+    --data "$fixture" --batch-size 16 --steps 2 --no-report --out "$tmp/knobs" >"$tmp/out" 2>"$tmp/err"
+check "knobs exit 0" test $? -eq 0
+knob_trace=$(ls "$tmp"/knobs/*/*.pt.trace.json.gz 2>/dev/null | head -1)
+check "knobs trace" test -n "$knob_trace"
+for key in '"amp": *"bf16"' '"bf16_gemm": *"[a-z-]*"' '"checkpoint_activations": *true' \
+    '"zero_grad": *"none"' '"activation_bytes": *[1-9]'; do
+    check "knobs config $key" sh -c "gzip -dc '$knob_trace' | head -c 20000 | grep -q '$key'"
+done
+"$bin" run --device cpu --zero-grad sometimes --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
+check "bad zero-grad exits 2" test $? -eq 2
+check "bad zero-grad message" grep -q "unknown --zero-grad mode 'sometimes'" "$tmp/err"
+
 "$bin" run --data "$tmp/nowhere" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
 check "bad data exits 2" test $? -eq 2
 check "bad data names it" grep -q "'$tmp/nowhere'" "$tmp/err"

@@ -65,16 +65,22 @@ static void test_linear(void)
     float x[15], w[20], b[4], y[12], r[12], dx[15], dw[20] = {0}, db[4] = {0};
     c.x = x, c.w = w, c.b = b, c.y = y, c.r = r;
     fill(x, 15, -1, 1), fill(w, 20, -1, 1), fill(b, 4, -1, 1), fill(r, 12, -1, 1);
-    cpu_linear_backward(dx, dw, db, r, x, w, c.n, c.cin, c.cout);
+    cpu_linear_backward(dx, dw, db, r, x, w, c.n, c.cin, c.cout, 1);
     GP_CHECK(fd_check(lin_loss, &c, x, dx, 15) < 1e-3);
     GP_CHECK(fd_check(lin_loss, &c, w, dw, 20) < 1e-3);
     GP_CHECK(fd_check(lin_loss, &c, b, db, 4) < 1e-3);
     /* backward accumulates into dw/db */
-    cpu_linear_backward(NULL, dw, db, r, x, w, c.n, c.cin, c.cout);
+    cpu_linear_backward(NULL, dw, db, r, x, w, c.n, c.cin, c.cout, 1);
     float dw1[20] = {0}, db1[4] = {0};
-    cpu_linear_backward(NULL, dw1, db1, r, x, w, c.n, c.cin, c.cout);
+    cpu_linear_backward(NULL, dw1, db1, r, x, w, c.n, c.cin, c.cout, 1);
     GP_ASSERT_NEAR(dw[7], 2 * dw1[7], 1e-5);
     GP_ASSERT_NEAR(db[2], 2 * db1[2], 1e-5);
+    /* accumulate 0 (--zero-grad none): overwrites what was there */
+    cpu_linear_backward(NULL, dw, db, r, x, w, c.n, c.cin, c.cout, 0);
+    for (int k = 0; k < 20; k++)
+        GP_ASSERT_NEAR(dw[k], dw1[k], 1e-6);
+    for (int k = 0; k < 4; k++)
+        GP_ASSERT_NEAR(db[k], db1[k], 1e-6);
 }
 
 struct conv {
@@ -145,7 +151,7 @@ static void conv_case(int n, int block, int relu)
                 double want = conv_direct(&c, i, o, p / WW, p % WW);
                 GP_ASSERT_NEAR(y[(i * COUT + o) * HW + p], relu && want < 0 ? 0.0 : want, 1e-4);
             }
-    cpu_conv3_backward(&c.cv, dx, dw, db, r, relu ? y : NULL, x, wt, n);
+    cpu_conv3_backward(&c.cv, dx, dw, db, r, relu ? y : NULL, x, wt, n, 1);
     GP_CHECK(fd_check(conv_loss, &c, x, dx, nx) < 1e-3);
     GP_CHECK(fd_check(conv_loss, &c, wt, dw, nw) < 1e-3);
     GP_CHECK(fd_check(conv_loss, &c, b, db, COUT) < 1e-3);
@@ -153,9 +159,15 @@ static void conv_case(int n, int block, int relu)
     float dw1[COUT * CIN * 9], db1[COUT];
     memcpy(dw1, dw, sizeof dw), memcpy(db1, db, sizeof db);
     conv_loss(&c);
-    cpu_conv3_backward(&c.cv, NULL, dw, db, r, relu ? y : NULL, x, wt, n);
+    cpu_conv3_backward(&c.cv, NULL, dw, db, r, relu ? y : NULL, x, wt, n, 1);
     GP_ASSERT_NEAR(dw[7], 2 * dw1[7], 1e-5);
     GP_ASSERT_NEAR(db[2], 2 * db1[2], 1e-5);
+    /* accumulate 0 (--zero-grad none): overwrites, over every block */
+    cpu_conv3_backward(&c.cv, NULL, dw, db, r, relu ? y : NULL, x, wt, n, 0);
+    for (int k = 0; k < COUT * CIN * 9; k++)
+        GP_ASSERT_NEAR(dw[k], dw1[k], 1e-5);
+    for (int k = 0; k < COUT; k++)
+        GP_ASSERT_NEAR(db[k], db1[k], 1e-5);
 }
 
 static void test_conv3(void)

@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "gp/train.h"
 #include "gp_test.h"
+#include "train_params.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -97,14 +98,7 @@ static void test_reproducible_any_workers(void)
 
 static int load_params(const char *path, float *params, enum optim_kind k)
 {
-    struct model_spec m;
-    model_spec_init(&m, MODEL_MLP, 28, 28);
-    float *opt = calloc(m.n_params * 2, sizeof(float));
-    struct backend_state st = {params, opt, 0};
-    int loaded;
-    gp_status rc = checkpoint_load(path, &m, k, &st, &loaded, NULL);
-    free(opt);
-    return rc;
+    return test_load_params(path, MODEL_MLP, k, params);
 }
 
 /* OpenBLAS's GEMMs leave a core to the loader: all cores but one, whatever --workers is (its

@@ -25,6 +25,8 @@ struct backend_config {
     enum amp_mode amp;
     int pin_memory, non_blocking, cudnn_benchmark;
     int host_threads; /* at most this many GEMM threads on the CPU (0: the BLAS library's own) */
+    int checkpoint_activations; /* keep only model_ckpt_kept activations; recompute the rest */
+    int zero_grad_none; /* the step leaves gradients "None": backward writes them (no memset) */
 };
 
 /* Counters since the last read_stats. */
@@ -68,6 +70,8 @@ struct backend_ops {
     gp_status (*get_state)(struct backend *b, struct backend_state *st, gp_error *err);
     gp_status (*set_state)(struct backend *b, const struct backend_state *st, gp_error *err);
     void (*close)(struct backend *b);
+    /* Bytes of activation and activation-gradient buffers held for a step (NULL: not known). */
+    long long (*activation_bytes)(struct backend *b);
 };
 
 /* Optimizer moments per parameter: 2 for Adam, 1 for SGD. */

@@ -89,6 +89,28 @@ size_t model_act_size(const struct model_spec *m, int i)
     return (size_t)l->cin * (size_t)l->h * (size_t)l->w;
 }
 
+int model_ckpt_kept(const struct model_spec *m, int i)
+{
+    if (i <= 0 || i >= m->n_layers - 1)
+        return 1;
+    enum layer_kind prev = m->l[i - 1].kind;
+    return prev == LAYER_POOL2 || (prev == LAYER_RELU && m->l[i].kind != LAYER_POOL2);
+}
+
+size_t model_ckpt_saving(const struct model_spec *m, int fused_relu)
+{
+    size_t dropped = 0, seg = 0, most = 0;
+    for (int i = 1; i < m->n_layers; i++) {
+        if (fused_relu && m->l[i].kind == LAYER_RELU && m->l[i - 1].kind == LAYER_CONV3)
+            continue;
+        int drop = !model_ckpt_kept(m, i);
+        dropped += drop ? model_act_size(m, i) : 0;
+        seg = drop ? seg + model_act_size(m, i) : 0;
+        most = seg > most ? seg : most;
+    }
+    return dropped - most;
+}
+
 size_t model_max_act(const struct model_spec *m)
 {
     size_t best = 0;

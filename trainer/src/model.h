@@ -38,6 +38,19 @@ void model_spec_init(struct model_spec *m, enum model_kind kind, int rows, int c
 /* Per-sample element count of layer i's input (i = n_layers: of the logits). */
 size_t model_act_size(const struct model_spec *m, int i);
 
+/* With activation checkpointing: 1 when activation i (0 = input .. n_layers = logits) is kept
+ * from forward to backward, 0 when it is dropped and recomputed from the kept one before it.
+ * Kept: the input, each max-pool's output (a CNN block ends there), a ReLU's output unless a
+ * max-pool follows, the last layer's input and the logits; so the mlp keeps 0, 2, 4, 5 (it drops
+ * the pre-activations, which its backward never reads: nothing is recomputed) and the cnn 0, 3,
+ * 6, 8, 9 (each conv block is recomputed from its input). */
+int model_ckpt_kept(const struct model_spec *m, int i);
+
+/* Per-sample activation floats checkpointing saves: those it drops, less the largest segment's
+ * dropped set (live again while backward recomputes it). A ReLU fused into a convolution
+ * (`fused_relu`: the CPU backend's) makes the convolution's own output never exist. */
+size_t model_ckpt_saving(const struct model_spec *m, int fused_relu);
+
 /* Largest per-sample activation of the model. */
 size_t model_max_act(const struct model_spec *m);
 

@@ -74,6 +74,10 @@ static gp_status parse_names(struct train_run *r, gp_error *err)
     r->model = m == 0 ? MODEL_MLP : MODEL_CNN;
     r->optim = o == 0 ? OPTIM_ADAM : OPTIM_SGD;
     r->amp = (enum amp_mode)a;
+    const char *zg = c->zero_grad ? c->zero_grad : "zero";
+    GP_FAIL_IF(strcmp(zg, "zero") && strcmp(zg, "none"), GP_EINVAL, err,
+               "unknown --zero-grad mode '%s' (expected zero or none)", zg);
+    r->zero_grad_none = strcmp(zg, "none") == 0;
     return GP_OK;
 }
 
@@ -95,9 +99,16 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(strcmp(d, "cuda") == 0 && !have, GP_EUNSUPPORTED, err,
                "--device cuda: no usable CUDA device on this machine");
     r->use_cuda = strcmp(d, "cuda") == 0 || (strcmp(d, "auto") == 0 && have);
-    GP_FAIL_IF(!r->use_cuda && r->amp != AMP_OFF, GP_EINVAL, err,
-               "--amp %s needs a CUDA device; training runs on the CPU here (use --amp off)",
-               r->cfg.amp);
+    /* bf16 runs on the CPU too, as torch.autocast("cpu", dtype=torch.bfloat16) */
+    GP_FAIL_IF(!r->use_cuda && r->amp == AMP_FP16, GP_EINVAL, err,
+               "--amp fp16 needs a CUDA device; training runs on the CPU here (use --amp bf16 "
+               "or --amp off)");
+    GP_FAIL_IF(r->use_cuda && r->cfg.checkpoint_activations, GP_EINVAL, err,
+               "--checkpoint-activations runs on the CPU backend only (--device cpu); the CUDA "
+               "backend does not recompute activations yet");
+    GP_FAIL_IF(r->use_cuda && r->zero_grad_none, GP_EINVAL, err,
+               "--zero-grad none runs on the CPU backend only (--device cpu); the CUDA backend's "
+               "kernels always add to the gradients");
     r->ops = &backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
     if (r->use_cuda)
@@ -185,10 +196,14 @@ static gp_status open_backend(struct train_run *r, gp_error *err)
                                 .pin_memory = r->cfg.pin_memory,
                                 .non_blocking = r->cfg.non_blocking,
                                 .cudnn_benchmark = r->cfg.cudnn_benchmark,
-                                .host_threads = gemm_threads()};
+                                .host_threads = gemm_threads(),
+                                .checkpoint_activations = r->cfg.checkpoint_activations,
+                                .zero_grad_none = r->zero_grad_none};
     GP_PROF_RANGE(GP_NAME_SETUP);
     GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name),
                         &r->res->device_memory, err));
+    if (r->ops->activation_bytes)
+        r->res->activation_bytes = r->ops->activation_bytes(r->be);
     return init_state(r, err);
 }
 

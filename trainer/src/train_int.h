@@ -30,6 +30,7 @@ struct train_run {
     enum model_kind model;
     enum optim_kind optim;
     enum amp_mode amp;
+    int zero_grad_none; /* --zero-grad none */
     int use_cuda;
     struct dataset train, test;
     struct model_spec spec;

@@ -98,6 +98,8 @@ static void set_prof_config(const struct train_run *r)
     gp_prof_config_bool(GP_CFG_NON_BLOCKING, c->non_blocking);
     gp_prof_config_str(GP_CFG_AMP, c->amp);
     gp_prof_config_bool(GP_CFG_CUDNN_BENCHMARK, c->cudnn_benchmark);
+    gp_prof_config_bool(GP_CFG_CKPT_ACTIVATIONS, c->checkpoint_activations);
+    gp_prof_config_str(GP_CFG_ZERO_GRAD, r->zero_grad_none ? "none" : "zero");
     gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
@@ -130,6 +132,13 @@ void train_prof_device(struct train_run *r)
 {
     gp_prof_config_str(GP_CFG_DEVICE_NAME, r->res->device_name);
     gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
+    if (r->res->activation_bytes > 0) /* and the saving --checkpoint-activations predicts */
+        gp_prof_config_int(GP_CFG_ACTIVATION_BYTES, r->res->activation_bytes);
+    if (!r->use_cuda && !r->cfg.checkpoint_activations)
+        gp_prof_config_int(GP_CFG_CKPT_SAVING, (int64_t)(model_ckpt_saving(&r->spec, 1) *
+                                                         (size_t)r->cfg.batch_size * sizeof(float)));
+    if (!r->use_cuda && r->amp == AMP_BF16) /* which GEMM runs the bf16 products */
+        gp_prof_config_str(GP_CFG_BF16_GEMM, cpu_blas_has_sbgemm() ? "sbgemm" : "rounded-sgemm");
     int blas = r->use_cuda ? 0 : cpu_blas_limit_threads(0);
     if (blas > 0)
         gp_prof_config_int(GP_CFG_BLAS_THREADS, blas);
@@ -266,6 +275,7 @@ static void put_results(FILE *f, const struct train_run *r)
         fprintf(f, "%lld", s->diverged_step);
     else
         fputs("null", f);
+    fprintf(f, ", \"activation_bytes\": %lld", s->activation_bytes);
     fputs(",\n  \"trace\": ", f);
     put_str(f, s->trace_path[0] ? s->trace_path : NULL);
     fputs(",\n  \"per_epoch\": [", f);

@@ -44,7 +44,7 @@ typedef struct gp_train_config {
     const char *model;      /**< "mlp" (784-128-64-10) or "cnn" */
     const char *optimizer;  /**< "adam" or "sgd" (momentum 0.9) */
     const char *device;     /**< "auto", "cuda" or "cpu" */
-    const char *amp;        /**< "off", "fp16" or "bf16" (CUDA only) */
+    const char *amp;        /**< "off", "fp16" (CUDA only) or "bf16" (CPU autocast too) */
     const char *data_dir;   /**< IDX folder or PNG image folder; NULL = GP_TRAIN_DEFAULT_DATA */
     const char *out_dir;    /**< parent of the run directory <model>-<date-time>/ ("runs") */
     const char *checkpoint; /**< save weights and optimizer state here at the end, or NULL */
@@ -61,6 +61,8 @@ typedef struct gp_train_config {
     int non_blocking; /**< copies on a copy stream with an event the compute stream waits on */
     int cudnn_benchmark;
     int augment;                      /**< random crop with padding 2 and horizontal flip */
+    int checkpoint_activations; /**< drop activations inside each block, recompute in backward */
+    const char *zero_grad; /**< "zero" (NULL: memset after each step) or "none" (set_to_none) */
     int profile;                      /**< write the trace with libprof (when built with it) */
     const char *command;              /**< the command line, recorded in the trace; may be NULL */
     gp_train_progress_fn on_progress; /**< may be NULL */
@@ -74,6 +76,7 @@ typedef struct gp_train_result {
     char summary_path[1024];
     char device_name[128];
     long long device_memory; /**< bytes of device memory (0 on the CPU) */
+    long long activation_bytes; /**< CPU: activation and gradient buffers of a step (0: unknown) */
     int epochs_done;
     long long steps;      /**< optimizer steps taken */
     long long samples;    /**< training samples seen */
@@ -94,7 +97,7 @@ void gp_train_config_init(gp_train_config *cfg);
 /**
  * Train as `cfg` says, evaluate on the test set after each epoch, and write the run directory
  * (trace, summary.json, TensorBoard scalars) under cfg->out_dir.
- * @return GP_OK; GP_EINVAL for a bad option (e.g. --amp on the CPU); GP_EPARSE for a corrupt
+ * @return GP_OK; GP_EINVAL for a bad option (e.g. --amp fp16 on the CPU); GP_EPARSE for a corrupt
  *         dataset or checkpoint (err names the file); GP_EUNSUPPORTED when CUDA was asked for
  *         but is not built or not present; GP_EIO, GP_ENOMEM, GP_ECUDA otherwise.
  */

@@ -14,6 +14,10 @@ struct backend {
     float *params, *grads, *opt; /* opt: Adam m then v, or the SGD momentum buffer */
     long long t;
     float *act[MODEL_MAX_LAYERS + 1]; /* act[0] = input, act[i+1] = output of layer i */
+    float *act_scratch; /* --checkpoint-activations: the dropped activations of one segment */
+    int dropped[MODEL_MAX_LAYERS + 1]; /* act[i] lies in act_scratch, recomputed in backward */
+    int grads_live; /* 0: gradients "set to None" by the last step: backward writes, not adds */
+    long long act_bytes; /* activation, argmax and gradient buffers */
     int32_t *arg[MODEL_MAX_LAYERS];   /* max-pool argmax */
     int32_t *labels;
     float *prob, *dbuf[2], *ws; /* ws: convolution workspace, shared by the layers */
@@ -21,6 +25,7 @@ struct backend {
     int fused[MODEL_MAX_LAYERS]; /* 1: a ReLU layer done inside the convolution before it */
     int n;
     struct step_stats stats;
+    struct cpu_autocast ac; /* --amp bf16: the GEMMs' rounded inputs */
 };
 
 static void *host_alloc(size_t bytes, void *ud)
@@ -40,7 +45,9 @@ static void cpu_close(struct backend *b)
     if (!b)
         return;
     for (int i = 0; i <= MODEL_MAX_LAYERS; i++)
-        free(b->act[i]);
+        if (!b->dropped[i])
+            free(b->act[i]);
+    free(b->act_scratch);
     for (int i = 0; i < MODEL_MAX_LAYERS; i++)
         free(b->arg[i]);
     free(b->params);
@@ -51,6 +58,7 @@ static void cpu_close(struct backend *b)
     free(b->dbuf[0]);
     free(b->dbuf[1]);
     free(b->ws);
+    cpu_autocast_free(&b->ac);
     free(b);
 }
 
@@ -78,9 +86,49 @@ static int alloc_conv(struct backend *b)
             continue;
         int block = cpu_conv3_block(l->cin, l->h, l->w, b->cfg.max_batch);
         cpu_conv3_init(&b->conv[i], l->cin, l->cout, l->h, l->w, block, b->ws);
-        b->conv[i].relu = i + 1 < m->n_layers && m->l[i + 1].kind == LAYER_RELU;
-        if (b->conv[i].relu)
-            b->fused[i + 1] = 1;
+        b->conv[i].relu = b->fused[i + 1];
+    }
+    return 1;
+}
+
+/* A ReLU right after a convolution runs inside it: the convolution's own output is never made. */
+static void mark_fused(struct backend *b)
+{
+    const struct model_spec *m = &b->spec;
+    for (int i = 0; i + 1 < m->n_layers; i++)
+        b->fused[i + 1] = m->l[i].kind == LAYER_CONV3 && m->l[i + 1].kind == LAYER_RELU;
+}
+
+/* Per sample: each activation its own buffer, or under checkpointing the dropped ones of a
+ * segment side by side in one scratch that every segment reuses (one is live at a time). */
+static int alloc_acts(struct backend *b, size_t nb)
+{
+    const struct model_spec *m = &b->spec;
+    size_t seg = 0, most = 0;
+    for (int i = 0; i <= m->n_layers; i++) {
+        b->dropped[i] = b->cfg.checkpoint_activations && !model_ckpt_kept(m, i);
+        if (i > 0 && i < m->n_layers && b->fused[i]) /* act[i], the input of a fused ReLU: never made */
+            continue;
+        seg = b->dropped[i] ? seg + model_act_size(m, i) : 0;
+        most = seg > most ? seg : most;
+    }
+    if (most && !(b->act_scratch = calloc(nb * most, sizeof(float))))
+        return 0;
+    b->act_bytes += (long long)(nb * most * sizeof(float));
+    seg = 0;
+    for (int i = 0; i <= m->n_layers; i++) {
+        size_t len = nb * model_act_size(m, i);
+        if (i > 0 && i < m->n_layers && b->fused[i]) /* the fused convolution's output: never made */
+            continue;
+        if (b->dropped[i]) {
+            b->act[i] = b->act_scratch + seg;
+            seg += len;
+            continue;
+        }
+        seg = 0;
+        if (!(b->act[i] = calloc(len, sizeof(float))))
+            return 0;
+        b->act_bytes += (long long)(len * sizeof(float));
     }
     return 1;
 }
@@ -97,11 +145,14 @@ static int alloc_buffers(struct backend *b)
     b->dbuf[0] = calloc(nb * model_max_act(m), sizeof(float));
     b->dbuf[1] = calloc(nb * model_max_act(m), sizeof(float));
     int ok = b->params && b->grads && b->opt && b->labels && b->prob && b->dbuf[0] && b->dbuf[1];
-    for (int i = 0; i <= m->n_layers; i++)
-        ok = ok && (b->act[i] = calloc(nb * model_act_size(m, i), sizeof(float))) != NULL;
+    b->act_bytes = (long long)(2 * nb * model_max_act(m) * sizeof(float));
+    mark_fused(b);
+    ok = ok && alloc_acts(b, nb);
     for (int i = 0; i < m->n_layers; i++)
-        if (m->l[i].kind == LAYER_POOL2)
+        if (m->l[i].kind == LAYER_POOL2) {
             ok = ok && (b->arg[i] = calloc(nb * model_act_size(m, i + 1), sizeof(int32_t)));
+            b->act_bytes += (long long)(nb * model_act_size(m, i + 1) * sizeof(int32_t));
+        }
     return ok && alloc_conv(b);
 }
 
@@ -110,9 +161,9 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
 {
     *out = NULL;
     *device_memory = 0;
-    if (cfg->amp != AMP_OFF)
+    if (cfg->amp == AMP_FP16) /* fp16 with loss scaling is the GPU's; the CPU autocasts to bf16 */
         return gp_error_set(err, GP_EINVAL, NULL,
-                            "mixed precision (--amp) needs the CUDA backend, not the CPU");
+                            "--amp fp16 needs the CUDA backend; on the CPU use --amp bf16");
     /* OpenBLAS's worker threads start when it loads and inherit this thread's environment */
     unsigned fpenv = cpu_flush_denormals();
     const char *blas = cpu_blas_load();
@@ -130,6 +181,7 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
         return gp_error_set(err, GP_ENOMEM, NULL, "cannot allocate the CPU model buffers");
     }
     b->stats.scale = 1.0f;
+    b->grads_live = !cfg->zero_grad_none;
     int threads = cpu_blas_limit_threads(cfg->host_threads);
     if (threads > 0)
         snprintf(device_name, name_cap, "cpu (OpenBLAS, %d thread%s)", threads,
@@ -179,20 +231,57 @@ static void layer_forward(struct backend *b, int i)
     }
 }
 
+/* Under --amp bf16, the output of a GEMM layer (linear, convolution) is a bf16 tensor. */
+static void round_output(struct backend *b, int i)
+{
+    enum layer_kind k = b->spec.l[i].kind;
+    if (k != LAYER_LINEAR && k != LAYER_CONV3)
+        return;
+    float *y = b->act[k == LAYER_CONV3 && b->conv[i].relu ? i + 2 : i + 1];
+    cpu_round_bf16(y, (size_t)b->n * model_act_size(&b->spec, i + 1));
+}
+
+/* Layer i's forward (nothing for a ReLU fused into the convolution before it). */
+static void forward_layer(struct backend *b, int i)
+{
+    if (b->fused[i])
+        return;
+    layer_forward(b, i);
+    if (b->cfg.amp == AMP_BF16)
+        round_output(b, i);
+}
+
+/* bf16 autocast around a pass (forward or backward), as torch.autocast("cpu") encloses it. */
+static void autocast_begin(struct backend *b)
+{
+    if (b->cfg.amp == AMP_BF16)
+        cpu_autocast_begin(&b->ac);
+}
+
+static gp_status autocast_end(struct backend *b, gp_error *err)
+{
+    if (b->cfg.amp != AMP_BF16)
+        return GP_OK;
+    cpu_autocast_end();
+    GP_FAIL_IF(b->ac.failed, GP_ENOMEM, err, "out of memory for the bf16 GEMM inputs");
+    return GP_OK;
+}
+
 static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
 {
-    (void)train, (void)err;
+    (void)train;
     unsigned fpenv = cpu_flush_denormals();
+    autocast_begin(b);
     for (int i = 0; i < b->spec.n_layers; i++)
-        if (!b->fused[i])
-            layer_forward(b, i);
+        forward_layer(b, i);
+    gp_status rc = autocast_end(b, err); /* the loss runs in fp32, as on autocast's fp32 list */
     int correct = 0;
     b->stats.loss_sum += cpu_softmax_ce_forward(b->prob, &correct, b->act[b->spec.n_layers],
                                                 b->labels, b->n, b->spec.classes);
     b->stats.correct += correct;
     b->stats.samples += b->n;
     cpu_restore_fpenv(fpenv);
-    return GP_OK;
+    return rc;
 }
 
 /* dy -> dx for layer i (dx NULL for the first layer). */
@@ -203,12 +292,12 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
     float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
     switch (l->kind) {
     case LAYER_LINEAR:
-        cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout);
+        cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout, b->grads_live);
         break;
     case LAYER_CONV3:
         /* dy is the fused ReLU's output gradient, masked by its output act[i + 2] */
         cpu_conv3_backward(&b->conv[i], dx, dw, db, dy, b->conv[i].relu ? b->act[i + 2] : NULL, x,
-                           w, b->n);
+                           w, b->n, b->grads_live);
         break;
     case LAYER_RELU:
         if (dx)
@@ -221,21 +310,61 @@ static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
     }
 }
 
+/* Whether layer i's backward reads an activation checkpointing dropped: a GEMM layer its input,
+ * a ReLU its output, a convolution with a fused ReLU that ReLU's output; max-pool its argmax. */
+static int reads_dropped(const struct backend *b, int i)
+{
+    switch (b->spec.l[i].kind) {
+    case LAYER_LINEAR:
+        return b->dropped[i];
+    case LAYER_CONV3:
+        return b->dropped[i] || (b->conv[i].relu && b->dropped[i + 2]);
+    case LAYER_RELU:
+        return !b->fused[i] && b->dropped[i + 1];
+    case LAYER_POOL2:
+        return 0;
+    }
+    return 0;
+}
+
+/* Backward is about to enter, at its last layer e - 1, the segment [s, e) of layers between
+ * two kept activations: recompute the dropped activations its backward reads. */
+static void recompute_segment(struct backend *b, int e)
+{
+    if (!b->dropped[e - 1] || b->dropped[e])
+        return;
+    int s = e - 1, need = 0;
+    while (s > 0 && b->dropped[s])
+        s--;
+    for (int i = s; i < e; i++)
+        need |= reads_dropped(b, i);
+    for (int i = s; need && i < e - 1; i++)
+        forward_layer(b, i);
+}
+
+/* Under --amp bf16 the weight and bias gradients are the bf16 GEMM's fp32 sums, accumulated
+ * into the fp32 master gradients (PyTorch rounds mm's output to bf16 before it casts it back). */
 static gp_status cpu_backward(struct backend *b, gp_error *err)
 {
-    (void)err;
     unsigned fpenv = cpu_flush_denormals();
     int cur = 0;
     float scale = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
     cpu_softmax_ce_backward(b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, scale);
+    autocast_begin(b);
     for (int i = b->spec.n_layers - 1; i >= 0; i--) {
+        recompute_segment(b, i + 1);
         if (b->fused[i])
             continue;
+        enum layer_kind k = b->spec.l[i].kind;
+        if (b->cfg.amp == AMP_BF16 && (k == LAYER_LINEAR || k == LAYER_CONV3)) /* a bf16 grad */
+            cpu_round_bf16(b->dbuf[cur], (size_t)b->n * model_act_size(&b->spec, i + 1));
         layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
         cur = 1 - cur;
     }
+    b->grads_live = 1; /* a further micro-batch adds to these */
+    gp_status rc = autocast_end(b, err);
     cpu_restore_fpenv(fpenv);
-    return GP_OK;
+    return rc;
 }
 
 static gp_status cpu_step(struct backend *b, gp_error *err)
@@ -249,7 +378,10 @@ static gp_status cpu_step(struct backend *b, gp_error *err)
                       OPTIM_BETA2, OPTIM_EPS, b->t, 1.0f);
     else
         cpu_sgd_step(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
-    memset(b->grads, 0, np * sizeof(float));
+    if (b->cfg.zero_grad_none) /* zero_grad(set_to_none=True): no pass over the gradients */
+        b->grads_live = 0;
+    else
+        memset(b->grads, 0, np * sizeof(float));
     cpu_restore_fpenv(fpenv);
     return GP_OK;
 }
@@ -284,6 +416,11 @@ static gp_status cpu_set_state(struct backend *b, const struct backend_state *st
     return GP_OK;
 }
 
+static long long cpu_activation_bytes(struct backend *b)
+{
+    return b->act_bytes;
+}
+
 const struct backend_ops backend_cpu_ops = {
         .name = "cpu",
         .open = cpu_open,
@@ -298,4 +435,5 @@ const struct backend_ops backend_cpu_ops = {
         .get_state = cpu_get_state,
         .set_state = cpu_set_state,
         .close = cpu_close,
+        .activation_bytes = cpu_activation_bytes,
 };

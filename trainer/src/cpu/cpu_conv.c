@@ -129,16 +129,19 @@ static void gather_dy(const struct cpu_conv3 *c, float *db, const float *dy, con
 }
 
 void cpu_conv3_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *db, const float *dy,
-                        const float *y, const float *x, const float *wt, int n)
+                        const float *y, const float *x, const float *wt, int n, int accumulate)
 {
+    if (!accumulate) /* the first block's GEMM overwrites dw; the bias sums start from 0 */
+        memset(db, 0, (size_t)c->cout * sizeof(float));
     size_t hw = (size_t)c->h * c->w, xs = (size_t)c->cin * hw, ys = (size_t)c->cout * hw;
     int k = c->cin * 9;
     for (int i0 = 0; i0 < n; i0 += c->block) {
         int nb = n - i0 < c->block ? n - i0 : c->block, ld = nb * (int)hw;
         gather_dy(c, db, dy + i0 * ys, y ? y + i0 * ys : NULL, nb);
         im2col_block(c, x + i0 * xs, nb);
-        /* dw (cout, k) += tmp (cout, nb*hw) . col^T (nb*hw, k) */
-        cpu_sgemm(0, 1, c->cout, k, ld, 1.0f, c->tmp, ld, c->col, ld, 1.0f, dw, k);
+        /* dw (cout, k) (+)= tmp (cout, nb*hw) . col^T (nb*hw, k) */
+        float beta = accumulate || i0 > 0 ? 1.0f : 0.0f;
+        cpu_sgemm(0, 1, c->cout, k, ld, 1.0f, c->tmp, ld, c->col, ld, beta, dw, k);
         if (!dx)
             continue;
         /* col (k, nb*hw) = wt^T (k, cout) . tmp (cout, nb*hw), then scatter back per sample */

@@ -1,6 +1,8 @@
 /* Fully connected layer on OpenBLAS: three GEMMs and a column sum. */
 #include "cpu_ops.h"
 
+#include <string.h>
+
 void cpu_linear_forward(float *y, const float *x, const float *w, const float *b, int n, int cin,
                         int cout)
 {
@@ -12,10 +14,12 @@ void cpu_linear_forward(float *y, const float *x, const float *w, const float *b
 }
 
 void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
-                         const float *w, int n, int cin, int cout)
+                         const float *w, int n, int cin, int cout, int accumulate)
 {
-    /* dw (cout, cin) += dy^T (cout, n) . x (n, cin) */
-    cpu_sgemm(1, 0, cout, cin, n, 1.0f, dy, cout, x, cin, 1.0f, dw, cin);
+    /* dw (cout, cin) (+)= dy^T (cout, n) . x (n, cin) */
+    cpu_sgemm(1, 0, cout, cin, n, 1.0f, dy, cout, x, cin, accumulate ? 1.0f : 0.0f, dw, cin);
+    if (!accumulate)
+        memset(db, 0, (size_t)cout * sizeof(float));
     for (int i = 0; i < n; i++)
         for (int o = 0; o < cout; o++)
             db[o] += dy[(size_t)i * cout + o];

@@ -1,12 +1,14 @@
 /* trainer/src/cpu/cpu_ops.h: the CPU reference layers (OpenBLAS GEMMs, im2col convolution).
  * They are the CPU backend and the oracle the CUDA kernels are tested against.
  * Layout: activations NCHW, row-major; linear weights (out, in) as in PyTorch.
- * Backward functions ACCUMULATE into dw/db (gradient accumulation) and overwrite dx. */
+ * Backward functions ACCUMULATE into dw/db (gradient accumulation) and overwrite dx; with
+ * `accumulate` 0 they overwrite dw/db instead (gradients set to None: no zeroing pass first). */
 #ifndef GP_TRAINER_CPU_OPS_H
 #define GP_TRAINER_CPU_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Load OpenBLAS (once; cpu_blas.c). @return NULL, or why it cannot be loaded. */
 const char *cpu_blas_load(void);
@@ -23,12 +25,52 @@ int cpu_blas_limit_threads(int most);
 void cpu_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
 
+/* bf16 autocast (cpu_bf16.c): while a state is current on a thread, cpu_sgemm rounds its inputs
+ * to bf16 and accumulates in fp32 (cblas_sbgemm where OpenBLAS exports it). The state owns the
+ * rounded copies; `failed` is set when one could not be allocated (the GEMM is then skipped). */
+struct cpu_autocast {
+    void *buf[2];
+    size_t cap[2];
+    int failed;
+};
+void cpu_autocast_begin(struct cpu_autocast *ac);
+void cpu_autocast_end(void);
+struct cpu_autocast *cpu_autocast_current(void);
+void cpu_autocast_free(struct cpu_autocast *ac);
+/* Round A and B of a GEMM into the state's buffers: fp32 values, or bf16 bits when `bits`.
+ * @return 0 when out of memory. */
+int cpu_autocast_gemm_inputs(struct cpu_autocast *ac, int trans_a, int trans_b, int m, int n, int k,
+                             const float *a, int lda, const float *b, int ldb, int bits,
+                             const void **ra, const void **rb);
+/* 1 when the loaded OpenBLAS exports cblas_sbgemm (bf16 GEMM). */
+int cpu_blas_has_sbgemm(void);
+
+/* fp32 -> bf16 with round-to-nearest-even (NaN kept NaN, overflow to inf): the bits, or the
+ * value as an fp32. */
+static inline uint16_t cpu_bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+static inline float cpu_bf16_round(float f)
+{
+    uint32_t u = (uint32_t)cpu_bf16_bits(f) << 16;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+/* p[0..n) rounded to bf16 in place. */
+void cpu_round_bf16(float *p, size_t n);
+
 /* y (n, cout) = x (n, cin) . w^T (cin, cout) + b */
 void cpu_linear_forward(float *y, const float *x, const float *w, const float *b, int n, int cin,
                         int cout);
 /* dx (n, cin) = dy . w (may be NULL); dw (cout, cin) += dy^T . x; db (cout) += sum_n dy */
 void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
-                         const float *w, int n, int cin, int cout);
+                         const float *w, int n, int cin, int cout, int accumulate);
 
 /* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w), computed over
  * blocks of `block` samples (one GEMM per block) in a workspace the caller sizes once. */
@@ -49,7 +91,7 @@ void cpu_conv3_forward(const struct cpu_conv3 *c, float *y, const float *x, cons
                        const float *b, int n);
 /* dx may be NULL (first layer); y is the forward output, read only when c->relu. */
 void cpu_conv3_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *db, const float *dy,
-                        const float *y, const float *x, const float *wt, int n);
+                        const float *y, const float *x, const float *wt, int n, int accumulate);
 
 /* y = max(x, 0); dx = dy where y > 0 */
 void cpu_relu_forward(float *y, const float *x, size_t n);

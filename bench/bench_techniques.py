@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The training-speed guides' table on the CPU (issue 31 §5): `gprof-train sweep` times each
+technique against the baseline of the same sweep (one sweep per technique, baseline first), and
+this prints time per epoch, speedup, the activation memory (checkpointing's column) and the gain
+predicted beside the one measured: the diagnosis's predicted gain of the finding whose knob is
+the technique where one fired, and for checkpointing the memory saving the baseline's trace
+predicts from the layers' activation sizes (checkpoint_saving_bytes).
+
+usage: bench_techniques.py GPROF_TRAIN OUT_DIR [--model cnn] [--steps N] [--repeat N]"""
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+
+EPOCH_SAMPLES = 60000
+TECHNIQUES = [  # (row label, sweep key, baseline value, technique value, flag words in a knob)
+    ("bf16 autocast", "amp", "off", "bf16", "--amp"),
+    ("activation checkpointing", "checkpoint-activations", "off", "on", "--checkpoint-activations"),
+    ("zero_grad(set_to_none)", "zero-grad", "zero", "none", "--zero-grad"),
+    ("loader workers", "workers", "0", "1", "--workers"),
+    ("bigger batch (x4)", "batch-size", "64", "256", "--batch-size"),
+]
+
+
+def header_value(trace, key):
+    """An integer from the trace's "gprof" header (it precedes traceEvents)."""
+    if not trace or not os.path.exists(trace):
+        return None
+    with gzip.open(trace, "rt") as f:
+        head = f.read(16384)
+    m = re.search(r'"%s":\s*(\d+)' % re.escape(key), head)
+    return int(m.group(1)) if m else None
+
+
+def run_sweep(args, key, values, out):
+    cmd = [args.bin, "sweep", "--vary", "model=" + args.model, "--vary", "device=cpu",
+           "--vary", "%s=%s" % (key, ",".join(values)), "--steps", str(args.steps),
+           "--repeat", str(args.repeat), "--profile-steps", "5", "-o", out]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    path = os.path.join(out, "sweep.json")
+    if not os.path.exists(path):
+        sys.stderr.write("sweep %s failed (%d): %s\n" % (key, p.returncode, p.stderr[-2000:]))
+        return None
+    return json.load(open(path))
+
+
+def per_epoch(setting, steps):
+    batch = int(setting["values"].get("batch-size", 64))
+    return setting["time_s"] / steps * (EPOCH_SAMPLES / batch)
+
+
+def predicted_for(doc, flag):
+    for p in doc.get("predictions", []):
+        if flag in (p.get("knob") or ""):
+            return "%s %.0f%%" % (p["id"], p["predicted_gain_pct"])
+    return "not diagnosed"
+
+
+def mib(b):
+    return "-" if b is None else "%.1f MiB" % (b / 1048576.0)
+
+
+def row(label, base, tech, doc, args, flag):
+    tb, tt = per_epoch(base, args.steps), per_epoch(tech, args.steps)
+    mem_b = header_value(base.get("profiled_trace"), "activation_bytes")
+    mem_t = header_value(tech.get("profiled_trace"), "activation_bytes")
+    pred, meas = predicted_for(doc, flag), "%+.0f%% speed" % ((tb / tt - 1) * 100)
+    if flag == "--checkpoint-activations":
+        saving = header_value(base.get("profiled_trace"), "checkpoint_saving_bytes")
+        pred = "-%s memory" % mib(saving)
+        if mem_b is not None and mem_t is not None:
+            meas = "-%s memory, %s" % (mib(mem_b - mem_t), meas)
+    print("%-26s %9.1f s %9.1f s %7.2fx %10s %10s  %-18s %s" % (
+        label, tb, tt, tb / tt, mib(mem_b), mib(mem_t), pred, meas))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("out")
+    ap.add_argument("--model", default="cnn")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    print("CPU, %s, %d timed steps a run (time per epoch = 60000 samples at the run's rate); "
+          "load %s on %d cores" % (args.model, args.steps, open("/proc/loadavg").read().split()[0],
+                                   os.cpu_count()))
+    print("%-26s %11s %11s %8s %10s %10s  %-18s %s" % (
+        "technique", "base/epoch", "with/epoch", "speedup", "act. mem", "with", "predicted",
+        "measured"))
+    status = 0
+    for label, key, base_v, tech_v, flag in TECHNIQUES:
+        doc = run_sweep(args, key, [base_v, tech_v], os.path.join(args.out, key))
+        if not doc or len(doc["settings"]) != 2 or any(s["exit"] for s in doc["settings"]):
+            print("%-26s sweep failed" % label)
+            status = 1
+            continue
+        row(label, doc["settings"][0], doc["settings"][1], doc, args, flag)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
