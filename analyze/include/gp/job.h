@@ -23,12 +23,6 @@ typedef struct gp_job_part gp_job_part;
 /** A job: the parts of its ranks, then (after gp_job_finish) the cross-rank view. */
 typedef struct gp_job gp_job;
 
-/** @return 1 when `name` is a collective: an NCCL kernel under any name NCCL has used
- * (ncclKernel_*, ncclDevKernel_*, nccl<Op>RingLLKernel_* of NCCL <= 2.6, with or without a
- * "void " prefix and argument list), RCCL's (the same, plus mscclKernel_*), or a c10d op
- * (nccl:*, gloo:*, c10d::*). */
-int gp_job_is_comm_name(const char *name);
-
 /** @return the collective's operation as NCCL names it ("AllReduce", "AllGather", "ReduceScatter",
  * "Broadcast", "Reduce", "AllToAll", "SendRecv", "Send", "Recv"), "Generic" for RCCL's generic
  * kernel, or "other". Static storage. */

@@ -380,6 +380,12 @@ const char *gp_ev_kind_name(gp_ev_kind kind);
 const char *gp_copy_kind_name(gp_copy_kind kind);
 const char *gp_mem_kind_name(gp_mem_kind kind);
 
+/** @return 1 when `name` is communication (what sets GP_EVF_COMM): an NCCL kernel under any name
+ * NCCL has used (ncclKernel_*, ncclDevKernel_*, nccl<Op>RingLLKernel_* of NCCL <= 2.6, with or
+ * without a "void " prefix and argument list), RCCL's (the same, plus mscclKernel_*), or a c10d
+ * op (nccl:*, gloo:*, c10d::*); 0 otherwise and for NULL. */
+int gp_trace_is_comm_name(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

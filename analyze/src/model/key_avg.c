@@ -421,7 +421,7 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direc
             h1 = {a, &kb1, direct, mem, group, flops, {0}, mid, nt, 0};
     h1.rc = ka_build_init(&kb1);
     if (h1.rc == 0)
-        analysis_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
+        trace_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
     int rc = h0.rc == 0 && h1.rc == 0 ? merge_rows(kb, &kb1) : -1;
     out->self_cpu_total += h0.out.self_cpu_total + h1.out.self_cpu_total;
     ka_build_release(&kb1);
