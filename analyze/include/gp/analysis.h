@@ -279,6 +279,11 @@ typedef enum gp_sort_key {
 /** Parse a PyTorch sort key name. @return GP_OK or GP_EINVAL (err lists the valid keys). */
 gp_status gp_sort_key_parse(const char *s, gp_sort_key *out, gp_error *err);
 
+/** The one default order of operator tables (report without --sort, run's table, the HTML
+ * report): @return GP_SORT_CUDA_TIME_TOTAL when `a` has device activity, else
+ * GP_SORT_CPU_TIME_TOTAL. */
+gp_sort_key gp_sort_key_default(const gp_analysis *a);
+
 /** Row grouping. */
 typedef enum gp_group_by {
     GP_GROUP_NAME = 0,  /**< one row per name (ProfilerStep#N folded into ProfilerStep*) */

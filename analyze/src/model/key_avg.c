@@ -43,6 +43,13 @@ gp_status gp_sort_key_parse(const char *s, gp_sort_key *out, gp_error *err)
                         s);
 }
 
+gp_sort_key gp_sort_key_default(const gp_analysis *a)
+{
+    size_t n_dev = 0;
+    gp_analysis_devices(a, &n_dev);
+    return n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
+}
+
 /* The utility ops _parse_kineto_results leaves out of its events (profiler_util._filter_name). */
 static int is_filtered_name(const char *s)
 {
