@@ -18,6 +18,11 @@ if grep -rnE --include='*.[ch]' '(^|[^a-z_])(printf|puts|putchar)\(|[^a-z_]stdou
     echo "error: libraries never print to stdout (style guide 3.5)"
     status=1
 fi
+# The CLI reads every trace through one pipeline (trace_pipeline, cli/trace_jobs.c).
+if grep -rnE --include='*.c' '(gp_trace_open|gp_analysis_run)\(' cli 2>/dev/null | grep -v '^cli/trace_jobs\.c:'; then
+    echo "error: cli/ opens and analyses traces only through trace_pipeline (cli/trace_jobs.h)"
+    status=1
+fi
 # analyze/'s layers depend one way: reader -> model -> rules -> compare, job (analyze/src/README.md)
 sh "$here/check_layers.sh" analyze || status=1
 [ $status -eq 0 ] && echo "layout ok"
