@@ -12,7 +12,8 @@
  * "faster" or "slower" only when the change of the mean of the run means exceeds the smallest
  * change the data can detect; otherwise "no clear change". With fewer than 3 steps on a side
  * there is no test: "too few steps". Steps are the analysed ones (the first, warm-up step of a
- * trace with ProfilerStep#N ranges is dropped, as diagnose does). */
+ * trace with ProfilerStep#N ranges is dropped, as diagnose does).
+ * `err` and NULL: the conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_COMPARE_H
 #define GP_ANALYZE_COMPARE_H
 

@@ -4,7 +4,7 @@
  * collective. The job then aligns the ranks by step number, aligns their clocks on collectives
  * where wall clocks disagree, finds which rank arrived last at each collective and how long the
  * others waited, and runs GT16 (straggler rank). Output: text, JSON and NDJSON (one line a rank).
- */
+ * `err` and NULL: the conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_JOB_H
 #define GP_ANALYZE_JOB_H
 

@@ -2,7 +2,8 @@
  * .. GT15 exposed communication, ../shared/ref/rules_anchors.md §8) reads an analysed trace and
  * gives one finding per rule: severity, the metric against its threshold, evidence rows, time
  * ranges, the recommendation naming the exact knob, and the time a fix would save. Thresholds
- * are named parameters ("GT01.warn_pct") that callers may override. */
+ * are named parameters ("GT01.warn_pct") that callers may override. `err` and NULL: the
+ * conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_RULES_H
 #define GP_ANALYZE_RULES_H
 
@@ -132,9 +133,12 @@ typedef struct gp_finding {
 /** The findings of one run over one trace. */
 typedef struct gp_findings gp_findings;
 
-/** Run the selected rules over `a`. @param r NULL for defaults.
+/** Run the selected rules over `a`.
+ * @param r the configuration (gp_rules_new); NULL: every rule with default parameters.
+ * @param a the analysis.
  * @param out receives the findings (free with gp_findings_free); they borrow nothing from `a`
  * or its trace, so those may be freed first.
+ * @param err NULL: the status alone.
  * @return GP_OK or GP_ENOMEM. Thread-safe for distinct outputs. */
 gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out, gp_error *err);
 
