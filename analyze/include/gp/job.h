@@ -126,8 +126,10 @@ enum gp_job_write_flags {
  * [{"step", "slowest_rank", "max_us", "min_us"}], "collectives": [...], "diagnose": <the
  * gprof-train.diagnose/1 document of GT16>}. NDJSON: one object a line, "kind": "rank" (the
  * fields of gp_job_rank in us, plus "job") and with GP_JOB_PER_OP "kind": "rank_op" ("rank",
- * "op", "calls", "time_us", "waited_us"). `job` names the job in NDJSON lines (NULL: "").
- * @return GP_OK or GP_EIO. */
+ * "op", "calls", "time_us", "waited_us").
+ * @param out the stream. @param j the finished job (gp_job_finish). @param format as above.
+ * @param flags gp_job_write_flags, or 0. @param job names the job in NDJSON lines (NULL: "").
+ * @param err NULL: the status alone. @return GP_OK or GP_EIO. */
 gp_status gp_job_write(FILE *out, const gp_job *j, gp_job_format format, unsigned flags,
                        const char *job, gp_error *err);
 

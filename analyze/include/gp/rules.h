@@ -76,11 +76,14 @@ void gp_rules_free(gp_rules *r);
 
 /** Override a parameter from "RULE.PARAM=VALUE", RULE being an id ("GT01") or a name
  * ("dataloader_starvation"), case-insensitive; VALUE a finite number.
+ * @param r the configuration to change. @param assignment the text, as --set takes it.
+ * @param err NULL: the status alone.
  * @return GP_OK, or GP_EINVAL with err naming the unknown rule/parameter or the bad value. */
 gp_status gp_rules_set(gp_rules *r, const char *assignment, gp_error *err);
 
 /** Restrict the run to `rule` (id or name); call once per rule. Without any call every rule runs.
- * @return GP_OK or GP_EINVAL for an unknown rule. */
+ * @param r the configuration to change. @param rule "GT01" or "dataloader_starvation".
+ * @param err NULL: the status alone. @return GP_OK or GP_EINVAL for an unknown rule. */
 gp_status gp_rules_select(gp_rules *r, const char *rule, gp_error *err);
 
 /** @return the current value of rule `i`'s parameter `j` (NAN when out of range). */
@@ -264,7 +267,9 @@ gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_er
  *
  * UNIT is "", "us", "%", "bytes", "count" or "GB/s"; numbers use at most 3 decimals. Fields are
  * only ever added within schema version 1, never renamed or removed.
- * @return GP_OK or GP_EIO when a write fails. */
+ * @param out the stream. @param f the findings of each trace, f[0..n), none NULL.
+ * @param n how many (0: no traces). @param format text, brief text or JSON.
+ * @param err NULL: the status alone. @return GP_OK or GP_EIO when a write fails. */
 gp_status gp_findings_write(FILE *out, const gp_findings *const *f, size_t n,
                             gp_findings_format format, gp_error *err);
 
