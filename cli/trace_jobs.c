@@ -240,6 +240,8 @@ gp_status trace_pipeline(const char *path, struct trace_warnings *w,
         rc = gp_analysis_run(t, cli_analysis_opts(), &a, err);
     if (rc == GP_OK && steps->use)
         rc = steps->use(a, ud, err);
+    if (rc != GP_OK)
+        cli_print_trail(path); /* on the thread that failed */
     gp_analysis_free(a);
     gp_trace_free(t);
     return rc;
