@@ -52,7 +52,7 @@ gp_status gp_error_set_at(const char *file, int line, gp_error *err, gp_status c
 
 /** Debug builds (no NDEBUG): a failure leaves its file:line trail, as zstd's FORWARD_IF_ERROR
  * does: gp_error_set notes where it was set and each GP_TRY that returns it notes itself, on the
- * calling thread. Write that thread's trail ("trace_source.c:340 < trace_read.c:337 < ...",
+ * calling thread. Write that thread's trail ("a.c:LINE < b.c:LINE < ...",
  * where it was set first) into buf and forget it; "" when there is none and in release builds.
  * @return buf. Only the CLI prints it (GP_ERROR_TRAIL=1). */
 const char *gp_error_trail(char *buf, size_t cap);
