@@ -23,6 +23,10 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Report a library error: file, position and message. @return CLI_ERROR. */
 int cli_error_from(const gp_error *err, gp_status rc);
 
+/* GP_ERROR_TRAIL=1 in a debug build: print where this thread's last failure was set and each
+ * place that forwarded it (gp_error_trail), naming `about` (a path) unless NULL. */
+void cli_print_trail(const char *about);
+
 /* Say that `cmd` is not part of this build and return CLI_ERROR. */
 int cli_not_built(const char *cmd, const char *why);
 

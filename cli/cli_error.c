@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
@@ -36,7 +37,15 @@ void cli_warn(const char *fmt, ...)
     va_end(ap);
 }
 
-int cli_error_from(const gp_error *err, gp_status rc)
+void cli_print_trail(const char *about)
+{
+    char buf[256];
+    if (getenv("GP_ERROR_TRAIL") && gp_error_trail(buf, sizeof buf)[0])
+        fprintf(stderr, "gprof-train: trail%s%s%s: %s\n", about ? " of '" : "", about ? about : "",
+                about ? "'" : "", buf);
+}
+
+static int report_error(const gp_error *err, gp_status rc)
 {
     const char *msg = err && err->msg[0] ? err->msg : gp_strerror(rc);
     if (!err || !err->path[0])
@@ -49,6 +58,13 @@ int cli_error_from(const gp_error *err, gp_status rc)
     if (err->offset >= 0)
         return cli_error("cannot read '%s' at byte %lld: %s", err->path, err->offset, msg);
     return cli_error("'%s': %s", err->path, msg);
+}
+
+int cli_error_from(const gp_error *err, gp_status rc)
+{
+    int code = report_error(err, rc);
+    cli_print_trail(NULL);
+    return code;
 }
 
 int cli_not_built(const char *cmd, const char *why)

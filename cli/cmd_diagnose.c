@@ -29,21 +29,16 @@ struct job {
     struct trace_warnings warnings;
 };
 
+static gp_status diagnose_use(const gp_analysis *a, void *ud, gp_error *err)
+{
+    struct job *j = ud;
+    return gp_rules_run(j->rules, a, &j->out, err);
+}
+
 static void diagnose_one(size_t i, void *ud)
 {
     struct job *j = &((struct job *)ud)[i];
-    gp_trace *t = NULL;
-    gp_analysis *a = NULL;
-    gp_error_clear(&j->err);
-    j->rc = gp_trace_open(j->path, cli_trace_opts(), &t, &j->err);
-    if (j->rc == GP_OK) {
-        trace_warnings_keep(&j->warnings, t);
-        j->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &j->err);
-    }
-    if (j->rc == GP_OK)
-        j->rc = gp_rules_run(j->rules, a, &j->out, &j->err);
-    gp_analysis_free(a);
-    gp_trace_free(t);
+    j->rc = trace_analysed(j->path, &j->warnings, diagnose_use, j, &j->err);
 }
 
 int diag_run(const struct trace_paths *paths, const gp_rules *rules, gp_findings_format format,

@@ -173,35 +173,46 @@ static int check_outputs(const struct export_args *x)
     return CLI_OK;
 }
 
+struct export_use {
+    const struct export_args *x;
+    struct trace_warnings w;
+    int code; /* write_outputs' */
+};
+
+/* The trace's warnings come first, as soon as it is read. */
+static void export_opened(const gp_trace *t, void *ud)
+{
+    struct export_use *u = ud;
+    (void)t;
+    trace_warnings_print(&u->w, u->x->trace);
+    trace_warnings_release(&u->w);
+}
+
+/* Diagnose the analysis (for the outputs that show findings), then write the outputs. */
+static gp_status export_use(const gp_analysis *a, void *ud, gp_error *err)
+{
+    struct export_use *u = ud;
+    gp_findings *f = NULL;
+    gp_status rc = u->x->perfetto || u->x->html ? gp_rules_run(NULL, a, &f, err) : GP_OK;
+    if (rc == GP_OK) {
+        gp_export_opts eo = {.findings = f, .temp_file = note_temp};
+        struct sigaction old[N_STOP_SIGNALS];
+        catch_stop_signals(old);
+        u->code = write_outputs(u->x, a, &eo);
+        restore_stop_signals(old);
+    }
+    gp_findings_free(f);
+    return rc;
+}
+
 /* Read, analyse and diagnose the trace, then write the outputs. */
 static int run_export(const struct export_args *x)
 {
     gp_error err;
-    gp_trace *t = NULL;
-    gp_analysis *a = NULL;
-    gp_findings *f = NULL;
-    gp_status rc = gp_trace_open(x->trace, cli_trace_opts(), &t, &err);
-    if (rc == GP_OK) {
-        struct trace_warnings w;
-        trace_warnings_keep(&w, t);
-        trace_warnings_print(&w, x->trace);
-        trace_warnings_release(&w);
-        rc = gp_analysis_run(t, cli_analysis_opts(), &a, &err);
-    }
-    if (rc == GP_OK && (x->perfetto || x->html))
-        rc = gp_rules_run(NULL, a, &f, &err);
-    int code = rc == GP_OK ? CLI_OK : cli_error_from(&err, rc);
-    if (code == CLI_OK) {
-        gp_export_opts eo = {.findings = f, .temp_file = note_temp};
-        struct sigaction old[N_STOP_SIGNALS];
-        catch_stop_signals(old);
-        code = write_outputs(x, a, &eo);
-        restore_stop_signals(old);
-    }
-    gp_findings_free(f);
-    gp_analysis_free(a);
-    gp_trace_free(t);
-    return code;
+    struct export_use u = {.x = x};
+    const struct trace_steps steps = {export_opened, export_use};
+    gp_status rc = trace_pipeline(x->trace, &u.w, &steps, &u, &err);
+    return rc == GP_OK ? u.code : cli_error_from(&err, rc);
 }
 
 /* --perfetto's format: --format when given, else from OUT's name. */

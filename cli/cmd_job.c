@@ -27,21 +27,15 @@ struct rank_job {
     struct trace_warnings warnings;
 };
 
+static gp_status summarise_use(const gp_analysis *a, void *ud, gp_error *err)
+{
+    return gp_job_part_new(a, &((struct rank_job *)ud)->part, err);
+}
+
 static void summarise_one(size_t i, void *ud)
 {
     struct rank_job *r = &((struct rank_job *)ud)[i];
-    gp_trace *t = NULL;
-    gp_analysis *a = NULL;
-    gp_error_clear(&r->err);
-    r->rc = gp_trace_open(r->path, cli_trace_opts(), &t, &r->err);
-    if (r->rc == GP_OK) {
-        trace_warnings_keep(&r->warnings, t);
-        r->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &r->err);
-    }
-    if (r->rc == GP_OK)
-        r->rc = gp_job_part_new(a, &r->part, &r->err);
-    gp_analysis_free(a);
-    gp_trace_free(t);
+    r->rc = trace_analysed(r->path, &r->warnings, summarise_use, r, &r->err);
 }
 
 /* Read every trace into `j`, in argument order. */

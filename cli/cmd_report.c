@@ -29,34 +29,34 @@ struct report_job {
 struct report_run {
     struct report_job *jobs;
     const gp_report_opts *opts;
-    int auto_sort; /* no --sort: device time, or CPU time for a trace without GPU activity */
+    int auto_sort; /* no --sort: gp_sort_key_default, device time or else CPU time */
 };
+
+/* One trace's report into its memory stream. */
+struct report_use {
+    const struct report_run *r;
+    const char *path;
+    FILE *mem;
+};
+
+static gp_status report_use(const gp_analysis *a, void *ud, gp_error *err)
+{
+    const struct report_use *u = ud;
+    gp_report_opts o = *u->r->opts;
+    o.title = u->path;
+    if (u->r->auto_sort)
+        o.sort = gp_sort_key_default(a);
+    return gp_report_write(u->mem, a, &o, err);
+}
 
 static void run_job(size_t i, void *ud)
 {
     struct report_run *r = ud;
     struct report_job *j = &r->jobs[i];
-    gp_trace *t = NULL;
-    gp_analysis *a = NULL;
-    FILE *mem = open_memstream(&j->out, &j->out_len);
-    gp_report_opts o = *r->opts;
-    o.title = j->path;
-    j->rc = mem ? gp_trace_open(j->path, cli_trace_opts(), &t, &j->err) : GP_ENOMEM;
-    if (j->rc == GP_OK) {
-        trace_warnings_keep(&j->warnings, t);
-        j->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &j->err);
-    }
-    if (j->rc == GP_OK && r->auto_sort) {
-        size_t n_dev = 0;
-        gp_analysis_devices(a, &n_dev);
-        o.sort = n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
-    }
-    if (j->rc == GP_OK)
-        j->rc = gp_report_write(mem, a, &o, &j->err);
-    if (mem)
-        fclose(mem);
-    gp_analysis_free(a);
-    gp_trace_free(t);
+    struct report_use u = {r, j->path, open_memstream(&j->out, &j->out_len)};
+    j->rc = u.mem ? trace_analysed(j->path, &j->warnings, report_use, &u, &j->err) : GP_ENOMEM;
+    if (u.mem)
+        fclose(u.mem);
 }
 
 /* Print one trace's section: text and CSV sections a blank line apart, JSON objects as the
@@ -110,7 +110,8 @@ static int parse_report_opts(const char *sort, const char *group_by, const char 
     gp_error err;
     memset(o, 0, sizeof(*o));
     o->row_limit = row_limit;
-    if (gp_sort_key_parse(sort ? sort : "cuda_time_total", &o->sort, &err) != GP_OK ||
+    /* no --sort: each trace's gp_sort_key_default (report_use) */
+    if ((sort && gp_sort_key_parse(sort, &o->sort, &err) != GP_OK) ||
         gp_group_by_parse(group_by, &o->group_by, &err) != GP_OK ||
         gp_report_format_parse(format, &o->format, &err) != GP_OK) {
         cli_error("%s", err.msg);

@@ -30,29 +30,33 @@ struct opt_list {
     const char *items[OPT_LIST_MAX];
 };
 
+/* An option's value pointer, checked against the type its parser writes: a pointer to another
+ * type matches no _Generic association and does not compile (tests/cli/opt_types.sh). */
+#define OPT_VALUE(v, T) _Generic((v), T * : (void *)(v))
+
 #define OPT_GROUP(h)                                                                               \
     {                                                                                              \
         OPT_TYPE_GROUP, 0, NULL, NULL, NULL, (h), 0, 0                                             \
     }
 #define OPT_BOOL(s, l, v, h)                                                                       \
     {                                                                                              \
-        OPT_TYPE_BOOL, (s), (l), (v), NULL, (h), 0, 0                                              \
+        OPT_TYPE_BOOL, (s), (l), OPT_VALUE((v), int), NULL, (h), 0, 0                              \
     }
 #define OPT_STR(s, l, v, a, h)                                                                     \
     {                                                                                              \
-        OPT_TYPE_STR, (s), (l), (v), (a), (h), 0, 0                                                \
+        OPT_TYPE_STR, (s), (l), OPT_VALUE((v), const char *), (a), (h), 0, 0                       \
     }
 #define OPT_INT(s, l, v, a, h, lo, hi)                                                             \
     {                                                                                              \
-        OPT_TYPE_INT, (s), (l), (v), (a), (h), (lo), (hi)                                          \
+        OPT_TYPE_INT, (s), (l), OPT_VALUE((v), long), (a), (h), (lo), (hi)                         \
     }
 #define OPT_DOUBLE(s, l, v, a, h)                                                                  \
     {                                                                                              \
-        OPT_TYPE_DOUBLE, (s), (l), (v), (a), (h), 0, 0                                             \
+        OPT_TYPE_DOUBLE, (s), (l), OPT_VALUE((v), double), (a), (h), 0, 0                          \
     }
 #define OPT_LIST(s, l, v, a, h)                                                                    \
     {                                                                                              \
-        OPT_TYPE_LIST, (s), (l), (v), (a), (h), 0, 0                                               \
+        OPT_TYPE_LIST, (s), (l), OPT_VALUE((v), struct opt_list), (a), (h), 0, 0                   \
     }
 #define OPT_END()                                                                                  \
     {                                                                                              \

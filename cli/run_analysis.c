@@ -14,41 +14,35 @@
 
 #define RUN_REPORT_ROWS 15
 
-static void keep_note(struct run_trace_note *note, const gp_trace *t)
+static void keep_note(const gp_trace *t, void *ud)
 {
+    struct run_trace_note *note = ud;
     note->read = 1;
     note->events = gp_trace_get_info(t)->n_events;
     note->incomplete = gp_trace_get_quality(t)->incomplete;
-    trace_warnings_keep(&note->warnings, t);
+}
+
+static gp_status report_use(const gp_analysis *a, void *ud, gp_error *err)
+{
+    const struct run_trace_note *note = ud;
+    gp_report_opts o = {.format = GP_REPORT_TABLE,
+                        .sort = gp_sort_key_default(a),
+                        .group_by = GP_GROUP_NAME,
+                        .row_limit = RUN_REPORT_ROWS,
+                        .title = note->path};
+    fputc('\n', stdout);
+    return gp_report_write(stdout, a, &o, err);
 }
 
 static int report_one(const char *path, int no_report, struct run_trace_note *note)
 {
-    gp_trace *t = NULL;
-    gp_analysis *a = NULL;
     gp_error err;
     memset(note, 0, sizeof(*note));
     note->path = path;
-    gp_status rc = gp_trace_open(path, cli_trace_opts(), &t, &err);
-    if (rc == GP_OK)
-        keep_note(note, t);
-    if (rc == GP_OK && !no_report)
-        rc = gp_analysis_run(t, cli_analysis_opts(), &a, &err);
-    if (rc == GP_OK && !no_report) {
-        size_t n_dev = 0;
-        gp_analysis_devices(a, &n_dev);
-        gp_report_opts o = {.format = GP_REPORT_TABLE,
-                            .sort = n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL,
-                            .group_by = GP_GROUP_NAME,
-                            .row_limit = RUN_REPORT_ROWS,
-                            .title = path};
-        fputc('\n', stdout);
-        rc = gp_report_write(stdout, a, &o, &err);
-    }
+    const struct trace_steps steps = {keep_note, no_report ? NULL : report_use};
+    gp_status rc = trace_pipeline(path, &note->warnings, &steps, note, &err);
     if (rc != GP_OK)
         cli_warn("cannot report on '%s': %s", path, err.msg[0] ? err.msg : gp_strerror(rc));
-    gp_analysis_free(a);
-    gp_trace_free(t);
     return rc == GP_OK ? 0 : 1;
 }
 

@@ -224,9 +224,8 @@ void trace_warnings_release(struct trace_warnings *w)
     w->n = 0;
 }
 
-gp_status trace_analysed(const char *path, struct trace_warnings *w,
-                         gp_status (*use)(const struct gp_analysis *a, void *ud, gp_error *err),
-                         void *ud, gp_error *err)
+gp_status trace_pipeline(const char *path, struct trace_warnings *w,
+                         const struct trace_steps *steps, void *ud, gp_error *err)
 {
     gp_trace *t = NULL;
     gp_analysis *a = NULL;
@@ -234,11 +233,24 @@ gp_status trace_analysed(const char *path, struct trace_warnings *w,
     gp_status rc = gp_trace_open(path, cli_trace_opts(), &t, err);
     if (rc == GP_OK) {
         trace_warnings_keep(w, t);
-        rc = gp_analysis_run(t, cli_analysis_opts(), &a, err);
+        if (steps->opened)
+            steps->opened(t, ud);
     }
-    if (rc == GP_OK)
-        rc = use(a, ud, err);
+    if (rc == GP_OK && steps->use)
+        rc = gp_analysis_run(t, cli_analysis_opts(), &a, err);
+    if (rc == GP_OK && steps->use)
+        rc = steps->use(a, ud, err);
+    if (rc != GP_OK)
+        cli_print_trail(path); /* on the thread that failed */
     gp_analysis_free(a);
     gp_trace_free(t);
     return rc;
+}
+
+gp_status trace_analysed(const char *path, struct trace_warnings *w,
+                         gp_status (*use)(const struct gp_analysis *a, void *ud, gp_error *err),
+                         void *ud, gp_error *err)
+{
+    const struct trace_steps steps = {NULL, use};
+    return trace_pipeline(path, w, &steps, ud, err);
 }

@@ -75,9 +75,21 @@ void trace_notes_add(struct trace_warnings *w, const gp_trace *t);
 void trace_warnings_print(const struct trace_warnings *w, const char *path);
 void trace_warnings_release(struct trace_warnings *w);
 
-/* Open `path`, keep its warnings in `w`, analyse it and call use(a, ud) on the analysis; both
- * are freed before returning. @return the first failure's status (err set), else use's. */
-struct gp_analysis;
+/* What a command does with a trace it reads (trace_pipeline): `opened` sees the trace before
+ * the analysis (NULL: nothing to note); `use` gets the analysis (NULL: open only, no analysis). */
+struct trace_steps {
+    void (*opened)(const gp_trace *t, void *ud);
+    gp_status (*use)(const gp_analysis *a, void *ud, gp_error *err);
+};
+
+/* The one way every command reads a trace: open `path` (cli_trace_opts), keep its read warnings
+ * and notes in `w`, call steps->opened, analyse it (cli_analysis_opts) and call steps->use on the
+ * analysis; the trace and analysis are freed before returning. Thread-safe for distinct `w`, `ud`
+ * and `err`. @return the first failure's status (err set), else use's. */
+gp_status trace_pipeline(const char *path, struct trace_warnings *w,
+                         const struct trace_steps *steps, void *ud, gp_error *err);
+
+/* trace_pipeline with `use` alone. */
 gp_status trace_analysed(const char *path, struct trace_warnings *w,
                          gp_status (*use)(const struct gp_analysis *a, void *ud, gp_error *err),
                          void *ud, gp_error *err);

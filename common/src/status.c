@@ -37,8 +37,46 @@ void gp_error_clear(gp_error *err)
     err->offset = -1;
 }
 
-gp_status gp_error_set(gp_error *err, gp_status code, const char *path, const char *fmt, ...)
+/* The calling thread's trail of its last failure: where it was set, then where forwarded. */
+#define TRAIL_MAX 12
+static _Thread_local struct {
+    const char *file[TRAIL_MAX];
+    int line[TRAIL_MAX];
+    int n;
+} trail;
+
+void gp_trail_note(const char *file, int line)
 {
+    if (trail.n < TRAIL_MAX) {
+        trail.file[trail.n] = file;
+        trail.line[trail.n++] = line;
+    }
+}
+
+const char *gp_error_trail(char *buf, size_t cap)
+{
+    size_t len = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (int i = 0; i < trail.n && len < cap; i++) {
+        const char *base = strrchr(trail.file[i], '/');
+        int k = snprintf(buf + len, cap - len, "%s%s:%d", i ? " < " : "",
+                         base ? base + 1 : trail.file[i], trail.line[i]);
+        len += k > 0 ? (size_t)k : 0;
+    }
+    trail.n = 0;
+    return buf;
+}
+
+gp_status gp_error_set_at(const char *file, int line, gp_error *err, gp_status code,
+                          const char *path, const char *fmt, ...)
+{
+#ifndef NDEBUG
+    trail.n = 0;
+    gp_trail_note(file, line);
+#else
+    (void)file, (void)line;
+#endif
     if (!err)
         return code;
     gp_error_clear(err);

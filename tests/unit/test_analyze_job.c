@@ -1,5 +1,5 @@
 /* Job view (issue 15): NCCL and RCCL collectives are recognised under every name they have had,
- * by gp_job_is_comm_name and by the reader's communication flag (so GT15 and the breakdown see
+ * by gp_trace_is_comm_name and by the reader's communication flag (so GT15 and the breakdown see
  * them); their operation is named; two in-memory ranks give the right lag, waits, clock offset
  * and GT16 verdict; bad settings and an empty job are refused. */
 #include "gp_test.h"
@@ -39,12 +39,12 @@ static const char *const not_comm[] = {"sm90_xmma_gemm_f32f32_tn_n", "aten::mm",
 static void test_names(void)
 {
     for (size_t i = 0; i < sizeof(comm_names) / sizeof(comm_names[0]); i++) {
-        if (!gp_job_is_comm_name(comm_names[i].name))
+        if (!gp_trace_is_comm_name(comm_names[i].name))
             GP_TEST_FAIL("not recognised: %s", comm_names[i].name);
         GP_ASSERT_STR_EQ(gp_job_comm_op(comm_names[i].name), comm_names[i].op);
     }
     for (size_t i = 0; i < sizeof(not_comm) / sizeof(not_comm[0]); i++)
-        if (gp_job_is_comm_name(not_comm[i]))
+        if (gp_trace_is_comm_name(not_comm[i]))
             GP_TEST_FAIL("taken for a collective: %s", not_comm[i]);
 }
 

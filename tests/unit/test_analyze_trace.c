@@ -195,6 +195,36 @@ static void test_gzip_messages(void)
     GP_ASSERT_STR_EQ(err.path, path);
     GP_ASSERT_EQ_INT(gp_trace_open_mem(buf, n, path, NULL, &t, &err), streamed);
     GP_ASSERT_CONTAINS(err.msg, "cannot decompress: incorrect data check (at byte");
+    GP_ASSERT_EQ_INT(gp_trace_open(path, NULL, &t, NULL), streamed); /* no err: the same status */
+    GP_CHECK(t == NULL);
+    unlink(path);
+}
+
+/* A value larger than max_value_bytes in a streamed (gzip) file, read with no gp_error: the same
+ * status as with one, and no crash (the reader read the message from the missing error). */
+static void test_no_error_struct(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_analyze_trace_big_%d.json.gz", GP_BUILD_DIR,
+             (int)getpid());
+    gzFile gz = gzopen(path, "wb1");
+    GP_CHECK(gz != NULL);
+    gzputs(gz,
+           "{\"traceEvents\":[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"");
+    static char chunk[1 << 16];
+    memset(chunk, 'a', sizeof chunk);
+    for (int i = 0; i < 160; i++) /* 10 MiB: more than two of the reader's blocks */
+        gzwrite(gz, chunk, sizeof chunk);
+    gzputs(gz, "\"}]}");
+    gzclose(gz);
+    gp_trace_opts o = {.max_value_bytes = 1 << 20};
+    gp_trace *t = NULL;
+    gp_error err;
+    gp_status with = gp_trace_open(path, &o, &t, &err);
+    GP_ASSERT_EQ_INT(with, GP_EPARSE);
+    GP_ASSERT_CONTAINS(err.msg, "larger than");
+    GP_ASSERT_EQ_INT(gp_trace_open(path, &o, &t, NULL), with);
+    GP_CHECK(t == NULL);
     unlink(path);
 }
 
@@ -311,6 +341,7 @@ int main(void)
     GP_RUN(test_analysis);
     GP_RUN(test_dma_kernels_are_memory);
     GP_RUN(test_gzip_messages);
+    GP_RUN(test_no_error_struct);
     GP_RUN(test_memory_ceiling);
     GP_RUN(test_memory_ceiling_names);
     GP_RUN(test_not_a_trace);

@@ -82,10 +82,7 @@ static void ops_rows(export_out *o, const gp_keyavg *k, int shapes, int flops)
 static void ops_table(export_out *o, const gp_analysis *a, gp_group_by group)
 {
     gp_keyavg k;
-    size_t nd;
-    gp_analysis_devices(a, &nd);
-    gp_sort_key key = nd ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
-    if (gp_keyavg_compute(a, group, key, &k, NULL) != GP_OK) {
+    if (gp_keyavg_compute(a, group, gp_sort_key_default(a), &k, NULL) != GP_OK) {
         o->err_no = ENOMEM;
         return;
     }

@@ -3,7 +3,7 @@
  * timeline (busy union, idle gaps with HTA's split), memory series, per-kernel stats, memcpys,
  * syncs, launches, and PyTorch's key averages. Consumers read these; they never re-derive them.
  * Everything returned is borrowed, valid until gp_analysis_free(), and safe to read from threads.
- */
+ * `err` and NULL: the conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_ANALYSIS_H
 #define GP_ANALYZE_ANALYSIS_H
 
@@ -24,7 +24,11 @@ typedef struct gp_analysis_opts {
     int threads;
 } gp_analysis_opts;
 
-/** Analyse `t`. @param out receives the analysis (free with gp_analysis_free).
+/** Analyse `t`.
+ * @param t the trace, borrowed: keep it until gp_analysis_free.
+ * @param opts NULL for defaults.
+ * @param out receives the analysis (free with gp_analysis_free).
+ * @param err on failure, what failed; NULL: the status alone.
  * @return GP_OK or GP_ENOMEM. Thread-safe for distinct outputs. */
 gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_analysis **out,
                           gp_error *err);
@@ -279,6 +283,11 @@ typedef enum gp_sort_key {
 /** Parse a PyTorch sort key name. @return GP_OK or GP_EINVAL (err lists the valid keys). */
 gp_status gp_sort_key_parse(const char *s, gp_sort_key *out, gp_error *err);
 
+/** The one default order of operator tables (report without --sort, run's table, the HTML
+ * report): @return GP_SORT_CUDA_TIME_TOTAL when `a` has device activity, else
+ * GP_SORT_CPU_TIME_TOTAL. */
+gp_sort_key gp_sort_key_default(const gp_analysis *a);
+
 /** Row grouping. */
 typedef enum gp_group_by {
     GP_GROUP_NAME = 0,  /**< one row per name (ProfilerStep#N folded into ProfilerStep*) */
@@ -315,7 +324,9 @@ typedef struct gp_keyavg {
 } gp_keyavg;
 
 /** Compute key averages, sorted by `key` descending, ties by name then shape ascending.
- * @param out caller storage, released with gp_keyavg_release(). @return GP_OK or GP_ENOMEM. */
+ * @param a the analysis. @param group rows per name or per (name, shape). @param key the order.
+ * @param out caller storage, released with gp_keyavg_release().
+ * @param err NULL: the status alone. @return GP_OK or GP_ENOMEM. */
 gp_status gp_keyavg_compute(const gp_analysis *a, gp_group_by group, gp_sort_key key,
                             gp_keyavg *out, gp_error *err);
 

@@ -13,7 +13,8 @@
  * when the change of the runs' typical step exceeds the smallest change the data can detect;
  * otherwise "no clear change". With fewer than 3 steps on a side
  * there is no test: "too few steps". Steps are the analysed ones (the first, warm-up step of a
- * trace with ProfilerStep#N ranges is dropped, as diagnose does). */
+ * trace with ProfilerStep#N ranges is dropped, as diagnose does).
+ * `err` and NULL: the conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_COMPARE_H
 #define GP_ANALYZE_COMPARE_H
 
@@ -164,7 +165,10 @@ gp_status gp_compare_format_parse(const char *s, gp_compare_format *out, gp_erro
  * CPU), kernels its device rows (kernels, memcpys, memsets; time: device time). A finding is
  * fired at warn or above ("not applicable": fired on BASE, no metric on NEW); predicted gain is
  * BASE's estimate per step, measured the drop of the mean step time (both null unless the
- * finding fired on BASE and has a metric on NEW). @return GP_OK or GP_EIO when a write fails. */
+ * finding fired on BASE and has a metric on NEW).
+ * @param out the stream. @param c the finished comparison. @param format text or JSON.
+ * @param top how many ops and kernels rows that moved to list. @param err NULL: the status alone.
+ * @return GP_OK or GP_EIO when a write fails. */
 gp_status gp_compare_write(FILE *out, const gp_compare *c, gp_compare_format format, size_t top,
                            gp_error *err);
 

@@ -4,7 +4,7 @@
  * collective. The job then aligns the ranks by step number, aligns their clocks on collectives
  * where wall clocks disagree, finds which rank arrived last at each collective and how long the
  * others waited, and runs GT16 (straggler rank). Output: text, JSON and NDJSON (one line a rank).
- */
+ * `err` and NULL: the conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_JOB_H
 #define GP_ANALYZE_JOB_H
 
@@ -22,12 +22,6 @@ typedef struct gp_job_part gp_job_part;
 
 /** A job: the parts of its ranks, then (after gp_job_finish) the cross-rank view. */
 typedef struct gp_job gp_job;
-
-/** @return 1 when `name` is a collective: an NCCL kernel under any name NCCL has used
- * (ncclKernel_*, ncclDevKernel_*, nccl<Op>RingLLKernel_* of NCCL <= 2.6, with or without a
- * "void " prefix and argument list), RCCL's (the same, plus mscclKernel_*), or a c10d op
- * (nccl:*, gloo:*, c10d::*). */
-int gp_job_is_comm_name(const char *name);
 
 /** @return the collective's operation as NCCL names it ("AllReduce", "AllGather", "ReduceScatter",
  * "Broadcast", "Reduce", "AllToAll", "SendRecv", "Send", "Recv"), "Generic" for RCCL's generic
@@ -155,8 +149,10 @@ enum gp_job_write_flags {
  * [{"step", "slowest_rank", "max_us", "min_us"}], "collectives": [...], "diagnose": <the
  * gprof-train.diagnose/1 document of GT16>}. NDJSON: one object a line, "kind": "rank" (the
  * fields of gp_job_rank in us, plus "job") and with GP_JOB_PER_OP "kind": "rank_op" ("rank",
- * "op", "calls", "time_us", "waited_us"). `job` names the job in NDJSON lines (NULL: "").
- * @return GP_OK or GP_EIO. */
+ * "op", "calls", "time_us", "waited_us").
+ * @param out the stream. @param j the finished job (gp_job_finish). @param format as above.
+ * @param flags gp_job_write_flags, or 0. @param job names the job in NDJSON lines (NULL: "").
+ * @param err NULL: the status alone. @return GP_OK or GP_EIO. */
 gp_status gp_job_write(FILE *out, const gp_job *j, gp_job_format format, unsigned flags,
                        const char *job, gp_error *err);
 

@@ -1,6 +1,7 @@
 /* gp/report.h: `gprof-train report` output for one analysed trace: a summary (steps, step time,
  * breakdown, GPU busy and idle split, peak memory) and PyTorch's key-averages table, as text,
- * CSV or JSON. Output is deterministic: fixed formats, sorted rows, no wall-clock times. */
+ * CSV or JSON. Output is deterministic: fixed formats, sorted rows, no wall-clock times.
+ * `err` and NULL: the conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_REPORT_H
 #define GP_ANALYZE_REPORT_H
 
@@ -38,8 +39,10 @@ gp_status gp_group_by_parse(const char *s, gp_group_by *out, gp_error *err);
 /** Write the summary of `a` as text lines (also part of GP_REPORT_TABLE). */
 gp_status gp_report_write_summary(FILE *out, const gp_analysis *a, gp_error *err);
 
-/** Write the report of `a` to `out` (a stream the caller owns; the library never picks stdout).
- * @return GP_OK, GP_ENOMEM or GP_EIO (write failed). */
+/** Write the report of `a` to `out`.
+ * @param out a stream the caller owns (the library never picks stdout).
+ * @param a the analysis. @param opts what to print: required (no defaults).
+ * @param err NULL: the status alone. @return GP_OK, GP_ENOMEM or GP_EIO (write failed). */
 gp_status gp_report_write(FILE *out, const gp_analysis *a, const gp_report_opts *opts,
                           gp_error *err);
 

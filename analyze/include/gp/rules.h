@@ -2,7 +2,8 @@
  * .. GT15 exposed communication, ../shared/ref/rules_anchors.md §8) reads an analysed trace and
  * gives one finding per rule: severity, the metric against its threshold, evidence rows, time
  * ranges, the recommendation naming the exact knob, and the time a fix would save. Thresholds
- * are named parameters ("GT01.warn_pct") that callers may override. */
+ * are named parameters ("GT01.warn_pct") that callers may override. `err` and NULL: the
+ * conventions in gp/trace.h. */
 #ifndef GP_ANALYZE_RULES_H
 #define GP_ANALYZE_RULES_H
 
@@ -75,11 +76,14 @@ void gp_rules_free(gp_rules *r);
 
 /** Override a parameter from "RULE.PARAM=VALUE", RULE being an id ("GT01") or a name
  * ("dataloader_starvation"), case-insensitive; VALUE a finite number.
+ * @param r the configuration to change. @param assignment the text, as --set takes it.
+ * @param err NULL: the status alone.
  * @return GP_OK, or GP_EINVAL with err naming the unknown rule/parameter or the bad value. */
 gp_status gp_rules_set(gp_rules *r, const char *assignment, gp_error *err);
 
 /** Restrict the run to `rule` (id or name); call once per rule. Without any call every rule runs.
- * @return GP_OK or GP_EINVAL for an unknown rule. */
+ * @param r the configuration to change. @param rule "GT01" or "dataloader_starvation".
+ * @param err NULL: the status alone. @return GP_OK or GP_EINVAL for an unknown rule. */
 gp_status gp_rules_select(gp_rules *r, const char *rule, gp_error *err);
 
 /** @return the current value of rule `i`'s parameter `j` (NAN when out of range). */
@@ -132,9 +136,12 @@ typedef struct gp_finding {
 /** The findings of one run over one trace. */
 typedef struct gp_findings gp_findings;
 
-/** Run the selected rules over `a`. @param r NULL for defaults.
+/** Run the selected rules over `a`.
+ * @param r the configuration (gp_rules_new); NULL: every rule with default parameters.
+ * @param a the analysis.
  * @param out receives the findings (free with gp_findings_free); they borrow nothing from `a`
  * or its trace, so those may be freed first.
+ * @param err NULL: the status alone.
  * @return GP_OK or GP_ENOMEM. Thread-safe for distinct outputs. */
 gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **out, gp_error *err);
 
@@ -260,7 +267,9 @@ gp_status gp_findings_format_parse(const char *s, gp_findings_format *out, gp_er
  *
  * UNIT is "", "us", "%", "bytes", "count" or "GB/s"; numbers use at most 3 decimals. Fields are
  * only ever added within schema version 1, never renamed or removed.
- * @return GP_OK or GP_EIO when a write fails. */
+ * @param out the stream. @param f the findings of each trace, f[0..n), none NULL.
+ * @param n how many (0: no traces). @param format text, brief text or JSON.
+ * @param err NULL: the status alone. @return GP_OK or GP_EIO when a write fails. */
 gp_status gp_findings_write(FILE *out, const gp_findings *const *f, size_t n,
                             gp_findings_format format, gp_error *err);
 

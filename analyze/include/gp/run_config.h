@@ -63,7 +63,9 @@ typedef struct gp_run_config {
 } gp_run_config;
 
 /** Decode `t`'s "gprof" object (and its device properties, for device_memory) into `out`. A key
- * of the wrong type is unknown, not an error. */
+ * of the wrong type is unknown, not an error.
+ * @param t the trace; the strings of `out` are borrowed from it (valid until gp_trace_free).
+ * @param out filled in full (required; every field unknown for a trace without the object). */
 void gp_run_config_read(const gp_trace *t, gp_run_config *out);
 
 #ifdef __cplusplus

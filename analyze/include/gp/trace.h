@@ -1,7 +1,14 @@
 /* gp/trace.h: a Chrome-trace file (ours or PyTorch/Kineto's, .json or .json.gz) read into compact,
  * arena-allocated event records: interned names, one 48-byte gp_event per event, grouped per
  * (pid, tid) track and sorted by start. The JSON text is never kept. See DESIGN.md "Analysis
- * model". Everything returned is borrowed from the gp_trace and valid until gp_trace_free(). */
+ * model". Everything returned is borrowed from the gp_trace and valid until gp_trace_free().
+ *
+ * Conventions of every analyze header (gp/trace.h, run_config.h, analysis.h, report.h, rules.h,
+ * compare.h, job.h): a `gp_error *err` receives the failure's status, file, position and message,
+ * and may be NULL: the returned status is then the same, only the detail is lost. An `opts`
+ * pointer may be NULL for the defaults where its function says so; `out` parameters are
+ * required. Every free function takes NULL as a no-op. Nothing prints or exits: output goes only
+ * to a FILE * the caller hands over. */
 #ifndef GP_ANALYZE_TRACE_H
 #define GP_ANALYZE_TRACE_H
 
@@ -276,13 +283,17 @@ typedef struct gp_trace_opts {
  * The file is streamed in chunks; memory is proportional to the events kept, not the file.
  * A file that ends inside traceEvents loads with info.truncated set and a warning (an error with
  * GP_TRACE_STRICT).
- * @param path file to read. @param opts NULL for defaults.
+ * @param path file to read.
+ * @param opts NULL for defaults.
  * @param out receives the trace (caller frees with gp_trace_free); NULL on failure.
- * @param err on failure: the file, byte offset (uncompressed), line, column and the problem.
+ * @param err on failure: the file, byte offset (uncompressed), line, column and the problem;
+ *        NULL: the same status without them.
  * @return GP_OK, GP_EIO (cannot read), GP_EPARSE (malformed), GP_ENOMEM. Thread-safe. */
 gp_status gp_trace_open(const char *path, const gp_trace_opts *opts, gp_trace **out, gp_error *err);
 
-/** gp_trace_open() on a buffer (plain or gzip JSON); `name` is used as the path in errors. */
+/** gp_trace_open() on a buffer (plain or gzip JSON).
+ * @param data, len the document (not kept: copied or inflated as needed).
+ * @param name used as the path in errors and gp_trace_info. Other parameters as gp_trace_open. */
 gp_status gp_trace_open_mem(const void *data, size_t len, const char *name,
                             const gp_trace_opts *opts, gp_trace **out, gp_error *err);
 
@@ -379,6 +390,12 @@ const char *gp_ev_kind_name(gp_ev_kind kind);
 /** @return "HtoD", "DtoH", ... for a copy kind; "Pageable", "Pinned", ... for a memory kind. */
 const char *gp_copy_kind_name(gp_copy_kind kind);
 const char *gp_mem_kind_name(gp_mem_kind kind);
+
+/** @return 1 when `name` is communication (what sets GP_EVF_COMM): an NCCL kernel under any name
+ * NCCL has used (ncclKernel_*, ncclDevKernel_*, nccl<Op>RingLLKernel_* of NCCL <= 2.6, with or
+ * without a "void " prefix and argument list), RCCL's (the same, plus mscclKernel_*), or a c10d
+ * op (nccl:*, gloo:*, c10d::*); 0 otherwise and for NULL. */
+int gp_trace_is_comm_name(const char *name);
 
 #ifdef __cplusplus
 }

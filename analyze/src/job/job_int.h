@@ -1,5 +1,5 @@
 /* job_int.h: private parts of gp_job shared by the rank summary (job_rank.c), the cross-rank view
- * (job.c), its output (job_write.c) and GT16 (rules/rule_straggler.c). */
+ * (job.c), its output (job_write.c) and GT16 (job_straggler.c). */
 #ifndef GP_ANALYZE_JOB_INT_H
 #define GP_ANALYZE_JOB_INT_H
 
@@ -98,7 +98,7 @@ struct gp_job {
 
 extern const gp_rule_info job_straggler_info;
 
-/* rules/rule_straggler.c: GT16 over a finished job's ranks and collectives. */
+/* job_straggler.c: GT16 over a finished job's ranks and collectives. */
 gp_status job_straggler(const gp_job *j, gp_findings **out);
 
 /* job_held.c: note part `p`'s call [ts, end) of a collective where part `last` was late; then,

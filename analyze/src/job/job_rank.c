@@ -13,20 +13,6 @@ const char *const job_ops[JOB_N_OPS] = {"AllReduce", "AllGather", "ReduceScatter
                                         "Broadcast", "Reduce",    "SendRecv",      "Send",
                                         "Recv",      "Generic",   "other"};
 
-int gp_job_is_comm_name(const char *s)
-{
-    if (!s)
-        return 0;
-    if (!strncmp(s, "void ", 5))
-        s += 5;
-    if (!strncmp(s, "nccl:", 5) || !strncmp(s, "gloo:", 5) || !strncmp(s, "c10d::", 6))
-        return 1;
-    /* ncclKernel_*, ncclDevKernel_* (2.19+, RCCL's _Generic), nccl<Op>RingLLKernel_* (<= 2.6),
-     * ncclAllReduce as an op name; RCCL's MSCCL kernels */
-    return !strncmp(s, "nccl", 4) || !strncmp(s, "rccl", 4) || !strncmp(s, "msccl", 5) ||
-           strstr(s, "ncclKernel") != NULL || strstr(s, "ncclDevKernel") != NULL;
-}
-
 /* Does `s` contain `word`, ignoring case and '_' (all_reduce = AllReduce)? */
 static int has_word(const char *s, const char *word)
 {
@@ -145,7 +131,7 @@ struct unions {
 
 static int is_comm_event(const gp_trace *t, const gp_event *e)
 {
-    return (e->flags & GP_EVF_COMM) || gp_job_is_comm_name(gp_trace_str(t, e->name));
+    return (e->flags & GP_EVF_COMM) || gp_trace_is_comm_name(gp_trace_str(t, e->name));
 }
 
 static int collect_unions(const gp_trace *t, struct unions *u)

@@ -1,7 +1,7 @@
 /* gp_analysis_run: links (analysis_link.c), steps aligned to the device (analysis_steps.c), the
  * step-time breakdown (analysis_breakdown.c), then the GPU timeline and the lists
  * (gpu_timeline.c, analysis_lists.c) beside it; and the accessors. Independent passes run on two
- * threads through analysis_par2 (analysis_par.c). */
+ * threads through trace_par2 (reader/trace_par.c). */
 #include "model/analysis_int.h"
 
 #include <stdint.h>
@@ -34,7 +34,7 @@ static void pass_gpu_lists(void *arg)
 static int finish_passes(gp_analysis *a)
 {
     pass_job bd = {a, 0}, gpu = {a, 0};
-    analysis_par2(a->threads, pass_breakdown, &bd, pass_gpu_lists, &gpu);
+    trace_par2(a->threads, pass_breakdown, &bd, pass_gpu_lists, &gpu);
     return bd.rc == 0 && gpu.rc == 0 ? 0 : -1;
 }
 
@@ -78,7 +78,7 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
     a->t = t;
     a->ev = gp_trace_events(t, &a->n);
     a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
-    a->threads = analysis_threads(opts ? opts->threads : 0);
+    a->threads = trace_threads(opts ? opts->threads : 0);
     int rc = alloc_links(a);
     if (rc == 0)
         rc = analysis_link_all(a);
@@ -117,6 +117,11 @@ void gp_analysis_free(gp_analysis *a)
 const gp_trace *gp_analysis_trace(const gp_analysis *a)
 {
     return a->t;
+}
+
+int analysis_threads_of(const gp_analysis *a)
+{
+    return a->threads;
 }
 
 uint32_t gp_analysis_runtime_of(const gp_analysis *a, uint32_t ev)

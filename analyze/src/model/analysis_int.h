@@ -107,13 +107,6 @@ size_t ival_subtract(const ival *a, size_t na, const ival *b, size_t nb, ival *o
 /* @return |union(v) within [lo, hi)| for sorted, disjoint v. */
 int64_t ival_clip_total(const ival *v, size_t n, int64_t lo, int64_t hi);
 
-/* The threads a budget allows (0: one per online CPU), at most 2: the analysis' passes split in
- * two. The budget comes from the options structs the CLI fills, never from the environment. */
-int analysis_threads(int budget);
-/* fn0(arg0) here and fn1(arg1) on a second thread when `threads` >= 2, then joined; both here,
- * in that order, with one thread or when no thread can be started. The two must not write
- * shared state. */
-void analysis_par2(int threads, void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1);
 /* The thread count an analysis was made with (gp_analysis_opts.threads, resolved). */
 int analysis_threads_of(const gp_analysis *a);
 

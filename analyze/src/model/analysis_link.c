@@ -160,12 +160,12 @@ int analysis_link_all(gp_analysis *a)
 {
     id_map corr = {0}, ext = {0};
     id_job jc = {a, &corr, 0, 0}, je = {a, &ext, 1, 0};
-    analysis_par2(a->threads, nest_then_corr, &jc, steps_then_ext, &je);
+    trace_par2(a->threads, nest_then_corr, &jc, steps_then_ext, &je);
     uint32_t mid = (uint32_t)(a->n / 2);
     link_half h0 = {a, &corr, &ext, 0, mid}, h1 = {a, &corr, &ext, mid, (uint32_t)a->n};
     if (jc.rc == 0 && je.rc == 0) {
-        analysis_par2(a->threads, link_runtime, &h0, link_runtime, &h1);
-        analysis_par2(a->threads, link_gpu, &h0, link_gpu, &h1);
+        trace_par2(a->threads, link_runtime, &h0, link_runtime, &h1);
+        trace_par2(a->threads, link_gpu, &h0, link_gpu, &h1);
     }
     id_map_release(&corr);
     id_map_release(&ext);

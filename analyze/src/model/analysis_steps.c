@@ -157,7 +157,7 @@ void analysis_align_steps(gp_analysis *a)
     for (size_t k = 0; ok && k < 2 * ns; k++)
         ts[k] = INT64_MAX;
     if (ok)
-        analysis_par2(a->threads, align_count, &h[0], align_count, &h[1]);
+        trace_par2(a->threads, align_count, &h[0], align_count, &h[1]);
     int use_gpu = 0;
     for (size_t k = 0; k < a->steps.n; k++) {
         s[k].ts = s[k].host_ts;

@@ -43,6 +43,13 @@ gp_status gp_sort_key_parse(const char *s, gp_sort_key *out, gp_error *err)
                         s);
 }
 
+gp_sort_key gp_sort_key_default(const gp_analysis *a)
+{
+    size_t n_dev = 0;
+    gp_analysis_devices(a, &n_dev);
+    return n_dev ? GP_SORT_CUDA_TIME_TOTAL : GP_SORT_CPU_TIME_TOTAL;
+}
+
 /* The utility ops _parse_kineto_results leaves out of its events (profiler_util._filter_name). */
 static int is_filtered_name(const char *s)
 {
@@ -421,7 +428,7 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direc
             h1 = {a, &kb1, direct, mem, group, flops, {0}, mid, nt, 0};
     h1.rc = ka_build_init(&kb1);
     if (h1.rc == 0)
-        analysis_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
+        trace_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
     int rc = h0.rc == 0 && h1.rc == 0 ? merge_rows(kb, &kb1) : -1;
     out->self_cpu_total += h0.out.self_cpu_total + h1.out.self_cpu_total;
     ka_build_release(&kb1);

@@ -2,7 +2,6 @@
  * schemas), name -> flags (steps, loader, communication, sync and launch APIs), memcpy names. */
 #include "reader/trace_int.h"
 
-#include "gp/job.h"
 #include "gp/log.h"
 #include "gp/trace_schema.h"
 
@@ -116,6 +115,20 @@ static int is_launch_api(const char *s)
            starts_with(s, "hipExtLaunch");
 }
 
+int gp_trace_is_comm_name(const char *s)
+{
+    if (!s)
+        return 0;
+    if (!strncmp(s, "void ", 5))
+        s += 5;
+    if (!strncmp(s, "nccl:", 5) || !strncmp(s, "gloo:", 5) || !strncmp(s, "c10d::", 6))
+        return 1;
+    /* ncclKernel_*, ncclDevKernel_* (2.19+, RCCL's _Generic), nccl<Op>RingLLKernel_* (<= 2.6),
+     * ncclAllReduce as an op name; RCCL's MSCCL kernels */
+    return !strncmp(s, "nccl", 4) || !strncmp(s, "rccl", 4) || !strncmp(s, "msccl", 5) ||
+           strstr(s, "ncclKernel") != NULL || strstr(s, "ncclDevKernel") != NULL;
+}
+
 unsigned trace_name_flags(const char *s, size_t n)
 {
     unsigned f = 0;
@@ -124,7 +137,7 @@ unsigned trace_name_flags(const char *s, size_t n)
     if ((starts_with(s, GP_NAME_LOADER_PREFIX) && ends_with(s, n, GP_NAME_LOADER_SUFFIX)) ||
         starts_with(s, "enumerate(DataPipe)#"))
         f |= GP_EVF_DATALOADER;
-    if (gp_job_is_comm_name(s)) /* NCCL's and RCCL's kernels under every name, c10d ops */
+    if (gp_trace_is_comm_name(s)) /* NCCL's and RCCL's kernels under every name, c10d ops */
         f |= GP_EVF_COMM;
     if (starts_with(s, "dma")) /* HTA's kernel type MEMORY: ^dma (MTIA's copies) */
         f |= GP_EVF_DMA;

@@ -2,7 +2,6 @@
  * (on two threads, freeing the reader's chunks as they go, so peak memory stays near one copy),
  * each track sorted by (ts, longer first) unless already in order, and GPU tracks given their
  * device and stream; tracks are independent, so they are sorted on two threads too. */
-#include "model/analysis_int.h"
 #include "reader/trace_build.h"
 
 #include <stdatomic.h>
@@ -132,7 +131,7 @@ static void sort_tracks(gp_trace *t, int threads)
 {
     atomic_size_t next = 0;
     sort_job j[2] = {{t, &next, INT64_MAX, INT64_MIN}, {t, &next, INT64_MAX, INT64_MIN}};
-    analysis_par2(threads, sort_some, &j[0], sort_some, &j[1]);
+    trace_par2(threads, sort_some, &j[0], sort_some, &j[1]);
     t->info.ts_min = j[0].ts_min < j[1].ts_min ? j[0].ts_min : j[1].ts_min;
     t->info.ts_max = j[0].ts_max > j[1].ts_max ? j[0].ts_max : j[1].ts_max;
 }
@@ -197,7 +196,7 @@ static int scatter(trace_builder *b, const uint32_t *remap)
     for (uint64_t seen = 0; mid < b->n_chunks && seen < b->n_events / 2; mid++)
         seen += b->chunks[mid].n;
     scatter_job fwd = {b, remap, start, 0, mid, 0}, bwd = {b, remap, end, mid, b->n_chunks, 1};
-    analysis_par2(analysis_threads(b->threads), scatter_half, &fwd, scatter_half, &bwd);
+    trace_par2(trace_threads(b->threads), scatter_half, &fwd, scatter_half, &bwd);
     b->n_chunks = 0;
     free(start);
     free(end);
@@ -302,7 +301,7 @@ int trace_builder_finish(trace_builder *b)
     free(remap);
     t->n_events = b->n_events;
     t->info.n_events = b->n_events;
-    sort_tracks(t, analysis_threads(b->threads));
+    sort_tracks(t, trace_threads(b->threads));
     if (!t->n_events)
         t->info.ts_min = t->info.ts_max = 0;
     apply_procs(b);

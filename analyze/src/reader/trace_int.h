@@ -138,4 +138,13 @@ unsigned trace_name_flags(const char *name, size_t n);
 /* Parse "Memcpy HtoD (Pageable -> Device)" into a copy kind and memory kinds. */
 void trace_parse_copy_name(const char *name, gp_gpu_info *gi);
 
+/* trace_par.c: the threads a budget allows (0: one per online CPU), at most 2: the reader's and
+ * the analysis' passes split in two. The budget comes from the options structs the CLI fills,
+ * never from the environment. */
+int trace_threads(int budget);
+/* fn0(arg0) here and fn1(arg1) on a second thread when `threads` >= 2, then joined; both here,
+ * in that order, with one thread or when no thread can be started. The two must not write
+ * shared state. */
+void trace_par2(int threads, void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1);
+
 #endif

@@ -334,7 +334,7 @@ static gp_status read_all(reader *r, gp_error *err)
         unit = skip_between(r, unit);
         gp_status s = trace_source_refill(&r->src, unit, &l->p, &l->end, &l->eof, err);
         if (s != GP_OK)
-            return s == GP_EPARSE ? parse_error(r, s, err->msg, l->p, err) : s;
+            return s == GP_EPARSE ? parse_error(r, s, err ? err->msg : "", l->p, err) : s;
     }
 }
 

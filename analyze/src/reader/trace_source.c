@@ -256,18 +256,17 @@ gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, c
 }
 
 /* Wait for block number `k` (a counter); @return it, or NULL on a read error. */
-static source_block *take(trace_source *s, unsigned k, gp_error *err)
+static gp_status take(trace_source *s, unsigned k, source_block **out, gp_error *err)
 {
     pthread_mutex_lock(&s->mu);
     while (s->filled <= k && !s->failed)
         pthread_cond_wait(&s->cv, &s->mu);
     int failed = s->failed && s->filled <= k + 1;
     pthread_mutex_unlock(&s->mu);
-    if (failed) {
-        gp_error_set(err, s->fail_code ? s->fail_code : GP_EIO, s->path, "%s", s->fail_msg);
-        return NULL;
-    }
-    return &s->blocks[k % SOURCE_NBLOCKS];
+    if (failed)
+        return gp_error_set(err, s->fail_code ? s->fail_code : GP_EIO, s->path, "%s", s->fail_msg);
+    *out = &s->blocks[k % SOURCE_NBLOCKS];
+    return GP_OK;
 }
 
 static void release_one(trace_source *s)
@@ -282,9 +281,8 @@ gp_status trace_source_first(trace_source *s, const char **p, const char **end, 
                              gp_error *err)
 {
     if (s->threaded) {
-        source_block *b = take(s, 0, err);
-        if (!b)
-            return err ? err->code : GP_EIO;
+        source_block *b;
+        GP_TRY(take(s, 0, &b, err));
         s->cur = b;
         s->win = b->data;
         s->win_end = b->data + b->n;
@@ -339,9 +337,8 @@ gp_status trace_source_refill(trace_source *s, const char *keep, const char **p,
     if (trace_source_too_big(s, keep, s->win_end))
         return gp_error_set(err, GP_EPARSE, s->path, "%s", s->too_big_msg);
     size_t tail = (size_t)(s->win_end - keep);
-    source_block *b = take(s, s->taken + 1, err);
-    if (!b)
-        return err ? err->code : GP_EIO;
+    source_block *b;
+    GP_TRY(take(s, s->taken + 1, &b, err));
     memcpy(b->data - tail, keep, tail);
     uint64_t keep_off = trace_source_offset(s, keep);
     s->win_col = column_before(s, keep);

@@ -220,7 +220,7 @@ static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp
     rules_ctx_fork(&c2, c);
     trace_arena arena2 = {0};
     phase_thread t0 = {&pr, c, &fs->arena, GP_OK}, t1 = {&pr, &c2, &arena2, GP_OK};
-    analysis_par2(analysis_threads_of(c->a), take_rules, &t0, take_rules, &t1);
+    trace_par2(analysis_threads_of(c->a), take_rules, &t0, take_rules, &t1);
     trace_arena_adopt(&fs->arena, &arena2);
     rules_ctx_release_fork(&c2);
     fs->n += pr.n;

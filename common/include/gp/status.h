@@ -40,12 +40,28 @@ void gp_error_clear(gp_error *err);
 
 /** Record a failure in `err` (no-op when NULL) and return `code`, so callers can write
  * `return gp_error_set(err, GP_EIO, path, "cannot open: %s", strerror(errno));`.
- * @param path file the error is about, or NULL. The message is printf-formatted and truncated. */
-gp_status gp_error_set(gp_error *err, gp_status code, const char *path, const char *fmt, ...)
+ * @param path file the error is about, or NULL. The message is printf-formatted and truncated.
+ * In debug builds the call's file:line starts the calling thread's trail (GP_TRY). */
+#define gp_error_set(...) gp_error_set_at(__FILE__, __LINE__, __VA_ARGS__)
+gp_status gp_error_set_at(const char *file, int line, gp_error *err, gp_status code,
+                          const char *path, const char *fmt, ...)
 #if defined(__GNUC__)
-        __attribute__((format(printf, 4, 5)))
+        __attribute__((format(printf, 6, 7)))
 #endif
         ;
+
+/** Debug builds (no NDEBUG): a failure leaves its file:line trail, as zstd's FORWARD_IF_ERROR
+ * does: gp_error_set notes where it was set and each GP_TRY that returns it notes itself, on the
+ * calling thread. Write that thread's trail ("a.c:LINE < b.c:LINE < ...",
+ * where it was set first) into buf and forget it; "" when there is none and in release builds.
+ * @return buf. Only the CLI prints it (GP_ERROR_TRAIL=1). */
+const char *gp_error_trail(char *buf, size_t cap);
+#ifdef NDEBUG
+#    define GP_TRAIL_NOTE() ((void)0)
+#else
+#    define GP_TRAIL_NOTE() gp_trail_note(__FILE__, __LINE__)
+#endif
+void gp_trail_note(const char *file, int line);
 
 /** Attach a position to an error already set (no-op when NULL). -1/0 mean unknown. */
 void gp_error_at(gp_error *err, long long offset, long line, long col);
@@ -54,8 +70,10 @@ void gp_error_at(gp_error *err, long long offset, long line, long col);
 #define GP_TRY(expr)                                                                               \
     do {                                                                                           \
         gp_status gp_try_rc = (expr);                                                              \
-        if (gp_try_rc != GP_OK)                                                                    \
+        if (gp_try_rc != GP_OK) {                                                                  \
+            GP_TRAIL_NOTE();                                                                       \
             return gp_try_rc;                                                                      \
+        }                                                                                          \
     } while (0)
 
 /** Fail with `code` and a formatted message in `err` when `cond` holds. */

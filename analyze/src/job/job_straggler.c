@@ -1,5 +1,6 @@
 /* GT16 straggler: one rank repeatedly arrives last at the job's collectives, and the others wait
- * for it. A job-level rule (it reads every rank, so it runs from gp_job_finish, not per trace).
+ * for it. A job-level rule: it reads every rank, so it runs from gp_job_finish, not per trace, and
+ * lives in job/ beside the cross-rank view it reads (the rules engine below gives its output).
  * The knob comes from the straggler's own trace against the other ranks': its loader, its host
  * (GPU idle the loader does not explain) or its kernels. Anchors: HTA's straggler analysis
  * (collective kernel durations across ranks), Holistic Trace Analysis comm/comp overlap. */

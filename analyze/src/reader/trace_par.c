@@ -1,6 +1,6 @@
-/* analysis_par.c: the one way the analysis runs two passes at once (analysis_par2), with the
- * thread count taken from the options the caller filled. */
-#include "model/analysis_int.h"
+/* trace_par.c: the one way the reader and the analysis run two passes at once (trace_par2), with
+ * the thread count taken from the options the caller filled. */
+#include "reader/trace_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,15 +8,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
-int analysis_threads(int budget)
+int trace_threads(int budget)
 {
     long n = budget > 0 ? budget : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 2 ? 2 : (int)n;
-}
-
-int analysis_threads_of(const gp_analysis *a)
-{
-    return a->threads;
 }
 
 typedef struct par_job {
@@ -31,7 +26,7 @@ static void *par_entry(void *arg)
     return NULL;
 }
 
-void analysis_par2(int threads, void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1)
+void trace_par2(int threads, void (*fn0)(void *), void *arg0, void (*fn1)(void *), void *arg1)
 {
     par_job j = {fn1, arg1};
     pthread_t th;
