@@ -297,7 +297,8 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
         rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
                             : advise_other(c, p, &s, o);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK) { /* what the stalls explain (rules_explain.c) */
-        o->cause = (struct rules_cause){s.ivs, "free the cores first (GT19)"};
+        o->cause = (struct rules_cause){s.ivs, a.known ? a.wait_share : 0,
+                                        "free the cores first (GT19)", 0};
         s.ivs = (struct rules_ivs){0};
     }
     rules_stalls_release(&s);

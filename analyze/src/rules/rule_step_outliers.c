@@ -18,7 +18,8 @@ static const gp_rule_param params[] = {
         {"min_steps", 5, "fewer analysed steps: not applicable"},
 };
 /* phase 1: it reads GT01's finding (outliers that are loader waits are GT01's to fix) */
-RULES_INFO(step_outliers, "GT14", "step-time outliers", 1, RULES_READS_CPU | RULES_HOST_TIMED);
+RULES_INFO(step_outliers, "GT14", "step-time outliers", 1,
+           RULES_READS_CPU | RULES_HOST_TIMED | RULES_WAIT_INFLATED);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"duration", GP_UNIT_US},

@@ -67,11 +67,16 @@ struct rules_ctx {
 };
 
 /* What a finding's cause took from the others' evidence (rules_explain.c): the intervals it
- * made pass (GT19: the time calls stalled waiting for a core, a disjoint union) and the knob
- * that comes first ("free the cores first (GT19)"). Empty for most rules. */
+ * made pass (GT19: the time calls stalled waiting for a core, a disjoint union), the share of
+ * the time it took from the host's threads where the trace measured it (GT19: the training
+ * thread's run-queue wait, % of the loop's wall time; 0 unmeasured) and the knob that comes
+ * first ("free the cores first (GT19)"). Empty for most rules. `needs` is every finding's rule's
+ * (enum rules_needs), set by the engine. */
 struct rules_cause {
     struct rules_ivs ivs;
+    double host_wait_pct;
     const char *knob;
+    unsigned needs;
 };
 
 /* A finding under construction: a gp_finding plus its growable arrays. */
@@ -94,10 +99,14 @@ enum rules_needs {
     RULES_NEEDS_STEPS = 1 << 1, /* at least one analysed step */
     /* What the rule reads, for how sure its finding is against libprof's capture-health ledger
      * (rules_ledger.c): records of a kind it reads that were lost make it less sure. */
-    RULES_READS_CPU = 1 << 2, /* CPU ranges: steps, operators, loader waits */
-    RULES_READS_GPU = 1 << 3, /* GPU activity records: kernels, copies, sets, runtime calls */
-    RULES_READS_MEM = 1 << 4, /* memory records (CUPTI's, with the GPU activity records) */
-    RULES_HOST_TIMED = 1 << 5 /* its gain is host time, which the profiler's own cost inflates */
+    RULES_READS_CPU = 1 << 2,  /* CPU ranges: steps, operators, loader waits */
+    RULES_READS_GPU = 1 << 3,  /* GPU activity records: kernels, copies, sets, runtime calls */
+    RULES_READS_MEM = 1 << 4,  /* memory records (CUPTI's, with the GPU activity records) */
+    RULES_HOST_TIMED = 1 << 5, /* its gain is host time, which the profiler's own cost inflates */
+    /* its measure grows with the time the host's threads wait for a core: host time against
+     * device time (GT04) or against other steps (GT14), not a share of the host's own time,
+     * which an even wait leaves as it was (GT17, GT18) */
+    RULES_WAIT_INFLATED = 1 << 6
 };
 
 struct rules_def {
