@@ -12,9 +12,10 @@
  * it and by how much, then gives its own advice for after. Where the trace measured the cause's
  * share of the host's time (GT19 from the scheduler's run-queue time), a finding whose measure
  * that wait inflates (RULES_WAIT_INFLATED: host time against device time or against other
- * steps) and whose gain is no more than that share is explained too: the time it would save may be the time the thread had no core (beside a busy
- * loop a launch loop's host at half its kernels' time read as crit launch-bound, 74% of the step,
- * while the thread waited for a core 83% of the loop; its step outliers, 4 of 19, the same). */
+ * steps) and whose gain is no more than that share is explained too: the time it would save may be
+ * the time the thread had no core (beside a busy loop a launch loop's host at half its kernels'
+ * time read as crit launch-bound, 74% of the step, while the thread waited for a core 83% of the
+ * loop; its step outliers, 4 of 19, the same). */
 #include "rules/rules_int.h"
 
 #include <stdio.h>
@@ -129,9 +130,10 @@ static gp_status explain_one(gp_findings *fs, gp_finding *f, unsigned f_needs, c
         gain_pct <= k->host_wait_pct)
         return demote(fs, f, x, k,
                       rules_strf(&o,
-                                 "the training thread waited for a core %.0f%% of the time "
-                                 "(the scheduler's run-queue time), at least this finding's "
-                                 "gain of %.1f%% of the step, which is host time",
+                                 "waits for a core (the scheduler's run-queue time of the "
+                                 "training thread, and of the loader threads it waited for) "
+                                 "took %.0f%% of step time, at least this finding's gain of "
+                                 "%.1f%% of the step, which those waits inflate",
                                  k->host_wait_pct, gain_pct));
     if (knobs_disagree(f, x))
         return demote(fs, f, x, k,
