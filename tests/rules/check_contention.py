@@ -18,7 +18,10 @@
   waits) add up to at least their excess (2 loader threads beside two busy loops: 74 outlier
   steps, 46% of step time, against 50% waited: crit before), while GT17, whose median over steps
   the stalls do not explain and whose share an even wait leaves as it was, keeps its warn beside
-  GT19 (two busy loops).
+  GT19 (two busy loops). GT19 counts the loader threads' waits for a core in the steps' batch
+  waits (IDX with one loader thread on the loaded VM: the steps waited 39% for batches, the
+  loader thread 75% of its time for a core, the training thread 2%: GT19 quiet and GT01 crit
+  before), and GT01 with loader threads is then explained by it.
 
 usage: check_contention.py GPROF_TRAIN FIXTURE_DIR
 """
@@ -98,6 +101,7 @@ def check_one_verdict(binary, d, bad):
                                   ("three_hogs_mlp.json.gz", "GT14", True),
                                   ("torch_2threads_1hog.json.gz", "GT14", True),
                                   ("two_hogs_png_workers2.json.gz", "GT14", True),
+                                  ("idx_workers1_loaded.json.gz", "GT01", True),
                                   ("two_hogs_png_workers2.json.gz", "GT17", False)):
         f = all_findings(binary, os.path.join(d, name))[rule]
         print(f"{rule} beside GT19 in {name}: {f['severity']}, knob {f.get('knob')!r}")

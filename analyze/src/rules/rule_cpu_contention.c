@@ -289,15 +289,22 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
     GP_TRY(rules_stalls_scan(c, &k, &s));
     double stall = rules_pct_of_steps(c, s.stall_ns);
     gp_status rc;
+    double lost = wait_explains_pct(c, &a);
     if (a.known) {
-        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, a.wait_share, ">=", p[WARN_PCT],
-                      p[CRIT_PCT]);
+        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, lost, ">=", p[WARN_PCT], p[CRIT_PCT]);
         rc = rules_summary(o,
                            "the training thread waited for a core %.1f%% of the time (measured: "
-                           "%s); operators stalled past their fastest calls: %.1f%%",
+                           "%s)%s; operators stalled past their fastest calls: %.1f%%",
                            a.wait_share,
                            c->cfg.train_runq >= 0 ? "the scheduler's run-queue time"
                                                   : "its CPU time against the steps' wall time",
+                           lost > a.wait_share + 0.05
+                                   ? rules_strf(o,
+                                                ", and for batches its loader threads made "
+                                                "while waiting for a core %.0f%% of theirs: "
+                                                "%.1f%% of step time in all",
+                                                100 * (1 - a.loader_run), lost)
+                                   : "",
                            stall);
     } else {
         rc = measure_timing(c, p, &s, stall, o);
@@ -305,16 +312,15 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = evidence(c, o, &s);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
-        rc = predict_gain(c, o, a.known ? a.wait_share : stall,
-                          a.known ? "the training thread had a core whenever it could run"
+        rc = predict_gain(c, o, a.known ? lost : stall,
+                          a.known ? "the step's threads had a core whenever they could run"
                                   : "no call waited for a core (at least: waits between "
                                     "operators are not counted)");
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
                             : advise_other(c, p, &s, o);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK) { /* what the stalls explain (rules_explain.c) */
-        o->cause = (struct rules_cause){s.ivs, wait_explains_pct(c, &a),
-                                        "free the cores first (GT19)", 0};
+        o->cause = (struct rules_cause){s.ivs, lost, "free the cores first (GT19)", 0};
         s.ivs = (struct rules_ivs){0};
     }
     rules_stalls_release(&s);

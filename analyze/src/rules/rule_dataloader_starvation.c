@@ -336,6 +336,8 @@ gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, stru
         return GP_OK;
     rules_cols(o, 4, cols);
     GP_TRY(worst_steps(c, o));
+    if (c->cfg.workers > 0) /* loader threads waiting for a core make the steps wait longer */
+        o->cause.needs = RULES_WAIT_INFLATED;
     struct plan pl;
     const struct plan *planned = NULL;
     if (c->cfg.trainer)

@@ -70,8 +70,8 @@ struct rules_ctx {
  * made pass (GT19: the time calls stalled waiting for a core, a disjoint union), the share of
  * the time it took from the host's threads where the trace measured it (GT19: the training
  * thread's run-queue wait, % of the loop's wall time; 0 unmeasured) and the knob that comes
- * first ("free the cores first (GT19)"). Empty for most rules. `needs` is every finding's rule's
- * (enum rules_needs), set by the engine. */
+ * first ("free the cores first (GT19)"). Empty for most rules. `needs`: every finding's rule's
+ * flags (enum rules_needs), which the engine adds, and any a rule sets for this trace. */
 struct rules_cause {
     struct rules_ivs ivs;
     double host_wait_pct;
@@ -104,8 +104,10 @@ enum rules_needs {
     RULES_READS_MEM = 1 << 4,  /* memory records (CUPTI's, with the GPU activity records) */
     RULES_HOST_TIMED = 1 << 5, /* its gain is host time, which the profiler's own cost inflates */
     /* its measure grows with the time the host's threads wait for a core: host time against
-     * device time (GT04) or against other steps (GT14), not a share of the host's own time,
-     * which an even wait leaves as it was (GT17, GT18) */
+     * device time (GT04), against other steps (GT14) or one thread's against another's (GT01
+     * with loader threads, which sets it in its rules_out's cause: loader threads that wait for
+     * a core make the steps wait for batches), not a share of one thread's own time, which an
+     * even wait leaves as it was (GT17, GT18, GT01 loading in the training thread) */
     RULES_WAIT_INFLATED = 1 << 6
 };
 
