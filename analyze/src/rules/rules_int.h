@@ -247,6 +247,18 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
 
+/* ---- rules_acct.c: the trainer's CPU accounting ---- */
+/* What the trainer's CPU accounting says (all unknown on other traces). */
+struct rules_acct {
+    int known;          /* the training thread's wait for a core is measured */
+    double wait_share;  /* its time runnable without a core, % of wall time */
+    double loader_run;  /* loader threads' share of a core while runnable; -1 unknown */
+    double other_cores; /* other processes' mean busy cores; -1 unknown */
+    long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
+};
+struct rules_acct rules_read_acct(const struct rules_ctx *c);
+double rules_wait_lost_pct(const struct rules_ctx *c, const struct rules_acct *a);
+
 /* ---- rules_stalls.c: operators far slower than their own fastest calls (GT19) ---- */
 struct rules_stall_row {
     gp_str name, shape; /* shape GP_STR_NONE where the trace has none */
