@@ -11,6 +11,8 @@
 #
 # usage: accuracy_contention.sh BUILD_DIR [KEEP_DIR]
 #   KEEP_DIR: copy each case's trace there as <case>.json.gz (tests/data/rules/contention/make.sh)
+#   GP_CONTENTION_JSON=FILE: also write each verdict there, one JSON line a trace, for
+#   accuracy_table.py (accuracy_contention_read.py --record)
 set -eu
 build=${1:-build}
 keep=${2:-}
@@ -57,6 +59,13 @@ verdict() {
     "$bin" diagnose "$1" -f json -r "$2" | python3 "$here/accuracy_contention_read.py" "$2"
 }
 
+# record NAME EXPECT TRACE: the case's verdicts on every rule into $GP_CONTENTION_JSON
+record() {
+    [ -n "${GP_CONTENTION_JSON:-}" ] || return 0
+    "$bin" diagnose "$3" -f json | python3 "$here/accuracy_contention_read.py" --record "$1" "$2" \
+        >>"$GP_CONTENTION_JSON"
+}
+
 printf '%-22s %-5s %-8s %-40s %-40s\n' case hogs expected "GT19 (with CPU accounting)" "GT19 (timing only)"
 total=0 right=0
 # name hogs expected trainer-args
@@ -67,6 +76,8 @@ while read -r name hogs expect args; do
     python3 "$here/accuracy_contention_read.py" --strip "$t" "$work/$name.timing.json.gz"
     got=$(verdict "$t" GT19 | cut -f1)
     got_t=$(verdict "$work/$name.timing.json.gz" GT19 | cut -f1)
+    record "$name" "$expect" "$t"
+    record "$name.timing" "$expect" "$work/$name.timing.json.gz"
     for g in "$got" "$got_t"; do
         total=$((total + 1))
         [ "${g%% *}" = "$expect" ] && right=$((right + 1))
@@ -101,6 +112,7 @@ if "$py" -c "import torch" 2>/dev/null; then
         beside_hogs "$hogs" "$py" "$here/contention_torch.py" "$t" "$threads" "$workers" $slow
         gzip -9 "$t"
         got=$(verdict "$t.gz" GT19 | cut -f1)
+        record "$name" "$expect" "$t.gz"
         total=$((total + 1))
         [ "${got%% *}" = "$expect" ] && right=$((right + 1))
         printf '%-22s %-5s %-8s %-40s %-40s\n' "$name" "$hogs" "$expect" "-" "$got"

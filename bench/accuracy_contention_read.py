@@ -8,6 +8,10 @@
       the same trace without the trainer's CPU accounting: what the rule sees of a PyTorch run
   accuracy_contention_read.py --mean-step < diagnose.json
       the mean step time in us
+  accuracy_contention_read.py --record NAME EXPECT < diagnose.json
+      the case as one JSON line for accuracy_table.py: judged on GT19 (EXPECT: fire or quiet),
+      on GT14 (no outliers are put in: beside the load its outliers must defer to GT19), and on
+      GT01 where the case starves the loader on purpose
 """
 import gzip
 import json
@@ -37,9 +41,24 @@ def verdict(rule):
     print(f"fire {f['severity']} {metric:.1f}% {gain:.1f}%\t{f.get('knob') or ''}")
 
 
+STARVED = ("starved_png", "torch_starved")  # the loader in the training thread, on purpose
+
+
+def record(name, expect):
+    trace = json.load(sys.stdin)["traces"][0]
+    fired = sorted({f["id"] for f in trace["findings"] if f["severity"] in ("warn", "crit")})
+    base = name.split(".")[0]
+    extra = ["GT01"] if base in STARVED else []
+    print(json.dumps({"name": name, "source": "contention", "must":
+                      (["GT19"] if expect == "fire" else []) + extra, "may": [],
+                      "fired": fired, "rules": ["GT14", "GT19"] + extra}))
+
+
 def main():
     if sys.argv[1] == "--strip":
         strip(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "--record":
+        record(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "--mean-step":
         print(json.load(sys.stdin)["traces"][0]["mean_step_us"])
     else:

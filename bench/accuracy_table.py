@@ -4,12 +4,17 @@ precision and recall over every source, and the predicted gain beside the measur
 fix was timed.
 
 Sources: the bundled trainer on the CPU (bench_accuracy.py --json), the simulated GPU
-(accuracy_gpu.py --json), and multi-rank jobs (accuracy_job.py, imported if present: its cases()
-and make(case, dir) give the jobs, `gprof-train job` the verdicts; they judge GT16 only). A CPU
-case is judged on every rule but GT16; a GPU case on accuracy_gpu.py's rules, except those it
-allows (consequences of its fault).
+(accuracy_gpu.py --json), PyTorch CPU loops (accuracy_torch.py --json), the trainer and a
+PyTorch CNN beside busy loops (accuracy_contention.sh's GP_CONTENTION_JSON, one case a line),
+and multi-rank jobs (accuracy_job.py, imported if present: its cases() and make(case, dir) give
+the jobs, `gprof-train job` the verdicts; they judge GT16 only). A case is judged on the rules it
+lists (GPU, contention, job cases), else (CPU and PyTorch cases) on every rule but GT16, except
+those it allows (consequences of its fault). Every rule GT00-GT19 gets a row.
 
-usage: accuracy_table.py GPROF_TRAIN [--cpu FILE] [--gpu FILE] [--no-job]"""
+usage: accuracy_table.py GPROF_TRAIN [--cpu FILE] [--gpu FILE] [--torch FILE]
+                         [--contention FILE] [--no-job] [--cases] [--markdown]
+--cases: list every case with the rules it must fire and those that fired.
+--markdown: the table as README's markdown."""
 import json
 import os
 import statistics
@@ -47,16 +52,24 @@ def job_results(binary):
 
 
 def load(path):
+    """A JSON list of cases, or one case a line."""
     if not path or not os.path.exists(path):
         return []
     with open(path) as f:
-        return json.load(f)
+        text = f.read().strip()
+    if text.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+ALL_RULES = ["GT%02d" % i for i in range(20)]
 
 
 def judged(results):
     """Every rule a result is judged on: its own list, or (CPU cases) all the suite's rules but
     GT16, which needs a job."""
-    everything = sorted({x for r in results for x in r["must"] + r["fired"] + r.get("rules", [])})
+    everything = sorted(set(ALL_RULES) | {x for r in results
+                                          for x in r["must"] + r["fired"] + r.get("rules", [])})
     for r in results:
         if "rules" not in r:
             r["rules"] = [x for x in everything if x != "GT16"]
@@ -92,19 +105,38 @@ def pct(a, b):
     return "%5.0f%%" % (100.0 * a / b) if b else "     -"
 
 
-def print_table(results):
+def print_cases(results):
+    print("\ncase                              source      must           fired")
+    for r in results:
+        may = "ANY" if len(r["may"]) > 10 else ",".join(r["may"])
+        print("%-33s %-11s %-14s %s%s" % (r["name"], r["source"], ",".join(r["must"]) or "-",
+                                         ",".join(r["fired"]) or "-",
+                                         "  (may: %s)" % may if may else ""))
+
+
+def print_table(results, markdown=False):
     rules = judged(results)
     by_source = {}
     for r in results:
         by_source[r["source"]] = by_source.get(r["source"], 0) + 1
     print("\n== accuracy: %s cases" % ", ".join("%d %s" % (n, s) for s, n in
                                                 sorted(by_source.items())))
-    print("rule   TP  FP  FN  TN  precision  recall  cases +/-  predicted/measured gain")
+    if markdown:
+        print("| rule | TP | FP | FN | TN | precision | recall | predicted / measured gain |")
+        print("|---|---|---|---|---|---|---|---|")
+    else:
+        print("rule   TP  FP  FN  TN  precision  recall  cases +/-  predicted/measured gain")
     for rule in rules:
         tp, fp, fn, tn = counts(results, rule)
         flag = "" if (not tp + fp or tp / (tp + fp) >= 0.9) and (not tp + fn or
                                                                  tp / (tp + fn) >= 0.9) \
             else "  < 0.9"
+        if markdown:
+            g = gains_of(results, rule)
+            print("| %s | %d | %d | %d | %d | %s | %s | %s |" % (
+                rule, tp, fp, fn, tn, pct(tp, tp + fp).strip(), pct(tp, tp + fn).strip(),
+                "" if g == "-" else g))
+            continue
         print("%-5s %3d %3d %3d %3d     %s  %s  %4d/%-4d %s%s" % (
             rule, tp, fp, fn, tn, pct(tp, tp + fp), pct(tp, tp + fn), tp + fn, fp + tn,
             gains_of(results, rule), flag))
@@ -122,13 +154,15 @@ def main():
         print(__doc__)
         return 2
     opt = lambda k: args[args.index(k) + 1] if k in args else None  # noqa: E731
-    results = load(opt("--cpu")) + load(opt("--gpu"))
+    results = sum((load(opt(k)) for k in ("--cpu", "--gpu", "--torch", "--contention")), [])
     if "--no-job" not in args:
         results += job_results(args[0])
     if not results:
         print("accuracy_table: no results")
         return 1
-    print_table(results)
+    if "--cases" in args:
+        print_cases(results)
+    print_table(results, "--markdown" in args)
     return 0
 
 

@@ -13,8 +13,11 @@ measured| in percentage points, median and worst.
 
 Rules the CPU cannot reach (no GPU activity): GT02-GT13 and GT15 need kernels, copies, syncs or
 device memory; GT16 needs a multi-rank job; GT18 needs >= 100 tiny operators a step, which the
-bundled trainer never runs. GT14 (step outliers) has no knob to inject; it is only expected not
-to fire.
+bundled trainer never runs (accuracy_torch.py has its cases). GT14 (step outliers) has no knob
+to inject; it is only expected not to fire. GT19 (CPU contention) is judged where the load is
+put in on purpose (accuracy_contention.sh); here it may fire: its verdict follows the machine's
+load, which the runs' own autogroup at nice -20 lessens but does not remove (at load 10 the
+idx-adam-b512 run's training thread waited for a core 15% of the time).
 
 usage: bench_accuracy.py GPROF_TRAIN [--png DIR] [--steps N] [--repeat N] [--out DIR]
                          [--json FILE]
@@ -52,8 +55,17 @@ SUITE = [
     ("idx-adam-b512", ["--workers", "1", "--batch-size", "512"], [], None),
 ]
 
+# Each run (and each sweep, with the runs it starts) in a session of its own whose autogroup has
+# nice -20 (Linux, as root): the machine's other load then takes little from it, so the cases'
+# verdicts are for the quiet host they are labelled for (accuracy_contention.sh makes the cases
+# under load on purpose). Not SCHED_FIFO: the trainer's loader and OpenBLAS threads would then
+# never yield to each other.
+ISOLATE = 'echo -20 >/proc/self/autogroup 2>/dev/null || true; exec "$@"'
+
+
 def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+    return subprocess.run(["setsid", "-w", "sh", "-c", ISOLATE, "sh"] + cmd,
+                          capture_output=True, text=True, **kw)
 
 
 def fired(bin_, args, steps, out):
@@ -112,6 +124,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default="/tmp/gp_bench_accuracy")
     ap.add_argument("--json", help="write the cases' verdicts and gains here")
+    ap.add_argument("--no-gains", action="store_true", help="verdicts only: no sweeps")
     a = ap.parse_args()
     done = os.path.join(a.png, ".prepared")  # a prepare cut short is not a dataset
     prepared = all(os.path.isdir(os.path.join(a.png, d)) for d in ("train", "test"))
@@ -134,7 +147,7 @@ def main():
         print("%-5s %2d %2d %2d  %8.0f%%  %5.0f%%" % (rule, tp, fp, fn, prec * 100, rec * 100))
     errors, rel, gains = [], [], {}
     for name, args, must, fix in SUITE:
-        if not fix:
+        if not fix or a.no_gains:
             continue
         args = [x.replace("{png}", a.png) for x in args]
         pred, meas = gain(a.bin, name, args, fix, must[0], a.repeat, a.steps,
@@ -151,9 +164,9 @@ def main():
         print("gain error: median %.1f points, worst %.1f points over %d fixes; worst %.0f%% of "
               "the measured gain (goal: within 25%%)"
               % (statistics.median(errors), max(errors), len(errors), max(rel)))
-    if a.json:
+    if a.json:  # GT19 may: its verdict follows this machine's load, which nice -20 only lessens
         with open(a.json, "w") as f:
-            json.dump([{"name": n, "source": "cpu", "must": m, "may": [], "fired": g,
+            json.dump([{"name": n, "source": "cpu", "must": m, "may": ["GT19"], "fired": g,
                         "gain": gains.get(n)} for n, m, g in results], f, indent=1)
 
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,6 +73,17 @@ void prof_clock_anchor(int64_t *realtime_ns, int64_t *monotonic_ns)
 int64_t gp_prof_now_ns(void)
 {
     return prof_now();
+}
+
+int64_t gp_prof_thread_runq_ns(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f)
+        return -1;
+    unsigned long long run = 0, wait = 0;
+    int n = fscanf(f, "%llu %llu", &run, &wait);
+    fclose(f);
+    return n == 2 ? (int64_t)wait : -1;
 }
 
 void gp_prof_options_init(gp_prof_options *opts)

@@ -22,4 +22,11 @@ if(TARGET gprof-train)
     set_tests_properties(cli_run_torch_${case} PROPERTIES LABELS cli TIMEOUT 3600
                          SKIP_RETURN_CODE 77 RESOURCE_LOCK torch_venv)
   endforeach()
+  # the accuracy suite's PyTorch verdicts on a fast subset (bench/accuracy_torch.py --fast):
+  # GT18 on an LSTMCell loop at batch 4 and not at 1024, GT17 on Adam over many small tensors
+  add_test(NAME torch_accuracy_verdicts
+           COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/torch_venv.sh python3
+                   ${CMAKE_SOURCE_DIR}/bench/accuracy_torch.py $<TARGET_FILE:gprof-train> --fast)
+  set_tests_properties(torch_accuracy_verdicts PROPERTIES LABELS cli TIMEOUT 3600
+                       SKIP_RETURN_CODE 77 RESOURCE_LOCK torch_venv)
 endif()

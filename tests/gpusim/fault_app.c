@@ -16,7 +16,8 @@
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
  * bytes/ns, a launch call costs the host --launch-ns (2 us). --fuse-tiny: GT05's fix, the --tiny
  * kernels as one kernel doing their work (--tiny x --tiny-ns). Every switch defaults to the healthy
- * setting. */
+ * setting. The loop's wall time and its thread's time runnable without a core (schedstat) go
+ * into the trace's header as the trainer writes them, so a run beside other load says so. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -286,6 +287,20 @@ static void parse(int argc, char **argv)
     }
 }
 
+/* The steps, with the loop's wall time and the thread's wait for a core over it. */
+static void train(void)
+{
+    int64_t wall0 = gp_prof_now_ns(), runq0 = gp_prof_thread_runq_ns();
+    for (int i = 0; i < opt.steps; i++)
+        step(i);
+    int64_t runq = gp_prof_thread_runq_ns();
+    gp_prof_config_int(GP_CFG_LOOP_WALL, gp_prof_now_ns() - wall0);
+    if (runq >= 0 && runq0 >= 0) {
+        gp_prof_config_int(GP_CFG_TRAIN_RUNQ, runq - runq0);
+        gp_prof_config_int(GP_CFG_LOADER_RUNQ, 0); /* the batch is loaded in this thread */
+    }
+}
+
 int main(int argc, char **argv)
 {
     parse(argc, argv);
@@ -303,8 +318,7 @@ int main(int argc, char **argv)
     fake_cuda_queue_ns((uint64_t)opt.queue_us * 1000u);
     fake_cuda_launch_ns((uint64_t)opt.launch_ns);
     load_model();
-    for (int i = 0; i < opt.steps; i++)
-        step(i);
+    train();
     CHECK(cuCtxSynchronize());
     if (gp_prof_shutdown(&err) != GP_OK) {
         fprintf(stderr, "fault_app: gp_prof_shutdown: %s\n", err.msg);

@@ -171,7 +171,7 @@ static void *worker_main(void *p)
         finish(l, s, rc, &err);
     }
     l->worker_cpu_ns += thread_cpu_ns();
-    int64_t runq = thread_runq_ns();
+    int64_t runq = gp_prof_thread_runq_ns();
     l->worker_runq_ns = runq < 0 || l->worker_runq_ns < 0 ? -1 : l->worker_runq_ns + runq;
     pthread_mutex_unlock(&l->mu);
     free(px);

@@ -7,8 +7,6 @@
 
 /* The calling thread's CPU time (ns; 0 if unknown). */
 int64_t thread_cpu_ns(void);
-/* The calling thread's time runnable but waiting for a core (ns, /proc/thread-self/schedstat;
- * -1 if unknown). */
-int64_t thread_runq_ns(void);
+/* Its time runnable but waiting for a core: libprof's gp_prof_thread_runq_ns(). */
 
 #endif

@@ -18,17 +18,6 @@ int64_t thread_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t thread_runq_ns(void)
-{
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (!f)
-        return -1;
-    unsigned long long run = 0, wait = 0;
-    int n = fscanf(f, "%llu %llu", &run, &wait);
-    fclose(f);
-    return n == 2 ? (int64_t)wait : -1;
-}
-
 /* CPU time every process on the machine has used (busy jiffies of /proc/stat's "cpu" line), or
  * -1 where there is no /proc/stat. */
 static int64_t machine_busy_ns(void)
@@ -62,7 +51,7 @@ void train_cpu_begin(struct train_cpu *c)
     *c = (struct train_cpu){.wall0 = (int64_t)(train_now() * 1e9),
                             .busy0 = machine_busy_ns(),
                             .self0 = self_cpu_ns(),
-                            .runq0 = thread_runq_ns()};
+                            .runq0 = gp_prof_thread_runq_ns()};
 }
 
 #ifdef GP_WITH_PROF
@@ -72,7 +61,7 @@ void train_cpu_end(const struct train_cpu *c)
     gp_prof_config_int(GP_CFG_STEP_WALL, c->step_wall);
     gp_prof_config_int(GP_CFG_STEP_CPU, c->step_cpu);
     gp_prof_config_int(GP_CFG_LOADER_CPU, c->loader_cpu);
-    int64_t runq = thread_runq_ns();
+    int64_t runq = gp_prof_thread_runq_ns();
     if (runq >= 0 && c->runq0 >= 0 && c->loader_runq >= 0) {
         gp_prof_config_int(GP_CFG_TRAIN_RUNQ, runq - c->runq0);
         gp_prof_config_int(GP_CFG_LOADER_RUNQ, c->loader_runq);

@@ -53,46 +53,6 @@ static const gp_evidence_col cols[] = {{"operator", GP_UNIT_TEXT},  {"shape", GP
                                        {"fastest", GP_UNIT_US},     {"slowest", GP_UNIT_US},
                                        {"time stalled", GP_UNIT_US}};
 
-/* What the trainer's CPU accounting says (all unknown on other traces). */
-struct acct {
-    int known;          /* the training thread's wait for a core is measured */
-    double wait_share;  /* its time runnable without a core, % of wall time */
-    double loader_run;  /* loader threads' share of a core while runnable; -1 unknown */
-    double other_cores; /* other processes' mean busy cores; -1 unknown */
-    long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
-};
-
-/* The training thread's wait for a core: from the scheduler (schedstat's run-queue time, over
- * the loop), else on the CPU backend its steps' wall time less its CPU time and less the
- * batch waits it slept in (a thread blocked in I/O counts as waiting there: the trainer's
- * traces since schedstat have the first). */
-static struct acct read_acct(const struct rules_ctx *c)
-{
-    const struct rules_cfg *g = &c->cfg;
-    struct acct a = {.loader_run = -1, .other_cores = -1};
-    long w = g->workers > 0 ? g->workers : 0;
-    a.threads = 1 + w + (g->blas_threads > 1 ? g->blas_threads - 1 : 0);
-    if (g->other_cpu >= 0)
-        a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
-    if (g->train_runq >= 0) {
-        a.known = 1;
-        a.wait_share = 100.0 * (double)g->train_runq / (double)g->loop_wall;
-        if (w > 0 && g->loader_cpu > 0)
-            a.loader_run = (double)g->loader_cpu / (double)(g->loader_cpu + g->loader_runq);
-        return a;
-    }
-    if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
-        return a; /* on a GPU the training thread also blocks in syncs */
-    double blocked =
-            w > 0 && c->step_ns > 0
-                    ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] / (double)c->step_ns
-                    : 0;
-    double wait = (double)(g->step_wall - g->step_cpu) - blocked;
-    a.known = 1;
-    a.wait_share = wait > 0 ? 100.0 * wait / (double)g->step_wall : 0;
-    return a;
-}
-
 static gp_status evidence(const struct rules_ctx *c, struct rules_out *o,
                           const struct rules_stalls *s)
 {
@@ -113,7 +73,7 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o,
 
 /* "this run: 3 compute threads (training, 2 loader, OpenBLAS 1) on 2 cores; other processes
  * kept 1.9 cores busy meanwhile; ..." */
-static const char *machine_line(const struct rules_ctx *c, const struct acct *a,
+static const char *machine_line(const struct rules_ctx *c, const struct rules_acct *a,
                                 struct rules_out *o)
 {
     const struct rules_cfg *g = &c->cfg;
@@ -135,7 +95,7 @@ static const char *machine_line(const struct rules_ctx *c, const struct acct *a,
 
 /* The trainer: fewer loader threads where they outnumber the free cores, OpenBLAS to one
  * thread, and the other load named with what it took. */
-static gp_status advise_trainer(const struct rules_ctx *c, const struct acct *a, double share,
+static gp_status advise_trainer(const struct rules_ctx *c, const struct rules_acct *a, double share,
                                 struct rules_out *o)
 {
     const struct rules_cfg *g = &c->cfg;
@@ -266,22 +226,29 @@ static gp_status measure_timing(const struct rules_ctx *c, const double *p,
 
 gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    struct acct a = read_acct(c);
+    struct rules_acct a = rules_read_acct(c);
     struct rules_stalls s;
     struct rules_stall_cfg k = {(int64_t)(p[MIN_STALL_MS] * 1e6), p[STALL_RATIO],
                                 (int64_t)(p[SIZE_CALL_US] * 1e3), p[SIZE_ELEM_NS]};
     GP_TRY(rules_stalls_scan(c, &k, &s));
     double stall = rules_pct_of_steps(c, s.stall_ns);
     gp_status rc;
+    double lost = rules_wait_lost_pct(c, &a);
     if (a.known) {
-        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, a.wait_share, ">=", p[WARN_PCT],
-                      p[CRIT_PCT]);
+        rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, lost, ">=", p[WARN_PCT], p[CRIT_PCT]);
         rc = rules_summary(o,
                            "the training thread waited for a core %.1f%% of the time (measured: "
-                           "%s); operators stalled past their fastest calls: %.1f%%",
+                           "%s)%s; operators stalled past their fastest calls: %.1f%%",
                            a.wait_share,
                            c->cfg.train_runq >= 0 ? "the scheduler's run-queue time"
                                                   : "its CPU time against the steps' wall time",
+                           lost > a.wait_share + 0.05
+                                   ? rules_strf(o,
+                                                ", and for batches its loader threads made "
+                                                "while waiting for a core %.0f%% of theirs: "
+                                                "%.1f%% of step time in all",
+                                                100 * (1 - a.loader_run), lost)
+                                   : "",
                            stall);
     } else {
         rc = measure_timing(c, p, &s, stall, o);
@@ -289,15 +256,15 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = evidence(c, o, &s);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
-        rc = predict_gain(c, o, a.known ? a.wait_share : stall,
-                          a.known ? "the training thread had a core whenever it could run"
+        rc = predict_gain(c, o, a.known ? lost : stall,
+                          a.known ? "the step's threads had a core whenever they could run"
                                   : "no call waited for a core (at least: waits between "
                                     "operators are not counted)");
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
                             : advise_other(c, p, &s, o);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK) { /* what the stalls explain (rules_explain.c) */
-        o->cause = (struct rules_cause){s.ivs, "free the cores first (GT19)"};
+        o->cause = (struct rules_cause){s.ivs, lost, "free the cores first (GT19)", 0};
         s.ivs = (struct rules_ivs){0};
     }
     rules_stalls_release(&s);

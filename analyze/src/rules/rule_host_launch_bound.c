@@ -12,7 +12,8 @@ static const gp_rule_param params[] = {
         {"crit_pct", 15, "host-wait idle share for crit (XProf kernel launch, high)"},
 };
 RULES_INFO(host_launch_bound, "GT04", "host launch-bound", 0,
-           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU | RULES_HOST_TIMED);
+           RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU | RULES_HOST_TIMED |
+                   RULES_WAIT_INFLATED);
 
 static const gp_evidence_col cols[] = {{"CPU work while the GPU waits", GP_UNIT_TEXT},
                                        {"gaps", GP_UNIT_COUNT},

@@ -18,7 +18,8 @@ static const gp_rule_param params[] = {
         {"min_steps", 5, "fewer analysed steps: not applicable"},
 };
 /* phase 1: it reads GT01's finding (outliers that are loader waits are GT01's to fix) */
-RULES_INFO(step_outliers, "GT14", "step-time outliers", 1, RULES_READS_CPU | RULES_HOST_TIMED);
+RULES_INFO(step_outliers, "GT14", "step-time outliers", 1,
+           RULES_READS_CPU | RULES_HOST_TIMED | RULES_WAIT_INFLATED);
 
 static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"duration", GP_UNIT_US},
@@ -114,6 +115,27 @@ static gp_status warmup_outliers(const struct rules_ctx *c, struct rules_out *o,
                       share);
 }
 
+/* Outliers whose excess the measured waits for a core can account for (the trainer's CPU
+ * accounting: the training thread's run-queue time and its loader threads'), even under GT19's
+ * threshold: one busy loop beside the trainer on 2 cores (GT19 quiet at 8.2%) left steps 1.5x the
+ * median, a load on the machine rather than a periodic stall of the program. Info, saying so. */
+static gp_status waited_outliers(const struct rules_ctx *c, struct rules_out *o, double share)
+{
+    struct rules_acct a = rules_read_acct(c);
+    double lost = rules_wait_lost_pct(c, &a);
+    if (o->f.severity < GP_SEV_WARN || lost <= 0 || lost < share)
+        return GP_OK;
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    GP_TRY(rules_knob(o, "free the cores first (GT19)"));
+    return rules_reco(o,
+                      "Explained by GT19's measure (CPU contention): %.1f%% of the run is spent "
+                      "in steps well over the median, and the step's threads waited for a core "
+                      "%.1f%% of step time (the scheduler's run-queue time): other load on the "
+                      "machine can make these steps slow, not a periodic stall of the program. "
+                      "Profile on a quiet machine to tell.",
+                      share, lost);
+}
+
 gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     int64_t med[2], bd_med[GP_BD_COUNT], excess = 0, loader_excess = 0;
@@ -156,6 +178,7 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
                       "if the outlier steps took the median time"));
     GP_TRY(loader_outliers(c, o, loader_excess, excess, share));
     GP_TRY(warmup_outliers(c, o, med[0], thr, excess, share));
+    GP_TRY(waited_outliers(c, o, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
     return rules_reco(o,

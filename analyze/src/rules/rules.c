@@ -147,6 +147,7 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
         rc = rules_summary(&o, "%s: nothing measured", table[i]->info->title);
     *f = o.f;
     *cause = o.cause;
+    cause->needs |= table[i]->needs; /* and what the rule found of this trace */
     /* the columns live in `o`; copy them where the finding can keep them */
     gp_evidence_col *cols = trace_arena_alloc(arena, sizeof(o.cols));
     if (!cols) {

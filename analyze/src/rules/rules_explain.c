@@ -9,7 +9,13 @@
  * the cause inflates every time the other measured: GT01 without CPU accounting asked for
  * --workers 4 beside a busy loop where GT19 asked for 1). An explained finding is info, its knob
  * the cause's ("free the cores first (GT19)"), and its recommendation says which finding explains
- * it and by how much, then gives its own advice for after. */
+ * it and by how much, then gives its own advice for after. Where the trace measured the cause's
+ * share of the host's time (GT19 from the scheduler's run-queue time), a finding whose measure
+ * that wait inflates (RULES_WAIT_INFLATED: host time against device time or against other
+ * steps) and whose gain is no more than that share is explained too: the time it would save may be
+ * the time the thread had no core (beside a busy loop a launch loop's host at half its kernels'
+ * time read as crit launch-bound, 74% of the step, while the thread waited for a core 83% of the
+ * loop; its step outliers, 4 of 19, the same). */
 #include "rules/rules_int.h"
 
 #include <stdio.h>
@@ -98,7 +104,7 @@ static gp_status demote(gp_findings *fs, gp_finding *f, const gp_finding *x,
 }
 
 /* Is `f` explained by the cause `k` of finding `x`? Demote it if so. */
-static gp_status explain_one(gp_findings *fs, gp_finding *f, const gp_finding *x,
+static gp_status explain_one(gp_findings *fs, gp_finding *f, unsigned f_needs, const gp_finding *x,
                              const struct rules_cause *k)
 {
     int64_t range_ns, in_cause;
@@ -120,6 +126,15 @@ static gp_status explain_one(gp_findings *fs, gp_finding *f, const gp_finding *x
                                  "its own fix would gain %.1f%% of the step while %s's "
                                  "cause stands",
                                  gain_pct, x->rule->id));
+    if ((f_needs & RULES_WAIT_INFLATED) && k->host_wait_pct > 0 && gain_pct >= 0 &&
+        gain_pct <= k->host_wait_pct)
+        return demote(fs, f, x, k,
+                      rules_strf(&o,
+                                 "waits for a core (the scheduler's run-queue time of the "
+                                 "training thread, and of the loader threads it waited for) "
+                                 "took %.0f%% of step time, at least this finding's gain of "
+                                 "%.1f%% of the step, which those waits inflate",
+                                 k->host_wait_pct, gain_pct));
     if (knobs_disagree(f, x))
         return demote(fs, f, x, k,
                       rules_strf(&o,
@@ -129,14 +144,19 @@ static gp_status explain_one(gp_findings *fs, gp_finding *f, const gp_finding *x
     return GP_OK;
 }
 
+static int is_cause(const struct rules_cause *k)
+{
+    return k->knob && (k->ivs.n || k->host_wait_pct > 0);
+}
+
 gp_status rules_explain(gp_findings *fs, struct rules_cause *causes, gp_status rc)
 {
     for (size_t x = 0; x < fs->n && rc == GP_OK; x++) {
-        if (!fired(&fs->items[x]) || !causes[x].ivs.n || !causes[x].knob)
+        if (!fired(&fs->items[x]) || !is_cause(&causes[x]))
             continue;
         for (size_t i = 0; i < fs->n && rc == GP_OK; i++)
-            if (i != x && fired(&fs->items[i]) && !causes[i].ivs.n)
-                rc = explain_one(fs, &fs->items[i], &fs->items[x], &causes[x]);
+            if (i != x && fired(&fs->items[i]) && !is_cause(&causes[i]))
+                rc = explain_one(fs, &fs->items[i], causes[i].needs, &fs->items[x], &causes[x]);
     }
     for (size_t i = 0; i < fs->n; i++)
         free(causes[i].ivs.iv);

@@ -67,11 +67,16 @@ struct rules_ctx {
 };
 
 /* What a finding's cause took from the others' evidence (rules_explain.c): the intervals it
- * made pass (GT19: the time calls stalled waiting for a core, a disjoint union) and the knob
- * that comes first ("free the cores first (GT19)"). Empty for most rules. */
+ * made pass (GT19: the time calls stalled waiting for a core, a disjoint union), the share of
+ * the time it took from the host's threads where the trace measured it (GT19: the training
+ * thread's run-queue wait, % of the loop's wall time; 0 unmeasured) and the knob that comes
+ * first ("free the cores first (GT19)"). Empty for most rules. `needs`: every finding's rule's
+ * flags (enum rules_needs), which the engine adds, and any a rule sets for this trace. */
 struct rules_cause {
     struct rules_ivs ivs;
+    double host_wait_pct;
     const char *knob;
+    unsigned needs;
 };
 
 /* A finding under construction: a gp_finding plus its growable arrays. */
@@ -94,10 +99,16 @@ enum rules_needs {
     RULES_NEEDS_STEPS = 1 << 1, /* at least one analysed step */
     /* What the rule reads, for how sure its finding is against libprof's capture-health ledger
      * (rules_ledger.c): records of a kind it reads that were lost make it less sure. */
-    RULES_READS_CPU = 1 << 2, /* CPU ranges: steps, operators, loader waits */
-    RULES_READS_GPU = 1 << 3, /* GPU activity records: kernels, copies, sets, runtime calls */
-    RULES_READS_MEM = 1 << 4, /* memory records (CUPTI's, with the GPU activity records) */
-    RULES_HOST_TIMED = 1 << 5 /* its gain is host time, which the profiler's own cost inflates */
+    RULES_READS_CPU = 1 << 2,  /* CPU ranges: steps, operators, loader waits */
+    RULES_READS_GPU = 1 << 3,  /* GPU activity records: kernels, copies, sets, runtime calls */
+    RULES_READS_MEM = 1 << 4,  /* memory records (CUPTI's, with the GPU activity records) */
+    RULES_HOST_TIMED = 1 << 5, /* its gain is host time, which the profiler's own cost inflates */
+    /* its measure grows with the time the host's threads wait for a core: host time against
+     * device time (GT04), against other steps (GT14) or one thread's against another's (GT01
+     * with loader threads, which sets it in its rules_out's cause: loader threads that wait for
+     * a core make the steps wait for batches), not a share of one thread's own time, which an
+     * even wait leaves as it was (GT17, GT18, GT01 loading in the training thread) */
+    RULES_WAIT_INFLATED = 1 << 6
 };
 
 struct rules_def {
@@ -235,6 +246,18 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
+
+/* ---- rules_acct.c: the trainer's CPU accounting ---- */
+/* What the trainer's CPU accounting says (all unknown on other traces). */
+struct rules_acct {
+    int known;          /* the training thread's wait for a core is measured */
+    double wait_share;  /* its time runnable without a core, % of wall time */
+    double loader_run;  /* loader threads' share of a core while runnable; -1 unknown */
+    double other_cores; /* other processes' mean busy cores; -1 unknown */
+    long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
+};
+struct rules_acct rules_read_acct(const struct rules_ctx *c);
+double rules_wait_lost_pct(const struct rules_ctx *c, const struct rules_acct *a);
 
 /* ---- rules_stalls.c: operators far slower than their own fastest calls (GT19) ---- */
 struct rules_stall_row {

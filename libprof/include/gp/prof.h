@@ -190,6 +190,12 @@ GP_PROF_API void gp_prof_config_clear(void);
  * time things themselves. Thread-safe. */
 GP_PROF_API int64_t gp_prof_now_ns(void);
 
+/** @return the calling thread's time runnable but waiting for a core so far (ns, Linux's
+ * /proc/thread-self/schedstat), or -1 where the system does not say. Read it around a loop and
+ * record the difference (GP_CFG_TRAIN_RUNQ with GP_CFG_LOOP_WALL) so the trace says how much of
+ * the loop's time the thread had no core. Thread-safe; opens a file: not for the hot path. */
+GP_PROF_API int64_t gp_prof_thread_runq_ns(void);
+
 /** Intern `lit` once into `*cache` (thread-safe, lock-free after the first call); used by the
  * macros below. `cache` must be a static gp_prof_name initialised to 0. */
 static inline gp_prof_name gp_prof_intern_cached(gp_prof_name *cache, const char *lit,

@@ -1,0 +1,53 @@
+/* What the trainer's CPU accounting (the trace's "gprof" header: its threads' CPU and run-queue
+ * times over the loop) says about the cores: read by GT19 (its measure) and by the rules whose
+ * measure a wait for a core inflates (GT14, and rules_explain.c through GT19's cause). */
+#include "rules/rules_int.h"
+
+#include <string.h>
+
+/* The training thread's wait for a core: from the scheduler (schedstat's run-queue time, over
+ * the loop), else on the CPU backend its steps' wall time less its CPU time and less the
+ * batch waits it slept in (a thread blocked in I/O counts as waiting there: the trainer's
+ * traces since schedstat have the first). */
+struct rules_acct rules_read_acct(const struct rules_ctx *c)
+{
+    const struct rules_cfg *g = &c->cfg;
+    struct rules_acct a = {.loader_run = -1, .other_cores = -1};
+    long w = g->workers > 0 ? g->workers : 0;
+    a.threads = 1 + w + (g->blas_threads > 1 ? g->blas_threads - 1 : 0);
+    if (g->other_cpu >= 0)
+        a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
+    if (g->train_runq >= 0) {
+        a.known = 1;
+        a.wait_share = 100.0 * (double)g->train_runq / (double)g->loop_wall;
+        if (w > 0 && g->loader_cpu > 0)
+            a.loader_run = (double)g->loader_cpu / (double)(g->loader_cpu + g->loader_runq);
+        return a;
+    }
+    if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
+        return a; /* on a GPU the training thread also blocks in syncs */
+    double blocked =
+            w > 0 && c->step_ns > 0
+                    ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] / (double)c->step_ns
+                    : 0;
+    double wait = (double)(g->step_wall - g->step_cpu) - blocked;
+    a.known = 1;
+    a.wait_share = wait > 0 ? 100.0 * wait / (double)g->step_wall : 0;
+    return a;
+}
+
+/* The share of step time the wait for a core can account for, as rules_explain.c reads it: the
+ * training thread's own wait, plus the steps' waits for a batch in the share the loader threads
+ * spent runnable without a core (two busy loops beside 2 loader threads: the training thread
+ * waited 38%, the loader threads 59% of their time and the steps 21% for a batch, 50% in all;
+ * the step outliers were 46% of step time, most of them loader waits). 0 where unmeasured. */
+double rules_wait_lost_pct(const struct rules_ctx *c, const struct rules_acct *a)
+{
+    if (!a->known)
+        return 0;
+    double loader = a->loader_run >= 0 && c->step_ns > 0
+                            ? 100.0 * (double)c->bd[GP_BD_DATALOADER] / (double)c->step_ns *
+                                      (1 - a->loader_run)
+                            : 0;
+    return a->wait_share + loader;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""One PyTorch case of the accuracy suite (bench/accuracy_torch.py), run with a python that has
+torch: the models of tests/data/torch/make_verdict_traces.py (an LSTMCell loop, MLPs with Adam)
+trained on the CPU with one thread, a profiled window exported as a Chrome trace, and what the
+same process measured without the profiler, as JSON on stdout:
+  step_ms       the median step (the thread's CPU time, as make_verdict_traces.py times it)
+  opt_share_pct the optimizer's median share of a step (Optimizer.step + zero_grad)
+  per_op_pct    for the LSTM cases: the batch-independent part of the step, from a batch-size
+                sweep (the line through the step times at batches 4-1024, at batch 0, over
+                the line's value at this case's batch): what per-operator overhead costs, GT18's
+                gain
+
+usage: torch_cases.py NAME TRACE   (NAME: lstm_b4, lstm_b16, lstm_b64, lstm_b1024, opt_low,
+                                    opt_near, opt_high, opt_foreach, mlp_big)"""
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "data", "torch"))
+import make_verdict_traces as mv  # noqa: E402
+import torch  # noqa: E402
+
+
+def mlp_big():
+    """SGD on a wide MLP at batch 256: large GEMMs, few ops, a small optimizer share."""
+    m = mv.mlp(1024, 2, n_in=784)
+    return mv.Case(m, torch.optim.SGD(m.parameters(), lr=0.01), torch.randn(256, 784),
+                   torch.randint(0, 10, (256,)))
+
+
+BUILDERS = {
+    "lstm_b4": (lambda: mv.lstm(4), 8),
+    "lstm_b16": (lambda: mv.lstm(16), 8),
+    "lstm_b64": (lambda: mv.lstm(64), 8),
+    "lstm_b1024": (lambda: mv.lstm(1024), 8),
+    "opt_low": (mv.opt_low, 12),
+    "opt_near": (mv.opt_near, 12),
+    "opt_high": (mv.opt_high, 12),
+    "opt_foreach": (mv.opt_foreach, 12),
+    "mlp_big": (mlp_big, 12),
+}
+
+
+SWEEP = (4, 64, 256, 1024)  # wide: at 4-64 the batch's own time is within the noise
+
+
+def per_op_pct(batch):
+    """The sweep's intercept (the least-squares line through the median step times at SWEEP's
+    batches, at batch 0) as a share of the line's step time at `batch`."""
+    sweep = {}
+    for b in SWEEP:
+        c = mv.lstm(b)
+        mv.timed(c, 5)
+        sweep[b] = 1e3 * statistics.median(mv.timed(c, 30)[0])
+    xs, ys = list(sweep), list(sweep.values())
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    at0 = max(0.0, my - slope * mx)
+    return 100.0 * at0 / (at0 + max(0.0, slope) * batch), sweep
+
+
+def main():
+    name, trace = sys.argv[1], sys.argv[2]
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    build, active = BUILDERS[name]
+    case = build()
+    mv.timed(case, 5)  # warm-up: the allocator, Adam's state
+    before = mv.timed(case, 20)
+    # run as SCHED_FIFO (accuracy_torch.py), a thread that ran 0.95 s of a second is stopped
+    # for the rest of it (the kernel's real-time budget): a whole second asleep, then a profiled
+    # window shorter than that, so no step waits for the budget
+    time.sleep(1.0)
+    mv.profiled(case, active, trace)
+    after = mv.timed(case, 20)
+    out = mv.summary(before[0] + after[0], before[1] + after[1])
+    if name.startswith("lstm"):
+        out["per_op_pct"], out["sweep_ms"] = per_op_pct(case.batch)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
