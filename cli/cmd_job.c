@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "opt.h"
+#include "job_parts.h"
 #include "trace_jobs.h"
 
 #include "gp/job.h"
@@ -13,44 +14,19 @@
 #include <stdlib.h>
 
 static const char *const usage[] = {
-        "gprof-train job [options] TRACE|DIR...",
+        "gprof-train job [options] TRACE|SUMMARY|DIR...",
         NULL,
 };
 
-struct rank_job {
-    const char *path;
-    gp_job_part *part;
-    gp_status rc;
-    gp_error err;
-    struct trace_warnings warnings;
-};
-
-static void summarise_one(size_t i, void *ud)
-{
-    struct rank_job *r = &((struct rank_job *)ud)[i];
-    gp_trace *t = NULL;
-    gp_analysis *a = NULL;
-    gp_error_clear(&r->err);
-    r->rc = gp_trace_open(r->path, cli_trace_opts(), &t, &r->err);
-    if (r->rc == GP_OK) {
-        trace_warnings_keep(&r->warnings, t);
-        r->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &r->err);
-    }
-    if (r->rc == GP_OK)
-        r->rc = gp_job_part_new(a, &r->part, &r->err);
-    gp_analysis_free(a);
-    gp_trace_free(t);
-}
-
-/* Read every trace into `j`, in argument order. */
+/* Read every trace or summary into `j`, in argument order. */
 static int gather(gp_job *j, const struct trace_paths *paths, long threads)
 {
-    struct rank_job *rs = calloc(paths->n ? paths->n : 1, sizeof(*rs));
+    struct rank_part *rs = calloc(paths->n ? paths->n : 1, sizeof(*rs));
     if (!rs)
         return cli_error("out of memory");
     for (size_t i = 0; i < paths->n; i++)
         rs[i].path = paths->v[i];
-    trace_jobs_run(paths->n, threads, summarise_one, rs);
+    trace_jobs_run(paths->n, threads, rank_part_load, rs);
     int rc = CLI_OK;
     for (size_t i = 0; i < paths->n; i++) {
         trace_warnings_print(&rs[i].warnings, rs[i].path);
@@ -96,19 +72,17 @@ int cmd_job(int argc, const char **argv)
     const char *max_memory = NULL;
     const char *format = "text", *name = NULL;
     struct opt_list sets = {0};
-    int per_op = 0;
+    int per_op = 0, per_coll = 0;
     long jobs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
             OPT_STR('f', "format", &format, "FMT", "text (default), json or ndjson"),
             OPT_BOOL(0, "per-op", &per_op, "ndjson: also a line per rank and collective op"),
+            OPT_BOOL(0, "per-collective", &per_coll, "ndjson: also a line per collective"),
             OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
             OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
                      "override a threshold, e.g. GT16.min_lag_us=500"),
-            OPT_INT('j', "jobs", &jobs, "N",
-                    "use N threads in all (default: one per core): traces read at once, and the "
-                    "threads each is read and analysed with",
-                    0, 1024),
+            OPT_JOBS(&jobs),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
@@ -118,11 +92,13 @@ int cmd_job(int argc, const char **argv)
             "compute, communication, exposed communication, GPU idle and DataLoader per step,\n"
             "ranks aligned by step number and clocks aligned on collectives; which rank arrives\n"
             "last at each collective and how long the others wait; GT16 names a straggler rank\n"
-            "and what makes it slow in its own trace.",
+            "and what makes it slow in its own trace. Takes traces and their summaries\n"
+            "('gprof-train summarize'), in any mix: the result is the same.",
             "examples:\n"
             "    gprof-train job runs/ddp-job/\n"
             "    gprof-train job rank*.pt.trace.json.gz --format json\n"
-            "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n",
+            "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n"
+            "    gprof-train job summaries/    # written by 'gprof-train summarize' on each node\n",
             NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
@@ -136,8 +112,10 @@ int cmd_job(int argc, const char **argv)
     int rc = st == GP_OK ? CLI_OK : cli_error_from(&err, st);
     if (rc == CLI_OK && n == 0)
         rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|DIR...");
-    else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
-        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs);
+    paths.summaries = 1;
+    if (rc == CLI_OK && n > 0 && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
+        rc = run_job(&paths, &sets, fmt,
+                     (per_op ? GP_JOB_PER_OP : 0) | (per_coll ? GP_JOB_PER_COLL : 0), name, jobs);
     trace_paths_release(&paths);
     return rc;
 }

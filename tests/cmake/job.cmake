@@ -4,7 +4,8 @@
 # skews and NDJSON output; tests/job/test_job_match.py checks that a collective is matched only
 # with itself (issue 24: other orders on other streams, a lost kernel, skew, a real straggler),
 # and bench/accuracy_job.py --fast gives GT16's verdicts on its accuracy cases (job_accuracy_cost:
-# its cost on three of them).
+# its cost on three of them). Issue 29: tests/job/test_job_summary.py (summaries and traces give
+# `job` the same result).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)
   add_test(NAME job_fixtures_fresh
@@ -29,4 +30,8 @@ if(Python3_FOUND)
                    $<TARGET_FILE:gprof-train> --case straggler_overlapped_buckets
                    --case straggler_just_over --case straggler_loader)
   set_tests_properties(job_accuracy_cost PROPERTIES LABELS cli TIMEOUT 120)
+  add_test(NAME job_summary
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_summary.py
+                   $<TARGET_FILE:gprof-train>)
+  set_tests_properties(job_summary PROPERTIES LABELS cli TIMEOUT 300)
 endif()

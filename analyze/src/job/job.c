@@ -354,7 +354,8 @@ static gp_status match_one(gp_job *j, const struct job_call **x, int64_t *arr, g
                              .op = job_ops[first->op],
                              .n_ranks = (uint32_t)n,
                              .last_rank = j->parts[last]->rank,
-                             .ts = t_last};
+                             .ts = t_last,
+                             .transfer = x[last]->end - x[last]->ts};
     for (size_t r = 0; r < j->n; r++) {
         if (!x[r])
             continue;

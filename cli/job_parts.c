@@ -1,0 +1,44 @@
+/* A rank's part from its trace or its summary (job_parts.h). */
+#include "job_parts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void from_trace(struct rank_part *r)
+{
+    gp_trace *t = NULL;
+    gp_analysis *a = NULL;
+    r->rc = gp_trace_open(r->path, cli_trace_opts(), &t, &r->err);
+    if (r->rc == GP_OK) {
+        trace_warnings_keep(&r->warnings, t);
+        r->rc = gp_analysis_run(t, cli_analysis_opts(), &a, &r->err);
+    }
+    if (r->rc == GP_OK)
+        r->rc = gp_job_part_new(a, &r->part, &r->err);
+    for (size_t i = 0; r->rc == GP_OK && i < r->warnings.n; i++)
+        r->rc = gp_job_part_add_note(r->part, r->warnings.v[i], &r->err);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+static void from_summary(struct rank_part *r)
+{
+    r->rc = gp_job_summary_read(r->path, &r->part, &r->err);
+    size_t n = 0;
+    const char *const *notes = r->rc == GP_OK ? gp_job_part_notes(r->part, &n) : NULL;
+    r->warnings.v = calloc(n ? n : 1, sizeof(char *));
+    for (size_t i = 0; r->warnings.v && i < n; i++)
+        if ((r->warnings.v[r->warnings.n] = strdup(notes[i])) != NULL)
+            r->warnings.n++;
+}
+
+void rank_part_load(size_t i, void *ud)
+{
+    struct rank_part *r = &((struct rank_part *)ud)[i];
+    gp_error_clear(&r->err);
+    r->summary = gp_job_is_summary(r->path);
+    if (r->summary)
+        from_summary(r);
+    else
+        from_trace(r);
+}
