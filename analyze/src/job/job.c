@@ -191,20 +191,14 @@ static gp_status fill_ranks(gp_job *j)
 
 /* ---- collectives ---- */
 
-static const struct job_call *find_call(const gp_job_part *p, const struct job_key *k)
+/* The part's first call under key `k`, or NULL; `*cur` walks its calls (sorted by key) as the
+ * keys asked for rise, so a pass over every key costs one pass over its calls. */
+static const struct job_call *next_call(const gp_job_part *p, size_t *cur, const struct job_key *k)
 {
-    size_t lo = 0, hi = p->n_calls;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = job_key_cmp(&p->calls[mid].key, k);
-        if (c == 0)
-            return &p->calls[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    int c = -1;
+    while (*cur < p->n_calls && (c = job_key_cmp(&p->calls[*cur].key, k)) < 0)
+        ++*cur;
+    return *cur < p->n_calls && c == 0 ? &p->calls[*cur] : NULL;
 }
 
 static int cmp_jkey(const void *a, const void *b)
@@ -212,7 +206,24 @@ static int cmp_jkey(const void *a, const void *b)
     return job_key_cmp(a, b);
 }
 
-/* Every key some rank has, sorted and unique. */
+/* Sort k[0..n) and drop repeats. @return the count left. */
+static size_t sort_unique(struct job_key *k, size_t n)
+{
+    qsort(k, n, sizeof(*k), cmp_jkey);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || job_key_cmp(&k[u - 1], &k[i]) != 0)
+            k[u++] = k[i];
+    return u;
+}
+
+static int has_key(const struct job_key *k, size_t n, const struct job_key *want)
+{
+    return bsearch(want, k, n, sizeof(*k), cmp_jkey) != NULL;
+}
+
+/* Every key some rank has, sorted and unique: the first rank's, then those it lacks (ranks
+ * mostly share their keys, so this sorts a few, not every rank's). */
 static struct job_key *all_keys(gp_job *j, size_t *nk)
 {
     size_t n = 0;
@@ -222,16 +233,15 @@ static struct job_key *all_keys(gp_job *j, size_t *nk)
     struct job_key *k = calloc(n + 1, sizeof(*k));
     if (!k)
         return NULL;
-    n = 0;
-    for (size_t r = 0; r < j->n; r++)
+    const gp_job_part *p0 = j->parts[0];
+    for (size_t i = 0; i < p0->n_calls; i++)
+        k[i] = p0->calls[i].key;
+    size_t u = sort_unique(k, p0->n_calls), m = u;
+    for (size_t r = 1; r < j->n; r++)
         for (size_t i = 0; i < j->parts[r]->n_calls; i++)
-            k[n++] = j->parts[r]->calls[i].key;
-    qsort(k, n, sizeof(*k), cmp_jkey);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (u == 0 || job_key_cmp(&k[u - 1], &k[i]) != 0)
-            k[u++] = k[i];
-    *nk = u;
+            if (!has_key(k, u, &j->parts[r]->calls[i].key))
+                k[m++] = j->parts[r]->calls[i].key;
+    *nk = m > u ? sort_unique(k, m) : u;
     return k;
 }
 
@@ -245,9 +255,10 @@ static gp_status align_clocks(gp_job *j, const struct job_key *k, size_t nk)
         return GP_ENOMEM;
     const gp_job_part *ref = j->parts[0];
     for (size_t r = 1; r < j->n; r++) {
-        size_t n = 0;
+        size_t n = 0, ca = 0, cb = 0;
         for (size_t i = 0; i < nk; i++) {
-            const struct job_call *a = find_call(ref, &k[i]), *b = find_call(j->parts[r], &k[i]);
+            const struct job_call *a = next_call(ref, &ca, &k[i]);
+            const struct job_call *b = next_call(j->parts[r], &cb, &k[i]);
             if (a && b)
                 d[n++] = b->end - a->end;
         }
@@ -274,8 +285,9 @@ static gp_status match_tolerance(gp_job *j, const struct job_key *k, size_t nk)
     size_t n = 0;
     const gp_job_part *ref = j->parts[0];
     for (size_t r = 1; r < j->n; r++)
-        for (size_t i = 0; i < nk; i++) {
-            const struct job_call *a = find_call(ref, &k[i]), *b = find_call(j->parts[r], &k[i]);
+        for (size_t i = 0, ca = 0, cb = 0; i < nk; i++) {
+            const struct job_call *a = next_call(ref, &ca, &k[i]);
+            const struct job_call *b = next_call(j->parts[r], &cb, &k[i]);
             if (a && b)
                 d[n++] = llabs(b->end - j->parts[r]->clock_offset - a->end);
         }
@@ -296,12 +308,12 @@ static int op_known(uint16_t op)
  * the tolerance from the median end of the others: the same key on another collective (a call
  * missing on one rank shifts the count of the ones after it), not the same collective. */
 static void gather_calls(gp_job *j, const struct job_key *k, const struct job_call **x,
-                         int64_t *scratch)
+                         int64_t *scratch, size_t *cur)
 {
     size_t n = 0;
     int op = -1;
     for (size_t r = 0; r < j->n; r++) {
-        x[r] = find_call(j->parts[r], k);
+        x[r] = next_call(j->parts[r], &cur[r], k);
         if (x[r] && op < 0 && op_known(x[r]->op))
             op = x[r]->op;
         if (x[r] && op >= 0 && op_known(x[r]->op) && x[r]->op != op)
@@ -398,12 +410,13 @@ static gp_status match_collectives(gp_job *j)
     struct job_key *k = all_keys(j, &nk);
     int64_t *arr = calloc(j->n, sizeof(int64_t));
     const struct job_call **x = calloc(j->n, sizeof(*x));
+    size_t *cur = calloc(j->n, sizeof(size_t));
     j->colls = calloc(nk + 1, sizeof(*j->colls));
-    gp_status rc = k && arr && x && j->colls ? align_clocks(j, k, nk) : GP_ENOMEM;
+    gp_status rc = k && arr && x && cur && j->colls ? align_clocks(j, k, nk) : GP_ENOMEM;
     if (rc == GP_OK)
         rc = match_tolerance(j, k, nk);
     for (size_t i = 0; rc == GP_OK && i < nk; i++) {
-        gather_calls(j, &k[i], x, arr);
+        gather_calls(j, &k[i], x, arr, cur);
         size_t n = 0;
         for (size_t r = 0; r < j->n; r++)
             n += x[r] != NULL;
@@ -422,7 +435,7 @@ static gp_status match_collectives(gp_job *j)
         j->world_size =
                 j->parts[r]->world_size > j->world_size ? j->parts[r]->world_size : j->world_size;
     }
-    free(k), free(arr), free(x);
+    free(k), free(arr), free(x), free(cur);
     return rc;
 }
 
