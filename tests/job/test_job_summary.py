@@ -5,11 +5,13 @@ with ranks from the file names, PyTorch's Seq and collective args, and a trace c
 warning travels in the summary). Each case compares text, JSON and NDJSON (--per-op
 --per-collective) output on the traces, on the summaries and on a mix of both, byte for byte,
 and stderr with the summary's path put back to its trace's. Also: the summary's schema tag and
-size, a folder of summaries, and a broken summary named with its position (exit 2).
+size, a folder of summaries, a broken summary named with its position (exit 2), and 150
+mutated summaries (exit 0 or 2, nothing a sanitizer reports).
 usage: test_job_summary.py GPROF_TRAIN"""
 import glob
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -117,6 +119,24 @@ def test_broken(tmp, sums):
     check(rc == 2 and "summary/9" in err, "another schema refused: %d %s" % (rc, err))
 
 
+def test_mutations(tmp, sums):
+    """Summaries cut short or with a byte changed: job exits 0 or 2, never dies of a signal."""
+    rnd = random.Random(29)
+    text = open(sums[0]).read()
+    bad = os.path.join(tmp, "m.gprof-summary.json")
+    for i in range(150):
+        k = rnd.randrange(len(text))
+        t = [text[:k], text[:k] + text[k + 1:],
+             text[:k] + rnd.choice('{}[],:"-0x9 n') + text[k + 1:]][i % 3]
+        if not t.startswith('{"schema":"gprof-train.summary/'):
+            continue
+        with open(bad, "w") as f:
+            f.write(t)
+        rc, _, err = run("job", bad, sums[1])
+        check(rc in (0, 2) and "Sanitizer" not in err and "runtime error" not in err,
+              "mutation %d at %d: exit %d %s" % (i, k, rc, err[-300:]))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         kept = None
@@ -125,6 +145,7 @@ def main():
             kept = kept or r
         test_summary_file(kept[0], kept[1], tmp)
         test_broken(tmp, kept[1])
+        test_mutations(tmp, kept[1])
     return finish()
 
 

@@ -193,6 +193,8 @@ static int interval_elem(struct rd *r, void *ud)
         rd_int(r, &v[0]) != LEX_OK || json_lex_expect(&r->l, ',', "','") != LEX_OK ||
         rd_int(r, &v[1]) != LEX_OK || json_lex_expect(&r->l, ']', "']'") != LEX_OK)
         return LEX_ERR;
+    if (v[1] < v[0])
+        return json_lex_error(&r->l, r->l.p - 1, "an interval's end before its start");
     if (rules_ivs_push(&r->p->compute, v[0], v[1]) != GP_OK)
         return json_lex_error(&r->l, r->l.p, "out of memory");
     return LEX_OK;
