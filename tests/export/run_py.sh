@@ -25,6 +25,7 @@ if [ "$(cat "$venv/.complete" 2>/dev/null)" != "$pkgs" ]; then
         cat "$log" >&2
         exit 1
     fi
+    set -f # "dask[distributed]" is no glob
     # shellcheck disable=SC2086
     if ! "$venv/bin/pip" install --disable-pip-version-check -q $pkgs >>"$log" 2>&1; then
         if grep -qE 'NewConnectionError|Network is unreachable|Temporary failure in name resolution|Name or service not known|Failed to establish|ProxyError|from versions: none' "$log"; then

@@ -107,8 +107,11 @@ static gp_status order_ranks(gp_job *j, gp_error *err)
     return GP_OK;
 }
 
-static int has_step(const gp_job_part *p, int64_t num)
+/* Does part `p` have step `num`? Ranks mostly list the same steps: look at index `at` first. */
+static int has_step(const gp_job_part *p, int64_t num, size_t at)
 {
+    if (at < p->n_steps && p->steps[at].num == num)
+        return 1;
     for (size_t i = 0; i < p->n_steps; i++)
         if (p->steps[i].num == num)
             return 1;
@@ -125,7 +128,7 @@ static gp_status common_steps(gp_job *j)
     for (size_t s = 0; s < p0->n_steps; s++) {
         int all = p0->steps[s].num >= 0;
         for (size_t r = 1; r < j->n && all; r++)
-            all = has_step(j->parts[r], p0->steps[s].num);
+            all = has_step(j->parts[r], p0->steps[s].num, s);
         if (all)
             j->common_steps[j->n_common++] = p0->steps[s].num;
     }
@@ -138,12 +141,43 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
+static void swap_i64(int64_t *a, int64_t *b)
+{
+    int64_t t = *a;
+    *a = *b, *b = t;
+}
+
+/* The k-th smallest of v[0..n), v reordered: quickselect with a three-way partition (a job's
+ * ends are often all equal), median-of-three pivots. O(n) where a sort was O(n log n): the
+ * medians over 16,384 ranks at every collective. */
+static int64_t select_kth(int64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+        int64_t p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (v[i] < p)
+                swap_i64(&v[lt++], &v[i++]);
+            else if (v[i] > p)
+                swap_i64(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return p;
+    }
+    return v[lo];
+}
+
 int64_t job_median(int64_t *v, size_t n)
 {
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof(*v), cmp_i64);
-    return v[(n - 1) / 2];
+    return n ? select_kth(v, n, (n - 1) / 2) : 0;
 }
 
 /* The rank's step statistics over the common steps (all of its steps when none is common). */

@@ -133,7 +133,7 @@ gp_status job_straggler(const gp_job *j, gp_findings **out);
 gp_status job_wait_add(gp_job_part *p, int64_t ts, int64_t end, size_t last);
 gp_status job_held(gp_job *j);
 
-/* Per-step mean of the rank's steps among the common ones (all when none are common). */
+/* The lower median of v[0..n) (v reordered); 0 when n is 0. */
 int64_t job_median(int64_t *v, size_t n);
 
 #endif
