@@ -37,15 +37,18 @@ struct job_call {
 
 /* A collective as read from a trace or a summary, before it is keyed. */
 struct job_raw_call {
-    const char *pg, *name; /* NULL where absent */
+    uint32_t pg, name; /* job_part_intern()'s, JOB_NONE where absent */
     uint16_t op;
     int64_t stream, nelems, seq, step, ts, end;
 };
 
 int job_key_cmp(const struct job_key *a, const struct job_key *b);
 
-/* job_part.c: append a collective to part `p` (its names interned in p->strs); then, once all
- * are in, job_key_calls numbers and keys them. @return 0, or -1 out of memory. */
+/* job_part.c: the index of s[0..n) in p->strs, added when new; JOB_NONE for a NULL s, or out
+ * of memory (then *rc = -1). */
+uint32_t job_part_intern(gp_job_part *p, const char *s, size_t n, int *rc);
+/* Append a collective to part `p`; then, once all are in, job_key_calls numbers and keys them.
+ * @return 0, or -1 out of memory. */
 int job_part_push_call(gp_job_part *p, const struct job_raw_call *c);
 void job_key_calls(gp_job_part *p);
 /* A copy of the note `s` at the end of p->notes. @return 0, or -1 out of memory. */

@@ -33,26 +33,25 @@ static int same_size_op(uint16_t op)
 }
 
 /* Group, what and size of a collective (the number in its group comes later). */
-static struct job_key key_of(const struct job_raw_call *c)
+static struct job_key key_of(const gp_job_part *p, const struct job_raw_call *c)
 {
     char stream[32];
     snprintf(stream, sizeof(stream), "%lld", (long long)c->stream);
     struct job_key k = {
-            .group = c->pg ? hash_str('g', c->pg) : hash_str('s', stream),
-            .what = c->name ? hash_str('c', c->name) : 0, /* ops are compared when matched */
+            .group = c->pg != JOB_NONE ? hash_str('g', p->strs[c->pg]) : hash_str('s', stream),
+            .what = c->name != JOB_NONE ? hash_str('c', p->strs[c->name]) : 0, /* ops: matched */
             .size = c->nelems >= 0 && same_size_op(c->op) ? c->nelems : -1,
             .seq = c->seq,
     };
     return k;
 }
 
-/* The index of `s` in p->strs, added when new; JOB_NONE for NULL or out of memory (*rc = -1). */
-static uint32_t intern(gp_job_part *p, const char *s, int *rc)
+uint32_t job_part_intern(gp_job_part *p, const char *s, size_t n, int *rc)
 {
     if (!s)
         return JOB_NONE;
     for (size_t i = p->n_strs; i-- > 0;)
-        if (!strcmp(p->strs[i], s))
+        if (!strncmp(p->strs[i], s, n) && p->strs[i][n] == 0)
             return (uint32_t)i;
     if (p->n_strs == p->cap_strs) {
         size_t cap = p->cap_strs ? p->cap_strs * 2 : 8;
@@ -61,8 +60,12 @@ static uint32_t intern(gp_job_part *p, const char *s, int *rc)
             return *rc = -1, JOB_NONE;
         p->strs = v, p->cap_strs = cap;
     }
-    if (!(p->strs[p->n_strs] = strdup(s)))
+    char *copy = malloc(n + 1);
+    if (!copy)
         return *rc = -1, JOB_NONE;
+    memcpy(copy, s, n);
+    copy[n] = 0;
+    p->strs[p->n_strs] = copy;
     return (uint32_t)p->n_strs++;
 }
 
@@ -75,22 +78,20 @@ int job_part_push_call(gp_job_part *p, const struct job_raw_call *c)
             return -1;
         p->calls = q, p->cap_calls = cap;
     }
-    int rc = 0;
     struct job_call x = {
-            .key = key_of(c),
+            .key = key_of(p, c),
             .step = c->step,
             .op = c->op,
             .ts = c->ts,
             .end = c->end,
-            .pg = intern(p, c->pg, &rc),
-            .name = intern(p, c->name, &rc),
+            .pg = c->pg,
+            .name = c->name,
             .stream = c->stream,
             .nelems = c->nelems,
             .seq = c->seq,
     };
-    if (rc == 0)
-        p->calls[p->n_calls++] = x;
-    return rc;
+    p->calls[p->n_calls++] = x;
+    return 0;
 }
 
 int job_part_note(gp_job_part *p, const char *s)

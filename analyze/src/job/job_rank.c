@@ -230,12 +230,14 @@ static int push_call(gp_job_part *p, const gp_analysis *a, uint32_t i, uint32_t 
     const gp_comm_info *c = comm_of(t, ev, i, track_end);
     const gp_gpu_info *g = gp_trace_gpu_info(t, e);
     const char *coll = c && c->coll != GP_STR_NONE ? gp_trace_str(t, c->coll) : NULL;
+    const char *pg = c && c->pg != GP_STR_NONE ? gp_trace_str(t, c->pg) : NULL;
     uint16_t op = job_op_index(gp_trace_str(t, e->name));
     if (coll && job_op_index(coll) != JOB_N_OPS - 1)
         op = job_op_index(coll); /* RCCL's Generic kernel, and names that do not tell */
+    int rc = 0;
     struct job_raw_call x = {
-            .pg = c && c->pg != GP_STR_NONE ? gp_trace_str(t, c->pg) : NULL,
-            .name = coll,
+            .pg = job_part_intern(p, pg, pg ? strlen(pg) : 0, &rc),
+            .name = job_part_intern(p, coll, coll ? strlen(coll) : 0, &rc),
             .op = op,
             .stream = g ? g->stream : -1,
             .nelems = c ? c->in_nelems : -1,
@@ -244,6 +246,8 @@ static int push_call(gp_job_part *p, const gp_analysis *a, uint32_t i, uint32_t 
             .ts = e->ts + base,
             .end = e->ts + e->dur + base,
     };
+    if (rc != 0)
+        return -1;
     return job_part_push_call(p, &x);
 }
 

@@ -140,9 +140,27 @@ static int step_elem(struct rd *r, void *ud)
 
 struct raw {
     struct job_raw_call c;
-    char *pg, *name;
     int have_op;
 };
+
+/* A string or null, interned in the part: *out its index, JOB_NONE for null. */
+static int rd_name(struct rd *r, uint32_t *out)
+{
+    const char *s;
+    size_t n;
+    int ch = json_lex_ws(&r->l), rc = 0;
+    *out = JOB_NONE;
+    if (ch == 'n')
+        return json_lex_skip(&r->l, 1) == LEX_OK ? LEX_OK : LEX_ERR;
+    if (ch != '"')
+        return json_lex_error(&r->l, r->l.p, "expected a string");
+    if (json_lex_string(&r->l, &s, &n) != LEX_OK)
+        return LEX_ERR;
+    if (memchr(s, 0, n))
+        return json_lex_error(&r->l, r->l.p, "a name with a NUL character");
+    *out = job_part_intern(r->p, s, n, &rc);
+    return rc == 0 ? LEX_OK : json_lex_error(&r->l, r->l.p, "out of memory");
+}
 
 static int call_field(struct rd *r, const char *key, size_t n, void *ud)
 {
@@ -155,11 +173,8 @@ static int call_field(struct rd *r, const char *key, size_t n, void *ud)
         free(op);
         return rc;
     }
-    if (is_key(key, n, "name") || is_key(key, n, "pg")) {
-        char **s = key[0] == 'n' ? &x->name : &x->pg;
-        free(*s);
-        return rd_str(r, s);
-    }
+    if (is_key(key, n, "name") || is_key(key, n, "pg"))
+        return rd_name(r, key[0] == 'n' ? &x->c.name : &x->c.pg);
     static const char *const keys[] = {"step", "stream", "seq", "size", "ts_ns", "end_ns"};
     int64_t *v[] = {&x->c.step, &x->c.stream, &x->c.seq, &x->c.nelems, &x->c.ts, &x->c.end};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -171,15 +186,14 @@ static int call_field(struct rd *r, const char *key, size_t n, void *ud)
 static int call_elem(struct rd *r, void *ud)
 {
     (void)ud;
-    struct raw x = {.c = {.stream = -1, .nelems = -1, .seq = -1, .step = -1}};
+    struct raw x = {.c = {.pg = JOB_NONE, .name = JOB_NONE, .stream = -1, .nelems = -1,
+                          .seq = -1, .step = -1}};
     const char *at = r->l.p;
     int rc = rd_object(r, call_field, &x);
     if (rc == LEX_OK && (!x.have_op || x.c.end < x.c.ts))
         rc = json_lex_error(&r->l, at, "a collective needs \"op\", and \"end_ns\" >= \"ts_ns\"");
-    x.c.pg = x.pg, x.c.name = x.name;
     if (rc == LEX_OK && job_part_push_call(r->p, &x.c) != 0)
         rc = json_lex_error(&r->l, r->l.p, "out of memory");
-    free(x.pg), free(x.name);
     return rc;
 }
 
