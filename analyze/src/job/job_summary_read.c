@@ -47,18 +47,31 @@ static int rd_int(struct rd *r, int64_t *v)
 }
 
 /* A string (a copy in *out) or null (*out = NULL). */
+/* A string (*s, *n: a slice, valid until the next string) or null (*s = NULL). */
+static int rd_slice(struct rd *r, const char **s, size_t *n)
+{
+    int ch = json_lex_ws(&r->l);
+    *s = NULL, *n = 0;
+    if (ch == 'n')
+        return json_lex_skip(&r->l, 1) == LEX_OK ? LEX_OK : LEX_ERR;
+    if (ch != '"')
+        return json_lex_error(&r->l, r->l.p, "expected a string");
+    if (json_lex_string(&r->l, s, n) != LEX_OK)
+        return LEX_ERR;
+    if (memchr(*s, 0, *n))
+        return json_lex_error(&r->l, r->l.p, "a string with a NUL character");
+    return LEX_OK;
+}
+
 static int rd_str(struct rd *r, char **out)
 {
     const char *s;
     size_t n;
     *out = NULL;
-    int ch = json_lex_ws(&r->l);
-    if (ch == 'n')
-        return json_lex_skip(&r->l, 1) == LEX_OK ? LEX_OK : LEX_ERR;
-    if (ch != '"')
-        return json_lex_error(&r->l, r->l.p, "expected a string");
-    if (json_lex_string(&r->l, &s, &n) != LEX_OK)
+    if (rd_slice(r, &s, &n) != LEX_OK)
         return LEX_ERR;
+    if (!s)
+        return LEX_OK;
     *out = malloc(n + 1);
     if (!*out)
         return json_lex_error(&r->l, r->l.p, "out of memory");
@@ -148,16 +161,10 @@ static int rd_name(struct rd *r, uint32_t *out)
 {
     const char *s;
     size_t n;
-    int ch = json_lex_ws(&r->l), rc = 0;
+    int rc = 0;
     *out = JOB_NONE;
-    if (ch == 'n')
-        return json_lex_skip(&r->l, 1) == LEX_OK ? LEX_OK : LEX_ERR;
-    if (ch != '"')
-        return json_lex_error(&r->l, r->l.p, "expected a string");
-    if (json_lex_string(&r->l, &s, &n) != LEX_OK)
+    if (rd_slice(r, &s, &n) != LEX_OK)
         return LEX_ERR;
-    if (memchr(s, 0, n))
-        return json_lex_error(&r->l, r->l.p, "a name with a NUL character");
     *out = job_part_intern(r->p, s, n, &rc);
     return rc == 0 ? LEX_OK : json_lex_error(&r->l, r->l.p, "out of memory");
 }
