@@ -39,7 +39,7 @@ int cli_set_max_memory(const char *spec);
 struct trace_paths {
     char **v;
     size_t n, cap;
-    int runs; /* a folder with no traces but run folders that hold some: TRACE_RUNS_* */
+    int runs;      /* a folder with no traces but run folders that hold some: TRACE_RUNS_* */
     int summaries; /* a folder's *.gprof-summary.json files count as traces (job) */
 };
 

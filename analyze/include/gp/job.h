@@ -161,7 +161,8 @@ enum gp_job_write_flags {
  * gprof-train.diagnose/1 document of GT16>}. NDJSON: one object a line, "kind": "rank" (the
  * fields of gp_job_rank in us, plus "job") and with GP_JOB_PER_OP "kind": "rank_op" ("rank",
  * "op", "calls", "time_us", "waited_us"), with GP_JOB_PER_COLL "kind": "collective" ("step",
- * "index", "op", "ranks", "last_rank", "lag_us", "waited_us", "transfer_us"). `job` names the job in NDJSON lines (NULL: "").
+ * "index", "op", "ranks", "last_rank", "lag_us", "waited_us", "transfer_us"). `job` names the job
+ * in NDJSON lines (NULL: "").
  * @return GP_OK or GP_EIO. */
 gp_status gp_job_write(FILE *out, const gp_job *j, gp_job_format format, unsigned flags,
                        const char *job, gp_error *err);

@@ -107,7 +107,8 @@ int job_part_note(gp_job_part *p, const char *s)
  * (a trace's tracks, a summary's list). */
 static int cmp_same_ts(const struct job_call *a, const struct job_call *b)
 {
-    int64_t x[4] = {a->end, a->stream, a->nelems, a->op}, y[4] = {b->end, b->stream, b->nelems, b->op};
+    int64_t x[4] = {a->end, a->stream, a->nelems, a->op},
+            y[4] = {b->end, b->stream, b->nelems, b->op};
     for (int i = 0; i < 4; i++)
         if (x[i] != y[i])
             return x[i] < y[i] ? -1 : 1;

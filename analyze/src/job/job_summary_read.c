@@ -125,7 +125,7 @@ static int rd_object(struct rd *r, field_fn field, void *ud)
 static int step_field(struct rd *r, const char *key, size_t n, void *ud)
 {
     struct job_step *s = ud;
-    static const char *const keys[] = {"step",    "dur_ns",  "compute_ns",   "comm_ns",
+    static const char *const keys[] = {"step",       "dur_ns",  "compute_ns",   "comm_ns",
                                        "exposed_ns", "idle_ns", "dataloader_ns"};
     int64_t *v[] = {&s->num, &s->dur, &s->compute, &s->comm, &s->exposed, &s->idle, &s->loader};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -193,8 +193,12 @@ static int call_field(struct rd *r, const char *key, size_t n, void *ud)
 static int call_elem(struct rd *r, void *ud)
 {
     (void)ud;
-    struct raw x = {.c = {.pg = JOB_NONE, .name = JOB_NONE, .stream = -1, .nelems = -1,
-                          .seq = -1, .step = -1}};
+    struct raw x = {.c = {.pg = JOB_NONE,
+                          .name = JOB_NONE,
+                          .stream = -1,
+                          .nelems = -1,
+                          .seq = -1,
+                          .step = -1}};
     const char *at = r->l.p;
     int rc = rd_object(r, call_field, &x);
     if (rc == LEX_OK && (!x.have_op || x.c.end < x.c.ts))
@@ -239,9 +243,10 @@ static int schema_field(struct rd *r)
     if (rd_str(r, &s) != LEX_OK)
         return LEX_ERR;
     r->schema_ok = s && !strcmp(s, GP_JOB_SUMMARY_SCHEMA);
-    int rc = r->schema_ok ? LEX_OK
-                          : json_lex_error(&r->l, at, "schema \"%.60s\": this gprof-train reads \"%s\"",
-                                           s ? s : "null", GP_JOB_SUMMARY_SCHEMA);
+    int rc = r->schema_ok
+                     ? LEX_OK
+                     : json_lex_error(&r->l, at, "schema \"%.60s\": this gprof-train reads \"%s\"",
+                                      s ? s : "null", GP_JOB_SUMMARY_SCHEMA);
     free(s);
     return rc;
 }
@@ -278,8 +283,9 @@ static int top_field(struct rd *r, const char *key, size_t n, void *ud)
         p->rank_from = job_rank_from(s);
         free(s);
         return rc == LEX_OK && !p->rank_from
-                       ? json_lex_error(&r->l, at, "expected \"distributedInfo\", \"file name\" "
-                                                   "or \"order\"")
+                       ? json_lex_error(&r->l, at,
+                                        "expected \"distributedInfo\", \"file name\" "
+                                        "or \"order\"")
                        : rc;
     }
     if (is_key(key, n, "rank"))
