@@ -8,8 +8,9 @@ Each trace becomes one task that runs `gprof-train summarize` on a worker (where
 the workers read them, the client does not) and returns the summary's bytes; the client writes
 the summaries to a temporary folder and runs `gprof-train job` on them, in the order of the
 traces, so the output equals `gprof-train job PATHS...`. PATHS are trace files or folders (a
-folder's *.pt.trace.json[.gz] files, else its *.json[.gz] files, in name order, as `job` reads a
-folder; a worker must see the same paths). Without --scheduler a LocalCluster runs the tasks.
+folder's *.pt.trace.json[.gz] and *.gprof-summary.json files, else its *.json[.gz] files, in
+name order, as `job` reads a folder; a worker must see the same paths; a summary is taken as
+it is). Without --scheduler a LocalCluster runs the tasks.
 --per-op, --per-collective, --job NAME and --set GT16.PARAM=VALUE go to `job`.
 The same pattern without Dask: `gprof-train summarize TRACE -o DIR` per rank (a Slurm array
 task each), then `gprof-train job DIR`.
@@ -17,6 +18,7 @@ task each), then `gprof-train job DIR`.
 import argparse
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +33,8 @@ def expand(paths):
             out.append(p)
             continue
         names = sorted(os.listdir(p))
-        for suffixes in ((".pt.trace.json", ".pt.trace.json.gz"), (".json", ".json.gz")):
+        for suffixes in ((".pt.trace.json", ".pt.trace.json.gz", ".gprof-summary.json"),
+                         (".json", ".json.gz")):
             found = [n for n in names if not n.startswith(".") and n.endswith(suffixes)]
             if found:
                 out += [os.path.join(p.rstrip("/") or "/", n) for n in found]
@@ -41,8 +44,22 @@ def expand(paths):
     return out
 
 
+def is_summary(path):
+    """Does the file begin as a summary ({"schema": "gprof-train.summary/...)?"""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(128)
+    except OSError:
+        return False
+    return re.match(rb'\s*\{\s*"schema"\s*:\s*"gprof-train\.summary/', head) is not None
+
+
 def summarize_one(path, binary):
-    """On a worker: `binary summarize -o TMP path`; returns (exit code, summary bytes, stderr)."""
+    """On a worker: `binary summarize -o TMP path` (a summary as it is); returns (exit code,
+    summary bytes, stderr)."""
+    if is_summary(path):
+        with open(path, "rb") as f:
+            return 0, f.read(), ""
     with tempfile.TemporaryDirectory(prefix="gprof-summary-") as out:
         p = subprocess.run([binary, "summarize", "-j", "1", "-o", out, path],
                            capture_output=True, text=True)

@@ -1,7 +1,8 @@
 """scripts/job_dask.py maps `summarize` over a job's traces on Dask and runs `job` on the summaries:
 its output equals `gprof-train job` on the traces, on a LocalCluster it starts itself (text, a
 straggler job with a rank's clock skewed and a collective lost) and on a scheduler given by
-address (NDJSON with --per-op, --per-collective and --job). A failing trace is named, exit 2.
+address (NDJSON with --per-op, --per-collective and --job; JSON on a folder of summaries, taken
+as they are). A failing trace is named, exit 2.
 Runs in the job venv (tests/export/run_py.sh --job: dask[distributed], duckdb).
 usage: test_job_dask.py GPROF_TRAIN"""
 import logging
@@ -45,6 +46,10 @@ def main():
             at = ["--scheduler", cluster.scheduler_address]
             same("--scheduler, ndjson", d, at + ["--format", "ndjson"] + nd,
                  ["--format", "ndjson"] + nd)
+            s = os.path.join(tmp, "s")
+            check(run([BIN, "summarize", "-o", s, d]).returncode == 0, "summarize")
+            same("--scheduler, a folder of summaries", s, at + ["--format", "json"],
+                 ["--format", "json"])
             p = run([sys.executable, SCRIPT, "job", bad, "--gprof-train", BIN] + at)
             check(p.returncode == 2 and "rank0.pt.trace.json" in p.stderr,
                   "a failing trace: exit %d, %s" % (p.returncode, p.stderr[-500:]))
