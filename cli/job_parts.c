@@ -36,7 +36,10 @@ void rank_part_load(size_t i, void *ud)
 {
     struct rank_part *r = &((struct rank_part *)ud)[i];
     gp_error_clear(&r->err);
-    r->summary = gp_job_is_summary(r->path);
+    size_t n = strlen(r->path), k = strlen(TRACE_SUMMARY_SUFFIX);
+    /* by its name, else by its first bytes; the reader checks the schema either way */
+    r->summary = (n > k && !strcmp(r->path + n - k, TRACE_SUMMARY_SUFFIX)) ||
+                 gp_job_is_summary(r->path);
     if (r->summary)
         from_summary(r);
     else
