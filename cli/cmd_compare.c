@@ -230,10 +230,7 @@ int cmd_compare(int argc, const char **argv)
                        "the change one run against one run cannot tell from run-to-run "
                        "variation (default 5: back-to-back runs of the bundled trainer on a "
                        "2-core VM differ by up to ~4%)"),
-            OPT_INT('j', "jobs", &o.threads, "N",
-                    "use N threads in all (default: one per core): traces read at once, and the "
-                    "threads each is read and analysed with",
-                    0, 1024),
+            OPT_JOBS(&o.threads),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };

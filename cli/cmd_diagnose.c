@@ -145,10 +145,7 @@ int cmd_diagnose(int argc, const char **argv)
             OPT_LIST(0, "set", &sets, "RULE.PARAM=VALUE",
                      "override a threshold, e.g. GT01.warn_pct=10"),
             OPT_BOOL(0, "list-rules", &list, "list the rules with their thresholds and exit"),
-            OPT_INT('j', "jobs", &jobs, "N",
-                    "use N threads in all (default: one per core): traces read at once, and the "
-                    "threads each is read and analysed with",
-                    0, 1024),
+            OPT_JOBS(&jobs),
             OPT_MAX_MEMORY(&max_memory),
             OPT_ALL_RUNS(&all_runs),
             OPT_END(),

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "opt.h"
+#include "job_parts.h"
 #include "trace_jobs.h"
 
 #include "gp/export.h"
@@ -15,38 +16,19 @@
 #include <string.h>
 
 static const char *const usage[] = {
-        "gprof-train job [options] TRACE|DIR...",
+        "gprof-train job [options] TRACE|SUMMARY|DIR...",
         NULL,
 };
 
-struct rank_job {
-    const char *path;
-    gp_job_part *part;
-    gp_status rc;
-    gp_error err;
-    struct trace_warnings warnings;
-};
-
-static gp_status summarise_use(const gp_analysis *a, void *ud, gp_error *err)
-{
-    return gp_job_part_new(a, &((struct rank_job *)ud)->part, err);
-}
-
-static void summarise_one(size_t i, void *ud)
-{
-    struct rank_job *r = &((struct rank_job *)ud)[i];
-    r->rc = trace_analysed(r->path, &r->warnings, summarise_use, r, &r->err);
-}
-
-/* Read every trace into `j`, in argument order. */
+/* Read every trace or summary into `j`, in argument order. */
 static int gather(gp_job *j, const struct trace_paths *paths, long threads)
 {
-    struct rank_job *rs = calloc(paths->n ? paths->n : 1, sizeof(*rs));
+    struct rank_part *rs = calloc(paths->n ? paths->n : 1, sizeof(*rs));
     if (!rs)
         return cli_error("out of memory");
     for (size_t i = 0; i < paths->n; i++)
         rs[i].path = paths->v[i];
-    trace_jobs_run(paths->n, threads, summarise_one, rs);
+    trace_jobs_run(paths->n, threads, rank_part_load, rs);
     int rc = CLI_OK;
     for (size_t i = 0; i < paths->n; i++) {
         trace_warnings_print(&rs[i].warnings, rs[i].path);
@@ -72,11 +54,7 @@ static gp_status reader_open(void *ud, const char *path, const gp_analysis **out
 {
     struct rank_reader *r = ud;
     gp_analysis *a = NULL;
-    gp_status rc = gp_trace_open(path, cli_trace_opts(), &r->t, err);
-    if (rc == GP_OK)
-        rc = gp_analysis_run(r->t, cli_analysis_opts(), &a, err);
-    if (rc != GP_OK)
-        gp_trace_free(r->t), r->t = NULL;
+    gp_status rc = trace_open_held(path, &r->t, &a, err);
     *out = a;
     return rc;
 }
@@ -84,8 +62,7 @@ static gp_status reader_open(void *ud, const char *path, const gp_analysis **out
 static void reader_close(void *ud, const gp_analysis *a)
 {
     struct rank_reader *r = ud;
-    gp_analysis_free((gp_analysis *)a);
-    gp_trace_free(r->t);
+    trace_release_held(r->t, (gp_analysis *)a);
     r->t = NULL;
 }
 
@@ -152,12 +129,13 @@ int cmd_job(int argc, const char **argv)
     const char *format = "text", *name = NULL;
     struct job_outputs out = {0};
     struct opt_list sets = {0};
-    int per_op = 0;
+    int per_op = 0, per_coll = 0;
     long jobs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
             OPT_STR('f', "format", &format, "FMT", "text (default), json or ndjson"),
             OPT_BOOL(0, "per-op", &per_op, "ndjson: also a line per rank and collective op"),
+            OPT_BOOL(0, "per-collective", &per_coll, "ndjson: also a line per collective"),
             OPT_STR(0, "job", &name, "NAME", "ndjson: the job's name in every line"),
             OPT_STR(0, "html", &out.html, "OUT.html",
                     "also write the Distributed view: ranks, who waited for whom, GT16"),
@@ -167,10 +145,7 @@ int cmd_job(int argc, const char **argv)
                     "OUT ends in .pftrace or .perfetto-trace, else Chrome JSON)"),
             OPT_LIST(0, "set", &sets, "GT16.PARAM=VALUE",
                      "override a threshold, e.g. GT16.min_lag_us=500"),
-            OPT_INT('j', "jobs", &jobs, "N",
-                    "use N threads in all (default: one per core): traces read at once, and the "
-                    "threads each is read and analysed with",
-                    0, 1024),
+            OPT_JOBS(&jobs),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),
     };
@@ -180,12 +155,15 @@ int cmd_job(int argc, const char **argv)
             "compute, communication, exposed communication, GPU idle and DataLoader per step,\n"
             "ranks aligned by step number and clocks aligned on collectives; which rank arrives\n"
             "last at each collective and how long the others wait; GT16 names a straggler rank\n"
-            "and what makes it slow in its own trace.",
+            "and what makes it slow in its own trace. Takes traces and their summaries\n"
+            "('gprof-train summarize'), in any mix: the result is the same.",
             "examples:\n"
             "    gprof-train job runs/ddp-job/\n"
             "    gprof-train job rank*.pt.trace.json.gz --format json\n"
             "    gprof-train job traces/ --format ndjson --per-op --job run42 > run42.ndjson\n"
-            "    gprof-train job rank*.json --perfetto job.pftrace --html job.html\n",
+            "    gprof-train job rank*.json --perfetto job.pftrace --html job.html\n"
+
+            "    gprof-train job summaries/    # written by 'gprof-train summarize' on each node\n",
             NULL};
     int n = opt_parse(argc, argv, opts, &help, 0);
     if (n < 0)
@@ -197,13 +175,16 @@ int cmd_job(int argc, const char **argv)
     struct trace_paths paths = {0};
     gp_status st = gp_job_format_parse(format, &fmt, &err);
     int rc = st == GP_OK ? CLI_OK : cli_error_from(&err, st);
+    paths.summaries = 1;
     if (rc == CLI_OK && n == 0)
-        rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|DIR...");
-    else if (rc == CLI_OK && ((out.perfetto && !strcmp(out.perfetto, "-")) ||
-                              (out.html && !strcmp(out.html, "-"))))
+        rc = cli_error("no trace given"), cli_hint("gprof-train job TRACE|SUMMARY|DIR...");
+    else if (rc == CLI_OK &&
+             ((out.perfetto && !strcmp(out.perfetto, "-")) || (out.html && !strcmp(out.html, "-"))))
         rc = cli_error("job writes its report to stdout: give --perfetto and --html a file");
     else if (rc == CLI_OK && (rc = trace_paths_expand(&paths, argv, n)) == CLI_OK)
-        rc = run_job(&paths, &sets, fmt, per_op ? GP_JOB_PER_OP : 0, name, jobs, &out);
+        rc = run_job(&paths, &sets, fmt,
+                     (per_op ? GP_JOB_PER_OP : 0) | (per_coll ? GP_JOB_PER_COLL : 0), name, jobs,
+                     &out);
     trace_paths_release(&paths);
     return rc;
 }

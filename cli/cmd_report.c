@@ -149,10 +149,7 @@ int cmd_report(int argc, const char **argv)
                     "the traces in argument order; ndjson is one "
                     "such "
                     "trace object a line"),
-            OPT_INT('j', "jobs", &jobs_n, "N",
-                    "use N threads in all (default: one per core): traces read at once, and the "
-                    "threads each is read and analysed with",
-                    0, 1024),
+            OPT_JOBS(&jobs_n),
             OPT_MAX_MEMORY(&max_memory),
             OPT_ALL_RUNS(&all_runs),
             OPT_END(),

@@ -12,6 +12,7 @@ int cmd_export(int argc, const char **argv);
 int cmd_prepare(int argc, const char **argv);
 int cmd_doctor(int argc, const char **argv);
 int cmd_job(int argc, const char **argv);
+int cmd_summarize(int argc, const char **argv);
 int cmd_compare(int argc, const char **argv);
 int cmd_sweep(int argc, const char **argv);
 

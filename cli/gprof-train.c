@@ -22,6 +22,7 @@ static const struct gp_cmd commands[] = {
          "write Fashion-MNIST as a PNG image folder for the decoding loader"},
         {"doctor", cmd_doctor, "check the driver, GPUs, CUPTI and libraries GPU profiling needs"},
         {"job", cmd_job, "compare the ranks of a distributed job: stragglers, collective waits"},
+        {"summarize", cmd_summarize, "write a rank's summary for 'job' where its trace is"},
         {"compare", cmd_compare,
          "what changed between two runs, and whether it is more than noise"},
         {"sweep", cmd_sweep, "time settings of the trainer or any program, and check the advice"},

@@ -13,11 +13,24 @@ static const struct trainer_flag {
     const char *name;
     int is_switch;
 } trainer_flags[] = {
-        {"workers", 0},    {"prefetch", 0},     {"batch-size", 0},      {"model", 0},
-        {"amp", 0},        {"device", 0},       {"optimizer", 0},       {"lr", 0},
-        {"accumulate", 0}, {"seed", 0},         {"epochs", 0},          {"data", 0},
-        {"pin-memory", 1}, {"non-blocking", 1}, {"cudnn-benchmark", 1}, {"augment", 1},
-        {"checkpoint-activations", 1}, {"zero-grad", 0},
+        {"workers", 0},
+        {"prefetch", 0},
+        {"batch-size", 0},
+        {"model", 0},
+        {"amp", 0},
+        {"device", 0},
+        {"optimizer", 0},
+        {"lr", 0},
+        {"accumulate", 0},
+        {"seed", 0},
+        {"epochs", 0},
+        {"data", 0},
+        {"pin-memory", 1},
+        {"non-blocking", 1},
+        {"cudnn-benchmark", 1},
+        {"augment", 1},
+        {"checkpoint-activations", 1},
+        {"zero-grad", 0},
 };
 #define N_TRAINER_FLAGS (sizeof(trainer_flags) / sizeof(trainer_flags[0]))
 

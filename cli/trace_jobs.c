@@ -80,7 +80,8 @@ static int add_matching(struct trace_paths *p, const char *dir, int pass)
     if (!d)
         return cli_error("cannot open directory '%s'", dir);
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !trace_name_wanted(dirfd(d), e->d_name, pass))
+        int summary = p->summaries && pass == 0 && ends_with(e->d_name, TRACE_SUMMARY_SUFFIX);
+        if (e->d_name[0] == '.' || (!summary && !trace_name_wanted(dirfd(d), e->d_name, pass)))
             continue;
         size_t n = len + strlen(e->d_name) + 2;
         char *s = malloc(n);
@@ -104,6 +105,7 @@ static void note_left_out(const char *dir)
     char first[NAME_MAX + 1] = "";
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
         if (e->d_name[0] == '.' || !strcmp(e->d_name, "summary.json") ||
+            ends_with(e->d_name, TRACE_SUMMARY_SUFFIX) ||
             trace_name_wanted(dirfd(d), e->d_name, 0) || !trace_name_wanted(dirfd(d), e->d_name, 1))
             continue;
         if (n++ == 0 || strcmp(e->d_name, first) < 0)
@@ -245,6 +247,27 @@ gp_status trace_pipeline(const char *path, struct trace_warnings *w,
     gp_analysis_free(a);
     gp_trace_free(t);
     return rc;
+}
+
+gp_status trace_open_held(const char *path, gp_trace **t, gp_analysis **a, gp_error *err)
+{
+    *t = NULL, *a = NULL;
+    gp_error_clear(err);
+    gp_status rc = gp_trace_open(path, cli_trace_opts(), t, err);
+    if (rc == GP_OK)
+        rc = gp_analysis_run(*t, cli_analysis_opts(), a, err);
+    if (rc != GP_OK) {
+        cli_print_trail(path);
+        trace_release_held(*t, *a);
+        *t = NULL, *a = NULL;
+    }
+    return rc;
+}
+
+void trace_release_held(gp_trace *t, gp_analysis *a)
+{
+    gp_analysis_free(a);
+    gp_trace_free(t);
 }
 
 gp_status trace_analysed(const char *path, struct trace_warnings *w,

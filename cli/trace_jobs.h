@@ -28,12 +28,23 @@ int cli_set_max_memory(const char *spec);
             "memory a trace's events and names may take (default 64 times its file's size, at "    \
             "least 256M, at most a quarter of this machine's; 512M, 8G, 0 = no limit)")
 
+/* -j N for the commands that read many traces: the budget of cli_share_threads. */
+#define OPT_JOBS(v)                                                                                \
+    OPT_INT('j', "jobs", (v), "N",                                                                 \
+            "use N threads in all (default: one per core): traces read at once, and the "          \
+            "threads each is read and analysed with",                                              \
+            0, 1024)
+
 /* Trace paths (owned strings). */
 struct trace_paths {
     char **v;
     size_t n, cap;
-    int runs; /* a folder with no traces but run folders that hold some: TRACE_RUNS_* */
+    int runs;      /* a folder with no traces but run folders that hold some: TRACE_RUNS_* */
+    int summaries; /* a folder's *.gprof-summary.json files count as traces (job) */
 };
+
+/* What `summarize` names a trace's summary: <trace name less .json[.gz]> + this. */
+#define TRACE_SUMMARY_SUFFIX ".gprof-summary.json"
 
 enum { TRACE_RUNS_NONE, TRACE_RUNS_NEWEST, TRACE_RUNS_ALL };
 
@@ -46,7 +57,8 @@ enum { TRACE_RUNS_NONE, TRACE_RUNS_NEWEST, TRACE_RUNS_ALL };
 int trace_runs_add(struct trace_paths *p, const char *dir, int all, int *found);
 
 /* Append each of args[0..n): a file as given; a directory as its *.pt.trace.json[.gz] files
- * (else every *.json[.gz]: a run directory also holds summary.json), sorted by name; with
+ * (and, with p->summaries, its *.gprof-summary.json files; else every *.json[.gz]: a run
+ * directory also holds summary.json), sorted by name; with
  * p->runs set, a directory with none but run folders as trace_runs_add.
  * @return CLI_OK or CLI_ERROR (message printed). */
 int trace_paths_expand(struct trace_paths *p, const char *const *args, int n);
@@ -88,6 +100,12 @@ struct trace_steps {
  * and `err`. @return the first failure's status (err set), else use's. */
 gp_status trace_pipeline(const char *path, struct trace_warnings *w,
                          const struct trace_steps *steps, void *ud, gp_error *err);
+
+/* For a caller that holds a trace's analysis across calls (job --perfetto reads each rank again
+ * while it writes): open and analyse `path` as trace_pipeline does, without its warnings; free
+ * both with trace_release_held. @return GP_OK (*t, *a set) or the failure (err set, both NULL). */
+gp_status trace_open_held(const char *path, gp_trace **t, gp_analysis **a, gp_error *err);
+void trace_release_held(gp_trace *t, gp_analysis *a);
 
 /* trace_pipeline with `use` alone. */
 gp_status trace_analysed(const char *path, struct trace_warnings *w,

@@ -4,7 +4,10 @@
 # skews and NDJSON output; tests/job/test_job_match.py checks that a collective is matched only
 # with itself (issue 24: other orders on other streams, a lost kernel, skew, a real straggler),
 # and bench/accuracy_job.py --fast gives GT16's verdicts on its accuracy cases (job_accuracy_cost:
-# its cost on three of them).
+# its cost on three of them). Issue 29: tests/job/test_job_summary.py (summaries and traces give
+# `job` the same result), and in the job venv (tests/export/run_py.sh --job: dask[distributed],
+# duckdb from PyPI) test_job_dask.py (scripts/job_dask.py on a LocalCluster) and test_job_sql.py
+# (the README's DuckDB queries over the NDJSON tables).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)
   add_test(NAME job_fixtures_fresh
@@ -41,4 +44,14 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_html.py
                    $<TARGET_FILE:gprof-train> ${CMAKE_CURRENT_BINARY_DIR}/job-html)
   set_tests_properties(job_html PROPERTIES LABELS cli TIMEOUT 300)
+  add_test(NAME job_summary
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_summary.py
+                   $<TARGET_FILE:gprof-train>)
+  set_tests_properties(job_summary PROPERTIES LABELS cli TIMEOUT 300)
 endif()
+foreach(t dask sql)
+  add_test(NAME job_${t}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/export/run_py.sh --job ${CMAKE_BINARY_DIR}
+                   ${CMAKE_CURRENT_SOURCE_DIR}/job/test_job_${t}.py $<TARGET_FILE:gprof-train>)
+  set_tests_properties(job_${t} PROPERTIES LABELS cli TIMEOUT 600 SKIP_RETURN_CODE 77)
+endforeach()

@@ -1,15 +1,22 @@
 #!/bin/sh
-# run_py.sh BUILD_DIR SCRIPT.py ARGS...: run a Python export test in a venv under BUILD_DIR that
-# holds tensorboard, torch-tb-profiler 0.4.3, pandas, perfetto and nvtx (created once, under a
-# lock; again when the package list changes).
+# run_py.sh [--job] BUILD_DIR SCRIPT.py ARGS...: run a Python test in a venv under BUILD_DIR:
+# the export venv holds tensorboard, torch-tb-profiler 0.4.3, pandas, perfetto and nvtx; with
+# --job, the job venv holds dask[distributed] and duckdb (scripts/job_dask.py, the SQL tables).
+# Each is created once, under a lock; again when its package list changes.
 # Exits 77 (skip) with a message only when pip cannot reach its package index.
+set=export
+pkgs="tensorboard torch-tb-profiler==0.4.3 pandas perfetto nvtx"
+if [ "$1" = "--job" ]; then
+    set=job
+    pkgs="dask[distributed] duckdb"
+    shift
+fi
 build=$1
 shift
-venv="$build/export-pyenv"
-log="$build/export-pyenv.log"
-pkgs="tensorboard torch-tb-profiler==0.4.3 pandas perfetto nvtx"
+venv="$build/$set-pyenv"
+log="$build/$set-pyenv.log"
 mkdir -p "$build" || exit 2
-exec 9>"$build/export-pyenv.lock"
+exec 9>"$build/$set-pyenv.lock"
 flock 9 || exit 2
 if [ "$(cat "$venv/.complete" 2>/dev/null)" != "$pkgs" ]; then
     rm -rf "$venv"
@@ -18,6 +25,7 @@ if [ "$(cat "$venv/.complete" 2>/dev/null)" != "$pkgs" ]; then
         cat "$log" >&2
         exit 1
     fi
+    set -f # "dask[distributed]" is no glob
     # shellcheck disable=SC2086
     if ! "$venv/bin/pip" install --disable-pip-version-check -q $pkgs >>"$log" 2>&1; then
         if sh "$(dirname "$0")/../../scripts/pip_offline.sh" "$log"; then

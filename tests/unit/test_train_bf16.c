@@ -21,7 +21,7 @@ static char tmp_root[256];
 static void test_round_nearest_even(void)
 {
     GP_CHECK(cpu_bf16_round(1.0f) == 1.0f);
-    GP_CHECK(cpu_bf16_round(1.0f + 0x1p-8f) == 1.0f);              /* tie: to the even 1 */
+    GP_CHECK(cpu_bf16_round(1.0f + 0x1p-8f) == 1.0f);               /* tie: to the even 1 */
     GP_CHECK(cpu_bf16_round(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f); /* tie: up to even */
     GP_CHECK(cpu_bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);
     GP_CHECK(cpu_bf16_round(-2.5f) == -2.5f);
@@ -68,9 +68,9 @@ static void check_gemm(int ta, int tb, int m, int n, int k)
             worst_bf16 = fmax(worst_bf16, fabs(got - full) / mag);
             differs = fmax(differs, fabs(got - full));
         }
-    GP_CHECK(worst_fp32 < 1e-5);      /* the rounded inputs, summed in fp32 */
-    GP_CHECK(worst_bf16 < 0x1p-8);    /* two inputs of relative error <= 2^-9 each */
-    GP_CHECK(differs > 1e-4);         /* and really rounded: not the fp32 GEMM */
+    GP_CHECK(worst_fp32 < 1e-5);   /* the rounded inputs, summed in fp32 */
+    GP_CHECK(worst_bf16 < 0x1p-8); /* two inputs of relative error <= 2^-9 each */
+    GP_CHECK(differs > 1e-4);      /* and really rounded: not the fp32 GEMM */
     cpu_autocast_free(&ac);
     free(a), free(b), free(c32), free(c16);
 }

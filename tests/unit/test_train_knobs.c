@@ -20,7 +20,8 @@ struct outcome {
     float *params;
 };
 
-/* Train `model` for one epoch of the fixture with `knob` applied to the config; keep the weights. */
+/* Train `model` for one epoch of the fixture with `knob` applied to the config; keep the weights.
+ */
 static void train(const char *model, const char *amp, void (*knob)(gp_train_config *),
                   struct outcome *o)
 {

@@ -95,8 +95,8 @@ static void step_section(export_out *o, const gp_compare_steps *r)
         export_out_printf(o,
                           "; typical step %+.1f%%, 95%% CI %+.1f%% .. %+.1f%%, p = %.2g; %zu vs "
                           "%zu runs, %zu vs %zu steps",
-                          r->typical_change_pct, r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0], r->n_runs[1],
-                          r->n_steps[0], r->n_steps[1]);
+                          r->typical_change_pct, r->ci_lo_pct, r->ci_hi_pct, r->p_value,
+                          r->n_runs[0], r->n_runs[1], r->n_steps[0], r->n_steps[1]);
     export_out_puts(o, "). Runs are the unit: faster or slower only when the change exceeds what "
                        "runs of one setting differ by");
     if (r->verdict != GP_VERDICT_TOO_FEW)

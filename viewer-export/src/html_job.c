@@ -78,8 +78,8 @@ static void ranks_table(export_out *o, const gp_job *j)
                        "<th class=\"name\">Trace</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
         export_out_printf(o, "<tr><td>%d</td>", r[i].rank);
-        int64_t v[] = {r[i].step_mean, r[i].step_p95, r[i].compute, r[i].comm,
-                       r[i].exposed_comm, r[i].idle, r[i].loader};
+        int64_t v[] = {r[i].step_mean,    r[i].step_p95, r[i].compute, r[i].comm,
+                       r[i].exposed_comm, r[i].idle,     r[i].loader};
         for (size_t k = 0; k < sizeof v / sizeof *v; k++)
             html_td_time(o, v[k]);
         export_out_printf(o, "<td>%llu</td>", (unsigned long long)r[i].n_last);
@@ -195,14 +195,16 @@ static int collectives(export_out *o, const gp_job *j)
     for (size_t i = 0; i < n; i++)
         v[i] = &c[i];
     qsort(v, n, sizeof *v, cmp_coll_wait);
-    export_out_printf(o, "<section><h2>Collectives that waited longest</h2>\n<p class=\"note\">"
-                         "%zu of %zu.</p>\n<table class=\"sortable\"><tr><th>Step</th><th>#</th>"
-                         "<th class=\"name\">Op</th><th>Ranks</th><th>Last rank</th><th>Lag</th>"
-                         "<th>Waited</th></tr>\n",
+    export_out_printf(o,
+                      "<section><h2>Collectives that waited longest</h2>\n<p class=\"note\">"
+                      "%zu of %zu.</p>\n<table class=\"sortable\"><tr><th>Step</th><th>#</th>"
+                      "<th class=\"name\">Op</th><th>Ranks</th><th>Last rank</th><th>Lag</th>"
+                      "<th>Waited</th></tr>\n",
                       n < TOP_COLLS ? n : TOP_COLLS, n);
     for (size_t i = 0; i < n && i < TOP_COLLS; i++) {
-        export_out_printf(o, "<tr><td>%lld</td><td>%u</td><td class=\"name\">%s</td><td>%u</td>"
-                             "<td>%d</td>",
+        export_out_printf(o,
+                          "<tr><td>%lld</td><td>%u</td><td class=\"name\">%s</td><td>%u</td>"
+                          "<td>%d</td>",
                           (long long)v[i]->step, v[i]->index, v[i]->op, v[i]->n_ranks,
                           v[i]->last_rank);
         html_td_time(o, v[i]->lag), html_td_time(o, v[i]->waited);
@@ -235,7 +237,8 @@ static void timeline(export_out *o, const gp_job *j)
                        "process per rank with its waits at collectives on a track of their "
                        "own:</p>\n<p><code>gprof-train job ");
     export_out_html(o, d && *d ? d : "TRACES...");
-    export_out_puts(o, " --perfetto job.pftrace</code></p>\n<p>then open <code>ui.perfetto.dev</code> and drop "
+    export_out_puts(o, " --perfetto job.pftrace</code></p>\n<p>then open "
+                       "<code>ui.perfetto.dev</code> and drop "
                        "<code>job.pftrace</code> on it (<i>Open trace file</i>): the file stays "
                        "on this machine.</p></section>\n");
 }

@@ -1,6 +1,7 @@
 /* viewer-export/src/html_report.c: gp_export_html(): one self-contained HTML page (inline CSS and
- * SVG, html_sort.c's script alone, a Content-Security-Policy that forbids any fetch) with the run's summary, the
- * findings and their evidence, the three charts and the top-20 ops and kernels tables. */
+ * SVG, html_sort.c's script alone, a Content-Security-Policy that forbids any fetch) with the run's
+ * summary, the findings and their evidence, the three charts and the top-20 ops and kernels tables.
+ */
 #include "gp/export.h"
 #include "gp/report.h"
 #include "html_int.h"
@@ -445,7 +446,8 @@ static void kernels_table(export_out *o, const gp_analysis *a)
                       "<p class=\"note\">%.1f%% of kernel time in kernels that use tensor cores "
                       "(judged by their names, as torch-tb-profiler's Kernel view).</p>\n",
                       all ? 100.0 * (double)tc / (double)all : 0);
-    export_out_puts(o, "<table class=\"sortable\"><tr><th class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
+    export_out_puts(o, "<table class=\"sortable\"><tr><th "
+                       "class=\"name\">Kernel</th><th>Calls</th><th>Total</th>"
                        "<th>Mean</th><th>Min</th><th>Max</th><th>% of kernel time</th>"
                        "<th>Occupancy %</th><th>Tensor cores</th></tr>\n");
     for (size_t i = 0; i < n && i < TOP_N; i++) {

@@ -22,8 +22,9 @@ void html_steps_table(export_out *o, const gp_analysis *a)
     const gp_step *s = gp_analysis_steps(a, &n);
     if (n == 0)
         return;
-    export_out_puts(o, "<details><summary>Each step, in a table</summary><table class=\"sortable\"><tr>"
-                       "<th class=\"name\">step</th><th>duration</th>");
+    export_out_puts(
+            o, "<details><summary>Each step, in a table</summary><table class=\"sortable\"><tr>"
+               "<th class=\"name\">step</th><th>duration</th>");
     for (int c = 0; c < GP_BD_COUNT; c++)
         export_out_printf(o, "<th>%s</th>", gp_bd_cat_name((gp_bd_cat)c));
     export_out_puts(o, "</tr>\n");
@@ -265,8 +266,8 @@ void html_memory_peaks(export_out *o, const gp_analysis *a, const html_time *tx)
         } else {
             export_out_puts(o, "<td data-v=\"0\">-</td><td>-</td>");
         }
-        export_out_printf(o, "<td>%llu</td><td>%llu</td></tr>\n",
-                          (unsigned long long)m[i].n_allocs, (unsigned long long)m[i].n_frees);
+        export_out_printf(o, "<td>%llu</td><td>%llu</td></tr>\n", (unsigned long long)m[i].n_allocs,
+                          (unsigned long long)m[i].n_frees);
     }
     export_out_puts(o, "</table>\n");
 }

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define DA_NAME    10 /* DebugAnnotation.name */
+#define DA_NAME       10 /* DebugAnnotation.name */
 #define TE_CATEGORIES 22
-#define WAIT_CAT   "gprof_wait"
+#define WAIT_CAT      "gprof_wait"
 
 gp_status export_job_check_aligned(const gp_job *j, gp_error *err)
 {
@@ -196,8 +196,7 @@ static gp_status one_rank(px *s, const gp_job *j, size_t i, int64_t t0,
 }
 
 gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_reader *rd,
-                                       const gp_export_opts *opts, const char *path,
-                                       gp_error *err)
+                                       const gp_export_opts *opts, const char *path, gp_error *err)
 {
     GP_TRY(export_job_check_aligned(j, err));
     size_t n;

@@ -29,8 +29,9 @@ static void rank_meta(jw *w, int64_t pid, int64_t tid, const char *what, const c
                       long long sort)
 {
     sep(w);
-    export_out_printf(w->o, "{\"name\":\"%s\",\"ph\":\"M\",\"ts\":0,\"pid\":%lld,\"tid\":%lld,"
-                            "\"args\":{",
+    export_out_printf(w->o,
+                      "{\"name\":\"%s\",\"ph\":\"M\",\"ts\":0,\"pid\":%lld,\"tid\":%lld,"
+                      "\"args\":{",
                       what, (long long)pid, (long long)tid);
     if (name) {
         export_out_puts(w->o, "\"name\":");
@@ -111,8 +112,9 @@ gp_status gp_export_job_perfetto(const gp_job *j, const gp_export_rank_reader *r
     int64_t t0 = export_job_t0(j);
     export_out o;
     GP_TRY(export_out_open(&o, path, opts, err));
-    export_out_printf(&o, "{\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,"
-                          "\"traceEvents\":[",
+    export_out_printf(&o,
+                      "{\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,"
+                      "\"traceEvents\":[",
                       (long long)t0);
     jw w = {&o, 1};
     gp_status rc = GP_OK;

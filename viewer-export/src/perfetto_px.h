@@ -72,9 +72,8 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 enum { CLOCK_REALTIME = 1, CLOCK_BOOTTIME = 6 };
 enum { UNIT_SIZE_BYTES = 3 };
 enum { CHILD_ORDERING_EXPLICIT = 3 };
-#define PX_STR_IID0 ((uint64_t)1 << 32) /* the findings' texts: above every trace string's */
-#define RANK_COUNTERS (1 << 30) /* a GPU's memory counters sort after its streams */
-
+#define PX_STR_IID0   ((uint64_t)1 << 32) /* the findings' texts: above every trace string's */
+#define RANK_COUNTERS (1 << 30)           /* a GPU's memory counters sort after its streams */
 
 /* A launch's flow end: the event at that end and the launch's index (flow id = index + 1). */
 typedef struct flow_end {

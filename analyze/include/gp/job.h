@@ -37,6 +37,32 @@ gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err
 /** Free a part. NULL is a no-op. */
 void gp_job_part_free(gp_job_part *p);
 
+/** The schema tag of a rank's summary (gp_job_summary_write); a later version changes the
+ * number. */
+#define GP_JOB_SUMMARY_SCHEMA "gprof-train.summary/1"
+
+/** Write part `p` (made by gp_job_part_new, before gp_job_add) as a summary: one JSON object,
+ * schema GP_JOB_SUMMARY_SCHEMA, that gp_job_summary_read turns back into an equal part (its
+ * fields: README.md, "Summaries"). @return GP_OK, GP_ENOMEM or GP_EIO. */
+gp_status gp_job_summary_write(FILE *out, const gp_job_part *p, gp_error *err);
+
+/** @return 1 when the file at `path` begins as a summary ({"schema": "gprof-train.summary/...),
+ * 0 otherwise (a trace, or a file that cannot be read). */
+int gp_job_is_summary(const char *path);
+
+/** Read a summary into a part, as gp_job_part_new makes it from the trace.
+ * @return GP_OK; GP_EIO (cannot read), GP_EPARSE (err names the position and the problem: not
+ * JSON, another schema, a field of the wrong type) or GP_ENOMEM. */
+gp_status gp_job_summary_read(const char *path, gp_job_part **out, gp_error *err);
+
+/** Keep a note of what the rank's trace lost or left unfinished (its read warnings): a summary
+ * carries them, so `job` can say them as it would reading the trace. @return GP_OK or
+ * GP_ENOMEM. */
+gp_status gp_job_part_add_note(gp_job_part *p, const char *note, gp_error *err);
+
+/** @return the part's notes, in order, and their count. */
+const char *const *gp_job_part_notes(const gp_job_part *p, size_t *n);
+
 /** Make an empty job. @return GP_OK or GP_ENOMEM. */
 gp_status gp_job_new(gp_job **out, gp_error *err);
 
@@ -104,6 +130,7 @@ typedef struct gp_job_collective {
     int64_t lag;      /**< its arrival minus the median arrival of the others */
     int64_t waited;   /**< sum over ranks of (last arrival - their arrival) */
     int64_t ts;       /**< the last arrival, unix ns, on the first rank's clock */
+    int64_t transfer; /**< the last rank's call: from its arrival to its end */
 } gp_job_collective;
 
 /** @return the collectives sorted by (step, index), and their count. Valid after finish. */
@@ -141,7 +168,8 @@ gp_status gp_job_format_parse(const char *s, gp_job_format *out, gp_error *err);
 
 /** Flags of gp_job_write(). */
 enum gp_job_write_flags {
-    GP_JOB_PER_OP = 1 << 0 /**< NDJSON: also a line per rank x collective operation */
+    GP_JOB_PER_OP = 1 << 0,  /**< NDJSON: also a line per rank x collective operation */
+    GP_JOB_PER_COLL = 1 << 1 /**< NDJSON: also a line per collective */
 };
 
 /** Write the finished job to `out`. Text: the rank table, the collectives that waited longest and
@@ -149,7 +177,8 @@ enum gp_job_write_flags {
  * [{"step", "slowest_rank", "max_us", "min_us"}], "collectives": [...], "diagnose": <the
  * gprof-train.diagnose/1 document of GT16>}. NDJSON: one object a line, "kind": "rank" (the
  * fields of gp_job_rank in us, plus "job") and with GP_JOB_PER_OP "kind": "rank_op" ("rank",
- * "op", "calls", "time_us", "waited_us").
+ * "op", "calls", "time_us", "waited_us"), with GP_JOB_PER_COLL "kind": "collective" ("step",
+ * "index", "op", "ranks", "last_rank", "lag_us", "waited_us", "transfer_us").
  * @param out the stream. @param j the finished job (gp_job_finish). @param format as above.
  * @param flags gp_job_write_flags, or 0. @param job names the job in NDJSON lines (NULL: "").
  * @param err NULL: the status alone. @return GP_OK or GP_EIO. */

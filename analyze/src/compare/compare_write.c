@@ -223,8 +223,8 @@ static void text_steps(FILE *out, const gp_compare *c)
         fprintf(out,
                 "; typical step %+.1f%%, 95%% CI %+.1f%% .. %+.1f%%, p = %.2g; %zu vs %zu runs, "
                 "%zu vs %zu steps",
-                r->typical_change_pct, r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0], r->n_runs[1], r->n_steps[0],
-                r->n_steps[1]);
+                r->typical_change_pct, r->ci_lo_pct, r->ci_hi_pct, r->p_value, r->n_runs[0],
+                r->n_runs[1], r->n_steps[0], r->n_steps[1]);
     fputs(")\n", out);
     text_detectable(out, r);
 }

@@ -28,9 +28,35 @@ struct job_call {
     uint32_t index; /* order among the rank's collectives in the step */
     uint16_t op;    /* index into job_ops[] */
     int64_t ts, end;
+    /* what the key was made of, for a summary (job_summary_write.c) */
+    uint32_t pg, name; /* its process group and "Collective name": gp_job_part.strs, or JOB_NONE */
+    int64_t stream, nelems, seq; /* its stream; "In msg nelems" and "Seq", -1 where absent */
+};
+
+#define JOB_NONE UINT32_MAX
+
+/* A collective as read from a trace or a summary, before it is keyed. */
+struct job_raw_call {
+    uint32_t pg, name; /* job_part_intern()'s, JOB_NONE where absent */
+    uint16_t op;
+    int64_t stream, nelems, seq, step, ts, end;
 };
 
 int job_key_cmp(const struct job_key *a, const struct job_key *b);
+
+/* job_part.c: the index of s[0..n) in p->strs, added when new; JOB_NONE for a NULL s, or out
+ * of memory (then *rc = -1). */
+uint32_t job_part_intern(gp_job_part *p, const char *s, size_t n, int *rc);
+/* Append a collective to part `p`; then, once all are in, job_key_calls numbers and keys them.
+ * @return 0, or -1 out of memory. */
+int job_part_push_call(gp_job_part *p, const struct job_raw_call *c);
+void job_key_calls(gp_job_part *p);
+/* A copy of the note `s` at the end of p->notes. @return 0, or -1 out of memory. */
+int job_part_note(gp_job_part *p, const char *s);
+/* "distributedInfo", "file name" or "order" as the static string; NULL for anything else. */
+const char *job_rank_from(const char *s);
+/* The operation's index in job_ops[] (JOB_N_OPS - 1, "other", when it names none). */
+uint16_t job_op_index(const char *name);
 
 #define JOB_N_OPS 11
 extern const char *const job_ops[JOB_N_OPS];
@@ -60,9 +86,15 @@ struct gp_job_part {
     struct rules_ivs compute; /* its compute kernels on its own clock, a disjoint union */
     struct job_wait *waits;   /* its calls where a rank was late, set by gp_job_finish */
     size_t n_waits, cap_waits;
-    int64_t t_first;      /* its first event, unix ns on its own clock */
+    int64_t t_first;       /* its first event, unix ns on its own clock */
     uint64_t n_clock_refs; /* collectives its clock offset was measured on (set by finish) */
     int64_t clock_spread;  /* largest |aligned end - median end| of its matched collectives */
+    size_t cap_calls;
+    char **strs; /* the process group and collective names its calls name */
+    size_t n_strs, cap_strs;
+    char **notes; /* what its trace lost or left unfinished */
+    size_t n_notes;
+    int64_t base_time_ns; /* the trace's time origin: its events' ts + this = unix ns */
 };
 
 /* GT16's parameters. */
@@ -109,7 +141,7 @@ gp_status job_straggler(const gp_job *j, gp_findings **out);
 gp_status job_wait_add(gp_job_part *p, const struct job_wait *w);
 gp_status job_held(gp_job *j);
 
-/* Per-step mean of the rank's steps among the common ones (all when none are common). */
+/* The lower median of v[0..n) (v reordered); 0 when n is 0. */
 int64_t job_median(int64_t *v, size_t n);
 
 #endif

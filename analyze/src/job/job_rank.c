@@ -43,7 +43,7 @@ const char *gp_job_comm_op(const char *name)
     return job_ops[JOB_N_OPS - 1];
 }
 
-static uint16_t op_index(const char *name)
+uint16_t job_op_index(const char *name)
 {
     const char *op = gp_job_comm_op(name);
     for (uint16_t i = 0; i < JOB_N_OPS; i++)
@@ -193,22 +193,6 @@ static int fill_steps(gp_job_part *p, const gp_analysis *a, const struct unions 
 
 /* ---- collectives ---- */
 
-static uint64_t hash_str(char domain, const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ (unsigned char)domain;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
-/* Operations whose size every rank gives alike (all-to-all and point-to-point sizes differ). */
-static int same_size_op(uint16_t op)
-{
-    const char *o = job_ops[op];
-    return !strcmp(o, "AllReduce") || !strcmp(o, "AllGather") || !strcmp(o, "ReduceScatter") ||
-           !strcmp(o, "Broadcast") || !strcmp(o, "Reduce");
-}
-
 /* The collective's args: its own (a kernel), else a record_param_comms inside it (a c10d op). */
 static const gp_comm_info *comm_of(const gp_trace *t, const gp_event *ev, uint32_t i,
                                    uint32_t track_end)
@@ -221,54 +205,36 @@ static const gp_comm_info *comm_of(const gp_trace *t, const gp_event *ev, uint32
     return c;
 }
 
-/* Group, what and size of a collective (the number in its group comes later). */
-static struct job_key key_of(const gp_trace *t, const gp_event *e, const gp_comm_info *c,
-                             uint16_t op)
-{
-    const gp_gpu_info *g = gp_trace_gpu_info(t, e);
-    char stream[32];
-    snprintf(stream, sizeof(stream), "%lld", (long long)(g ? g->stream : -1));
-    const char *pg = c && c->pg != GP_STR_NONE ? gp_trace_str(t, c->pg) : NULL;
-    const char *coll = c && c->coll != GP_STR_NONE ? gp_trace_str(t, c->coll) : NULL;
-    struct job_key k = {
-            .group = pg ? hash_str('g', pg) : hash_str('s', stream),
-            .what = coll ? hash_str('c', coll) : 0, /* ops are compared when matched */
-            .size = c && same_size_op(op) ? c->in_nelems : -1,
-            .seq = c ? c->seq : -1,
-    };
-    return k;
-}
-
-static int push_call(gp_job_part *p, size_t *cap, const gp_analysis *a, uint32_t i,
-                     uint32_t track_end, int64_t base)
+static int push_call(gp_job_part *p, const gp_analysis *a, uint32_t i, uint32_t track_end,
+                     int64_t base)
 {
     const gp_trace *t = gp_analysis_trace(a);
-    size_t ne;
+    size_t ne, ns;
     const gp_event *ev = gp_trace_events(t, &ne), *e = &ev[i];
-    if (p->n_calls == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        void *q = realloc(p->calls, c * sizeof(*p->calls));
-        if (!q)
-            return -1;
-        p->calls = q, *cap = c;
-    }
-    size_t ns;
     const gp_step *st = gp_analysis_steps(a, &ns);
     int si = gp_analysis_step_of(a, i);
     const gp_comm_info *c = comm_of(t, ev, i, track_end);
+    const gp_gpu_info *g = gp_trace_gpu_info(t, e);
     const char *coll = c && c->coll != GP_STR_NONE ? gp_trace_str(t, c->coll) : NULL;
-    uint16_t op = op_index(gp_trace_str(t, e->name));
-    if (coll && op_index(coll) != JOB_N_OPS - 1)
-        op = op_index(coll); /* RCCL's Generic kernel, and names that do not tell */
-    struct job_call *x = &p->calls[p->n_calls++];
-    *x = (struct job_call){
-            .key = key_of(t, e, c, op),
-            .step = si >= 0 && !st[si].synthetic ? st[si].num : -1,
+    const char *pg = c && c->pg != GP_STR_NONE ? gp_trace_str(t, c->pg) : NULL;
+    uint16_t op = job_op_index(gp_trace_str(t, e->name));
+    if (coll && job_op_index(coll) != JOB_N_OPS - 1)
+        op = job_op_index(coll); /* RCCL's Generic kernel, and names that do not tell */
+    int rc = 0;
+    struct job_raw_call x = {
+            .pg = job_part_intern(p, pg, pg ? strlen(pg) : 0, &rc),
+            .name = job_part_intern(p, coll, coll ? strlen(coll) : 0, &rc),
             .op = op,
+            .stream = g ? g->stream : -1,
+            .nelems = c ? c->in_nelems : -1,
+            .seq = c ? c->seq : -1,
+            .step = si >= 0 && !st[si].synthetic ? st[si].num : -1,
             .ts = e->ts + base,
             .end = e->ts + e->dur + base,
     };
-    return 0;
+    if (rc != 0)
+        return -1;
+    return job_part_push_call(p, &x);
 }
 
 /* Outermost c10d/nccl ops on the CPU: the collectives of a trace with no NCCL kernels. */
@@ -283,65 +249,11 @@ static int is_cpu_comm(const gp_analysis *a, const gp_event *ev, uint32_t i)
     return up == GP_NONE || !is_comm_event(t, &ev[up]);
 }
 
-static int cmp_step_ts(const void *pa, const void *pb)
-{
-    const struct job_call *a = pa, *b = pb;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-int job_key_cmp(const struct job_key *a, const struct job_key *b)
-{
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    if (a->group != b->group)
-        return a->group < b->group ? -1 : 1;
-    if (a->what != b->what)
-        return a->what < b->what ? -1 : 1;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* By key, the calls of one (step, group, what, size) in time order. */
-static int cmp_key_ts(const void *pa, const void *pb)
-{
-    const struct job_call *a = pa, *b = pb;
-    int c = job_key_cmp(&a->key, &b->key);
-    return c ? c : a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-/* Number each call in its step, then key it: by its Seq where every call has one, else by its
- * order among the step's calls of its group, what and size. */
-static void key_calls(gp_job_part *p)
-{
-    int all_seq = p->n_calls > 0;
-    for (size_t i = 0; i < p->n_calls; i++)
-        all_seq = all_seq && p->calls[i].key.seq >= 0;
-    if (p->n_calls)
-        qsort(p->calls, p->n_calls, sizeof(*p->calls), cmp_step_ts);
-    for (size_t i = 0; i < p->n_calls; i++) {
-        struct job_call *c = &p->calls[i];
-        c->index = i && p->calls[i - 1].step == c->step ? p->calls[i - 1].index + 1 : 0;
-        c->key.step = all_seq ? INT64_MIN : c->step;
-        c->key.seq = all_seq ? c->key.seq : 0;
-    }
-    if (p->n_calls)
-        qsort(p->calls, p->n_calls, sizeof(*p->calls), cmp_key_ts);
-    for (size_t i = 1; i < p->n_calls && !all_seq; i++) {
-        struct job_key prev = p->calls[i - 1].key;
-        prev.seq = p->calls[i].key.seq;
-        if (job_key_cmp(&prev, &p->calls[i].key) == 0)
-            p->calls[i].key.seq = p->calls[i - 1].key.seq + 1;
-    }
-}
-
 static int collect_calls(gp_job_part *p, const gp_analysis *a)
 {
     const gp_trace *t = gp_analysis_trace(a);
     int64_t base = gp_trace_get_info(t)->base_time_ns;
-    size_t nt, ne, cap = 0;
+    size_t nt, ne;
     const gp_track *tr = gp_trace_tracks(t, &nt);
     const gp_event *ev = gp_trace_events(t, &ne);
     for (int gpu = 1; gpu >= 0 && p->n_calls == 0; gpu--) {
@@ -352,12 +264,12 @@ static int collect_calls(gp_job_part *p, const gp_analysis *a)
             for (uint32_t i = tr[k].first; i < end; i++) {
                 int want = gpu ? ev[i].kind == GP_EV_KERNEL && is_comm_event(t, &ev[i])
                                : is_cpu_comm(a, ev, i);
-                if (want && push_call(p, &cap, a, i, end, base) != 0)
+                if (want && push_call(p, a, i, end, base) != 0)
                     return -1;
             }
         }
     }
-    key_calls(p);
+    job_key_calls(p);
     return 0;
 }
 
@@ -423,6 +335,7 @@ gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err
     if (rc == 0) {
         p->rank = in->rank >= 0 ? in->rank : rank_of_name(path);
         p->world_size = in->world_size;
+        p->base_time_ns = in->base_time_ns;
         p->rank_from = in->rank >= 0 ? "distributedInfo" : p->rank >= 0 ? "file name" : "order";
         p->path = strdup(path);
         p->host = host_of_name(path);
@@ -451,5 +364,10 @@ void gp_job_part_free(gp_job_part *p)
         return;
     free(p->path), free(p->host), free(p->steps), free(p->calls);
     free(p->compute.iv), free(p->waits);
+    for (size_t i = 0; i < p->n_strs; i++)
+        free(p->strs[i]);
+    for (size_t i = 0; i < p->n_notes; i++)
+        free(p->notes[i]);
+    free(p->strs), free(p->notes);
     free(p);
 }

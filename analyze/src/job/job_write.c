@@ -155,6 +155,21 @@ static void json_rank(FILE *f, const gp_job_rank *r)
             us(r->waited));
 }
 
+/* A line per collective: the table of the slowest and longest-waited collectives. */
+static void ndjson_colls(FILE *f, const gp_job *j, const char *job)
+{
+    for (size_t i = 0; i < j->n_colls; i++) {
+        const gp_job_collective *c = &j->colls[i];
+        fputs("{\"kind\":\"collective\",\"job\":", f);
+        json_str(f, job ? job : "");
+        fprintf(f,
+                ",\"step\":%lld,\"index\":%u,\"op\":\"%s\",\"ranks\":%u,\"last_rank\":%d,"
+                "\"lag_us\":%.3f,\"waited_us\":%.3f,\"transfer_us\":%.3f}\n",
+                (long long)c->step, c->index, c->op, c->n_ranks, c->last_rank, us(c->lag),
+                us(c->waited), us(c->transfer));
+    }
+}
+
 static gp_status write_ndjson(FILE *f, const gp_job *j, unsigned flags, const char *job)
 {
     for (size_t i = 0; i < j->n; i++) {
@@ -176,6 +191,8 @@ static gp_status write_ndjson(FILE *f, const gp_job *j, unsigned flags, const ch
                     us(p->op_waited[op]));
         }
     }
+    if (flags & GP_JOB_PER_COLL)
+        ndjson_colls(f, j, job);
     return GP_OK;
 }
 

@@ -60,11 +60,11 @@ typedef struct gp_train_config {
     int pin_memory;   /**< pinned host slots (CUDA) */
     int non_blocking; /**< copies on a copy stream with an event the compute stream waits on */
     int cudnn_benchmark;
-    int augment;                      /**< random crop with padding 2 and horizontal flip */
+    int augment;                /**< random crop with padding 2 and horizontal flip */
     int checkpoint_activations; /**< drop activations inside each block, recompute in backward */
     const char *zero_grad; /**< "zero" (NULL: memset after each step) or "none" (set_to_none) */
-    int profile;                      /**< write the trace with libprof (when built with it) */
-    const char *command;              /**< the command line, recorded in the trace; may be NULL */
+    int profile;           /**< write the trace with libprof (when built with it) */
+    const char *command;   /**< the command line, recorded in the trace; may be NULL */
     gp_train_progress_fn on_progress; /**< may be NULL */
     void *progress_ud;
 } gp_train_config;
@@ -75,7 +75,7 @@ typedef struct gp_train_result {
     char trace_path[1024]; /**< empty when no trace was written */
     char summary_path[1024];
     char device_name[128];
-    long long device_memory; /**< bytes of device memory (0 on the CPU) */
+    long long device_memory;    /**< bytes of device memory (0 on the CPU) */
     long long activation_bytes; /**< CPU: activation and gradient buffers of a step (0: unknown) */
     int epochs_done;
     long long steps;      /**< optimizer steps taken */

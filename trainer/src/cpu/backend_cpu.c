@@ -17,8 +17,8 @@ struct backend {
     float *act_scratch; /* --checkpoint-activations: the dropped activations of one segment */
     int dropped[MODEL_MAX_LAYERS + 1]; /* act[i] lies in act_scratch, recomputed in backward */
     int grads_live; /* 0: gradients "set to None" by the last step: backward writes, not adds */
-    long long act_bytes; /* activation, argmax and gradient buffers */
-    int32_t *arg[MODEL_MAX_LAYERS];   /* max-pool argmax */
+    long long act_bytes;            /* activation, argmax and gradient buffers */
+    int32_t *arg[MODEL_MAX_LAYERS]; /* max-pool argmax */
     int32_t *labels;
     float *prob, *dbuf[2], *ws; /* ws: convolution workspace, shared by the layers */
     struct cpu_conv3 conv[MODEL_MAX_LAYERS];
@@ -107,7 +107,8 @@ static int alloc_acts(struct backend *b, size_t nb)
     size_t seg = 0, most = 0;
     for (int i = 0; i <= m->n_layers; i++) {
         b->dropped[i] = b->cfg.checkpoint_activations && !model_ckpt_kept(m, i);
-        if (i > 0 && i < m->n_layers && b->fused[i]) /* act[i], the input of a fused ReLU: never made */
+        if (i > 0 && i < m->n_layers &&
+            b->fused[i]) /* act[i], the input of a fused ReLU: never made */
             continue;
         seg = b->dropped[i] ? seg + model_act_size(m, i) : 0;
         most = seg > most ? seg : most;
@@ -118,7 +119,8 @@ static int alloc_acts(struct backend *b, size_t nb)
     seg = 0;
     for (int i = 0; i <= m->n_layers; i++) {
         size_t len = nb * model_act_size(m, i);
-        if (i > 0 && i < m->n_layers && b->fused[i]) /* the fused convolution's output: never made */
+        if (i > 0 && i < m->n_layers &&
+            b->fused[i]) /* the fused convolution's output: never made */
             continue;
         if (b->dropped[i]) {
             b->act[i] = b->act_scratch + seg;

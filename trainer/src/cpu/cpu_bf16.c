@@ -61,8 +61,7 @@ static void *scratch(struct cpu_autocast *ac, int i, size_t bytes)
 }
 
 /* src (n floats) rounded to bf16 into scratch i: as fp32 values, or as bf16 bits for sbgemm. */
-static const void *cast_input(struct cpu_autocast *ac, int i, const float *src, size_t n,
-                              int bits)
+static const void *cast_input(struct cpu_autocast *ac, int i, const float *src, size_t n, int bits)
 {
     if (bits) {
         uint16_t *dst = scratch(ac, i, n * sizeof(uint16_t));

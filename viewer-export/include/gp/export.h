@@ -73,8 +73,7 @@ typedef struct gp_export_rank_reader {
  * clock cannot be aligned; named in `err`); an error of `rd`; GP_EIO or GP_ENOMEM.
  */
 gp_status gp_export_job_perfetto_proto(const gp_job *j, const gp_export_rank_reader *rd,
-                                       const gp_export_opts *opts, const char *path,
-                                       gp_error *err);
+                                       const gp_export_opts *opts, const char *path, gp_error *err);
 
 /**
  * Write a finished job (gp/job.h) as one HTML page in the report's style, the Distributed view:
