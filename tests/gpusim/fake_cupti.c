@@ -457,6 +457,21 @@ EXPORT void fake_cupti_host_record(const CUpti_Activity *rec, size_t size)
     put(rec, size);
 }
 
+EXPORT void fake_cupti_sync_record(CUpti_ActivitySynchronizationType type, uint64_t start,
+                                   uint32_t corr, uint32_t context, uint32_t stream)
+{
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof(y));
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = type;
+    y.start = start;
+    y.end = fake_cupti_now();
+    y.correlationId = corr;
+    y.contextId = context;
+    y.streamId = stream;
+    fake_cupti_host_record((CUpti_Activity *)&y, sizeof(y));
+}
+
 EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,
                                      uint32_t context)
 {
