@@ -33,10 +33,13 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
     target_compile_definitions(gp_train_cuda_sim PRIVATE GP_HAVE_CUDNN)
   endif()
   add_dependencies(gp_train_cuda_sim gprof-train)
-  add_test(NAME simdev_train_mlp_fp32
-           COMMAND python3 ${sd_src}/test_simdev.py mlp_fp32 $<TARGET_FILE:gprof-train>
-                   $<TARGET_FILE:gp_train_cuda_sim> ${CMAKE_CURRENT_BINARY_DIR}/gpusim
-                   ${CMAKE_CURRENT_SOURCE_DIR}/data/idx)
-  set_tests_properties(simdev_train_mlp_fp32 PROPERTIES LABELS gpu-sim TIMEOUT 300
-                       ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+  # each case: --device cuda against --device cpu from the same weights (test_simdev.py)
+  foreach(case mlp_fp32 mlp_amp cnn mlp_loader)
+    add_test(NAME simdev_train_${case}
+             COMMAND python3 ${sd_src}/test_simdev.py ${case} $<TARGET_FILE:gprof-train>
+                     $<TARGET_FILE:gp_train_cuda_sim> ${CMAKE_CURRENT_BINARY_DIR}/gpusim
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/idx)
+    set_tests_properties(simdev_train_${case} PROPERTIES LABELS gpu-sim TIMEOUT 300
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+  endforeach()
 endif()

@@ -272,8 +272,10 @@ struct ranked {
 
 static int by_time(const void *p, const void *q)
 {
-    const struct ranked *a = p, *b = q;
-    return (a->ns > b->ns) - (a->ns < b->ns);
+    const struct ranked *a = p, *b = q; /* ties (the shortest kernel): the more efficient */
+    if (a->ns != b->ns)
+        return (a->ns > b->ns) - (a->ns < b->ns);
+    return (algo_eff[a->a] < algo_eff[b->a]) - (algo_eff[a->a] > algo_eff[b->a]);
 }
 
 /* The algorithms ranked by modelled time; `bench`: each is run (and recorded) once, as a
