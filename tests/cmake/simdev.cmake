@@ -5,7 +5,7 @@
 # modelled times and report it through the simulated CUPTI and driver of tests/gpusim.
 # `gprof-train run --device cuda` trains on it with GP_TRAIN_CUDA_LIB pointing at the module.
 if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET gprof-train
-   AND GP_HAVE_CUDA)
+   AND GP_TRAIN_CUDA_MODULE)
   set(sd_src ${CMAKE_CURRENT_SOURCE_DIR}/simdev)
   set(sd_out ${CMAKE_CURRENT_BINARY_DIR}/simdev)
   set(tsrc ${CMAKE_SOURCE_DIR}/trainer/src)
@@ -26,6 +26,12 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
   target_compile_options(gp_train_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-w;-U_FORTIFY_SOURCE>)
   target_link_libraries(gp_train_cuda_sim PRIVATE gp_common gp_prof gp_schema fake_cupti fake_cuda
                         ${GP_OPENBLAS_LIBRARY} Threads::Threads m ${CMAKE_DL_LIBS})
+  if(GP_SANITIZE MATCHES "undefined")
+    # UBSan, fatal, for the kernels too; not ASan or TSan: their bodies run on fiber stacks that
+    # the runtime's longjmp checks would take for stack corruption
+    target_compile_options(gp_train_cuda_sim PRIVATE
+                           $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=undefined;-fno-sanitize-recover=all>)
+  endif()
   find_path(GP_SIM_CUDNN_INCLUDE cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
   if(GP_SIM_CUDNN_INCLUDE) # only the header: sim_dnn.c is the library
     target_sources(gp_train_cuda_sim PRIVATE ${sd_src}/sim_dnn.c)

@@ -1,11 +1,12 @@
-/* The simulated cuDNN (legacy convolution API): NCHW 2-D convolutions computed directly in fp32
- * on the host (16-bit data converted), one kernel record per call. Algorithms differ only in
- * the time the model gives them (a fraction of peak each); the *_v7 heuristics rank them
- * without running anything, and cudnnFind*AlgorithmEx runs (and records) each candidate once,
+/* The simulated cuDNN (legacy convolution API): NCHW 2-D convolutions computed in fp32 on the
+ * host by im2col and OpenBLAS (16-bit data converted), one kernel record per call. Algorithms
+ * differ only in the time the model gives them (a fraction of peak each); the *_v7 heuristics rank
+ * them without running anything, and cudnnFind*AlgorithmEx runs (and records) each candidate once,
  * as cuDNN's benchmark mode does, and returns them fastest first. */
 #include "sim_half.h"
 #include "sim_int.h"
 
+#include <cblas.h>
 #include <cudnn.h>
 #include <stdlib.h>
 
@@ -142,41 +143,60 @@ static int algo_index(enum dir d, int algo)
     return -1;
 }
 
-/* The direct convolution, in fp32 on converted copies; `d` picks what is computed:
- * FWD y = conv(x, w), BWD_DATA x = conv^T(dy, w), BWD_FILTER w = corr(x, dy). */
-static void direct(enum dir d, float *x, float *w, float *y, const struct cudnnTensorStruct *xd,
+/* One image's columns: cols (C*R*S, OH*OW) of x (C, H, W), or (back) x += cols. */
+static void im2col(float *x, float *cols, const struct cudnnTensorStruct *xd,
                    const struct cudnnFilterStruct *wd, const struct cudnnTensorStruct *yd,
-                   const struct cudnnConvolutionStruct *c)
+                   const struct cudnnConvolutionStruct *c, int back)
 {
-    for (int n = 0; n < yd->n; n++)
-        for (int k = 0; k < yd->c; k++)
-            for (int oh = 0; oh < yd->h; oh++)
-                for (int ow = 0; ow < yd->w; ow++) {
-                    float *yp = &y[((size_t)(n * yd->c + k) * yd->h + oh) * yd->w + ow];
-                    float acc = 0;
-                    for (int ch = 0; ch < xd->c; ch++)
-                        for (int r = 0; r < wd->r; r++) {
-                            int ih = oh * c->stride_h - c->pad_h + r;
-                            if (ih < 0 || ih >= xd->h)
-                                continue;
-                            for (int s = 0; s < wd->s; s++) {
-                                int iw = ow * c->stride_w - c->pad_w + s;
-                                if (iw < 0 || iw >= xd->w)
-                                    continue;
-                                float *xp =
-                                        &x[((size_t)(n * xd->c + ch) * xd->h + ih) * xd->w + iw];
-                                float *wp = &w[((size_t)(k * wd->c + ch) * wd->r + r) * wd->s + s];
-                                if (d == FWD)
-                                    acc += *xp * *wp;
-                                else if (d == BWD_DATA)
-                                    *xp += *yp * *wp;
-                                else
-                                    *wp += *yp * *xp;
-                            }
-                        }
-                    if (d == FWD)
-                        *yp = acc;
+    size_t row = 0;
+    for (int ch = 0; ch < xd->c; ch++)
+        for (int r = 0; r < wd->r; r++)
+            for (int s = 0; s < wd->s; s++, row++)
+                for (int oh = 0; oh < yd->h; oh++) {
+                    int ih = oh * c->stride_h - c->pad_h + r;
+                    float *col = cols + (row * yd->h + oh) * yd->w;
+                    for (int ow = 0; ow < yd->w; ow++) {
+                        int iw = ow * c->stride_w - c->pad_w + s;
+                        int in = ih >= 0 && ih < xd->h && iw >= 0 && iw < xd->w;
+                        float *xp =
+                                &x[((size_t)ch * xd->h + (in ? ih : 0)) * xd->w + (in ? iw : 0)];
+                        if (back && in)
+                            *xp += col[ow];
+                        else if (!back)
+                            col[ow] = in ? *xp : 0.0f;
+                    }
                 }
+}
+
+/* The convolution in fp32 on converted copies, as im2col and OpenBLAS GEMMs per image; `d`
+ * picks what is computed: FWD y = conv(x, w), BWD_DATA x = conv^T(dy, w), BWD_FILTER
+ * w = corr(x, dy). @return 0, or -1 out of memory. */
+static int direct(enum dir d, float *x, float *w, float *y, const struct cudnnTensorStruct *xd,
+                  const struct cudnnFilterStruct *wd, const struct cudnnTensorStruct *yd,
+                  const struct cudnnConvolutionStruct *c)
+{
+    int k = yd->c, crs = wd->c * wd->r * wd->s, hw = yd->h * yd->w;
+    float *cols = malloc((size_t)crs * hw * sizeof(float));
+    if (!cols)
+        return -1;
+    for (int n = 0; n < yd->n; n++) {
+        float *xn = x + (size_t)n * xd->c * xd->h * xd->w, *yn = y + (size_t)n * k * hw;
+        if (d != BWD_DATA)
+            im2col(xn, cols, xd, wd, yd, c, 0);
+        if (d == FWD)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, hw, crs, 1.0f, w, crs, cols,
+                        hw, 0.0f, yn, hw);
+        else if (d == BWD_FILTER)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, k, crs, hw, 1.0f, yn, hw, cols, hw,
+                        1.0f, w, crs);
+        else {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, crs, hw, k, 1.0f, w, crs, yn, hw,
+                        0.0f, cols, hw);
+            im2col(xn, cols, xd, wd, yd, c, 1);
+        }
+    }
+    free(cols);
+    return 0;
 }
 
 static float *f32_of(const void *p, cudnnDataType_t t, size_t n, int zero)
@@ -203,8 +223,7 @@ static cudnnStatus_t run(cudnnHandle_t h, enum dir d, int algo, const struct cud
     float *fx = f32_of(x, xd->t, nx, d == BWD_DATA), *fw = f32_of(w, wd->t, nw, d == BWD_FILTER);
     float *fy = f32_of(y, yd->t, ny, d == FWD);
     cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
-    if (fx && fw && fy) {
-        direct(d, fx, fw, fy, xd, wd, yd, c);
+    if (fx && fw && fy && direct(d, fx, fw, fy, xd, wd, yd, c) == 0) {
         if (d == FWD)
             sim_from_f32(out, fy, dn_cuda_type(yd->t), ny);
         else if (d == BWD_DATA)
