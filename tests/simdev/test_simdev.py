@@ -51,7 +51,7 @@ def train(tmp, name, device, args, env=None):
     ckpt = os.path.join(tmp, name + ".ckpt")
     cmd = [BIN, "run", "--device", device, "--data", DATA, "--seed", "7", "--no-report",
            "--out", out, "--checkpoint", ckpt] + args
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, "%s: run exits 0 (got %d): %s" % (name, p.returncode, p.stderr[-800:]))
     run_dir = [l[5:] for l in p.stdout.splitlines() if l.startswith("run: ")]
     summary = {}
