@@ -21,14 +21,12 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
                              ${tsrc}/cpu ${tsrc}/cuda ${sd_src} ${CMAKE_CURRENT_SOURCE_DIR}/cudacpu
                              ${kc_gen} ${GP_CBLAS_INCLUDE})
   target_compile_definitions(gp_train_cuda_sim PRIVATE GP_HAVE_CUDA GP_CUDA_ARCHS="simulated")
-  # -U_FORTIFY_SOURCE: the fibers of sim_launch.h longjmp between stacks, which
-  # __longjmp_chk refuses
-  target_compile_options(gp_train_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-w;-U_FORTIFY_SOURCE>)
+  target_compile_options(gp_train_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-w>)
   target_link_libraries(gp_train_cuda_sim PRIVATE gp_common gp_prof gp_schema fake_cupti fake_cuda
                         ${GP_OPENBLAS_LIBRARY} Threads::Threads m ${CMAKE_DL_LIBS})
   if(GP_SANITIZE MATCHES "undefined")
-    # UBSan, fatal, for the kernels too; not ASan or TSan: their bodies run on fiber stacks that
-    # the runtime's longjmp checks would take for stack corruption
+    # UBSan, fatal, for the kernels too; not ASan or TSan, which track each thread's one stack:
+    # the kernels' threads run on fiber stacks (sim_launch.h)
     target_compile_options(gp_train_cuda_sim PRIVATE
                            $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=undefined;-fno-sanitize-recover=all>)
   endif()

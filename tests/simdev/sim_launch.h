@@ -8,20 +8,22 @@
 #ifndef GP_TESTS_SIM_LAUNCH_H
 #define GP_TESTS_SIM_LAUNCH_H
 
-#include <setjmp.h>
 #include <string.h>
 #include <ucontext.h>
 
 extern "C" int sim_launch_kernel(cudaStream_t s, unsigned blocks, unsigned threads, const void *fn);
 
 /* Fiber `slot` t runs thread t of the current block. A slot's stack is entered once, with
- * swapcontext; after that every switch is an _setjmp/_longjmp pair (no signal-mask system
- * call): a slot parks at the top of its loop, runs a thread's body when the scheduler jumps to
- * `park`, and at a barrier saves its place in `at` and jumps back to `sched`. */
+ * swapcontext; after that every switch is a __builtin_setjmp/__builtin_longjmp pair: no
+ * signal-mask system call, and nothing the sanitizers' setjmp interceptors (or glibc's fortified
+ * longjmp) would take for a jump into a dead frame. A slot parks at the top of its loop, runs a
+ * thread's body when the scheduler jumps to `park`, and at a barrier saves its place in `at` and
+ * jumps back to `sched`. */
+typedef void *cusim_jmp[5];
 #define CUSIM_SLOTS 1024
 #define CUSIM_STACK (64u << 10)
 struct cusim_fibers {
-    jmp_buf sched, park[CUSIM_SLOTS], at[CUSIM_SLOTS];
+    cusim_jmp sched, park[CUSIM_SLOTS], at[CUSIM_SLOTS];
     ucontext_t boot, ctx[CUSIM_SLOTS];
     char *stack[CUSIM_SLOTS];
     unsigned char state[CUSIM_SLOTS]; /* 0 not started, 1 started, 2 done */
@@ -32,6 +34,12 @@ struct cusim_fibers {
 };
 extern cusim_fibers cusim_fs;
 
+/* Not in the function that saved the buffer (a __builtin_longjmp rule). */
+static __attribute__((noinline)) void cusim_jump(cusim_jmp *to)
+{
+    __builtin_longjmp(*to, 1);
+}
+
 static inline void __syncthreads(void)
 {
     if (!cusim_fs.in_fiber) {
@@ -39,16 +47,16 @@ static inline void __syncthreads(void)
         abort();
     }
     cusim_fs.yielded = 1;
-    if (!_setjmp(cusim_fs.at[cusim_fs.cur]))
-        _longjmp(cusim_fs.sched, 1);
+    if (!__builtin_setjmp(cusim_fs.at[cusim_fs.cur]))
+        cusim_jump(&cusim_fs.sched);
 }
 
 static void cusim_slot_loop(void)
 {
     volatile unsigned slot = cusim_fs.cur;
     for (;;) {
-        if (!_setjmp(cusim_fs.park[slot]))
-            _longjmp(cusim_fs.sched, 1);
+        if (!__builtin_setjmp(cusim_fs.park[slot]))
+            cusim_jump(&cusim_fs.sched);
         cusim_fs.call(cusim_fs.arg);
         cusim_fs.state[slot] = 2;
     }
@@ -73,14 +81,14 @@ static inline void cusim_fiber_step(unsigned t, dim3 block)
         cusim_fs.ctx[t].uc_stack.ss_size = CUSIM_STACK;
         cusim_fs.ctx[t].uc_link = NULL;
         makecontext(&cusim_fs.ctx[t], cusim_slot_loop, 0);
-        if (!_setjmp(cusim_fs.sched))
+        if (!__builtin_setjmp(cusim_fs.sched))
             swapcontext(&cusim_fs.boot, &cusim_fs.ctx[t]);
     }
     int started = cusim_fs.state[t];
     cusim_fs.state[t] = started ? started : 1;
     cusim_fs.in_fiber = 1;
-    if (!_setjmp(cusim_fs.sched))
-        _longjmp(started ? cusim_fs.at[t] : cusim_fs.park[t], 1);
+    if (!__builtin_setjmp(cusim_fs.sched))
+        cusim_jump(started ? &cusim_fs.at[t] : &cusim_fs.park[t]);
     cusim_fs.in_fiber = 0;
 }
 
