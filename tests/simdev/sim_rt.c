@@ -94,6 +94,15 @@ static void api_only(uint32_t cbid, uint64_t t0)
 
 /* ---- the device ---- */
 
+/* Compute capability: 9.0 (the H100 of the timing model), or SIMDEV_CC (e.g. 75: a T4's 7.5, to
+ * see what the backend refuses there). */
+static int compute_capability(void)
+{
+    const char *cc = getenv("SIMDEV_CC");
+    int v = cc ? atoi(cc) : 0;
+    return v > 0 ? v : 90;
+}
+
 cudaError_t cudaGetDeviceCount(int *n)
 {
     sim_thread_init();
@@ -111,8 +120,8 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 {
     if (device != 0)
         return cudaErrorInvalidDevice;
-    *value = attr == cudaDevAttrComputeCapabilityMajor   ? 9
-             : attr == cudaDevAttrComputeCapabilityMinor ? 0
+    *value = attr == cudaDevAttrComputeCapabilityMajor   ? compute_capability() / 10
+             : attr == cudaDevAttrComputeCapabilityMinor ? compute_capability() % 10
              : attr == cudaDevAttrMultiProcessorCount    ? 132
                                                          : 0;
     return cudaSuccess;
@@ -123,10 +132,16 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     if (device != 0)
         return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof(*prop));
-    snprintf(prop->name, sizeof(prop->name),
-             "NVIDIA H100 80GB HBM3 (simulated, timing model sim-h100-roofline-v1)");
-    prop->major = 9;
-    prop->minor = 0;
+    int cc = compute_capability();
+    if (cc == 90)
+        snprintf(prop->name, sizeof(prop->name),
+                 "NVIDIA H100 80GB HBM3 (simulated, timing model sim-h100-roofline-v1)");
+    else
+        snprintf(prop->name, sizeof(prop->name),
+                 "simulated GPU of compute capability %d.%d (timing model sim-h100-roofline-v1)",
+                 cc / 10, cc % 10);
+    prop->major = cc / 10;
+    prop->minor = cc % 10;
     prop->totalGlobalMem = sim_model.device_memory;
     prop->multiProcessorCount = 132;
     prop->warpSize = 32;

@@ -236,6 +236,27 @@ def case_mlp_loader(tmp):
               (what, "apart from" if stream_apart else "on"))
 
 
+def case_refusals(tmp):
+    """What the backend refuses on an older GPU: bf16 below 8.0, any GPU below 7.5; refused
+    before training, and never by training on the CPU instead."""
+    for cc, amp, why in (("75", "bf16", "compute capability 7.5"),
+                         ("70", "off", "compute capability 7.0")):
+        out = os.path.join(tmp, "refused_" + cc)
+        p = subprocess.run([BIN, "run", "--device", "cuda", "--amp", amp, "--data", DATA,
+                            "--steps", "1", "--no-report", "--out", out],
+                           env=sim_env({"SIMDEV_CC": cc}), capture_output=True, text=True,
+                           timeout=600)
+        check(p.returncode != 0 and why in p.stderr,
+              "cc %s, --amp %s: refused naming the %s (%d): %s" % (cc, amp, why, p.returncode,
+                                                                p.stderr[-300:]))
+        summaries = [d for d, _, files in os.walk(out) if "summary.json" in files]
+        check("epoch" not in p.stdout and not summaries,
+              "cc %s, --amp %s: nothing trained" % (cc, amp))
+    _, ok, _ = train(tmp, "fp16_on_75", "cuda", ["--steps", "1", "--amp", "fp16"],
+                     sim_env({"SIMDEV_CC": "75"}))
+    check(ok.get("device") == "cuda", "cc 7.5 trains --amp fp16 on the device")
+
+
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
 # (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
 # SGD 6.4e-3; a defect moves the weights by more than their whole movement)
@@ -243,7 +264,7 @@ TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
 
 
 CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
-         "mlp_loader": case_mlp_loader}
+         "mlp_loader": case_mlp_loader, "refusals": case_refusals}
 
 
 def main():
