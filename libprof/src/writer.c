@@ -584,7 +584,14 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     prof_out_i64(h, prof_writer_g.cfg.anchor_mono);
     pthread_mutex_lock(&prof_writer_g.warn_lock);
     prof_out_str(h, ",\"" GP_CFG_GPU_STATUS "\":");
-    prof_out_json_str(h, prof_writer_g.gpu_status, strlen(prof_writer_g.gpu_status));
+    const char *gs = prof_writer_g.gpu_status;
+    if (prof_config_has(GP_CFG_GPU_TIMING_MODEL) && strncmp(gs, "recorded", 8) == 0) {
+        char sim[sizeof(prof_writer_g.gpu_status) + 8]; /* "simulated" + ", except: ..." */
+        snprintf(sim, sizeof(sim), "simulated%s", gs + 8);
+        prof_out_json_str(h, sim, strlen(sim));
+    } else {
+        prof_out_json_str(h, gs, strlen(gs));
+    }
     pthread_mutex_unlock(&prof_writer_g.warn_lock);
     prof_out_str(h, ",\"" GP_CFG_DROPPED_RECORDS "\":");
     prof_out_u64(h, dropped_cpu + prof_gpu_dropped());

@@ -37,10 +37,15 @@ struct cusim_block {
 extern cusim_block cusim_cur;
 extern long cusim_launches;
 
+#ifdef CUSIM_SIMDEV /* the simulated device (tests/simdev): fibers, launches reported */
+static inline unsigned *cusim_block_order(unsigned n);
+#    include "sim_launch.h"
+#else
 static inline void __syncthreads(void)
 {
     pthread_barrier_wait(&cusim_cur.barrier);
 }
+#endif
 
 static inline int __syncthreads_or(int pred)
 {
@@ -113,6 +118,7 @@ static inline unsigned *cusim_block_order(unsigned n)
     return o;
 }
 
+#ifndef CUSIM_SIMDEV
 template <typename F> struct cusim_thread_arg {
     F *body;
     dim3 tid, bid;
@@ -167,6 +173,8 @@ static void cusim_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream
     free(th);
     free(ta);
 }
+
+#endif
 
 /* The host API calls the kernel files make. */
 static inline cudaError_t cusim_func_attributes(cudaFuncAttributes *a)

@@ -644,16 +644,7 @@ static CUresult sync_call(CUpti_ActivitySynchronizationType type, const struct C
     else
         fake_cupti_synchronize(ctx->id);
     fake_cupti_enter();
-    CUpti_ActivitySynchronization2 y;
-    memset(&y, 0, sizeof(y));
-    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-    y.type = type;
-    y.start = t0;
-    y.end = fake_cupti_now();
-    y.correlationId = corr;
-    y.contextId = ctx->id;
-    y.streamId = stream;
-    fake_cupti_host_record((CUpti_Activity *)&y, sizeof(y));
+    fake_cupti_sync_record(type, t0, corr, ctx->id, stream);
     api(dcbid, rcbid, t0, corr);
     fake_cupti_leave();
     return CUDA_SUCCESS;

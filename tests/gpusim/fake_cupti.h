@@ -50,6 +50,9 @@ void fake_cupti_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint
 /** A host-side record (memory, sync): into the buffer now, if its kind is enabled. Call between
  * enter and leave, as the two below. */
 void fake_cupti_host_record(const CUpti_Activity *rec, size_t size);
+/** A SYNCHRONIZATION record of `type` from `start` to now, as a host record. */
+void fake_cupti_sync_record(CUpti_ActivitySynchronizationType type, uint64_t start, uint32_t corr,
+                            uint32_t context, uint32_t stream);
 /** Device work (kernel, memcpy, memset) that ends at `end`: delivered once it has ended; a
  * forced flush before that delivers it without timestamps, as real CUPTI does. */
 void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,

@@ -94,6 +94,8 @@ const char *backend_cuda_absent_why(void);
 const struct backend_ops *train_cuda_ops(void);
 int train_cuda_present(void);
 const char *train_cuda_why(void);
+/* The timing model of a simulated device (the test module of tests/simdev), else NULL. */
+const char *train_cuda_simulated(void);
 #endif
 
 #endif

@@ -20,6 +20,7 @@ static pthread_once_t module_once = PTHREAD_ONCE_INIT;
 static const struct backend_ops *module_ops;
 static int (*module_present)(void);
 static const char *(*module_absent_why)(void);
+static const char *(*module_simulated)(void);
 static char module_why[320];
 
 /* <dir of /proc/self/exe>/../lib/libgp_train_cuda.so, or $GP_TRAIN_CUDA_LIB. */
@@ -73,6 +74,7 @@ static void module_load(void)
     module_ops = (const struct backend_ops *)dlsym(h, "backend_cuda_ops");
     *(void **)&module_present = dlsym(h, "backend_cuda_present");
     *(void **)&module_absent_why = dlsym(h, "backend_cuda_absent_why");
+    *(void **)&module_simulated = dlsym(h, "backend_cuda_simulated"); /* tests/simdev only */
     if (!module_ops || !module_present) {
         snprintf(module_why, sizeof(module_why), "'%.200s' is not gprof-train's CUDA backend",
                  path);
@@ -101,4 +103,10 @@ const char *train_cuda_why(void)
     if (module_present())
         return NULL;
     return module_absent_why ? module_absent_why() : "no usable CUDA device on this machine";
+}
+
+const char *train_cuda_simulated(void)
+{
+    pthread_once(&module_once, module_load);
+    return module_ops && module_simulated ? module_simulated() : NULL;
 }

@@ -140,6 +140,11 @@ void train_prof_device(struct train_run *r)
                                      sizeof(float)));
     if (!r->use_cuda && r->amp == AMP_BF16) /* which GEMM runs the bf16 products */
         gp_prof_config_str(GP_CFG_BF16_GEMM, cpu_blas_has_sbgemm() ? "sbgemm" : "rounded-sgemm");
+#    ifdef GP_HAVE_CUDA
+    const char *model = r->use_cuda ? train_cuda_simulated() : NULL;
+    if (model)
+        gp_prof_config_str(GP_CFG_GPU_TIMING_MODEL, model);
+#    endif
     int blas = r->use_cuda ? 0 : cpu_blas_limit_threads(0);
     if (blas > 0)
         gp_prof_config_int(GP_CFG_BLAS_THREADS, blas);

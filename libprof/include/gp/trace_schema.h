@@ -53,6 +53,9 @@
 #define GP_CFG_TRAIN_RUNQ         "train_runq_ns"
 #define GP_CFG_LOADER_RUNQ        "loader_runq_ns"
 #define GP_CFG_GPU_STATUS         "gpu_status"      /* "recorded" | why GPU activity is absent */
+/* Set by a simulated device (tests/simdev): its timing model. gpu_status then says "simulated"
+ * where it would say "recorded": the GPU records are real records of modelled times. */
+#define GP_CFG_GPU_TIMING_MODEL   "gpu_timing_model"
 #define GP_CFG_DROPPED_RECORDS    "dropped_records" /* records lost to full buffers */
 #define GP_CFG_WARNINGS           "warnings"        /* array of strings (e.g. unbalanced pops) */
 #define GP_CFG_DROPPED_CPU        "dropped_cpu_records" /* part of dropped_records: past the limit */

@@ -1,0 +1,170 @@
+/* The simulated runtime's copies and sets, with the real pageable-vs-pinned semantics:
+ * - from pageable memory, cudaMemcpyAsync waits for the stream's earlier work, then stages the
+ *   bytes and returns once they are copied (synchronous in effect); to pageable memory it
+ *   returns once the copy is done;
+ * - from or to pinned memory it returns at once, and the bytes move when the stream reaches
+ *   the copy: a later call on that stream, a wait on an event recorded after it, or a sync. A
+ *   host that writes a pinned source (or reads a pinned destination) before then races, as on a
+ *   GPU. A device source is read at the call (later device work may change it).
+ * Times come from the model's PCIe rates (pinned or pageable) and device-memory bandwidth. */
+#include "sim_int.h"
+
+#include "fake_cupti.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_pending {
+    uint64_t seq;
+    void *dst;
+    const void *src; /* host memory, or `copy` (a device source read at the call) */
+    size_t bytes;
+    struct sim_pending *next;
+    char copy[];
+};
+
+void sim_drain(struct CUstream_st *s, uint64_t seq)
+{
+    while (s->head && s->head->seq <= seq) {
+        struct sim_pending *p = s->head;
+        memcpy(p->dst, p->src, p->bytes);
+        s->head = p->next;
+        if (!s->head)
+            s->tail = NULL;
+        free(p);
+    }
+}
+
+static int defer(struct CUstream_st *s, void *dst, const void *src, size_t bytes, int snapshot)
+{
+    struct sim_pending *p = malloc(sizeof(*p) + (snapshot ? bytes : 0));
+    if (!p)
+        return -1;
+    p->seq = s->seq;
+    p->dst = dst;
+    p->bytes = bytes;
+    p->next = NULL;
+    p->src = snapshot ? memcpy(p->copy, src, bytes) : src;
+    if (s->tail)
+        s->tail->next = p;
+    else
+        s->head = p;
+    s->tail = p;
+    return 0;
+}
+
+static uint8_t host_kind(const void *p)
+{
+    return sim_is_pinned(p) ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+                            : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+}
+
+/* Place and record a copy on `s`; @return its modelled end. Under sim_lock. */
+static uint64_t copy_record(struct CUstream_st *s, enum cudaMemcpyKind kind, const void *dst,
+                            const void *src, size_t bytes, int async, uint64_t t0)
+{
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = kind == cudaMemcpyHostToDevice   ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+                 : kind == cudaMemcpyDeviceToHost ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+                                                  : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+    m.srcKind = kind == cudaMemcpyHostToDevice ? host_kind(src) : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.dstKind = kind == cudaMemcpyDeviceToHost ? host_kind(dst) : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    int pinned = m.srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED ||
+                 m.dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    double bw = kind == cudaMemcpyDeviceToDevice ? sim_model.mem_bw / 2
+                : pinned                         ? sim_model.pinned_bw
+                                                 : sim_model.pageable_bw;
+    uint64_t ns = (uint64_t)((double)bytes / bw * 1e9) + 1000;
+    sim_place(s, t0, ns, kind == cudaMemcpyHostToDevice ? sim_h2d_engine() : NULL, &m.start,
+              &m.end);
+    m.bytes = bytes;
+    m.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+    m.contextId = SIM_CONTEXT;
+    m.streamId = s->id;
+    fake_cupti_enter();
+    m.correlationId = fake_cupti_correlation();
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end, SIM_CONTEXT);
+    sim_api(async ? CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020
+                  : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+            t0, m.correlationId);
+    fake_cupti_leave();
+    return m.end;
+}
+
+static enum cudaMemcpyKind resolve(enum cudaMemcpyKind kind)
+{
+    return kind == cudaMemcpyDefault ? cudaMemcpyDeviceToDevice : kind;
+}
+
+static cudaError_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                        cudaStream_t stream, int async)
+{
+    sim_thread_init();
+    uint64_t t0 = fake_cupti_now();
+    kind = resolve(kind);
+    if (kind == cudaMemcpyHostToHost)
+        return cudaErrorInvalidValue;
+    sim_lock();
+    struct CUstream_st *s = sim_stream(stream);
+    const void *host = kind == cudaMemcpyHostToDevice ? src : dst;
+    int pinned = kind != cudaMemcpyDeviceToDevice && sim_is_pinned(host);
+    uint64_t before = s->busy_until;
+    sim_drain(s, UINT64_MAX);
+    if (!pinned && kind == cudaMemcpyHostToDevice) { /* staged: the stream's work first */
+        sim_unlock();
+        sim_wait_until(before);
+        sim_lock();
+    }
+    uint64_t end = copy_record(s, kind, dst, src, bytes, async, t0);
+    int wait = !async || !pinned;
+    int rc = 0;
+    if (pinned && async)
+        rc = defer(s, dst, src, bytes, kind == cudaMemcpyDeviceToHost);
+    else
+        memcpy(dst, src, bytes);
+    sim_unlock();
+    if (rc)
+        return cudaErrorMemoryAllocation;
+    if (wait)
+        sim_wait_until(end);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    return copy(dst, src, bytes, kind, stream, 1);
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+{
+    return copy(dst, src, bytes, kind, NULL, 0);
+}
+
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t stream)
+{
+    sim_thread_init();
+    uint64_t t0 = fake_cupti_now();
+    sim_lock();
+    struct CUstream_st *s = sim_stream(stream);
+    sim_drain(s, UINT64_MAX);
+    memset(p, value, bytes);
+    CUpti_ActivityMemset4 m;
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.bytes = bytes;
+    m.value = (uint32_t)value;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    sim_place(s, t0, sim_kernel_ns(0, (double)bytes, 0), NULL, &m.start, &m.end);
+    m.contextId = SIM_CONTEXT;
+    m.streamId = s->id;
+    fake_cupti_enter();
+    m.correlationId = fake_cupti_correlation();
+    fake_cupti_device_record((CUpti_Activity *)&m, sizeof(m), m.end, SIM_CONTEXT);
+    sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0, m.correlationId);
+    fake_cupti_leave();
+    sim_unlock();
+    return cudaSuccess;
+}

@@ -1,0 +1,74 @@
+/* sim_int.h: the simulated device's insides, shared by its runtime (sim_rt.c, sim_copy.c),
+ * cuBLAS/cuBLASLt (sim_blas.c), cuDNN (sim_dnn.c) and kernel launches (sim_launch.h). Device
+ * work runs on the host when it is enqueued, in the order the host enqueues it, except a copy
+ * from or to pinned memory: its bytes move when the stream reaches it (sim_drain), so a host
+ * that reuses a pinned buffer too early sees what a GPU would give it. Each piece of device work
+ * gets a start and end on its stream from the timing model (sim_model.c) and a record in the
+ * simulated CUPTI (tests/gpusim/fake_cupti.h), as the driver would make. */
+#ifndef GP_TESTS_SIM_INT_H
+#define GP_TESTS_SIM_INT_H
+
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_CONTEXT 1u /* the simulated driver's primary context of device 0 */
+
+/* The timing model (one named GPU's peak rates). */
+struct sim_model {
+    const char *name;                /* what the trace and `run` print */
+    double fp32_flops, tensor_flops; /* FLOP/s: CUDA cores fp32, tensor cores fp16/bf16 */
+    double mem_bw;                   /* device memory, bytes/s */
+    double pinned_bw, pageable_bw;   /* PCIe host <-> device, bytes/s */
+    uint64_t launch_ns;              /* from the launch call to the earliest kernel start */
+    uint64_t min_kernel_ns;          /* the shortest kernel */
+    size_t device_memory;
+};
+extern const struct sim_model sim_model;
+
+/* Modelled duration of a kernel: FLOPs at the peak rate (tensor cores when `tensor`) or bytes
+ * at the memory bandwidth, whichever is longer, and never under min_kernel_ns. */
+uint64_t sim_kernel_ns(double flops, double bytes, int tensor);
+
+struct sim_pending; /* a pinned copy not yet done */
+struct CUstream_st {
+    uint32_t id;
+    uint64_t busy_until; /* modelled end of the last work enqueued */
+    uint64_t seq;        /* work enqueued so far */
+    struct sim_pending *head, *tail;
+    struct CUstream_st *next; /* every stream, for cudaDeviceSynchronize */
+};
+struct CUevent_st {
+    struct CUstream_st *s; /* NULL: never recorded */
+    uint64_t seq, at;      /* the stream's work and its end when recorded */
+};
+
+/* The thread's runtime state: its driver context current, cuInit done. */
+void sim_thread_init(void);
+/* Lock over streams, events and tables. */
+void sim_lock(void);
+void sim_unlock(void);
+struct CUstream_st *sim_stream(cudaStream_t s); /* NULL means the legacy stream */
+/* Do the pending copies of `s` enqueued up to `seq` (all: UINT64_MAX). Under sim_lock. */
+void sim_drain(struct CUstream_st *s, uint64_t seq);
+void sim_drain_all(void);
+/* Place work of `ns` on `s` after its earlier work (and after `after`, an engine), no earlier
+ * than launch latency from `t0`. */
+void sim_place(struct CUstream_st *s, uint64_t t0, uint64_t ns, uint64_t *after, uint64_t *start,
+               uint64_t *end);
+/* Sleep until the modelled clock reaches `t`. */
+void sim_wait_until(uint64_t t);
+/* Record a runtime API call [t0, now] with correlation `corr`. Under fake_cupti_enter. */
+void sim_api(uint32_t cbid, uint64_t t0, uint32_t corr);
+/* A kernel `name` on `s`: its launch's API record and its kernel record, placed by the model;
+ * the stream's pending copies are done first. */
+void sim_kernel(cudaStream_t s, const char *name, uint64_t ns, unsigned blocks, unsigned threads);
+/* Whether [p, p+bytes) lies in pinned host memory. */
+int sim_is_pinned(const void *p);
+/* The last launch error of this thread, cleared (cudaGetLastError). */
+cudaError_t sim_take_launch_error(void);
+/* When the one host-to-device copy engine is free (under sim_lock). */
+uint64_t *sim_h2d_engine(void);
+
+#endif

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""test_simdev.py: `gprof-train run --device cuda` on the simulated device (tests/simdev)
+against `--device cpu` from the same seed: the final weights (--checkpoint) and loss must match
+within the precision's tolerance, the run must have trained on the simulated device (never the
+CPU backend), and its trace must hold kernels, copies, memory events, flows and steps, say
+gpu_status "simulated" with the timing model, and be read by `report` and `diagnose`.
+usage: test_simdev.py CASE GPROF_TRAIN SIM_MODULE FAKE_DIR DATA_DIR"""
+import gzip
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+CKPT_HEADER = 40  # magic 8, version/model/optimizer/reserved 16, n_params 8, t 8
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def weights(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack_from("<Q", data, 24)[0]
+    return struct.unpack_from("<%df" % n, data, CKPT_HEADER)
+
+
+def optimizer_steps(path):
+    """The optimizer steps applied (Adam's t): a step the loss scaler skipped does not count."""
+    with open(path, "rb") as f:
+        return struct.unpack_from("<q", f.read(CKPT_HEADER), 32)[0]
+
+
+def sim_env(extra=None):
+    env = dict(os.environ)
+    env["GP_TRAIN_CUDA_LIB"] = MODULE
+    env["GP_PROF_CUPTI"] = os.path.join(FAKE_DIR, "libcupti.so.13")
+    env["LD_LIBRARY_PATH"] = FAKE_DIR + ":" + env.get("LD_LIBRARY_PATH", "")
+    env.update(extra or {})
+    return env
+
+
+def train(tmp, name, device, args, env=None):
+    out = os.path.join(tmp, name)
+    ckpt = os.path.join(tmp, name + ".ckpt")
+    cmd = [BIN, "run", "--device", device, "--data", DATA, "--seed", "7", "--no-report",
+           "--out", out, "--checkpoint", ckpt] + args
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, "%s: run exits 0 (got %d): %s" % (name, p.returncode, p.stderr[-800:]))
+    run_dir = [l[5:] for l in p.stdout.splitlines() if l.startswith("run: ")]
+    summary = {}
+    if run_dir:
+        with open(os.path.join(run_dir[0], "summary.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+    return p, summary, ckpt
+
+
+def compare(base_ckpt, cpu_ckpt, gpu_ckpt, cpu, gpu, tol, what):
+    """How far the device's weights are from the CPU's, as a share of how far the CPU's moved
+    from the weights both started from (L2 norms over all weights)."""
+    if not all(os.path.exists(p) for p in (base_ckpt, cpu_ckpt, gpu_ckpt)):
+        check(False, what + ": checkpoints written")
+        return
+    w0, a, b = weights(base_ckpt), weights(cpu_ckpt), weights(gpu_ckpt)
+    moved = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, w0)))
+    diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+    rel = diff / moved if moved else float("inf")
+    print("%s: %d weights moved %.3g (L2); |cpu - cuda| %.3g = %.3g of that (tolerance %g)"
+          % (what, len(a), moved, diff, rel, tol))
+    check(len(a) == len(b) == len(w0) and rel <= tol,
+          "%s: weights within %g of the CPU's movement (got %.3g)" % (what, tol, rel))
+    ta, tb = optimizer_steps(cpu_ckpt), optimizer_steps(gpu_ckpt)
+    check(ta == tb, "%s: %d optimizer steps applied, the CPU %d" % (what, tb, ta))
+    la, lb = cpu.get("final_loss"), gpu.get("final_loss")
+    check(la is not None and lb is not None and abs(la - lb) <= tol * max(1, abs(la)),
+          "%s: final loss %s vs the CPU's %s" % (what, lb, la))
+
+
+def load_trace(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def check_trace(summary, what, need_kernels):
+    path = summary.get("trace")
+    check(path and os.path.exists(path), what + ": trace written")
+    if not (path and os.path.exists(path)):
+        return None
+    t = load_trace(path)
+    g = t.get("gprof", {})
+    check(g.get("gpu_status") == "simulated", "%s: gpu_status simulated (got %r)"
+          % (what, g.get("gpu_status")))
+    check("sim-h100-roofline" in g.get("gpu_timing_model", ""), what + ": timing model named")
+    check("(simulated" in g.get("device_name", ""), what + ": device name says simulated")
+    ev = t["traceEvents"]
+    cats = {}
+    for e in ev:
+        cats.setdefault(e.get("cat"), []).append(e)
+    names = {e["name"] for e in cats.get("kernel", [])}
+    for k in need_kernels:
+        check(any(k in n for n in names), "%s: a kernel named like %s (got %s)"
+              % (what, k, sorted(names)[:12]))
+    check(len(cats.get("gpu_memcpy", [])) > 0, what + ": copies")
+    check(len(cats.get("gpu_memset", [])) > 0, what + ": memsets")
+    check(any(e.get("ph") == "i" and e.get("name") == "[memory]" for e in ev),
+          what + ": [memory] events")
+    check(len(cats.get("ac2g", [])) > 0, what + ": launch flows (ac2g)")
+    check(any(str(e.get("name", "")).startswith("ProfilerStep#") for e in ev), what + ": steps")
+    return path
+
+
+def read_back(path, what):
+    for cmd in (["report", path], ["diagnose", path]):
+        p = subprocess.run([BIN] + cmd, capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, "%s: %s exits 0 (%d): %s" % (what, cmd[0], p.returncode,
+                                                             p.stderr[-400:]))
+        if cmd[0] == "diagnose":
+            check("GPU activity not recorded" not in p.stdout, what + ": diagnose sees GPU work")
+        if cmd[0] == "report":
+            check("sim_gemm" in p.stdout or "sim_lt_gemm" in p.stdout,
+                  what + ": report lists the GEMM kernels")
+
+
+def start(tmp, model, args=()):
+    """Weights both backends start from: two CPU steps, saved."""
+    name = "base_%d" % len(os.listdir(tmp))
+    _, _, base = train(tmp, name, "cpu", ["--model", model, "--steps", "2", "--batch-size", "8"]
+                       + list(args))
+    return base
+
+
+def versus_cpu(tmp, base, args, amp, tol, what, env=None, gpu_args=()):
+    """The same steps from `base` on the CPU and on the simulated device; @return the device's
+    run (process, summary)."""
+    args = ["--resume", base] + args
+    _, cpu, cpu_ckpt = train(tmp, what + "_cpu", "cpu", args)
+    p, gpu, gpu_ckpt = train(tmp, what + "_cuda", "cuda", args + ["--amp", amp] + list(gpu_args),
+                             sim_env(env))
+    check(gpu.get("device") == "cuda", what + ": the run says device cuda")
+    compare(base, cpu_ckpt, gpu_ckpt, cpu, gpu, tol, what)
+    return p, gpu
+
+
+def case_mlp_fp32(tmp):
+    base = start(tmp, "mlp")
+    args = ["--steps", "6", "--batch-size", "16", "--accumulate", "2"]
+    p, gpu = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_fp32")
+    check("timing model sim-h100-roofline" in p.stderr, "run names the timing model: "
+          + p.stderr[:300])
+    path = check_trace(gpu, "mlp fp32", ["sim_lt_gemm_bias_f32", "sim_gemm_f32", "relu_fwd",
+                                         "adam"])
+    if path:
+        read_back(path, "mlp fp32")
+    # cublasLtMatmul refusing: the fallback (cublasGemmEx + bias kernel) gives the same weights
+    _, lt = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_fp32_lt_fails",
+                       {"SIMDEV_LT_FAIL": "1"})
+    lt_trace = lt.get("trace")
+    if lt_trace and os.path.exists(lt_trace):
+        names = {e["name"] for e in load_trace(lt_trace)["traceEvents"] if e.get("cat") == "kernel"}
+        check(not any("sim_lt_gemm" in n for n in names) and any("bias_add" in n for n in names),
+              "with cublasLtMatmul failing, the forward runs cublasGemmEx and the bias kernel")
+
+
+def case_mlp_amp(tmp):
+    base = start(tmp, "mlp")
+    args = ["--steps", "6", "--batch-size", "16", "--accumulate", "2"]
+    for amp, kernels in (("fp16", ["sim_gemm_f16", "cast_kernel", "unscale_kernel", "amp_update"]),
+                         ("bf16", ["sim_gemm_bf16", "cast_kernel", "amp_update"])):
+        _, gpu = versus_cpu(tmp, base, args, amp, TOL[amp], "mlp_" + amp)
+        check_trace(gpu, "mlp " + amp, kernels)
+    # SGD, unlike Adam, is not blind to the gradients' scale: the loss scale must be divided out
+    sgd = ["--optimizer", "sgd", "--lr", "0.01"]
+    versus_cpu(tmp, start(tmp, "mlp", sgd), args + sgd, "fp16", TOL["fp16_sgd"], "mlp_fp16_sgd")
+
+
+def kernels_of(summary):
+    path = summary.get("trace")
+    if not (path and os.path.exists(path)):
+        return []
+    return [e for e in load_trace(path)["traceEvents"] if e.get("cat") == "kernel"]
+
+
+def case_cnn(tmp):
+    base = start(tmp, "cnn")
+    args = ["--model", "cnn", "--steps", "4", "--batch-size", "8"]
+    _, gpu = versus_cpu(tmp, base, args, "off", TOL["off"], "cnn_fp32")
+    check_trace(gpu, "cnn fp32", ["sim_cudnn_fwd_implicit_precomp_gemm", "sim_cudnn_bwd_filter",
+                                  "sim_cudnn_bwd_data", "pool_fwd", "bias_grad"])
+    ks = kernels_of(gpu)
+    check(not any("fwd_implicit_gemm" in k["name"] for k in ks),
+          "cnn fp32: without --cudnn-benchmark no algorithm is timed")
+    _, bench = versus_cpu(tmp, base, args, "off", TOL["off"], "cnn_bench",
+                          gpu_args=["--cudnn-benchmark"])
+    ks = kernels_of(bench)
+    # the search runs every forward algorithm once per (layer, batch size); only it runs the
+    # slowest (implicit_gemm), and the chosen one (precomp) runs at each of those shapes
+    searched = sum(1 for k in ks if k["name"] == "sim_cudnn_fwd_implicit_gemm")
+    shapes = {tuple(k["args"].get("grid", [])) for k in ks
+              if k["name"] == "sim_cudnn_fwd_implicit_precomp_gemm"}
+    print("cnn --cudnn-benchmark: %d searches, %d shapes" % (searched, len(shapes)))
+    check(searched == len(shapes) > 0, "cnn --cudnn-benchmark: one search per shape (%d searches, "
+          "%d shapes)" % (searched, len(shapes)))
+
+
+def case_mlp_loader(tmp):
+    """The loader's modes: pinned slots filled by workers, copied on the copy stream (events),
+    and pinned with blocking copies; each trains as the CPU does."""
+    base = start(tmp, "mlp")
+    args = ["--steps", "6", "--batch-size", "16", "--workers", "2"]
+    for what, gpu_args, stream_apart in (
+            ("pinned_copy_stream", ["--pin-memory", "--non-blocking"], True),
+            ("pinned_blocking", ["--pin-memory"], False),
+            ("pageable_copy_stream", ["--non-blocking"], True)):
+        _, gpu = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_" + what, gpu_args=gpu_args)
+        path = gpu.get("trace")
+        if not (path and os.path.exists(path)):
+            check(False, what + ": trace written")
+            continue
+        ev = load_trace(path)["traceEvents"]
+        h2d = [e for e in ev if e.get("cat") == "gpu_memcpy" and "HtoD" in e["name"]]
+        kernel_streams = {e["tid"] for e in ev if e.get("cat") == "kernel"}
+        pinned = "--pin-memory" in gpu_args
+        batch = [e for e in h2d if 1000 < e.get("args", {}).get("bytes", 0) < 100000]  # not state
+        check(len(batch) >= 6, "%s: a batch copy a step (%d)" % (what, len(batch)))
+        check(all(("Pinned" in e["name"]) == pinned for e in batch),
+              "%s: batch copies from %s memory: %s" % (what, "pinned" if pinned else "pageable",
+                                                        sorted({e["name"] for e in batch})))
+        apart = all(e["tid"] not in kernel_streams for e in batch)
+        check(apart == stream_apart, "%s: batch copies %s the kernels' stream" %
+              (what, "apart from" if stream_apart else "on"))
+
+
+def case_refusals(tmp):
+    """What the backend refuses on an older GPU: bf16 below 8.0, any GPU below 7.5; refused
+    before training, and never by training on the CPU instead."""
+    for cc, amp, why in (("75", "bf16", "compute capability 7.5"),
+                         ("70", "off", "compute capability 7.0")):
+        out = os.path.join(tmp, "refused_" + cc)
+        p = subprocess.run([BIN, "run", "--device", "cuda", "--amp", amp, "--data", DATA,
+                            "--steps", "1", "--no-report", "--out", out],
+                           env=sim_env({"SIMDEV_CC": cc}), capture_output=True, text=True,
+                           timeout=600)
+        check(p.returncode != 0 and why in p.stderr,
+              "cc %s, --amp %s: refused naming the %s (%d): %s" % (cc, amp, why, p.returncode,
+                                                                p.stderr[-300:]))
+        summaries = [d for d, _, files in os.walk(out) if "summary.json" in files]
+        check("epoch" not in p.stdout and not summaries,
+              "cc %s, --amp %s: nothing trained" % (cc, amp))
+    _, ok, _ = train(tmp, "fp16_on_75", "cuda", ["--steps", "1", "--amp", "fp16"],
+                     sim_env({"SIMDEV_CC": "75"}))
+    check(ok.get("device") == "cuda", "cc 7.5 trains --amp fp16 on the device")
+
+
+# ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
+# (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
+# SGD 6.4e-3; a defect moves the weights by more than their whole movement)
+TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
+
+
+CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
+         "mlp_loader": case_mlp_loader, "refusals": case_refusals}
+
+
+def main():
+    global BIN, MODULE, FAKE_DIR, DATA
+    case, BIN, MODULE, FAKE_DIR, DATA = sys.argv[1:6]
+    with tempfile.TemporaryDirectory() as tmp:
+        CASES[case](tmp)
+    print("%s: %d failure(s)" % (case, len(FAILS)))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
