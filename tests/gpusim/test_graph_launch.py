@@ -2,7 +2,8 @@
 """test_graph_launch.py: CUDA graph launches through libprof (issue 31 item 3). sim_app's
 "graphs" scenario captures 4 kernels from a stream into a graph and replays it once a step
 (NVTX ranges ProfilerStep#i > "graph" around cudaGraphLaunch, "optimizer" around one kernel of
-its own) over the simulated driver and CUPTI, libprof injected. CUPTI gives a graph's kernels
+its own) over the simulated driver and CUPTI: libprof injected (runtime API: cudaGraphLaunch;
+driver API: cuGraphLaunch) and linked. CUPTI gives a graph's kernels
 the correlation id of their cudaGraphLaunch, and makes no kernel record at all where graph-level
 records (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) are on. Checks: every node of every replay is in the
 trace as a kernel with its graph and node ids; each has a flow of its own from its
@@ -49,11 +50,11 @@ def check_graph_kernels(t):
     return graph
 
 
-def check_flows(t, graph):
-    """Each graph kernel: a flow end on it whose start is on its cudaGraphLaunch; ids unique."""
-    launches = {e["args"]["correlation"]: e for e in events(t, "cuda_runtime")
-                if e["name"] == "cudaGraphLaunch"}
-    check(len(launches) == STEPS, "%d cudaGraphLaunch calls: %d" % (STEPS, len(launches)))
+def check_flows(t, graph, cat, name):
+    """Each graph kernel: a flow end on it whose start is on its graph launch call (`name` of
+    category `cat`); flow ids unique."""
+    launches = {e["args"]["correlation"]: e for e in events(t, cat) if e["name"] == name}
+    check(len(launches) == STEPS, "%d %s calls: %d" % (STEPS, name, len(launches)))
     starts, ends = events(t, "ac2g", "s"), events(t, "ac2g", "f")
     for what, fl in (("start", starts), ("end", ends)):
         dup = [i for i, n in collections.Counter(e["id"] for e in fl).items() if n > 1]
@@ -70,10 +71,10 @@ def check_flows(t, graph):
             unlinked += 1
             continue
         per_launch[k["args"]["correlation"]] += 1
-    check(unlinked == 0, "%d of %d graph kernels have no flow from their cudaGraphLaunch"
-          % (unlinked, len(graph)))
+    check(unlinked == 0, "%d of %d graph kernels have no flow from their %s"
+          % (unlinked, len(graph), name))
     check(sorted(per_launch.values()) == [NODES] * STEPS,
-          "%d flows from each cudaGraphLaunch: %s" % (NODES, sorted(per_launch.values())))
+          "%d flows from each %s: %s" % (NODES, name, sorted(per_launch.values())))
     return launches
 
 
@@ -87,7 +88,7 @@ def check_steps_and_ranges(t, graph, launches):
     by_ext = {r["args"].get("External id"): r for r in ranges}
     launch_step = {c: step_of(steps, e["tid"], ns(e["ts"])) for c, e in launches.items()}
     check(sorted(s for s in launch_step.values() if s is not None) == list(range(STEPS)),
-          "one cudaGraphLaunch in each step: %s" % sorted(launch_step.values(), key=str))
+          "one graph launch in each step: %s" % sorted(launch_step.values(), key=str))
     wrong_range = wrong_step = 0
     for k in graph:
         r = by_ext.get(k["args"].get("External id"))
@@ -130,23 +131,36 @@ def check_report(gprof, path):
               "of the cudaGraphLaunch (20%% expected, 80%% against the whole call): %s" % gt05)
 
 
+def one_run(d, args, linked, cat, name):
+    """sim_app graphs; @return the trace's path."""
+    print("--- graphs %s%s" % (" ".join(args), " (linked)" if linked else ""))
+    r = sim.Run(d, "graphs", ["--steps", str(STEPS)] + args, linked=linked)
+    t = r.trace()
+    g = t.get("gprof", {})
+    check(g.get("gpu_status") == "recorded", "gpu_status recorded: %r" % g.get("gpu_status"))
+    check(g.get("dropped_gpu_records") == 0, "no GPU record dropped")
+    sim.check_stats_delivered(r, t)
+    graph = check_graph_kernels(t)
+    launches = check_flows(t, graph, cat, name)
+    check_steps_and_ranges(t, graph, launches)
+    return r.paths[-1] if r.paths else None
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
         return 2
     sim.FAKE_DIR, sim.LIB, gprof = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as d:
-        r = sim.Run(d, "graphs", ["--steps", str(STEPS)])
-        t = r.trace()
-        g = t.get("gprof", {})
-        check(g.get("gpu_status") == "recorded", "gpu_status recorded: %r" % g.get("gpu_status"))
-        check(g.get("dropped_gpu_records") == 0, "no GPU record dropped")
-        sim.check_stats_delivered(r, t)
-        graph = check_graph_kernels(t)
-        launches = check_flows(t, graph)
-        check_steps_and_ranges(t, graph, launches)
-        if r.paths:
-            check_report(gprof, r.paths[-1])
+        runs = [("runtime", [], False, "cuda_runtime", "cudaGraphLaunch"),
+                ("driver", ["--driver"], False, "cuda_driver", "cuGraphLaunch"),
+                ("linked", [], True, "cuda_runtime", "cudaGraphLaunch")]
+        paths = {}
+        for what, args, linked, cat, name in runs:
+            os.makedirs(os.path.join(d, what))
+            paths[what] = one_run(os.path.join(d, what), args, linked, cat, name)
+        if paths["runtime"]:
+            check_report(gprof, paths["runtime"])
     print("graph_launch: %s" % ("FAIL (%d)" % len(sim.FAILS) if sim.FAILS else "ok"))
     return 1 if sim.FAILS else 0
 
