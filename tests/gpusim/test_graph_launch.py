@@ -3,7 +3,8 @@
 "graphs" scenario captures 4 kernels from a stream into a graph and replays it once a step
 (NVTX ranges ProfilerStep#i > "graph" around cudaGraphLaunch, "optimizer" around one kernel of
 its own) over the simulated driver and CUPTI: libprof injected (runtime API: cudaGraphLaunch;
-driver API: cuGraphLaunch) and linked. CUPTI gives a graph's kernels
+driver API: cuGraphLaunch; CUPTI 13's per-thread buffers, which deliver the nodes' records before
+their launch's) and linked. CUPTI gives a graph's kernels
 the correlation id of their cudaGraphLaunch, and makes no kernel record at all where graph-level
 records (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) are on. Checks: every node of every replay is in the
 trace as a kernel with its graph and node ids; each has a flow of its own from its
@@ -135,10 +136,10 @@ def check_report(gprof, path):
               "of the cudaGraphLaunch (20%% expected, 80%% against the whole call): %s" % gt05)
 
 
-def one_run(d, args, linked, cat, name):
+def one_run(d, args, linked, fake, cat, name):
     """sim_app graphs; @return the trace's path."""
-    print("--- graphs %s%s" % (" ".join(args), " (linked)" if linked else ""))
-    r = sim.Run(d, "graphs", ["--steps", str(STEPS)] + args, linked=linked)
+    print("--- graphs %s%s FAKE_CUPTI=%s" % (" ".join(args), " (linked)" if linked else "", fake))
+    r = sim.Run(d, "graphs", ["--steps", str(STEPS)] + args, linked=linked, fake=fake)
     t = r.trace()
     g = t.get("gprof", {})
     check(g.get("gpu_status") == "recorded", "gpu_status recorded: %r" % g.get("gpu_status"))
@@ -156,13 +157,15 @@ def main():
         return 2
     sim.FAKE_DIR, sim.LIB, gprof = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as d:
-        runs = [("runtime", [], False, "cuda_runtime", "cudaGraphLaunch"),
-                ("driver", ["--driver"], False, "cuda_driver", "cuGraphLaunch"),
-                ("linked", [], True, "cuda_runtime", "cudaGraphLaunch")]
+        # per_thread: CUPTI 13's buffers, the nodes' records delivered before their launch's
+        runs = [("runtime", [], False, "", "cuda_runtime", "cudaGraphLaunch"),
+                ("driver", ["--driver"], False, "", "cuda_driver", "cuGraphLaunch"),
+                ("linked", [], True, "", "cuda_runtime", "cudaGraphLaunch"),
+                ("per_thread", [], False, "per_thread", "cuda_runtime", "cudaGraphLaunch")]
         paths = {}
-        for what, args, linked, cat, name in runs:
+        for what, args, linked, fake, cat, name in runs:
             os.makedirs(os.path.join(d, what))
-            paths[what] = one_run(os.path.join(d, what), args, linked, cat, name)
+            paths[what] = one_run(os.path.join(d, what), args, linked, fake, cat, name)
         if paths["runtime"]:
             check_report(gprof, paths["runtime"])
     print("graph_launch: %s" % ("FAIL (%d)" % len(sim.FAILS) if sim.FAILS else "ok"))
