@@ -9,8 +9,9 @@ the correlation id of their cudaGraphLaunch, and makes no kernel record at all w
 records (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) are on. Checks: every node of every replay is in the
 trace as a kernel with its graph and node ids; each has a flow of its own from its
 cudaGraphLaunch (no flow id twice: a viewer binds one flow to an id); each is in the step of its
-launch and carries the External id of the "graph" range; `report` counts the kernels and
-`diagnose` reads the trace.
+launch and carries the External id of the "graph" range; `report` counts the kernels,
+`diagnose` reads the trace (GT04 and GT05 take a graph launch as one call), and `export
+--perfetto` keeps a flow to every kernel.
 usage: test_graph_launch.py FAKE_DIR LIBGP_PROF GPROF_TRAIN"""
 import collections
 import csv
@@ -129,6 +130,24 @@ def short_shares(t):
     return (100.0 * by_share / n, 100.0 * by_whole / n) if n else (0.0, 0.0)
 
 
+def check_perfetto(gprof, path, d):
+    """`export --perfetto` (Chrome JSON) keeps a flow of its own for every graph kernel."""
+    out = os.path.join(d, "perfetto.json")
+    p = subprocess.run([gprof, "export", path, "--perfetto", out], capture_output=True, text=True)
+    check(p.returncode == 0, "export --perfetto exit %d: %s" % (p.returncode, p.stderr[-300:]))
+    if p.returncode != 0:
+        return
+    t = sim.load(out)
+    kernels = [e for e in events(t, "kernel")]
+    ends = {(e["pid"], e["tid"], ns(e["ts"])) for e in events(t, "ac2g", "f")}
+    ids = [e["id"] for e in events(t, "ac2g", "s")]
+    check(len(kernels) == STEPS * (NODES + 1), "Perfetto: %d kernels: %d"
+          % (STEPS * (NODES + 1), len(kernels)))
+    check(len(set(ids)) == len(ids), "Perfetto: no flow id used twice")
+    check(all((k["pid"], k["tid"], ns(k["ts"])) in ends for k in kernels),
+          "Perfetto: a flow ends on every kernel")
+
+
 def check_report(gprof, path):
     out = subprocess.run([gprof, "report", "--format", "csv", "-n", "0", path],
                          capture_output=True, text=True)
@@ -195,6 +214,7 @@ def main():
             paths[what] = one_run(os.path.join(d, what), args, linked, fake, cat, name)
         if paths["runtime"]:
             check_report(gprof, paths["runtime"])
+            check_perfetto(gprof, paths["runtime"], d)
     print("graph_launch: %s" % ("FAIL (%d)" % len(sim.FAILS) if sim.FAILS else "ok"))
     return 1 if sim.FAILS else 0
 
