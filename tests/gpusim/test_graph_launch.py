@@ -3,10 +3,10 @@
 "graphs" scenario captures 4 kernels from a stream into a graph and replays it once a step
 (NVTX ranges ProfilerStep#i > "graph" around cudaGraphLaunch, "optimizer" around one kernel of
 its own) over the simulated driver and CUPTI: libprof injected (runtime API: cudaGraphLaunch;
-driver API: cuGraphLaunch; CUPTI 13's per-thread buffers, which deliver the nodes' records before
-their launch's) and linked. CUPTI gives a graph's kernels
-the correlation id of their cudaGraphLaunch, and makes no kernel record at all where graph-level
-records (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) are on. Checks: every node of every replay is in the
+driver API: cuGraphLaunch; CUPTI 13's per-thread buffers, which deliver the nodes' records
+before their launch's) and linked. CUPTI gives a graph's kernels the correlation id of their
+cudaGraphLaunch, and makes no kernel record at all where graph-level records
+(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) are on. Checks: every node of every replay is in the
 trace as a kernel with its graph and node ids; each has a flow of its own from its
 cudaGraphLaunch (no flow id twice: a viewer binds one flow to an id); each is in the step of its
 launch and carries the External id of the "graph" range; `report` counts the kernels,
