@@ -156,7 +156,10 @@ static const char *api_name(int driver, uint32_t cbid)
 static int enable_kinds(unsigned record, CUptiResult *last_err)
 {
     /* Driver calls with kernels: the converter keeps only those that launch GPU work (Triton,
-     * NVRTC) unless every driver call is asked for. */
+     * NVRTC) unless every driver call is asked for. Never CUPTI_ACTIVITY_KIND_GRAPH_TRACE: it
+     * replaces the kernel records of a graph launch's nodes by one record per launch; with
+     * kernels on, each node comes as a kernel with the launch's correlation id and its graph
+     * and node ids. */
     static const struct {
         unsigned flag;
         CUpti_ActivityKind kind;

@@ -67,13 +67,13 @@ static void dur(prof_out *o, uint64_t start, uint64_t end)
     prof_out_us(o, end > start ? (int64_t)(end - start) : 0);
 }
 
-static void flow(prof_out *o, char ph, uint32_t corr, int64_t pid, int64_t tid, uint64_t ts)
+static void flow(prof_out *o, char ph, uint64_t id, int64_t pid, int64_t tid, uint64_t ts)
 {
     prof_event_sep(o);
     prof_out_str(o, "{\"ph\":\"");
     prof_out_raw(o, &ph, 1);
     prof_out_str(o, "\",\"id\":");
-    prof_out_u64(o, corr);
+    prof_out_u64(o, id);
     key_i64(o, "pid", pid);
     key_i64(o, "tid", tid);
     prof_out_str(o, ",\"ts\":");
@@ -133,15 +133,28 @@ static int api_state(const cupti_conv *c, uint32_t corr)
 }
 
 /* Both ends of the ac2g flow of GPU work on (dev, stream) at `t0`, when its launch call was
- * written: never one end alone (a launch or its work outside the window). */
-static void flow_pair(const cupti_conv *c, prof_out *o, uint32_t corr, uint32_t dev,
-                      uint32_t stream, uint64_t t0)
+ * written: never one end alone (a launch or its work outside the window). The flow's id is the
+ * correlation id (Kineto's) for the launch's first activity; a graph launch's nodes share its
+ * correlation id, and a viewer binds one flow to an id, so the next ones take corr + n << 32. */
+static void flow_pair(cupti_conv *c, prof_out *o, uint32_t corr, uint32_t dev, uint32_t stream,
+                      uint64_t t0)
 {
     if (api_state(c, corr) != 2)
         return;
     uint32_t s = corr_slot(corr);
-    flow(o, 's', corr, c->pid, c->corr_tid[s], c->corr_t0[s]);
-    flow(o, 'f', corr, dev, stream, t0);
+    uint64_t id = (uint64_t)c->corr_flows[s] << 32 | corr;
+    c->corr_flows[s] += c->corr_flows[s] < UINT16_MAX;
+    flow(o, 's', id, c->pid, c->corr_tid[s], c->corr_t0[s]);
+    flow(o, 'f', id, dev, stream, t0);
+}
+
+/* The graph and node ids of work launched from a CUDA graph (none otherwise). */
+static void graph_args(prof_out *o, uint32_t graph, uint64_t node)
+{
+    if (!graph)
+        return;
+    key_u64(o, GP_ARG_GRAPH_ID, graph);
+    key_u64(o, GP_ARG_GRAPH_NODE_ID, node);
 }
 
 /* External id of the API call `corr` (0 if none). */
@@ -207,6 +220,7 @@ static void conv_kernel(cupti_conv *c, prof_out *o, const CUpti_ActivityKernel10
     dur(o, k->start, k->end);
     common_gpu_args(c, o, k->deviceId, k->contextId, k->streamId, k->correlationId);
     key_u64(o, GP_ARG_QUEUED, k->queued > 0 && k->queued < k->start ? k->start - k->queued : 0);
+    graph_args(o, k->graphId, k->graphNodeId);
     key_u64(o, GP_ARG_REGISTERS, k->registersPerThread);
     key_i64(o, GP_ARG_SHARED_MEMORY, (int64_t)k->staticSharedMemory + k->dynamicSharedMemory);
     int64_t blocks = (int64_t)k->gridX * k->gridY * k->gridZ;
@@ -257,6 +271,8 @@ struct transfer {
     const char *cat, *name;
     uint32_t device, context, stream, corr;
     uint64_t start, end, bytes;
+    uint32_t graph;
+    uint64_t graph_node;
 };
 
 static void emit_transfer(cupti_conv *c, prof_out *o, const struct transfer *t)
@@ -267,6 +283,7 @@ static void emit_transfer(cupti_conv *c, prof_out *o, const struct transfer *t)
     dur(o, t->start, t->end);
     common_gpu_args(c, o, t->device, t->context, t->stream, t->corr);
     key_u64(o, GP_ARG_BYTES, t->bytes);
+    graph_args(o, t->graph, t->graph_node);
     prof_out_str(o, ",\"" GP_ARG_BANDWIDTH "\":");
     prof_out_double(o, t->end > t->start ? (double)t->bytes / (double)(t->end - t->start) : 0.0);
     prof_out_str(o, "}}");
@@ -279,7 +296,8 @@ static void conv_memcpy(cupti_conv *c, prof_out *o, const CUpti_ActivityMemcpy6 
     snprintf(name, sizeof(name), GP_NAME_MEMCPY_PREFIX "%s (%s -> %s)", copy_kind(m->copyKind),
              mem_kind(m->srcKind), mem_kind(m->dstKind));
     struct transfer t = {GP_CAT_GPU_MEMCPY, name,     m->deviceId, m->contextId, m->streamId,
-                         m->correlationId,  m->start, m->end,      m->bytes};
+                         m->correlationId,  m->start, m->end,      m->bytes,     m->graphId,
+                         m->graphNodeId};
     emit_transfer(c, o, &t);
 }
 
@@ -288,7 +306,8 @@ static void conv_memset(cupti_conv *c, prof_out *o, const CUpti_ActivityMemset4 
     char name[64];
     snprintf(name, sizeof(name), GP_NAME_MEMSET_PREFIX "(%s)", mem_kind(m->memoryKind));
     struct transfer t = {GP_CAT_GPU_MEMSET, name,     m->deviceId, m->contextId, m->streamId,
-                         m->correlationId,  m->start, m->end,      m->bytes};
+                         m->correlationId,  m->start, m->end,      m->bytes,     m->graphId,
+                         m->graphNodeId};
     emit_transfer(c, o, &t);
 }
 
@@ -339,6 +358,7 @@ static void learn_api(cupti_conv *c, const CUpti_ActivityAPI *a)
     if (c->corr_id[s] != a->correlationId) {
         c->corr_id[s] = a->correlationId;
         c->corr_ext[s] = 0;
+        c->corr_flows[s] = 0;
     }
     c->corr_tid[s] = a->threadId;
     c->corr_t0[s] = a->start;
@@ -370,6 +390,7 @@ static void conv_external(cupti_conv *c, const CUpti_ActivityExternalCorrelation
     if (c->corr_id[s] != e->correlationId) {
         c->corr_id[s] = e->correlationId;
         c->corr_api[s] = 0;
+        c->corr_flows[s] = 0;
     }
     c->corr_ext[s] = e->externalId;
 }

@@ -91,6 +91,9 @@ typedef struct cupti_conv {
     uint64_t corr_ext[CUPTI_CORR_SLOTS];
     uint64_t corr_t0[CUPTI_CORR_SLOTS]; /* the API call's start: kernels never start before it */
     uint8_t corr_api[CUPTI_CORR_SLOTS];
+    /* GPU activities of `corr` whose flow was written: a graph launch has one per node, and
+     * each flow needs an id of its own (corr, then corr + n << 32) */
+    uint16_t corr_flows[CUPTI_CORR_SLOTS];
     int wait_for_api; /* API records are enabled: GPU work waits for its API record */
     _Alignas(8) uint8_t pend[CUPTI_PEND_SLOTS][CUPTI_PEND_BYTES];
     uint32_t pend_corr[CUPTI_PEND_SLOTS];

@@ -48,6 +48,13 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
     # GT09. Not GT07's: under load the measured gain of a blocking copy includes the host
     # preemptions a deeper queue absorbs once the copy is gone (7 of 20 runs at load 7-9 measured
     # 1.3-1.6x the prediction); test_analyze_rules checks its pricing on a generated trace.
+    # CUDA graph launches (issue 31 item 3): every node's kernel, linked to its cudaGraphLaunch
+    # by a flow of its own, in its step and range; report and diagnose read the trace
+    add_test(NAME gpusim_graph_launch
+             COMMAND python3 ${gs_src}/test_graph_launch.py ${gs_out} $<TARGET_FILE:gp_prof>
+                     $<TARGET_FILE:gprof-train>)
+    set_tests_properties(gpusim_graph_launch PROPERTIES LABELS gpu-sim TIMEOUT 120
+                         ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
     add_test(NAME gpusim_accuracy_gains
              COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
                      ${gs_out} --gains tiny_1500 sync_every_kernel sync_every_kernel_long

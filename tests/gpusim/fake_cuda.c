@@ -16,8 +16,11 @@
  * cuMemcpyDtoH and cuMemsetD8 (cudaMemcpy, cudaMemset) wait for the device, as the real ones do.
  * fake_cuda_as_runtime(1) makes the calling thread's calls look like the CUDA
  * runtime's (cudaLaunchKernel, cudaMemcpyAsync, ...: what PyTorch does) instead of the driver's
- * (cuLaunchKernel: Triton, NVRTC). FAKE_CUDA_SIGNAL_AT=N raises SIGTERM inside the Nth launch,
- * with CUPTI's internal lock held. */
+ * (cuLaunchKernel: Triton, NVRTC). CUDA graphs: launches on a stream between
+ * cuStreamBeginCapture and cuStreamEndCapture become the graph's nodes; cuGraphLaunch of its
+ * instantiation runs them in order on the stream under one correlation id
+ * (fake_cupti_graph_launch). FAKE_CUDA_SIGNAL_AT=N raises SIGTERM inside the Nth launch, with
+ * CUPTI's internal lock held. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -351,6 +354,182 @@ static void maybe_signal(void)
         raise(SIGTERM); /* CUPTI's lock is held: the profiler must not need it to finish */
 }
 
+/* ---- CUDA graphs: stream capture, instantiation, launch ---- */
+
+#define MAX_GRAPH_NODES 32
+struct CUgraph_st {
+    int n;
+    struct graph_node {
+        CUfunction f;
+        unsigned dims[7]; /* grid x y z, block x y z, dynamic shared memory */
+        uint64_t ns;
+    } node[MAX_GRAPH_NODES];
+};
+struct CUgraphExec_st {
+    struct CUgraph_st g;
+    uint32_t id;
+    uint64_t first_node_id;
+};
+static uint32_t next_graph_id = 1;
+static uint64_t next_node_id = 1;
+#define MAX_CAPTURES 8
+static struct {
+    struct CUstream_st *stream; /* NULL: a free entry */
+    struct CUgraph_st *graph;   /* the graph its launches become nodes of */
+} captures[MAX_CAPTURES];
+
+/* The graph `s` is being captured into, or NULL. */
+static struct CUgraph_st *capture_of(const struct CUstream_st *s)
+{
+    struct CUgraph_st *g = NULL;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_CAPTURES && !g; i++)
+        if (captures[i].stream == s)
+            g = captures[i].graph;
+    pthread_mutex_unlock(&table_lock);
+    return g;
+}
+
+/* Start (g != NULL) or end capturing `s`; @return the graph it was captured into. */
+static struct CUgraph_st *set_capture(struct CUstream_st *s, struct CUgraph_st *g)
+{
+    struct CUgraph_st *was = NULL;
+    int slot = -1;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < MAX_CAPTURES; i++) {
+        if (captures[i].stream == s)
+            was = captures[i].graph, slot = i;
+        else if (!captures[i].stream && slot < 0)
+            slot = i;
+    }
+    if (slot >= 0 && (g || was)) {
+        captures[slot].stream = g ? s : NULL;
+        captures[slot].graph = g;
+    }
+    pthread_mutex_unlock(&table_lock);
+    return was;
+}
+
+/* A launch on a capturing stream: a node of the graph, nothing runs (its API call is still
+ * recorded, with no work). */
+static CUresult capture_kernel(struct CUgraph_st *g, CUfunction f, const unsigned dims[7])
+{
+    if (g->n == MAX_GRAPH_NODES)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct graph_node *n = &g->node[g->n++];
+    n->f = f;
+    memcpy(n->dims, dims, sizeof(n->dims));
+    n->ns = kernel_ns ? kernel_ns : (uint64_t)dims[0] * 1000u;
+    fake_cupti_enter();
+    uint64_t t0 = fake_cupti_now();
+    api(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0,
+        fake_cupti_correlation());
+    fake_cupti_leave();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    if (!current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUstream_st *s = stream_of(stream);
+    struct CUgraph_st *g = capture_of(s) ? NULL : calloc(1, sizeof(*g));
+    if (!g)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    set_capture(s, g);
+    if (capture_of(s) != g) { /* every entry taken */
+        free(g);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
+{
+    struct CUgraph_st *g = current() ? set_capture(stream_of(stream), NULL) : NULL;
+    if (!g)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    *graph = g;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph, unsigned long long flags)
+{
+    (void)flags;
+    struct CUgraphExec_st *e = calloc(1, sizeof(*e));
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->g = *graph;
+    e->id = __atomic_fetch_add(&next_graph_id, 1, __ATOMIC_RELAXED);
+    e->first_node_id =
+            __atomic_fetch_add(&next_node_id, (uint64_t)graph->n, __ATOMIC_RELAXED) + 1000;
+    *exec = e;
+    return CUDA_SUCCESS;
+}
+
+/* One launch call for all the graph's kernels, run one after another on `stream`: each
+ * kernel's record carries the launch's correlation id and its graph and node ids. */
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+    struct CUctx_st *ctx = current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUstream_st *s = stream_of(stream);
+    uint64_t t0 = fake_cupti_now(), cost = __atomic_load_n(&launch_ns, __ATOMIC_RELAXED);
+    while (cost && fake_cupti_now() < t0 + cost) {
+    }
+    wait_for_queue(s);
+    fake_cupti_enter();
+    uint32_t corr = fake_cupti_correlation();
+    CUpti_ActivityKernel10 k[MAX_GRAPH_NODES];
+    CUpti_ActivityGraphTrace2 gr;
+    memset(k, 0, sizeof(k));
+    memset(&gr, 0, sizeof(gr));
+    for (int i = 0; i < exec->g.n; i++) {
+        const struct graph_node *n = &exec->g.node[i];
+        k[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        place(s, n->ns, &k[i].start, &k[i].end);
+        k[i].name = n->f->name;
+        k[i].gridX = (int32_t)n->dims[0], k[i].gridY = (int32_t)n->dims[1];
+        k[i].gridZ = (int32_t)n->dims[2], k[i].blockX = (int32_t)n->dims[3];
+        k[i].blockY = (int32_t)n->dims[4], k[i].blockZ = (int32_t)n->dims[5];
+        k[i].dynamicSharedMemory = (int32_t)n->dims[6];
+        k[i].registersPerThread = 32;
+        k[i].deviceId = ctx->device;
+        k[i].contextId = ctx->id;
+        k[i].streamId = s->id;
+        k[i].correlationId = corr;
+        k[i].graphId = exec->id;
+        k[i].graphNodeId = exec->first_node_id + (uint64_t)i;
+    }
+    gr.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+    gr.correlationId = corr;
+    gr.start = exec->g.n ? k[0].start : t0;
+    gr.end = exec->g.n ? k[exec->g.n - 1].end : t0;
+    gr.deviceId = gr.endDeviceId = ctx->device;
+    gr.contextId = gr.endContextId = ctx->id;
+    gr.graphId = exec->id;
+    gr.streamId = s->id;
+    fake_cupti_graph_launch(k, exec->g.n, &gr, ctx->id);
+    api(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, t0,
+        corr);
+    fake_cupti_leave();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+    free(exec);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph graph)
+{
+    free(graph);
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
                                CUstream stream, void **params, void **extra)
@@ -361,6 +540,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     if (!ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     struct CUstream_st *s = stream_of(stream);
+    struct CUgraph_st *capturing = capture_of(s);
+    if (capturing)
+        return capture_kernel(capturing, f, (unsigned[]){gx, gy, gz, bx, by, bz, smem});
     uint64_t t0 = fake_cupti_now(), cost = __atomic_load_n(&launch_ns, __ATOMIC_RELAXED);
     while (cost && fake_cupti_now() < t0 + cost) {
     }

@@ -299,7 +299,10 @@ static void move_ended(int force)
         }
         if (p->end > now) {
             CUpti_ActivityKernel10 *k = (void *)p->rec;
-            if (k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            if (k->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
+                ((CUpti_ActivityGraphTrace2 *)(void *)p->rec)->start =
+                        ((CUpti_ActivityGraphTrace2 *)(void *)p->rec)->end = 0;
+            else if (k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                 k->start = k->end = 0;
             else if (k->kind == CUPTI_ACTIVITY_KIND_MEMCPY)
                 ((CUpti_ActivityMemcpy6 *)(void *)p->rec)->start =
@@ -495,6 +498,19 @@ EXPORT void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uin
     p->size = size;
     p->end = end;
     p->context = context;
+}
+
+EXPORT void fake_cupti_graph_launch(const CUpti_ActivityKernel10 *nodes, int n,
+                                    const CUpti_ActivityGraphTrace2 *graph, uint32_t context)
+{
+    if (F.enabled[CUPTI_ACTIVITY_KIND_GRAPH_TRACE]) { /* the nodes' kernel records are not made */
+        fake_cupti_device_record((const CUpti_Activity *)graph, sizeof(*graph), graph->end,
+                                 context);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        fake_cupti_device_record((const CUpti_Activity *)&nodes[i], sizeof(nodes[i]), nodes[i].end,
+                                 context);
 }
 
 EXPORT void fake_cupti_synchronize(uint32_t context)
@@ -894,6 +910,7 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
             RT(cudaDeviceSynchronize_v3020),
             RT(cudaStreamSynchronize_v3020),
             RT(cudaDeviceReset_v3020),
+            RT(cudaGraphLaunch_v10000),
             DR(cuLaunchKernel),
             DR(cuMemAlloc_v2),
             DR(cuMemFree_v2),
@@ -907,6 +924,7 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
             DR(cuMemsetD8_v2),
             DR(cuCtxSynchronize),
             DR(cuStreamSynchronize),
+            DR(cuGraphLaunch),
 #undef RT
 #undef DR
     };

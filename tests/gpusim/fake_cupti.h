@@ -57,6 +57,12 @@ void fake_cupti_sync_record(CUpti_ActivitySynchronizationType type, uint64_t sta
  * forced flush before that delivers it without timestamps, as real CUPTI does. */
 void fake_cupti_device_record(const CUpti_Activity *rec, size_t size, uint64_t end,
                               uint32_t context);
+/** A CUDA graph launch's device records (between enter and leave): a kernel record per node,
+ * each with the launch's correlation id and its graph and node ids, or, while
+ * CUPTI_ACTIVITY_KIND_GRAPH_TRACE is enabled, only `graph` (one record for the whole launch:
+ * real CUPTI then makes no record of the nodes). */
+void fake_cupti_graph_launch(const CUpti_ActivityKernel10 *nodes, int n,
+                             const CUpti_ActivityGraphTrace2 *graph, uint32_t context);
 /** Wait until every device record of `context` has ended (what cuCtxSynchronize waits for). */
 void fake_cupti_synchronize(uint32_t context);
 /** Call the subscriber's callback for `cbid` of `domain` at `site`. */

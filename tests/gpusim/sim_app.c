@@ -23,6 +23,11 @@
  *   takeover          work, then another profiler in the program (torch.profiler does this)
  *                     registers its own buffer callbacks, more work
  *   late              (linked) a session, 200 ms for a late CUPTI buffer, a second session
+ *   graphs            a CUDA graph of 4 kernels captured from a stream, then N steps (NVTX
+ *                     ranges ProfilerStep#i) that replay it (range "graph") and launch one
+ *                     kernel of their own (range "optimizer"), each step synchronised; each
+ *                     launch call takes 30 us (the graph's 15 and 20 us kernels are shorter
+ *                     than the call, longer than their share of it)
  * --driver: launches and copies through the driver API (Triton, NVRTC) instead of the runtime. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
@@ -42,6 +47,7 @@
 
 void fake_cuda_as_runtime(int on);
 void fake_cuda_device_reset(void);
+void fake_cuda_launch_ns(uint64_t ns);
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -204,6 +210,40 @@ static void window_steps(void)
 }
 #endif
 
+/* Capture gemm, relu, gemm, relu on `s` into a graph; replay it each step. */
+static void graph_steps(void)
+{
+    fake_cuda_as_runtime(!driver_api);
+    fake_cuda_launch_ns(30000);
+    CUstream s;
+    CUgraph g;
+    CUgraphExec exec;
+    CHECK(cuStreamCreate(&s, 0));
+    CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuLaunchKernel(fn_gemm, 40, 1, 1, 256, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuLaunchKernel(fn_relu, 15, 1, 1, 128, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuLaunchKernel(fn_gemm, 20, 1, 1, 256, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuLaunchKernel(fn_relu, 15, 1, 1, 128, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuStreamEndCapture(s, &g));
+    CHECK(cuGraphInstantiate(&exec, g, 0));
+    for (int i = 0; i < n_steps; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "ProfilerStep#%d", i);
+        nvtxRangePushA(name);
+        nvtxRangePushA("graph");
+        CHECK(cuGraphLaunch(exec, s));
+        nvtxRangePop();
+        nvtxRangePushA("optimizer");
+        CHECK(cuLaunchKernel(fn_relu, 3, 1, 1, 128, 1, 1, 0, s, NULL, NULL));
+        nvtxRangePop();
+        CHECK(cuStreamSynchronize(s));
+        nvtxRangePop();
+    }
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g));
+    CHECK(cuStreamDestroy(s));
+}
+
 static uint8_t own_buf[1 << 16];
 static void CUPTIAPI own_request(uint8_t **buf, size_t *size, size_t *max)
 {
@@ -249,6 +289,8 @@ static void scenario(const char *name)
         pthread_join(t, NULL);
     } else if (strcmp(name, "reload") == 0) {
         reload();
+    } else if (strcmp(name, "graphs") == 0) {
+        graph_steps();
 #ifdef SIM_LINKED
     } else if (strcmp(name, "window") == 0) {
         window_steps();

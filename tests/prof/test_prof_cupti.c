@@ -21,6 +21,8 @@ static const char *fake_names(int driver, uint32_t cbid)
         return "cudaLaunchKernel_v7000";
     if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020)
         return "cudaMemcpy_v3020";
+    if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000)
+        return "cudaGraphLaunch_v10000";
     return "cudaGetDevice_v3020";
 }
 
@@ -93,6 +95,16 @@ static void test_launch_kernel_flow(void)
                           "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 }
 
+static CUpti_ActivityExternalCorrelation ext_rec(uint64_t ext, uint32_t corr)
+{
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof(x));
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalId = ext;
+    x.correlationId = corr;
+    return x;
+}
+
 static CUpti_ActivityKernel10 kernel_rec(uint32_t corr, const char *name)
 {
     CUpti_ActivityKernel10 k;
@@ -113,11 +125,7 @@ static void test_kernel_before_its_api_record(void)
     reset();
     CUpti_ActivityKernel10 k = kernel_rec(40, "early_kernel");
     GP_ASSERT_STR_EQ(convert(&k), "");
-    CUpti_ActivityExternalCorrelation x;
-    memset(&x, 0, sizeof(x));
-    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-    x.externalId = 777;
-    x.correlationId = 40;
+    CUpti_ActivityExternalCorrelation x = ext_rec(777, 40);
     GP_ASSERT_STR_EQ(convert(&x), "");
     CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 40, 10, 20);
     a.threadId = 4301;
@@ -127,6 +135,47 @@ static void test_kernel_before_its_api_record(void)
     GP_ASSERT_CONTAINS(s, "{\"ph\":\"s\",\"id\":40,\"pid\":4242,\"tid\":4301");
     GP_ASSERT_CONTAINS(s, "{\"ph\":\"f\",\"id\":40,\"pid\":0,\"tid\":7");
     GP_ASSERT_EQ_INT(conv.n_pend, 0);
+}
+
+/* A graph launch's nodes share its correlation id (here before its API record, as in CUPTI's
+ * device buffer): each kernel gets the launch's External id, its graph and node ids, and a flow
+ * from the launch with an id of its own (a viewer binds one flow to an id). */
+static void test_graph_launch_kernels(void)
+{
+    reset();
+    CUpti_ActivityKernel10 k[3] = {kernel_rec(50, "node_a"), kernel_rec(50, "node_b"),
+                                   kernel_rec(50, "node_c")};
+    for (int i = 0; i < 3; i++) {
+        k[i].graphId = 9;
+        k[i].graphNodeId = 100 + (uint64_t)i;
+        k[i].start += (uint64_t)i * 20000;
+        k[i].end += (uint64_t)i * 20000;
+        GP_ASSERT_STR_EQ(convert(&k[i]), "");
+    }
+    CUpti_ActivityExternalCorrelation x = ext_rec(888, 50);
+    convert(&x);
+    CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 50, 10, 30);
+    const char *s = convert(&a);
+    GP_ASSERT_CONTAINS(s, "\"name\":\"cudaGraphLaunch\"");
+    GP_ASSERT_CONTAINS(s, "\"name\":\"node_c\"");
+    GP_ASSERT_CONTAINS(s, "\"graph id\":9,\"graph node id\":100");
+    GP_ASSERT_CONTAINS(s, "\"graph id\":9,\"graph node id\":102");
+    GP_ASSERT_CONTAINS(s, "\"args\":{\"External id\":888,\"device\":0");
+    static const char *const ids[] = {"50", "4294967346", "8589934642"}; /* 50 + n << 32 */
+    char want[128];
+    for (int i = 0; i < 3; i++) {
+        snprintf(want, sizeof(want), "{\"ph\":\"s\",\"id\":%s,\"pid\":4242,\"tid\":4300,", ids[i]);
+        GP_ASSERT_CONTAINS(s, want);
+        snprintf(want, sizeof(want), "{\"ph\":\"f\",\"id\":%s,\"pid\":0,\"tid\":7,", ids[i]);
+        GP_ASSERT_CONTAINS(s, want);
+    }
+    GP_CHECK(strstr(s, "\"id\":12884901938") == NULL); /* three nodes, three flows */
+    /* an ordinary launch gets no graph args */
+    out.len = 0;
+    CUpti_ActivityAPI b = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 51, 40, 50);
+    convert(&b);
+    CUpti_ActivityKernel10 plain = kernel_rec(51, "plain");
+    GP_CHECK(strstr(convert(&plain), "graph id") == NULL);
 }
 
 /* A [memory] record before its API record takes the allocating thread from it. */
@@ -308,11 +357,7 @@ static void test_sync_waits_on_event_stream(void)
 static void test_external_id_and_no_timestamp(void)
 {
     reset();
-    CUpti_ActivityExternalCorrelation x;
-    memset(&x, 0, sizeof(x));
-    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-    x.externalId = 555;
-    x.correlationId = 31;
+    CUpti_ActivityExternalCorrelation x = ext_rec(555, 31);
     convert(&x);
     CUpti_ActivityAPI a = api_rec(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 31, 0, 1);
     GP_ASSERT_CONTAINS(convert(&a), "\"External id\":555");
@@ -438,6 +483,7 @@ int main(void)
     GP_RUN(test_non_launch_api_has_no_flow);
     GP_RUN(test_kernel_before_its_api_record);
     GP_RUN(test_memory_before_its_api_record);
+    GP_RUN(test_graph_launch_kernels);
     GP_RUN(test_waiting_work_written_at_finish);
     GP_RUN(test_kernel_name_by_text_not_address);
     GP_RUN(test_memcpy_names_pageable_and_pinned);

@@ -104,7 +104,9 @@ static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT], st
     return rc;
 }
 
-/* Median launch-call duration and the share of launches that queued (positive launch delay). */
+/* Median launch-call duration and the share of launches that queued (positive launch delay).
+ * A call that launched several activities (cudaGraphLaunch: adjacent in the launch list) is one
+ * launch, its delay its first activity's. */
 static void launch_stats(const struct rules_ctx *c, int64_t *median, double *queued_pct,
                          size_t *n_in)
 {
@@ -113,7 +115,7 @@ static void launch_stats(const struct rules_ctx *c, int64_t *median, double *que
     int64_t *d = malloc((nl ? nl : 1) * sizeof(*d));
     for (size_t i = 0; i < nl; i++) {
         const gp_event *r = &c->ev[l[i].runtime];
-        if (rules_step_at(c, r->ts) < 0)
+        if (rules_step_at(c, r->ts) < 0 || (i && l[i].runtime == l[i - 1].runtime))
             continue;
         if (d)
             d[k] = r->dur;

@@ -58,39 +58,66 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o)
     return rc;
 }
 
-/* Is launch `l` of a kernel in an analysed step, and shorter than its launch call? */
-static int short_in_step(const struct rules_ctx *c, const gp_launch *l, int *in)
+/* Is launch `l` of a kernel in an analysed step, and shorter than `cost` of launch time? */
+static int short_in_step(const struct rules_ctx *c, const gp_launch *l, int64_t cost, int *in)
 {
     const gp_event *r = &c->ev[l->runtime], *k = &c->ev[l->gpu];
     *in = k->kind == GP_EV_KERNEL && rules_step_at(c, r->ts) >= 0;
-    return *in && k->dur < r->dur;
+    return *in && k->dur < cost;
+}
+
+struct short_count {
+    size_t n, n_short;
+    int64_t excess;
+};
+
+/* The `m` activities of one launch call that launched several (a CUDA graph's nodes, adjacent
+ * in the launch list): each kernel costs its share of the call. */
+static void count_graph(const struct rules_ctx *c, const gp_launch *l, size_t m,
+                        struct short_count *sc)
+{
+    int64_t share = c->ev[l[0].runtime].dur / (int64_t)m;
+    for (size_t i = 0; i < m; i++) {
+        int in;
+        int is_short = short_in_step(c, &l[i], share, &in);
+        sc->n += in;
+        sc->n_short += is_short;
+        sc->excess += is_short ? share - c->ev[l[i].gpu].dur : 0;
+    }
 }
 
 /* Kernels launched inside analysed steps, how many ran shorter than their launch call, and the
  * host time those short ones cost beyond their own run time (what fusing them saves): within a
  * run of back-to-back short launches on one thread, from each call to the next (the dispatch
- * between them is part of the per-launch cost), else the call itself. */
+ * between them is part of the per-launch cost), else the call itself. A call that launched
+ * several kernels (cudaGraphLaunch) costs each its share. */
 static void count_short(const struct rules_ctx *c, size_t *n, size_t *n_short, int64_t *excess)
 {
     size_t nl;
     const gp_launch *l = gp_analysis_launches(c->a, &nl);
-    *n = *n_short = 0;
-    *excess = 0;
-    for (size_t i = 0; i < nl; i++) {
+    struct short_count sc = {0, 0, 0};
+    for (size_t i = 0, m; i < nl; i += m) {
+        for (m = 1; i + m < nl && l[i + m].runtime == l[i].runtime;)
+            m++;
+        const gp_event *r = &c->ev[l[i].runtime];
         int in, next_in;
-        if (!short_in_step(c, &l[i], &in)) {
-            *n += in;
+        if (m > 1) {
+            count_graph(c, &l[i], m, &sc);
             continue;
         }
-        const gp_event *r = &c->ev[l[i].runtime];
+        if (!short_in_step(c, &l[i], r->dur, &in)) {
+            sc.n += in;
+            continue;
+        }
         int64_t cost = r->dur;
-        if (i + 1 < nl && short_in_step(c, &l[i + 1], &next_in) &&
-            c->ev[l[i + 1].runtime].track == r->track)
-            cost = c->ev[l[i + 1].runtime].ts - r->ts;
-        (*n)++;
-        (*n_short)++;
-        *excess += cost > c->ev[l[i].gpu].dur ? cost - c->ev[l[i].gpu].dur : 0;
+        const gp_event *next = i + 1 < nl ? &c->ev[l[i + 1].runtime] : NULL;
+        if (next && short_in_step(c, &l[i + 1], next->dur, &next_in) && next->track == r->track)
+            cost = next->ts - r->ts;
+        sc.n++;
+        sc.n_short++;
+        sc.excess += cost > c->ev[l[i].gpu].dur ? cost - c->ev[l[i].gpu].dur : 0;
     }
+    *n = sc.n, *n_short = sc.n_short, *excess = sc.excess;
 }
 
 static int64_t kernel_wait(const struct rules_ctx *c)

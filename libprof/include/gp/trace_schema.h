@@ -119,6 +119,9 @@
 #define GP_ARG_CONTEXT         "context"
 #define GP_ARG_STREAM          "stream"
 #define GP_ARG_QUEUED          "queued"
+/* work launched from a CUDA graph (cudaGraphLaunch): CUPTI's graph and node ids */
+#define GP_ARG_GRAPH_ID        "graph id"
+#define GP_ARG_GRAPH_NODE_ID   "graph node id"
 #define GP_ARG_REGISTERS       "registers per thread"
 #define GP_ARG_SHARED_MEMORY   "shared memory"
 #define GP_ARG_BLOCKS_PER_SM   "blocks per SM"
