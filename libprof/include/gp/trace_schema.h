@@ -16,26 +16,27 @@
 #define GP_SCHEMA_VERSION        1
 
 /* ---- Keys inside "gprof": what the rules need to name the knob to turn. ---- */
-#define GP_CFG_TOOL_VERSION     "version"  /* gprof-train version string */
-#define GP_CFG_PRODUCER         "producer" /* "trainer" | "inject" | "api" */
-#define GP_CFG_COMMAND          "command"  /* argv of the profiled program */
-#define GP_CFG_MODEL            "model"    /* "mlp" | "cnn" */
-#define GP_CFG_BATCH_SIZE       "batch_size"
-#define GP_CFG_WORKERS          "workers" /* loader threads, 0 = main thread */
-#define GP_CFG_PREFETCH         "prefetch"
-#define GP_CFG_PIN_MEMORY       "pin_memory"      /* bool */
-#define GP_CFG_NON_BLOCKING     "non_blocking"    /* bool */
-#define GP_CFG_AMP              "amp"             /* "off" | "fp16" | "bf16" */
-#define GP_CFG_CUDNN_BENCHMARK  "cudnn_benchmark" /* bool */
-#define GP_CFG_DATASET_FORMAT   "dataset_format"  /* "idx" | "png" */
-#define GP_CFG_DEVICE           "device"          /* "cuda" | "cpu" */
-#define GP_CFG_DEVICE_NAME      "device_name"
-#define GP_CFG_DEVICE_MEMORY    "total_device_memory" /* bytes */
-#define GP_CFG_CPU_COUNT        "cpu_count"           /* online logical CPUs */
-#define GP_CFG_PHYSICAL_CORES   "physical_cores"
-#define GP_CFG_BLAS_THREADS     "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
-#define GP_CFG_CKPT_ACTIVATIONS "checkpoint_activations" /* bool: trainer recomputes activations   \
-                                                          */
+#define GP_CFG_TOOL_VERSION    "version"  /* gprof-train version string */
+#define GP_CFG_PRODUCER        "producer" /* "trainer" | "inject" | "api" */
+#define GP_CFG_COMMAND         "command"  /* argv of the profiled program */
+#define GP_CFG_MODEL           "model"    /* "mlp" | "cnn" */
+#define GP_CFG_BATCH_SIZE      "batch_size"
+#define GP_CFG_WORKERS         "workers" /* loader threads, 0 = main thread */
+#define GP_CFG_PREFETCH        "prefetch"
+#define GP_CFG_PIN_MEMORY      "pin_memory"      /* bool */
+#define GP_CFG_NON_BLOCKING    "non_blocking"    /* bool */
+#define GP_CFG_AMP             "amp"             /* "off" | "fp16" | "bf16" */
+#define GP_CFG_CUDNN_BENCHMARK "cudnn_benchmark" /* bool */
+#define GP_CFG_DATASET_FORMAT  "dataset_format"  /* "idx" | "png" */
+#define GP_CFG_DEVICE          "device"          /* "cuda" | "cpu" */
+#define GP_CFG_DEVICE_NAME     "device_name"
+#define GP_CFG_DEVICE_MEMORY   "total_device_memory" /* bytes */
+#define GP_CFG_CPU_COUNT       "cpu_count"           /* online logical CPUs */
+#define GP_CFG_PHYSICAL_CORES  "physical_cores"
+#define GP_CFG_BLAS_THREADS    "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
+#define GP_CFG_CKPT_ACTIVATIONS                                                                    \
+    "checkpoint_activations"                /* bool: trainer recomputes activations                \
+                                             */
 #define GP_CFG_BF16_GEMM        "bf16_gemm" /* trainer, CPU --amp bf16: "sbgemm" | "rounded-sgemm" */
 #define GP_CFG_ZERO_GRAD        "zero_grad" /* trainer: "zero" | "none" (set_to_none) */
 #define GP_CFG_CKPT_SAVING      "checkpoint_saving_bytes" /* trainer: what checkpointing saves */
@@ -50,9 +51,9 @@
 #define GP_CFG_LOOP_WALL  "loop_wall_ns"
 /* trainer, over its loop: time runnable but waiting for a core (/proc/thread-self/schedstat) of
  * the training thread and of its loader threads (ns) */
-#define GP_CFG_TRAIN_RUNQ         "train_runq_ns"
-#define GP_CFG_LOADER_RUNQ        "loader_runq_ns"
-#define GP_CFG_GPU_STATUS         "gpu_status"      /* "recorded" | why GPU activity is absent */
+#define GP_CFG_TRAIN_RUNQ  "train_runq_ns"
+#define GP_CFG_LOADER_RUNQ "loader_runq_ns"
+#define GP_CFG_GPU_STATUS  "gpu_status" /* "recorded" | why GPU activity is absent */
 /* Set by a simulated device (tests/simdev): its timing model. gpu_status then says "simulated"
  * where it would say "recorded": the GPU records are real records of modelled times. */
 #define GP_CFG_GPU_TIMING_MODEL   "gpu_timing_model"
@@ -112,13 +113,13 @@
 #define GP_CAT_OLD_FLOW     "async" /* flow name "launch" */
 
 /* ---- Arg keys. ---- */
-#define GP_ARG_EXTERNAL_ID     "External id"
-#define GP_ARG_CORRELATION     "correlation"
-#define GP_ARG_CBID            "cbid"
-#define GP_ARG_DEVICE          "device"
-#define GP_ARG_CONTEXT         "context"
-#define GP_ARG_STREAM          "stream"
-#define GP_ARG_QUEUED          "queued"
+#define GP_ARG_EXTERNAL_ID "External id"
+#define GP_ARG_CORRELATION "correlation"
+#define GP_ARG_CBID        "cbid"
+#define GP_ARG_DEVICE      "device"
+#define GP_ARG_CONTEXT     "context"
+#define GP_ARG_STREAM      "stream"
+#define GP_ARG_QUEUED      "queued"
 /* work launched from a CUDA graph (cudaGraphLaunch): CUPTI's graph and node ids */
 #define GP_ARG_GRAPH_ID        "graph id"
 #define GP_ARG_GRAPH_NODE_ID   "graph node id"
