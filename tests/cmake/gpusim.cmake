@@ -7,7 +7,10 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
   set(gs_out ${CMAKE_CURRENT_BINARY_DIR}/gpusim)
   get_target_property(gs_cupti_inc gp::cupti INTERFACE_INCLUDE_DIRECTORIES)
   add_library(fake_cupti SHARED ${gs_src}/fake_cupti.c)
-  target_include_directories(fake_cupti PUBLIC ${gs_src} ${gs_cupti_inc} ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(fake_cupti PUBLIC ${gs_src})
+  # CUDA's own headers as system headers, as CUDA::cudart gives them (cublasLt.h declares a
+  # function without a prototype, an error under GP_WERROR's -Wstrict-prototypes)
+  target_include_directories(fake_cupti SYSTEM PUBLIC ${gs_cupti_inc} ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(fake_cupti PRIVATE Threads::Threads)
   set_target_properties(fake_cupti PROPERTIES OUTPUT_NAME cupti VERSION 13 SOVERSION 13
                         C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${gs_out})

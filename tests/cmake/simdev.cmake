@@ -33,7 +33,7 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
   find_path(GP_SIM_CUDNN_INCLUDE cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
   if(GP_SIM_CUDNN_INCLUDE) # only the header: sim_dnn.c is the library
     target_sources(gp_train_cuda_sim PRIVATE ${sd_src}/sim_dnn.c)
-    target_include_directories(gp_train_cuda_sim PRIVATE ${GP_SIM_CUDNN_INCLUDE})
+    target_include_directories(gp_train_cuda_sim SYSTEM PRIVATE ${GP_SIM_CUDNN_INCLUDE})
     target_compile_definitions(gp_train_cuda_sim PRIVATE GP_HAVE_CUDNN)
   endif()
   add_dependencies(gp_train_cuda_sim gprof-train)
