@@ -68,7 +68,16 @@ CASES = [
     ("tiny_2000", ["--tiny", "2000", "--kernels", "4", "--steps", "12"], ["GT05"], SYNC_MAY,
      False),
     ("tiny_1200", ["--tiny", "1200", "--tiny-ns", "400"], ["GT05"], SYNC_MAY, False),
-    ("tiny_near_miss_800", ["--tiny", "800"], [], SYNC_MAY, False),
+    # ...and its near miss, under GT05's 1000 kernels a step, with its kernels queued behind the
+    # step's other work (12 x 800 us against at most 800 x 5 us of launches), so that no gap
+    # opens between them whatever the host's speed. With 200 us kernels the host and the GPU
+    # took about as long (800 launches of 2 us plus this machine's cost of a call against
+    # 2.4 ms of kernels): on a quiet host the GPU drained and waited on each tiny launch, a
+    # kernel-wait idle over GT05's 5% (quiet machine, 2026-11-26 14:40), on a loaded one the
+    # same gaps were host wait (GT04). The slow-host copy costs each launch 4 us.
+    ("tiny_near_miss_800", ["--tiny", "800", "--kernel-us", "800"], [], SYNC_MAY, True),
+    ("tiny_near_miss_800_slow_host", ["--tiny", "800", "--kernel-us", "800", "--launch-ns",
+                                      "4000"], [], SYNC_MAY, True),
     # GT06 pageable async copies: the batch from pageable memory
     ("pageable", ["--pageable-every", "1"], ["GT06"], [], True),
     ("pageable_4mib", ["--pageable-every", "1", "--batch-kib", "4096"], ["GT06"], [], False),
