@@ -68,7 +68,16 @@ CASES = [
     ("tiny_2000", ["--tiny", "2000", "--kernels", "4", "--steps", "12"], ["GT05"], SYNC_MAY,
      False),
     ("tiny_1200", ["--tiny", "1200", "--tiny-ns", "400"], ["GT05"], SYNC_MAY, False),
-    ("tiny_near_miss_800", ["--tiny", "800"], [], SYNC_MAY, False),
+    # ...and its near miss, under GT05's 1000 kernels a step, with its kernels queued behind the
+    # step's other work (12 x 800 us against at most 800 x 5 us of launches), so that no gap
+    # opens between them whatever the host's speed. With 200 us kernels the host and the GPU
+    # took about as long (800 launches of 2 us plus this machine's cost of a call against
+    # 2.4 ms of kernels): on a quiet host the GPU drained and waited on each tiny launch, a
+    # kernel-wait idle over GT05's 5% (quiet machine, 2026-11-26 14:40), on a loaded one the
+    # same gaps were host wait (GT04). The slow-host copy costs each launch 4 us.
+    ("tiny_near_miss_800", ["--tiny", "800", "--kernel-us", "800"], [], SYNC_MAY, True),
+    ("tiny_near_miss_800_slow_host", ["--tiny", "800", "--kernel-us", "800", "--launch-ns",
+                                      "4000"], [], SYNC_MAY, True),
     # GT06 pageable async copies: the batch from pageable memory
     ("pageable", ["--pageable-every", "1"], ["GT06"], [], True),
     ("pageable_4mib", ["--pageable-every", "1", "--batch-kib", "4096"], ["GT06"], [], False),
@@ -147,8 +156,12 @@ CASES = [
      ["GT02"], False, {"hog": True}),
     ("contended_loader_hidden", ["--loader-us", "800"], ["GT19"], ["GT02"], False,
      {"hog": True}),
-    ("contended_exposed_4mib", ["--same-stream", "--batch-kib", "4096", "--host-us", "40"],
-     ["GT09", "GT19"], ["GT02"], False, {"hog": True}),
+    # (the exposed copy's loop with 80 us of host work per op: with 40 its thread slept in the
+    # launch queue most of the step, and its wait for a core, only on each wake-up, was 8.6-34.5%
+    # of the loop over 9 runs (under GT19's 10% on the quiet machine, 2026-11-26 14:40); with 80
+    # it runs about 40% of the loop and waited 45-51% over 5)
+    ("contended_exposed_4mib", ["--same-stream", "--batch-kib", "4096", "--host-us", "80"],
+     ["GT09", "GT19"], ["GT02"], True, {"hog": True}),
     ("drops_gpu_tiny", ["--tiny", "1500"], ["GT00"], "ANY", True,
      {"env": {"FAKE_CUPTI": "hoard=8"}}),
 ]

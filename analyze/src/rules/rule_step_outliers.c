@@ -59,15 +59,20 @@ static const char *grew_most(const gp_step *s, const int64_t bd_med[GP_BD_COUNT]
     return gp_bd_cat_name((gp_bd_cat)best);
 }
 
-/* Did GT01 (data-loader starvation) fire, at warn or worse? */
-static int loader_starved(const struct rules_ctx *c)
+/* Did rule `id` (a phase-0 rule) fire, at warn or worse? */
+static int rule_fired(const struct rules_ctx *c, const char *id)
 {
     size_t n;
     const gp_finding *f = gp_findings_get(c->done, &n);
     for (size_t i = 0; i < n; i++)
-        if (strcmp(f[i].rule->id, "GT01") == 0 && f[i].severity >= GP_SEV_WARN)
+        if (strcmp(f[i].rule->id, id) == 0 && f[i].severity >= GP_SEV_WARN)
             return 1;
     return 0;
+}
+
+static int loader_starved(const struct rules_ctx *c)
+{
+    return rule_fired(c, "GT01");
 }
 
 /* Outliers whose excess is mostly loader wait while GT01 fires are an uneven loader, not a
@@ -115,6 +120,13 @@ static gp_status warmup_outliers(const struct rules_ctx *c, struct rules_out *o,
                       share);
 }
 
+/* Info, its knob GT19's: the outliers are the machine's load (the reason follows). */
+static gp_status defer_to_gt19(struct rules_out *o)
+{
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    return rules_knob(o, "free the cores first (GT19)");
+}
+
 /* Outliers whose excess the measured waits for a core can account for (the trainer's CPU
  * accounting: the training thread's run-queue time and its loader threads'), even under GT19's
  * threshold: one busy loop beside the trainer on 2 cores (GT19 quiet at 8.2%) left steps 1.5x the
@@ -125,8 +137,7 @@ static gp_status waited_outliers(const struct rules_ctx *c, struct rules_out *o,
     double lost = rules_wait_lost_pct(c, &a);
     if (o->f.severity < GP_SEV_WARN || lost <= 0 || lost < share)
         return GP_OK;
-    rules_fire(o, GP_SEV_INFO, o->f.threshold);
-    GP_TRY(rules_knob(o, "free the cores first (GT19)"));
+    GP_TRY(defer_to_gt19(o));
     return rules_reco(o,
                       "Explained by GT19's measure (CPU contention): %.1f%% of the run is spent "
                       "in steps well over the median, and the step's threads waited for a core "
@@ -134,6 +145,88 @@ static gp_status waited_outliers(const struct rules_ctx *c, struct rules_out *o,
                       "machine can make these steps slow, not a periodic stall of the program. "
                       "Profile on a quiet machine to tell.",
                       share, lost);
+}
+
+static int cmp_size(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Are the outlier steps (their indices among the analysed steps, ascending) evenly spaced, as a
+ * stall that comes every N steps leaves them (a checkpoint, evaluation, logging, GC every so
+ * many allocations)? At least 3/4 of the spacings within a quarter of their median (exactly the
+ * median under 4). Under 3 outliers nothing tells: taken as periodic. */
+static int periodic(const size_t *at, size_t n)
+{
+    if (n < 3)
+        return 1;
+    size_t *gap = malloc((n - 1) * sizeof(*gap)), near = 0;
+    if (!gap)
+        return 1;
+    for (size_t i = 0; i + 1 < n; i++)
+        gap[i] = at[i + 1] - at[i];
+    qsort(gap, n - 1, sizeof(*gap), cmp_size);
+    size_t med = gap[(n - 1) / 2], tol = med / 4;
+    for (size_t i = 0; i + 1 < n; i++)
+        near += gap[i] + tol >= med && gap[i] <= med + tol;
+    free(gap);
+    return 4 * near >= 3 * (n - 1);
+}
+
+/* Outliers at no period while GT19 (CPU contention) fires from timing alone (no CPU accounting
+ * in the trace): a load on the machine preempts whatever runs, at random steps; a periodic stall
+ * repeats every N steps. Timing cannot tell more (a stall that recurs irregularly reads the
+ * same), so info, saying so and pointing at GT19 (two busy loops beside the trainer, its
+ * accounting stripped: 65-118 of 299 steps 1.5-12x the median, spaced 1 to 12 steps apart). */
+static gp_status contended_outliers(const struct rules_ctx *c, struct rules_out *o,
+                                    const size_t *at, size_t n_out, double share)
+{
+    if (o->f.severity < GP_SEV_WARN || rules_read_acct(c).known || !rule_fired(c, "GT19") ||
+        periodic(at, n_out))
+        return GP_OK;
+    GP_TRY(defer_to_gt19(o));
+    return rules_reco(o,
+                      "Explained by GT19 (CPU contention), from timing alone: %.1f%% of the "
+                      "run is spent in %zu steps well over the median that come at no period, "
+                      "while operators stalled past their own fastest calls (GT19). A load on "
+                      "the machine lands on random steps; a periodic stall (checkpoint, "
+                      "evaluation, logging) repeats every N steps. The trace has no CPU "
+                      "accounting, so it cannot rule out a stall that recurs irregularly "
+                      "(Python's GC): profile on a quiet machine, or with the trainer's "
+                      "accounting, to tell.",
+                      share, n_out);
+}
+
+/* The measure, and what the outliers are most likely: an uneven loader, a warm-up, a load on
+ * the machine, or else a periodic stall of the program. */
+static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_out *o, int64_t med,
+                       double thr, const size_t *at, size_t n_out, int64_t excess,
+                       int64_t loader_excess)
+{
+    double share = rules_pct_of_steps(c, excess);
+    rules_measure(o, "outlier_excess_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
+    GP_TRY(rules_summary(o,
+                         "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
+                         "of step time",
+                         n_out, c->n_steps, med ? thr / (double)med : 0, share));
+    if (o->f.severity == GP_SEV_OK) {
+        o->f.n_rows = o->f.n_ranges = 0;
+        return GP_OK;
+    }
+    GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
+                      "if the outlier steps took the median time"));
+    GP_TRY(loader_outliers(c, o, loader_excess, excess, share));
+    GP_TRY(warmup_outliers(c, o, med, thr, excess, share));
+    GP_TRY(waited_outliers(c, o, share));
+    GP_TRY(contended_outliers(c, o, at, n_out, share));
+    if (o->f.severity == GP_SEV_INFO)
+        return GP_OK;
+    return rules_reco(o,
+                      "%zu steps take well over the median step and cost %.1f%% of the run. "
+                      "Their extra time is mostly in the category shown; look for periodic "
+                      "checkpointing, evaluation or logging, Python GC, or recompilation.",
+                      n_out, share);
 }
 
 gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
@@ -147,43 +240,30 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
     double thr = (double)med[0] + p[MAD_K] * 1.4826 * (double)med[1];
     if (thr < (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100))
         thr = (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100);
+    size_t *at = malloc(c->n_steps * sizeof(*at));
+    if (!at)
+        return GP_ENOMEM;
     rules_cols(o, 5, cols);
-    for (size_t i = 0; i < c->n_steps; i++) {
+    gp_status rc = GP_OK;
+    for (size_t i = 0; i < c->n_steps && rc == GP_OK; i++) {
         const gp_step *s = &c->steps[i];
         int64_t d = s->end - s->ts;
         if ((double)d <= thr)
             continue;
-        n_out++;
+        at[n_out++] = i;
         excess += d - med[0];
         int64_t lw = s->bd[GP_BD_DATALOADER] - bd_med[GP_BD_DATALOADER];
         loader_excess += lw > 0 ? lw : 0;
-        GP_TRY(rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
-                                        {(double)d / 1e3, NULL},
-                                        {(double)(d - med[0]) / 1e3, NULL},
-                                        {med[0] ? (double)d / (double)med[0] : 0, NULL},
-                                        {0, grew_most(s, bd_med)}}));
-        GP_TRY(rules_range(o, s->ts, s->end, rules_ev_name(c, s->event)));
+        rc = rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
+                                      {(double)d / 1e3, NULL},
+                                      {(double)(d - med[0]) / 1e3, NULL},
+                                      {med[0] ? (double)d / (double)med[0] : 0, NULL},
+                                      {0, grew_most(s, bd_med)}});
+        if (rc == GP_OK)
+            rc = rules_range(o, s->ts, s->end, rules_ev_name(c, s->event));
     }
-    double share = rules_pct_of_steps(c, excess);
-    rules_measure(o, "outlier_excess_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    GP_TRY(rules_summary(o,
-                         "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
-                         "of step time",
-                         n_out, c->n_steps, med[0] ? thr / (double)med[0] : 0, share));
-    if (o->f.severity == GP_SEV_OK) {
-        o->f.n_rows = o->f.n_ranges = 0;
-        return GP_OK;
-    }
-    GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
-                      "if the outlier steps took the median time"));
-    GP_TRY(loader_outliers(c, o, loader_excess, excess, share));
-    GP_TRY(warmup_outliers(c, o, med[0], thr, excess, share));
-    GP_TRY(waited_outliers(c, o, share));
-    if (o->f.severity == GP_SEV_INFO)
-        return GP_OK;
-    return rules_reco(o,
-                      "%zu steps take well over the median step and cost %.1f%% of the run. "
-                      "Their extra time is mostly in the category shown; look for periodic "
-                      "checkpointing, evaluation or logging, Python GC, or recompilation.",
-                      n_out, share);
+    if (rc == GP_OK)
+        rc = judge(c, p, o, med[0], thr, at, n_out, excess, loader_excess);
+    free(at);
+    return rc;
 }
