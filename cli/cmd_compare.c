@@ -205,7 +205,7 @@ static const char compare_summary[] =
         "and a busy machine's quiet moments move it least), and the verdict is 'faster' or\n"
         "'slower' only when the change of the typical step exceeds the smallest change the\n"
         "runs can detect (printed): Student's t on the runs, their spread pooled with a prior\n"
-        "for runs the data lack (--run-noise, widened when a run's steps spread out);\n"
+        "worth 4 runs for how much identical runs differ (--run-noise, measured here);\n"
         "else 'no clear change'. With one run a side, changes under that figure can't be told\n"
         "from run-to-run variation. Each trace's first step (warm-up) is left out, as diagnose\n"
         "does; with fewer than 3 steps a side nothing is tested. Exit status: 0; 1 when\n"
@@ -228,8 +228,8 @@ int cmd_compare(int argc, const char **argv)
                        "'slower'"),
             OPT_DOUBLE(0, "run-noise", &o.run_noise, "PCT",
                        "the change one run against one run cannot tell from run-to-run "
-                       "variation (default 5: back-to-back runs of the bundled trainer on a "
-                       "2-core VM differ by up to ~4%)"),
+                       "variation (default 18: back-to-back identical runs of the bundled "
+                       "trainer on the shared 2-core VM differed by up to ~18%; measure yours)"),
             OPT_JOBS(&o.threads),
             OPT_MAX_MEMORY(&max_memory),
             OPT_END(),

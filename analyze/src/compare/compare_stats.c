@@ -11,7 +11,12 @@
 #include <string.h>
 
 /* The prior run-to-run spread counts as 4 degrees of freedom: with one run a side (no data df)
- * t(4) makes --run-noise the detectable change; with 5 runs a side it is a third of the 12. */
+ * t(4) makes --run-noise the detectable change; with 5 runs a side it is a third of the 12.
+ * The prior is how much identical runs differ, measured (--run-noise, GP_COMPARE_RUN_NOISE_PCT),
+ * nothing else: not the spread of a run's steps. That spread once widened it (0.4 x log(p75/p25)
+ * as a standard deviation) and on a quiet machine, whose steps are two modes (~0.9 and ~1.25 ms)
+ * and spread ~20%, made the 1-vs-1 figure 33% where back-to-back runs differed by at most 18%;
+ * 5 vs 5 then found a 10% change in 74 of 100 draws instead of 92 (/work/aa/quiet1). */
 #define PRIOR_DF 4.0
 /* A run's typical step is its upper quartile, not its mean or median. On a shared machine a
  * run's steps are a mixture of stretches at different speeds (the 2-core VM: ~0.9 ms when the
@@ -25,14 +30,8 @@
  * Not so a change confined to the slowest quarter of steps (a periodic pause made longer): the
  * mean shows it, the typical step does not; the verdict line gives both changes. */
 #define TYPICAL_QUANTILE 0.75
-/* How much more identical runs differ when a run's steps are spread out (by log(p75/p25): a
- * busy machine's mixture of speeds, whose shares move from run to run): the standard deviation
- * of a run's typical step per unit of that spread. Measured on back-to-back identical runs of
- * the recorded pools: 0.50 with 300-step runs, 0.28 with 2000-step runs (a longer run averages
- * more of the load's changes); 0.4 lies between. */
-#define SPREAD_RUN_SD 0.4
-#define ALPHA         0.05
-#define PI            3.14159265358979323846
+#define ALPHA            0.05
+#define PI               3.14159265358979323846
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -48,9 +47,10 @@ static double quantile(const double *s, size_t n, double q)
     return i + 1 < n ? s[i] + (pos - (double)i) * (s[i + 1] - s[i]) : s[n - 1];
 }
 
-/* One run: log of its typical step, log(p75 / p25) of its steps, the variance of the typical
- * step's estimate from the run's own steps (about spread^2 / n: the quartile of n values), and
- * its mean step. */
+/* One run: log of its typical step, log(p75 / p25) of its steps (printed, not tested), the
+ * variance of the typical step's estimate from the run's own steps (about spread^2 / n: the
+ * quartile of n values; ~0.4% as a standard deviation for 2000 steps, far more for 20 steps
+ * spread +-60%), and its mean step. */
 struct run_stat {
     double typical, spread, within_var, mean;
 };
@@ -144,15 +144,12 @@ double cmp_t_critical(double df)
     return t;
 }
 
-/* The prior variance of one run's typical step (log units): the quiet part makes `noise_pct`
- * the detectable change of one run against one run whose steps do not spread; the busy part
- * grows with the runs' spread; the within part is the quartile's own sampling error. */
+/* The prior variance of one run's typical step (log units): the part that makes `noise_pct`
+ * the detectable change of one run against one run, plus the quartile's own sampling error. */
 static double prior_var(double noise_pct, const struct side_stat *b, const struct side_stat *n)
 {
-    double quiet = log1p(noise_pct / 100) / (cmp_t_critical(PRIOR_DF) * sqrt(2.0));
-    double spread = (b->spread * (double)b->k + n->spread * (double)n->k) / (double)(b->k + n->k);
-    double within = (b->within_var + n->within_var) / 2;
-    return quiet * quiet + SPREAD_RUN_SD * SPREAD_RUN_SD * spread * spread + within;
+    double sd = log1p(noise_pct / 100) / (cmp_t_critical(PRIOR_DF) * sqrt(2.0));
+    return sd * sd + (b->within_var + n->within_var) / 2;
 }
 
 static double pct_of_log(double x)

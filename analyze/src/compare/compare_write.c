@@ -189,7 +189,7 @@ static void text_time_row(FILE *out, const char *name, double base, double now, 
 #define SPREAD_NOTE_PCT 20.0 /* a spread of a run's steps worth saying */
 
 /* What the runs can tell: with one run a side, the issue's warning; else the detectable change;
- * and why it is wide when the steps show a busy machine. */
+ * and a word when the steps show a busy machine, whose runs may differ by more than the prior. */
 static void text_detectable(FILE *out, const gp_compare_steps *r)
 {
     if (r->verdict == GP_VERDICT_TOO_FEW)
@@ -205,7 +205,7 @@ static void text_detectable(FILE *out, const gp_compare_steps *r)
     if (r->spread_pct >= SPREAD_NOTE_PCT)
         fprintf(out,
                 "    a run's steps spread over %.0f%% (p25 to p75): a busy machine (other "
-                "processes on the cores?), whose runs differ more\n",
+                "processes on the cores?); its runs may differ by more (--run-noise)\n",
                 r->spread_pct);
 }
 
