@@ -1,7 +1,8 @@
 /* The training-speed techniques as trainer knobs (issue 31 §2), each against the run with the
  * knob off from the same seed: --checkpoint-activations gives the same weights (the recomputed
  * activations are the ones forward made) with fewer activation bytes held; --zero-grad none the
- * same weights without the pass that zeroes the gradients. */
+ * same weights without the pass that zeroes the gradients; --fused the same weights within float
+ * tolerance with fewer elementwise passes a step. */
 #include "gp/train.h"
 #include "gp_test.h"
 #include "train_params.h"
@@ -124,6 +125,40 @@ static void test_zero_grad_none(void)
     }
 }
 
+static void fused_on(gp_train_config *c)
+{
+    c->fused = 1;
+}
+
+static void fused_acc(gp_train_config *c)
+{
+    c->fused = 1, c->accumulate = 2;
+}
+
+/* --fused: bias+ReLU after the GEMM and the step's zeroing are each one pass: the weights agree
+ * within float tolerance (the GEMM adds the bias after its sums, not before), the loss too, and
+ * the passes counted a step drop by the ones fused (mlp: 2 ReLU forward, 2 ReLU backward, the
+ * zeroing; cnn: 1, 1 and the zeroing, its conv ReLUs being fused already). With accumulation,
+ * the fused step's zeroing must leave the next step's first micro-batch adding to zeros. */
+static void test_fused(void)
+{
+    const char *models[] = {"mlp", "cnn"};
+    const long long saved[] = {5, 3};
+    for (int i = 0; i < 2; i++) {
+        struct outcome off, on, off2, on2;
+        train(models[i], "off", NULL, &off);
+        train(models[i], "off", fused_on, &on);
+        GP_CHECK(max_diff(models[i], &off, &on) < 1e-5);
+        GP_ASSERT_NEAR(on.res.final_loss, off.res.final_loss, 1e-5);
+        GP_CHECK(off.res.elementwise_passes > 0);
+        GP_ASSERT_EQ_INT(off.res.elementwise_passes - on.res.elementwise_passes, saved[i]);
+        train(models[i], "off", accumulate2, &off2);
+        train(models[i], "off", fused_acc, &on2);
+        GP_CHECK(max_diff(models[i], &off2, &on2) < 1e-5);
+        free(off.params), free(on.params), free(off2.params), free(on2.params);
+    }
+}
+
 static void test_zero_grad_refused(void)
 {
     gp_train_config c;
@@ -147,6 +182,7 @@ int main(void)
     GP_RUN(test_checkpoint_cnn_bf16);
     GP_RUN(test_zero_grad_none);
     GP_RUN(test_zero_grad_refused);
+    GP_RUN(test_fused);
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0)

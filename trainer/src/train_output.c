@@ -100,6 +100,8 @@ static void set_prof_config(const struct train_run *r)
     gp_prof_config_bool(GP_CFG_CUDNN_BENCHMARK, c->cudnn_benchmark);
     gp_prof_config_bool(GP_CFG_CKPT_ACTIVATIONS, c->checkpoint_activations);
     gp_prof_config_str(GP_CFG_ZERO_GRAD, r->zero_grad_none ? "none" : "zero");
+    gp_prof_config_bool(GP_CFG_FUSED, c->fused);
+    gp_prof_config_bool(GP_CFG_CHANNELS_LAST, c->channels_last);
     gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
@@ -154,6 +156,8 @@ void train_prof_stop(struct train_run *r)
 {
     if (!gp_prof_running())
         return;
+    if (r->res->elementwise_passes > 0) /* what --fused saves shows in the trace */
+        gp_prof_config_int(GP_CFG_ELEMENTWISE_PASSES, r->res->elementwise_passes);
     gp_error err;
     gp_error_clear(&err);
     if (gp_prof_shutdown(&err) != GP_OK)

@@ -1,6 +1,8 @@
 /* The CPU backend: the reference implementation and test oracle. Activations of every layer are
  * kept for backward; gradients flow through two ping-pong buffers. A ReLU after a convolution
- * runs inside it (forward and backward), so its pass over the activations is saved. */
+ * runs inside it (forward and backward), so its pass over the activations is saved; under
+ * --fused so does a ReLU after a linear layer, and the optimizer step zeroes the gradients in
+ * its own pass. The backend counts its elementwise passes (what fusing saves) while training. */
 #include "backend.h"
 #include "cpu_ops.h"
 
@@ -22,8 +24,10 @@ struct backend {
     int32_t *labels;
     float *prob, *dbuf[2], *ws; /* ws: convolution workspace, shared by the layers */
     struct cpu_conv3 conv[MODEL_MAX_LAYERS];
-    int fused[MODEL_MAX_LAYERS]; /* 1: a ReLU layer done inside the convolution before it */
+    int fused[MODEL_MAX_LAYERS]; /* 1: a ReLU layer done inside the GEMM layer before it */
     int n;
+    int counting;     /* count passes: in training steps, not in evaluation */
+    long long passes; /* elementwise passes counted */
     struct step_stats stats;
     struct cpu_autocast ac; /* --amp bf16: the GEMMs' rounded inputs */
 };
@@ -91,12 +95,21 @@ static int alloc_conv(struct backend *b)
     return 1;
 }
 
-/* A ReLU right after a convolution runs inside it: the convolution's own output is never made. */
+/* A ReLU right after a convolution (or under --fused a linear layer) runs inside it: the GEMM
+ * layer's own output is never made. */
 static void mark_fused(struct backend *b)
 {
     const struct model_spec *m = &b->spec;
-    for (int i = 0; i + 1 < m->n_layers; i++)
-        b->fused[i + 1] = m->l[i].kind == LAYER_CONV3 && m->l[i + 1].kind == LAYER_RELU;
+    for (int i = 0; i + 1 < m->n_layers; i++) {
+        enum layer_kind k = m->l[i].kind;
+        b->fused[i + 1] = m->l[i + 1].kind == LAYER_RELU &&
+                          (k == LAYER_CONV3 || (k == LAYER_LINEAR && b->cfg.fused));
+    }
+}
+
+static void count_passes(struct backend *b, int k)
+{
+    b->passes += b->counting ? k : 0;
 }
 
 /* Per sample: each activation its own buffer, or under checkpointing the dropped ones of a
@@ -163,6 +176,8 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
 {
     *out = NULL;
     *device_memory = 0;
+    if (cfg->channels_last)
+        return gp_error_set(err, GP_EINVAL, NULL, "--channels-last: not implemented yet");
     if (cfg->amp == AMP_FP16) /* fp16 with loss scaling is the GPU's; the CPU autocasts to bf16 */
         return gp_error_set(err, GP_EINVAL, NULL,
                             "--amp fp16 needs the CUDA backend; on the CPU use --amp bf16");
@@ -215,9 +230,13 @@ static void layer_forward(struct backend *b, int i)
     const struct layer_spec *l = &b->spec.l[i];
     const float *x = b->act[i], *w = b->params + l->w_off, *bias = b->params + l->b_off;
     float *y = b->act[i + 1];
+    count_passes(b, 1); /* bias fill, bias+ReLU, ReLU or pooling */
     switch (l->kind) {
     case LAYER_LINEAR:
-        cpu_linear_forward(y, x, w, bias, b->n, l->cin, l->cout);
+        if (b->fused[i + 1]) /* the fused ReLU's output */
+            cpu_linear_relu_forward(b->act[i + 2], x, w, bias, b->n, l->cin, l->cout);
+        else
+            cpu_linear_forward(y, x, w, bias, b->n, l->cin, l->cout);
         break;
     case LAYER_CONV3:
         if (b->conv[i].relu) /* the fused ReLU's output */
@@ -239,8 +258,9 @@ static void round_output(struct backend *b, int i)
     enum layer_kind k = b->spec.l[i].kind;
     if (k != LAYER_LINEAR && k != LAYER_CONV3)
         return;
-    float *y = b->act[k == LAYER_CONV3 && b->conv[i].relu ? i + 2 : i + 1];
+    float *y = b->act[b->fused[i + 1] ? i + 2 : i + 1];
     cpu_round_bf16(y, (size_t)b->n * model_act_size(&b->spec, i + 1));
+    count_passes(b, 1);
 }
 
 /* Layer i's forward (nothing for a ReLU fused into the convolution before it). */
@@ -271,7 +291,8 @@ static gp_status autocast_end(struct backend *b, gp_error *err)
 
 static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
 {
-    (void)train;
+    b->counting = train;
+    count_passes(b, 1); /* the loss */
     unsigned fpenv = cpu_flush_denormals();
     autocast_begin(b);
     for (int i = 0; i < b->spec.n_layers; i++)
@@ -286,15 +307,21 @@ static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
     return rc;
 }
 
-/* dy -> dx for layer i (dx NULL for the first layer). */
-static void layer_backward(struct backend *b, int i, const float *dy, float *dx)
+/* dy -> dx for layer i (dx NULL for the first layer); dy is written where a ReLU fused into a
+ * linear layer masks it in place. */
+static void layer_backward(struct backend *b, int i, float *dy, float *dx)
 {
     const struct layer_spec *l = &b->spec.l[i];
     const float *x = b->act[i], *w = b->params + l->w_off;
     float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
+    count_passes(b, l->kind == LAYER_POOL2 ? 2 * !!dx : l->kind == LAYER_RELU ? !!dx : 1);
     switch (l->kind) {
     case LAYER_LINEAR:
-        cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout, b->grads_live);
+        if (b->fused[i + 1]) /* dy is the fused ReLU's output gradient */
+            cpu_linear_relu_backward(dx, dw, db, dy, b->act[i + 2], x, w, b->n, l->cin, l->cout,
+                                     b->grads_live);
+        else
+            cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout, b->grads_live);
         break;
     case LAYER_CONV3:
         /* dy is the fused ReLU's output gradient, masked by its output act[i + 2] */
@@ -318,7 +345,7 @@ static int reads_dropped(const struct backend *b, int i)
 {
     switch (b->spec.l[i].kind) {
     case LAYER_LINEAR:
-        return b->dropped[i];
+        return b->dropped[i] || (b->fused[i + 1] && b->dropped[i + 2]);
     case LAYER_CONV3:
         return b->dropped[i] || (b->conv[i].relu && b->dropped[i + 2]);
     case LAYER_RELU:
@@ -351,6 +378,8 @@ static gp_status cpu_backward(struct backend *b, gp_error *err)
     unsigned fpenv = cpu_flush_denormals();
     int cur = 0;
     float scale = 1.0f / ((float)b->n * (float)b->cfg.accumulate);
+    b->counting = 1;
+    count_passes(b, 1); /* the loss */
     cpu_softmax_ce_backward(b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, scale);
     autocast_begin(b);
     for (int i = b->spec.n_layers - 1; i >= 0; i--) {
@@ -358,8 +387,10 @@ static gp_status cpu_backward(struct backend *b, gp_error *err)
         if (b->fused[i])
             continue;
         enum layer_kind k = b->spec.l[i].kind;
-        if (b->cfg.amp == AMP_BF16 && (k == LAYER_LINEAR || k == LAYER_CONV3)) /* a bf16 grad */
+        if (b->cfg.amp == AMP_BF16 && (k == LAYER_LINEAR || k == LAYER_CONV3)) { /* a bf16 grad */
             cpu_round_bf16(b->dbuf[cur], (size_t)b->n * model_act_size(&b->spec, i + 1));
+            count_passes(b, 1);
+        }
         layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL);
         cur = 1 - cur;
     }
@@ -369,21 +400,45 @@ static gp_status cpu_backward(struct backend *b, gp_error *err)
     return rc;
 }
 
+static void optim_step(struct backend *b)
+{
+    size_t np = b->spec.n_params;
+    if (b->cfg.optimizer == OPTIM_ADAM)
+        cpu_adam_step(b->params, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
+                      OPTIM_BETA2, OPTIM_EPS, b->t, 1.0f);
+    else
+        cpu_sgd_step(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
+}
+
+/* --fused: the update and zero_grad in one pass over the gradients. */
+static void optim_step_zero(struct backend *b)
+{
+    size_t np = b->spec.n_params;
+    if (b->cfg.optimizer == OPTIM_ADAM)
+        cpu_adam_step_zero(b->params, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
+                           OPTIM_BETA2, OPTIM_EPS, b->t, 1.0f);
+    else
+        cpu_sgd_step_zero(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
+}
+
 static gp_status cpu_step(struct backend *b, gp_error *err)
 {
     (void)err;
     size_t np = b->spec.n_params;
     unsigned fpenv = cpu_flush_denormals();
     b->t++;
-    if (b->cfg.optimizer == OPTIM_ADAM)
-        cpu_adam_step(b->params, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
-                      OPTIM_BETA2, OPTIM_EPS, b->t, 1.0f);
+    int fuse = b->cfg.fused && !b->cfg.zero_grad_none; /* zero as the update reads them */
+    if (fuse)
+        optim_step_zero(b);
     else
-        cpu_sgd_step(b->params, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, 1.0f);
+        optim_step(b);
+    b->passes += 1;
     if (b->cfg.zero_grad_none) /* zero_grad(set_to_none=True): no pass over the gradients */
         b->grads_live = 0;
-    else
+    else if (!fuse) {
         memset(b->grads, 0, np * sizeof(float));
+        b->passes += 1;
+    }
     cpu_restore_fpenv(fpenv);
     return GP_OK;
 }
@@ -423,6 +478,11 @@ static long long cpu_activation_bytes(struct backend *b)
     return b->act_bytes;
 }
 
+static long long cpu_elementwise_passes(struct backend *b)
+{
+    return b->t > 0 ? b->passes / b->t : 0;
+}
+
 const struct backend_ops backend_cpu_ops = {
         .name = "cpu",
         .open = cpu_open,
@@ -438,4 +498,5 @@ const struct backend_ops backend_cpu_ops = {
         .set_state = cpu_set_state,
         .close = cpu_close,
         .activation_bytes = cpu_activation_bytes,
+        .elementwise_passes = cpu_elementwise_passes,
 };

@@ -71,6 +71,13 @@ void cpu_linear_forward(float *y, const float *x, const float *w, const float *b
 /* dx (n, cin) = dy . w (may be NULL); dw (cout, cin) += dy^T . x; db (cout) += sum_n dy */
 void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
                          const float *w, int n, int cin, int cout, int accumulate);
+/* --fused: y = ReLU(x . w^T + b), the bias and ReLU in one pass after the GEMM. Backward takes
+ * the gradient of that output, masks it in place by y > 0 and sums db in the same pass. */
+void cpu_linear_relu_forward(float *y, const float *x, const float *w, const float *b, int n,
+                             int cin, int cout);
+void cpu_linear_relu_backward(float *dx, float *dw, float *db, float *dy, const float *y,
+                              const float *x, const float *w, int n, int cin, int cout,
+                              int accumulate);
 
 /* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w), computed over
  * blocks of `block` samples (one GEMM per block) in a workspace the caller sizes once. */
@@ -118,6 +125,11 @@ void cpu_adam_step(float *p, const float *g, float *m, float *v, size_t n, float
 /* SGD with momentum (PyTorch's: buf = mu * buf + g; p -= lr * buf). */
 void cpu_sgd_step(float *p, const float *g, float *buf, size_t n, float lr, float momentum,
                   float inv_scale);
+/* --fused: the same steps, zeroing each gradient as they read it (zero_grad in the same pass). */
+void cpu_adam_step_zero(float *p, float *g, float *m, float *v, size_t n, float lr, float beta1,
+                        float beta2, float eps, long long t, float inv_scale);
+void cpu_sgd_step_zero(float *p, float *g, float *buf, size_t n, float lr, float momentum,
+                       float inv_scale);
 /* 1 when any of g[0..n) is inf or nan. */
 int cpu_nonfinite(const float *g, size_t n);
 
