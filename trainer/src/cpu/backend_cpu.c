@@ -2,7 +2,10 @@
  * kept for backward; gradients flow through two ping-pong buffers. A ReLU after a convolution
  * runs inside it (forward and backward), so its pass over the activations is saved; under
  * --fused so does a ReLU after a linear layer, and the optimizer step zeroes the gradients in
- * its own pass. The backend counts its elementwise passes (what fusing saves) while training. */
+ * its own pass. Under --channels-last the cnn's activations up to its first linear layer are
+ * NHWC; that layer flattens them in NCHW order (a copy, as PyTorch's flatten of a channels_last
+ * tensor), so the weights mean the same in both layouts. The backend counts its elementwise passes
+ * (what fusing saves) while training. */
 #include "backend.h"
 #include "cpu_ops.h"
 
@@ -24,7 +27,10 @@ struct backend {
     int32_t *labels;
     float *prob, *dbuf[2], *ws; /* ws: convolution workspace, shared by the layers */
     struct cpu_conv3 conv[MODEL_MAX_LAYERS];
-    int fused[MODEL_MAX_LAYERS]; /* 1: a ReLU layer done inside the GEMM layer before it */
+    int fused[MODEL_MAX_LAYERS];    /* 1: a ReLU layer done inside the GEMM layer before it */
+    int nhwc[MODEL_MAX_LAYERS + 1]; /* --channels-last: act[i] is NHWC */
+    float *flat;                    /* the NHWC linear layer's input and dx in NCHW, side by side */
+    float *wk;                      /* NHWC convolutions' permuted weights, shared */
     int n;
     int counting;     /* count passes: in training steps, not in evaluation */
     long long passes; /* elementwise passes counted */
@@ -62,8 +68,45 @@ static void cpu_close(struct backend *b)
     free(b->dbuf[0]);
     free(b->dbuf[1]);
     free(b->ws);
+    free(b->flat);
+    free(b->wk);
     cpu_autocast_free(&b->ac);
     free(b);
+}
+
+/* --channels-last: the cnn's activations are NHWC up to the input of its first linear layer. */
+static void mark_nhwc(struct backend *b)
+{
+    int on = b->cfg.channels_last && b->spec.kind == MODEL_CNN;
+    for (int i = 0; i <= b->spec.n_layers; i++) {
+        b->nhwc[i] = on;
+        if (i < b->spec.n_layers && b->spec.l[i].kind == LAYER_LINEAR)
+            on = 0;
+    }
+}
+
+/* The NHWC convolutions' permuted weights, and the NCHW copies of the flattening layer. */
+static int alloc_nhwc(struct backend *b)
+{
+    const struct model_spec *m = &b->spec;
+    size_t wk = 0, nb = (size_t)b->cfg.max_batch;
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct layer_spec *l = &m->l[i];
+        if (b->nhwc[i] && l->kind == LAYER_CONV3) {
+            size_t need = cpu_conv3_nhwc_wk_size(l->cin, l->cout);
+            wk = need > wk ? need : wk;
+        }
+        if (b->nhwc[i] && l->kind == LAYER_LINEAR) {
+            if (!(b->flat = malloc(2 * nb * model_act_size(m, i) * sizeof(float))))
+                return 0;
+            b->act_bytes += (long long)(2 * nb * model_act_size(m, i) * sizeof(float));
+        }
+    }
+    if (wk && !(b->wk = malloc(wk * sizeof(float))))
+        return 0;
+    for (int i = 0; i < m->n_layers; i++)
+        b->conv[i].wk = b->wk;
+    return 1;
 }
 
 /* One workspace for all convolutions, sized here once; a ReLU right after a convolution is
@@ -168,7 +211,8 @@ static int alloc_buffers(struct backend *b)
             ok = ok && (b->arg[i] = calloc(nb * model_act_size(m, i + 1), sizeof(int32_t)));
             b->act_bytes += (long long)(nb * model_act_size(m, i + 1) * sizeof(int32_t));
         }
-    return ok && alloc_conv(b);
+    mark_nhwc(b);
+    return ok && alloc_conv(b) && alloc_nhwc(b);
 }
 
 static gp_status cpu_open(struct backend **out, const struct backend_config *cfg, char *device_name,
@@ -176,8 +220,6 @@ static gp_status cpu_open(struct backend **out, const struct backend_config *cfg
 {
     *out = NULL;
     *device_memory = 0;
-    if (cfg->channels_last)
-        return gp_error_set(err, GP_EINVAL, NULL, "--channels-last: not implemented yet");
     if (cfg->amp == AMP_FP16) /* fp16 with loss scaling is the GPU's; the CPU autocasts to bf16 */
         return gp_error_set(err, GP_EINVAL, NULL,
                             "--amp fp16 needs the CUDA backend; on the CPU use --amp bf16");
@@ -214,7 +256,11 @@ static gp_status cpu_set_input(struct backend *b, const struct batch *batch, gp_
     GP_FAIL_IF(batch->n > b->cfg.max_batch, GP_EINVAL, err, "batch of %d exceeds %d", batch->n,
                b->cfg.max_batch);
     b->n = batch->n;
-    memcpy(b->act[0], batch->x, (size_t)batch->n * model_act_size(&b->spec, 0) * sizeof(float));
+    const struct model_spec *m = &b->spec;
+    if (b->nhwc[0] && m->in_c > 1)
+        cpu_nchw_to_nhwc(b->act[0], batch->x, batch->n, m->in_c, m->in_h * m->in_w);
+    else /* one channel: NCHW is NHWC */
+        memcpy(b->act[0], batch->x, (size_t)batch->n * model_act_size(m, 0) * sizeof(float));
     memcpy(b->labels, batch->y, (size_t)batch->n * sizeof(int32_t));
     return GP_OK;
 }
@@ -225,14 +271,34 @@ static gp_status cpu_input_done(struct backend *b, gp_error *err)
     return GP_OK;
 }
 
+/* The channels and pixels of activation i (0 < i: the output of layer i - 1). */
+static void act_shape(const struct backend *b, int i, int *c, int *hw)
+{
+    const struct layer_spec *l = &b->spec.l[i - 1];
+    *c = l->cout, *hw = l->oh * l->ow;
+}
+
+/* The flattening linear layer i's input, NHWC, as the NCHW copy its GEMMs read. */
+static const float *flatten_nchw(struct backend *b, int i)
+{
+    int c, hw;
+    act_shape(b, i, &c, &hw);
+    cpu_nhwc_to_nchw(b->flat, b->act[i], b->n, c, hw);
+    count_passes(b, 1);
+    return b->flat;
+}
+
 static void layer_forward(struct backend *b, int i)
 {
     const struct layer_spec *l = &b->spec.l[i];
     const float *x = b->act[i], *w = b->params + l->w_off, *bias = b->params + l->b_off;
     float *y = b->act[i + 1];
     count_passes(b, 1); /* bias fill, bias+ReLU, ReLU or pooling */
+    int cl = b->nhwc[i];
     switch (l->kind) {
     case LAYER_LINEAR:
+        if (cl)
+            x = flatten_nchw(b, i);
         if (b->fused[i + 1]) /* the fused ReLU's output */
             cpu_linear_relu_forward(b->act[i + 2], x, w, bias, b->n, l->cin, l->cout);
         else
@@ -241,13 +307,19 @@ static void layer_forward(struct backend *b, int i)
     case LAYER_CONV3:
         if (b->conv[i].relu) /* the fused ReLU's output */
             y = b->act[i + 2];
-        cpu_conv3_forward(&b->conv[i], y, x, w, bias, b->n);
+        if (cl)
+            cpu_conv3_nhwc_forward(&b->conv[i], y, x, w, bias, b->n);
+        else
+            cpu_conv3_forward(&b->conv[i], y, x, w, bias, b->n);
         break;
     case LAYER_RELU:
         cpu_relu_forward(y, x, (size_t)b->n * model_act_size(&b->spec, i));
         break;
     case LAYER_POOL2:
-        cpu_maxpool2_forward(y, b->arg[i], x, b->n, l->cin, l->h, l->w);
+        if (cl)
+            cpu_maxpool2_nhwc_forward(y, b->arg[i], x, b->n, l->cin, l->h, l->w);
+        else
+            cpu_maxpool2_forward(y, b->arg[i], x, b->n, l->cin, l->h, l->w);
         break;
     }
 }
@@ -307,6 +379,27 @@ static gp_status cpu_forward(struct backend *b, int train, gp_error *err)
     return rc;
 }
 
+/* A linear layer's backward; when it flattens NHWC activations its GEMMs read the NCHW copy
+ * forward made and their dx is made NCHW, then laid out NHWC. */
+static void linear_backward(struct backend *b, int i, float *dy, float *dx)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    const float *x = b->nhwc[i] ? b->flat : b->act[i], *w = b->params + l->w_off;
+    float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
+    float *d = dx && b->nhwc[i] ? b->flat + (size_t)b->n * l->cin : dx;
+    if (b->fused[i + 1]) /* dy is the fused ReLU's output gradient */
+        cpu_linear_relu_backward(d, dw, db, dy, b->act[i + 2], x, w, b->n, l->cin, l->cout,
+                                 b->grads_live);
+    else
+        cpu_linear_backward(d, dw, db, dy, x, w, b->n, l->cin, l->cout, b->grads_live);
+    if (d != dx) {
+        int c, hw;
+        act_shape(b, i, &c, &hw);
+        cpu_nchw_to_nhwc(dx, d, b->n, c, hw);
+        count_passes(b, 1);
+    }
+}
+
 /* dy -> dx for layer i (dx NULL for the first layer); dy is written where a ReLU fused into a
  * linear layer masks it in place. */
 static void layer_backward(struct backend *b, int i, float *dy, float *dx)
@@ -314,29 +407,22 @@ static void layer_backward(struct backend *b, int i, float *dy, float *dx)
     const struct layer_spec *l = &b->spec.l[i];
     const float *x = b->act[i], *w = b->params + l->w_off;
     float *dw = b->grads + l->w_off, *db = b->grads + l->b_off;
+    /* a convolution's dy is the fused ReLU's output gradient, masked by its output act[i + 2] */
+    const float *y = l->kind == LAYER_CONV3 && b->conv[i].relu ? b->act[i + 2] : NULL;
+    int cl = b->nhwc[i];
     count_passes(b, l->kind == LAYER_POOL2 ? 2 * !!dx : l->kind == LAYER_RELU ? !!dx : 1);
-    switch (l->kind) {
-    case LAYER_LINEAR:
-        if (b->fused[i + 1]) /* dy is the fused ReLU's output gradient */
-            cpu_linear_relu_backward(dx, dw, db, dy, b->act[i + 2], x, w, b->n, l->cin, l->cout,
-                                     b->grads_live);
-        else
-            cpu_linear_backward(dx, dw, db, dy, x, w, b->n, l->cin, l->cout, b->grads_live);
-        break;
-    case LAYER_CONV3:
-        /* dy is the fused ReLU's output gradient, masked by its output act[i + 2] */
-        cpu_conv3_backward(&b->conv[i], dx, dw, db, dy, b->conv[i].relu ? b->act[i + 2] : NULL, x,
-                           w, b->n, b->grads_live);
-        break;
-    case LAYER_RELU:
-        if (dx)
-            cpu_relu_backward(dx, dy, b->act[i + 1], (size_t)b->n * model_act_size(&b->spec, i));
-        break;
-    case LAYER_POOL2:
-        if (dx)
-            cpu_maxpool2_backward(dx, dy, b->arg[i], b->n, l->cin, l->h, l->w);
-        break;
-    }
+    if (l->kind == LAYER_LINEAR)
+        linear_backward(b, i, dy, dx);
+    else if (l->kind == LAYER_CONV3 && cl)
+        cpu_conv3_nhwc_backward(&b->conv[i], dx, dw, db, dy, y, x, w, b->n, b->grads_live);
+    else if (l->kind == LAYER_CONV3)
+        cpu_conv3_backward(&b->conv[i], dx, dw, db, dy, y, x, w, b->n, b->grads_live);
+    else if (l->kind == LAYER_RELU && dx)
+        cpu_relu_backward(dx, dy, b->act[i + 1], (size_t)b->n * model_act_size(&b->spec, i));
+    else if (l->kind == LAYER_POOL2 && dx && cl)
+        cpu_maxpool2_nhwc_backward(dx, dy, b->arg[i], b->n, l->cin, l->h, l->w);
+    else if (l->kind == LAYER_POOL2 && dx)
+        cpu_maxpool2_backward(dx, dy, b->arg[i], b->n, l->cin, l->h, l->w);
 }
 
 /* Whether layer i's backward reads an activation checkpointing dropped: a GEMM layer its input,
