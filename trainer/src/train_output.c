@@ -287,6 +287,8 @@ static void put_results(FILE *f, const struct train_run *r)
     else
         fputs("null", f);
     fprintf(f, ", \"activation_bytes\": %lld", s->activation_bytes);
+    if (s->elementwise_passes > 0) /* the CPU backend's, per optimizer step (--fused saves some) */
+        fprintf(f, ", \"elementwise_passes\": %lld", s->elementwise_passes);
     fputs(",\n  \"trace\": ", f);
     put_str(f, s->trace_path[0] ? s->trace_path : NULL);
     fputs(",\n  \"per_epoch\": [", f);
