@@ -63,6 +63,8 @@ passes() { gzip -dc "$1" | grep -o '"elementwise_passes": *[0-9]*' | grep -o '[0
 off=$(passes "$(ls "$tmp"/sweep/*fused=off/profiled/*/*.gz | head -1)")
 on=$(passes "$(ls "$tmp"/sweep/*fused=on/profiled/*/*.gz | head -1)")
 check "sweep fused: fewer passes ($off -> $on)" test "${on:-99}" -lt "${off:-0}"
+"$bin" report "$tmp/fused" >"$tmp/out" 2>"$tmp/err"
+check "report shows the passes" grep -q "^elementwise passes: [1-9][0-9]* per optimizer step (fused on, channels-last on)" "$tmp/out"
 "$bin" run --device cpu --zero-grad sometimes --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
 check "bad zero-grad exits 2" test $? -eq 2
 check "bad zero-grad message" grep -q "unknown --zero-grad mode 'sometimes'" "$tmp/err"
