@@ -4,7 +4,8 @@ technique against the baseline of the same sweep (one sweep per technique, basel
 this prints time per epoch, speedup, the activation memory (checkpointing's column) and the gain
 predicted beside the one measured: the diagnosis's predicted gain of the finding whose knob is
 the technique where one fired, and for checkpointing the memory saving the baseline's trace
-predicts from the layers' activation sizes (checkpoint_saving_bytes).
+predicts from the layers' activation sizes (checkpoint_saving_bytes); for --fused the elementwise
+passes a step each trace counts (elementwise_passes) beside the speed.
 
 usage: bench_techniques.py GPROF_TRAIN OUT_DIR [--model cnn] [--steps N] [--repeat N]"""
 import argparse
@@ -20,6 +21,8 @@ TECHNIQUES = [  # (row label, sweep key, baseline value, technique value, flag w
     ("bf16 autocast", "amp", "off", "bf16", "--amp"),
     ("activation checkpointing", "checkpoint-activations", "off", "on", "--checkpoint-activations"),
     ("zero_grad(set_to_none)", "zero-grad", "zero", "none", "--zero-grad"),
+    ("fused bias+ReLU, step", "fused", "off", "on", "--fused"),
+    ("channels-last (NHWC)", "channels-last", "off", "on", "--channels-last"),
     ("loader workers", "workers", "0", "1", "--workers"),
     ("bigger batch (x4)", "batch-size", "64", "256", "--batch-size"),
 ]
@@ -73,6 +76,11 @@ def row(label, base, tech, doc, args, flag):
         pred = "-%s memory" % mib(saving)
         if mem_b is not None and mem_t is not None:
             meas = "-%s memory, %s" % (mib(mem_b - mem_t), meas)
+    if flag == "--fused":
+        pb = header_value(base.get("profiled_trace"), "elementwise_passes")
+        pt = header_value(tech.get("profiled_trace"), "elementwise_passes")
+        if pb is not None and pt is not None:
+            meas = "%d -> %d passes, %s" % (pb, pt, meas)
     print("%-26s %9.1f s %9.1f s %7.2fx %10s %10s  %-18s %s" % (
         label, tb, tt, tb / tt, mib(mem_b), mib(mem_t), pred, meas))
 

@@ -31,6 +31,8 @@ static const struct trainer_flag {
         {"augment", 1},
         {"checkpoint-activations", 1},
         {"zero-grad", 0},
+        {"fused", 1},
+        {"channels-last", 1},
 };
 #define N_TRAINER_FLAGS (sizeof(trainer_flags) / sizeof(trainer_flags[0]))
 
@@ -91,7 +93,7 @@ static int check_trainer_key(const char *arg, const char *name, struct sweep_key
         cli_error("invalid --vary '%s': '%s' is not a trainer flag sweep can vary", arg, name);
         cli_hint("workers, prefetch, batch-size, model, amp, device, optimizer, lr, accumulate, "
                  "seed, epochs, data, pin-memory, non-blocking, cudnn-benchmark, augment, "
-                 "checkpoint-activations, zero-grad; or "
+                 "checkpoint-activations, zero-grad, fused, channels-last; or "
                  "sweep any program: gprof-train sweep --vary KEY=... -- CMD ... {KEY}");
         return CLI_ERROR;
     }

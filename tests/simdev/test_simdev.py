@@ -252,6 +252,13 @@ def case_refusals(tmp):
         summaries = [d for d, _, files in os.walk(out) if "summary.json" in files]
         check("epoch" not in p.stdout and not summaries,
               "cc %s, --amp %s: nothing trained" % (cc, amp))
+    for flag in ("--fused", "--channels-last"):  # the CPU backend's knobs, not the device's
+        p = subprocess.run([BIN, "run", "--device", "cuda", flag, "--data", DATA, "--steps", "1",
+                            "--no-report", "--out", os.path.join(tmp, "refused" + flag)],
+                           env=sim_env(), capture_output=True, text=True, timeout=600)
+        check(p.returncode == 2 and flag in p.stderr and "epoch" not in p.stdout,
+              "--device cuda %s: refused with exit 2 naming it (%d): %s" % (
+                  flag, p.returncode, p.stderr[-300:]))
     _, ok, _ = train(tmp, "fp16_on_75", "cuda", ["--steps", "1", "--amp", "fp16"],
                      sim_env({"SIMDEV_CC": "75"}))
     check(ok.get("device") == "cuda", "cc 7.5 trains --amp fp16 on the device")

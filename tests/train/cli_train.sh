@@ -48,6 +48,23 @@ for key in '"amp": *"bf16"' '"bf16_gemm": *"[a-z-]*"' '"checkpoint_activations":
     '"zero_grad": *"none"' '"activation_bytes": *[1-9]'; do
     check "knobs config $key" sh -c "gzip -dc '$knob_trace' | head -c 20000 | grep -q '$key'"
 done
+"$bin" run --device cpu --model cnn --fused --channels-last --data "$fixture" --batch-size 16 \
+    --steps 2 --no-report --out "$tmp/fused" >"$tmp/out" 2>"$tmp/err"
+check "fused channels-last exit 0" test $? -eq 0
+fused_trace=$(ls "$tmp"/fused/*/*.pt.trace.json.gz 2>/dev/null | head -1)
+for key in '"fused": *true' '"channels_last": *true' '"elementwise_passes": *[1-9]'; do
+    check "fused config $key" sh -c "gzip -dc '$fused_trace' | grep -q '$key'"
+done
+# sweep varies --fused; the fused run's trace counts fewer elementwise passes a step
+"$bin" sweep --vary device=cpu --vary fused=off,on --vary "data=$fixture" --steps 2 \
+    -o "$tmp/sweep" >"$tmp/out" 2>"$tmp/err"
+check "sweep fused exit 0" test $? -eq 0
+passes() { gzip -dc "$1" | grep -o '"elementwise_passes": *[0-9]*' | grep -o '[0-9]*$'; }
+off=$(passes "$(ls "$tmp"/sweep/*fused=off/profiled/*/*.gz | head -1)")
+on=$(passes "$(ls "$tmp"/sweep/*fused=on/profiled/*/*.gz | head -1)")
+check "sweep fused: fewer passes ($off -> $on)" test "${on:-99}" -lt "${off:-0}"
+"$bin" report "$tmp/fused" >"$tmp/out" 2>"$tmp/err"
+check "report shows the passes" grep -q "^elementwise passes: [1-9][0-9]* per optimizer step (fused on, channels-last on)" "$tmp/out"
 "$bin" run --device cpu --zero-grad sometimes --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
 check "bad zero-grad exits 2" test $? -eq 2
 check "bad zero-grad message" grep -q "unknown --zero-grad mode 'sometimes'" "$tmp/err"

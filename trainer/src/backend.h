@@ -27,6 +27,8 @@ struct backend_config {
     int host_threads; /* at most this many GEMM threads on the CPU (0: the BLAS library's own) */
     int checkpoint_activations; /* keep only model_ckpt_kept activations; recompute the rest */
     int zero_grad_none; /* the step leaves gradients "None": backward writes them (no memset) */
+    int fused;          /* --fused: linear bias+ReLU in one pass, the step zeroes as it updates */
+    int channels_last;  /* --channels-last: the CNN's convolution activations in NHWC */
 };
 
 /* Counters since the last read_stats. */
@@ -72,6 +74,9 @@ struct backend_ops {
     void (*close)(struct backend *b);
     /* Bytes of activation and activation-gradient buffers held for a step (NULL: not known). */
     long long (*activation_bytes)(struct backend *b);
+    /* Elementwise passes over activations, gradients or parameters (GEMMs and im2col aside) per
+     * optimizer step, counted over the training steps so far (NULL: not counted). */
+    long long (*elementwise_passes)(struct backend *b);
 };
 
 /* Optimizer moments per parameter: 2 for Adam, 1 for SGD. */

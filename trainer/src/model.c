@@ -101,7 +101,10 @@ size_t model_ckpt_saving(const struct model_spec *m, int fused_relu)
 {
     size_t dropped = 0, seg = 0, most = 0;
     for (int i = 1; i < m->n_layers; i++) {
-        if (fused_relu && m->l[i].kind == LAYER_RELU && m->l[i - 1].kind == LAYER_CONV3)
+        enum layer_kind prev = m->l[i - 1].kind;
+        if (m->l[i].kind == LAYER_RELU &&
+            (((fused_relu & MODEL_FUSE_CONV) && prev == LAYER_CONV3) ||
+             ((fused_relu & MODEL_FUSE_LINEAR) && prev == LAYER_LINEAR)))
             continue;
         int drop = !model_ckpt_kept(m, i);
         dropped += drop ? model_act_size(m, i) : 0;

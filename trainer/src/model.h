@@ -47,8 +47,11 @@ size_t model_act_size(const struct model_spec *m, int i);
 int model_ckpt_kept(const struct model_spec *m, int i);
 
 /* Per-sample activation floats checkpointing saves: those it drops, less the largest segment's
- * dropped set (live again while backward recomputes it). A ReLU fused into a convolution
- * (`fused_relu`: the CPU backend's) makes the convolution's own output never exist. */
+ * dropped set (live again while backward recomputes it). A ReLU fused into the layer before it
+ * (`fused_relu`: MODEL_FUSE_CONV, the CPU backend's; | MODEL_FUSE_LINEAR under --fused) makes
+ * that layer's own output never exist. */
+#define MODEL_FUSE_CONV   1
+#define MODEL_FUSE_LINEAR 2
 size_t model_ckpt_saving(const struct model_spec *m, int fused_relu);
 
 /* Largest per-sample activation of the model. */

@@ -106,6 +106,12 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(r->use_cuda && r->cfg.checkpoint_activations, GP_EINVAL, err,
                "--checkpoint-activations runs on the CPU backend only (--device cpu); the CUDA "
                "backend does not recompute activations yet");
+    GP_FAIL_IF(r->use_cuda && r->cfg.fused, GP_EINVAL, err,
+               "--fused runs on the CPU backend only (--device cpu); the CUDA backend has no "
+               "fused kernels yet");
+    GP_FAIL_IF(r->use_cuda && r->cfg.channels_last, GP_EINVAL, err,
+               "--channels-last runs on the CPU backend only (--device cpu); the CUDA backend's "
+               "convolutions are NCHW");
     GP_FAIL_IF(r->use_cuda && r->zero_grad_none, GP_EINVAL, err,
                "--zero-grad none runs on the CPU backend only (--device cpu); the CUDA backend's "
                "kernels always add to the gradients");
@@ -198,7 +204,9 @@ static gp_status open_backend(struct train_run *r, gp_error *err)
                                 .cudnn_benchmark = r->cfg.cudnn_benchmark,
                                 .host_threads = gemm_threads(),
                                 .checkpoint_activations = r->cfg.checkpoint_activations,
-                                .zero_grad_none = r->zero_grad_none};
+                                .zero_grad_none = r->zero_grad_none,
+                                .fused = r->cfg.fused,
+                                .channels_last = r->cfg.channels_last};
     GP_PROF_RANGE(GP_NAME_SETUP);
     GP_TRY(r->ops->open(&r->be, &bc, r->res->device_name, sizeof(r->res->device_name),
                         &r->res->device_memory, err));

@@ -285,6 +285,8 @@ gp_status train_loop(struct train_run *r, gp_error *err)
     r->cpu.loader_cpu = loader_join(l, &r->cpu.loader_runq);
     loader_close(l);
     train_cpu_end(&r->cpu);
+    if (r->ops->elementwise_passes) /* what --fused saves, per optimizer step */
+        r->res->elementwise_passes = r->ops->elementwise_passes(r->be);
     r->res->samples_per_s = r->train_seconds > 0 ? (double)r->res->samples / r->train_seconds : 0.0;
     r->res->train_s = r->train_seconds;
     return rc;

@@ -100,6 +100,8 @@ static void set_prof_config(const struct train_run *r)
     gp_prof_config_bool(GP_CFG_CUDNN_BENCHMARK, c->cudnn_benchmark);
     gp_prof_config_bool(GP_CFG_CKPT_ACTIVATIONS, c->checkpoint_activations);
     gp_prof_config_str(GP_CFG_ZERO_GRAD, r->zero_grad_none ? "none" : "zero");
+    gp_prof_config_bool(GP_CFG_FUSED, c->fused);
+    gp_prof_config_bool(GP_CFG_CHANNELS_LAST, c->channels_last);
     gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
@@ -134,9 +136,10 @@ void train_prof_device(struct train_run *r)
     gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
     if (r->res->activation_bytes > 0) /* and the saving --checkpoint-activations predicts */
         gp_prof_config_int(GP_CFG_ACTIVATION_BYTES, r->res->activation_bytes);
+    int fuse = MODEL_FUSE_CONV | (r->cfg.fused ? MODEL_FUSE_LINEAR : 0);
     if (!r->use_cuda && !r->cfg.checkpoint_activations)
         gp_prof_config_int(GP_CFG_CKPT_SAVING,
-                           (int64_t)(model_ckpt_saving(&r->spec, 1) * (size_t)r->cfg.batch_size *
+                           (int64_t)(model_ckpt_saving(&r->spec, fuse) * (size_t)r->cfg.batch_size *
                                      sizeof(float)));
     if (!r->use_cuda && r->amp == AMP_BF16) /* which GEMM runs the bf16 products */
         gp_prof_config_str(GP_CFG_BF16_GEMM, cpu_blas_has_sbgemm() ? "sbgemm" : "rounded-sgemm");
@@ -154,6 +157,8 @@ void train_prof_stop(struct train_run *r)
 {
     if (!gp_prof_running())
         return;
+    if (r->res->elementwise_passes > 0) /* what --fused saves shows in the trace */
+        gp_prof_config_int(GP_CFG_ELEMENTWISE_PASSES, r->res->elementwise_passes);
     gp_error err;
     gp_error_clear(&err);
     if (gp_prof_shutdown(&err) != GP_OK)
@@ -282,6 +287,8 @@ static void put_results(FILE *f, const struct train_run *r)
     else
         fputs("null", f);
     fprintf(f, ", \"activation_bytes\": %lld", s->activation_bytes);
+    if (s->elementwise_passes > 0) /* the CPU backend's, per optimizer step (--fused saves some) */
+        fprintf(f, ", \"elementwise_passes\": %lld", s->elementwise_passes);
     fputs(",\n  \"trace\": ", f);
     put_str(f, s->trace_path[0] ? s->trace_path : NULL);
     fputs(",\n  \"per_epoch\": [", f);

@@ -57,6 +57,9 @@ typedef struct gp_run_config {
      * in them, its loader threads' CPU time, other processes' CPU time and the loop's wall time */
     gp_cfg_num step_wall, step_cpu, loader_cpu, other_cpu, loop_wall;
     gp_cfg_num train_runq, loader_runq; /**< trainer: time waiting for a core (schedstat), ns */
+    /** trainer (CPU): elementwise passes per optimizer step, and the knobs that change them */
+    gp_cfg_num elementwise_passes;
+    gp_cfg_switch fused, channels_last;
     gp_cfg_switch pin_memory, non_blocking, cudnn_benchmark;
     gp_cfg_switch complete; /**< GP_CFG_OFF while being written, or when the program died */
     gp_capture_health health;

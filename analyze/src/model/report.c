@@ -173,12 +173,25 @@ static void summary_memory(FILE *out, const gp_analysis *a)
         fprintf(out, "peak memory: no [memory] records (profile_memory off)\n");
 }
 
+/* The trainer's CPU backend: the elementwise passes a step that --fused saves, with the knobs
+ * that change them (a trace without the count prints nothing). */
+static void summary_passes(FILE *out, const gp_run_config *rc)
+{
+    if (!rc->elementwise_passes.known)
+        return;
+    fprintf(out,
+            "elementwise passes: %" PRId64 " per optimizer step (fused %s, channels-last %s)\n",
+            rc->elementwise_passes.v, rc->fused == GP_CFG_ON ? "on" : "off",
+            rc->channels_last == GP_CFG_ON ? "on" : "off");
+}
+
 /* libprof's capture-health ledger, when the trace has one: what was recorded and lost, how far
  * the writer fell behind, what profiling cost. */
 static void summary_health(FILE *out, const gp_analysis *a)
 {
     gp_run_config rc;
     gp_run_config_read(gp_analysis_trace(a), &rc);
+    summary_passes(out, &rc);
     const gp_capture_health *h = &rc.health;
     if (!h->known)
         return;

@@ -83,6 +83,9 @@ void gp_run_config_read(const gp_trace *t, gp_run_config *out)
     out->loop_wall = num_of(kv, n, GP_CFG_LOOP_WALL);
     out->train_runq = num_of(kv, n, GP_CFG_TRAIN_RUNQ);
     out->loader_runq = num_of(kv, n, GP_CFG_LOADER_RUNQ);
+    out->elementwise_passes = num_of(kv, n, GP_CFG_ELEMENTWISE_PASSES);
+    out->fused = switch_of(kv, n, GP_CFG_FUSED);
+    out->channels_last = switch_of(kv, n, GP_CFG_CHANNELS_LAST);
     out->pin_memory = switch_of(kv, n, GP_CFG_PIN_MEMORY);
     out->non_blocking = switch_of(kv, n, GP_CFG_NON_BLOCKING);
     out->cudnn_benchmark = switch_of(kv, n, GP_CFG_CUDNN_BENCHMARK);

@@ -35,12 +35,17 @@
 #define GP_CFG_PHYSICAL_CORES  "physical_cores"
 #define GP_CFG_BLAS_THREADS    "blas_threads" /* trainer: OpenBLAS threads of the CPU backend */
 #define GP_CFG_CKPT_ACTIVATIONS                                                                    \
-    "checkpoint_activations"                /* bool: trainer recomputes activations                \
-                                             */
-#define GP_CFG_BF16_GEMM        "bf16_gemm" /* trainer, CPU --amp bf16: "sbgemm" | "rounded-sgemm" */
-#define GP_CFG_ZERO_GRAD        "zero_grad" /* trainer: "zero" | "none" (set_to_none) */
-#define GP_CFG_CKPT_SAVING      "checkpoint_saving_bytes" /* trainer: what checkpointing saves */
-#define GP_CFG_ACTIVATION_BYTES "activation_bytes" /* trainer (CPU): activation + grad buffers */
+    "checkpoint_activations"             /* bool: trainer recomputes activations                   \
+                                          */
+#define GP_CFG_BF16_GEMM     "bf16_gemm" /* trainer, CPU --amp bf16: "sbgemm" | "rounded-sgemm" */
+#define GP_CFG_ZERO_GRAD     "zero_grad" /* trainer: "zero" | "none" (set_to_none) */
+#define GP_CFG_FUSED         "fused"     /* bool: trainer fuses bias+ReLU and zero_grad */
+#define GP_CFG_CHANNELS_LAST "channels_last" /* bool: trainer's convolutions in NHWC */
+/* trainer (CPU): elementwise passes over activations, gradients and parameters per optimizer
+ * step (GEMMs and im2col aside): what --fused saves */
+#define GP_CFG_ELEMENTWISE_PASSES "elementwise_passes"
+#define GP_CFG_CKPT_SAVING        "checkpoint_saving_bytes" /* trainer: what checkpointing saves */
+#define GP_CFG_ACTIVATION_BYTES   "activation_bytes" /* trainer (CPU): activation + grad buffers */
 /* trainer, over its training loop: the wall time of its steps and the training thread's CPU time
  * in them; its loader threads' CPU time; the CPU time every other process on the machine used
  * meanwhile (/proc/stat less this process), and the wall time that covers (all ns) */

@@ -63,6 +63,8 @@ typedef struct gp_train_config {
     int augment;                /**< random crop with padding 2 and horizontal flip */
     int checkpoint_activations; /**< drop activations inside each block, recompute in backward */
     const char *zero_grad; /**< "zero" (NULL: memset after each step) or "none" (set_to_none) */
+    int fused;             /**< CPU: linear bias+ReLU in one pass; the step zeroes as it updates */
+    int channels_last;     /**< CPU, cnn: the convolutions' activations in NHWC */
     int profile;           /**< write the trace with libprof (when built with it) */
     const char *command;   /**< the command line, recorded in the trace; may be NULL */
     gp_train_progress_fn on_progress; /**< may be NULL */
@@ -77,6 +79,7 @@ typedef struct gp_train_result {
     char device_name[128];
     long long device_memory;    /**< bytes of device memory (0 on the CPU) */
     long long activation_bytes; /**< CPU: activation and gradient buffers of a step (0: unknown) */
+    long long elementwise_passes; /**< CPU: elementwise passes per optimizer step (0: unknown) */
     int epochs_done;
     long long steps;      /**< optimizer steps taken */
     long long samples;    /**< training samples seen */

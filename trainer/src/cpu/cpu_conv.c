@@ -23,7 +23,7 @@ size_t cpu_conv3_ws_size(int cin, int cout, int h, int w, int block)
 
 void cpu_conv3_init(struct cpu_conv3 *c, int cin, int cout, int h, int w, int block, float *ws)
 {
-    *c = (struct cpu_conv3){cin, cout, h, w, block, 0, ws, NULL};
+    *c = (struct cpu_conv3){cin, cout, h, w, block, 0, ws, NULL, NULL};
     c->tmp = ws + (size_t)cin * 9 * (size_t)block * (size_t)h * (size_t)w;
 }
 

@@ -71,6 +71,13 @@ void cpu_linear_forward(float *y, const float *x, const float *w, const float *b
 /* dx (n, cin) = dy . w (may be NULL); dw (cout, cin) += dy^T . x; db (cout) += sum_n dy */
 void cpu_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
                          const float *w, int n, int cin, int cout, int accumulate);
+/* --fused: y = ReLU(x . w^T + b), the bias and ReLU in one pass after the GEMM. Backward takes
+ * the gradient of that output, masks it in place by y > 0 and sums db in the same pass. */
+void cpu_linear_relu_forward(float *y, const float *x, const float *w, const float *b, int n,
+                             int cin, int cout);
+void cpu_linear_relu_backward(float *dx, float *dw, float *db, float *dy, const float *y,
+                              const float *x, const float *w, int n, int cin, int cout,
+                              int accumulate);
 
 /* 3x3 convolution, stride 1, padding 1: x (n, cin, h, w) -> y (n, cout, h, w), computed over
  * blocks of `block` samples (one GEMM per block) in a workspace the caller sizes once. */
@@ -80,6 +87,7 @@ struct cpu_conv3 {
     int relu;   /* forward writes ReLU(conv); backward masks dy by y > 0 (fused ReLU layer) */
     float *col; /* (cin*9, block*h*w) columns, reused for the input gradient */
     float *tmp; /* (cout, block*h*w) GEMM output / gathered dy */
+    float *wk;  /* NHWC only: cpu_conv3_nhwc_wk_size floats, the permuted weights and gradient */
 };
 /* Samples per block for a batch of at most max_batch: bounds the workspace to a few MiB. */
 int cpu_conv3_block(int cin, int h, int w, int max_batch);
@@ -92,6 +100,22 @@ void cpu_conv3_forward(const struct cpu_conv3 *c, float *y, const float *x, cons
 /* dx may be NULL (first layer); y is the forward output, read only when c->relu. */
 void cpu_conv3_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *db, const float *dy,
                         const float *y, const float *x, const float *wt, int n, int accumulate);
+
+/* --channels-last (cpu_conv_nhwc.c): the same convolution over x (n, h, w, cin) -> y (n, h, w,
+ * cout), in the same workspace plus c->wk (set by the caller) of cpu_conv3_nhwc_wk_size floats. */
+size_t cpu_conv3_nhwc_wk_size(int cin, int cout);
+void cpu_conv3_nhwc_forward(const struct cpu_conv3 *c, float *y, const float *x, const float *wt,
+                            const float *b, int n);
+void cpu_conv3_nhwc_backward(const struct cpu_conv3 *c, float *dx, float *dw, float *db,
+                             const float *dy, const float *y, const float *x, const float *wt,
+                             int n, int accumulate);
+/* 2x2 max pooling over NHWC; arg holds the argmax offset within each sample's input. */
+void cpu_maxpool2_nhwc_forward(float *y, int32_t *arg, const float *x, int n, int c, int h, int w);
+void cpu_maxpool2_nhwc_backward(float *dx, const float *dy, const int32_t *arg, int n, int c, int h,
+                                int w);
+/* Layout changes of n samples of c channels by hw pixels. */
+void cpu_nchw_to_nhwc(float *dst, const float *src, int n, int c, int hw);
+void cpu_nhwc_to_nchw(float *dst, const float *src, int n, int c, int hw);
 
 /* y = max(x, 0); dx = dy where y > 0 */
 void cpu_relu_forward(float *y, const float *x, size_t n);
@@ -118,6 +142,11 @@ void cpu_adam_step(float *p, const float *g, float *m, float *v, size_t n, float
 /* SGD with momentum (PyTorch's: buf = mu * buf + g; p -= lr * buf). */
 void cpu_sgd_step(float *p, const float *g, float *buf, size_t n, float lr, float momentum,
                   float inv_scale);
+/* --fused: the same steps, zeroing each gradient as they read it (zero_grad in the same pass). */
+void cpu_adam_step_zero(float *p, float *g, float *m, float *v, size_t n, float lr, float beta1,
+                        float beta2, float eps, long long t, float inv_scale);
+void cpu_sgd_step_zero(float *p, float *g, float *buf, size_t n, float lr, float momentum,
+                       float inv_scale);
 /* 1 when any of g[0..n) is inf or nan. */
 int cpu_nonfinite(const float *g, size_t n);
 
