@@ -544,12 +544,22 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         return -1;
     if (kind < 0)
         kind = GP_EV_OTHER;
-    gp_event ev = {r->ts, 0, r->corr, r->ext, r->name, k, 0, (uint8_t)kind, 'X', 0};
-    ev.dur = r->ph == 'X' && r->dur > 0 ? r->dur : 0;
-    ev.ph = instant ? (uint8_t)r->ph : 'X';
-    ev.flags = (uint16_t)(event_flags(name_flags(b, r->name), kind) |
-                          (r->ph == 'B' ? GP_EVF_FROM_BE : 0));
-    ev.aux = event_aux(b, r, kind);
+    /* flags before aux, in this order: both fill the builder's side tables */
+    unsigned flags =
+            event_flags(name_flags(b, r->name), kind) | (r->ph == 'B' ? GP_EVF_FROM_BE : 0);
+    uint32_t aux = event_aux(b, r, kind);
+    gp_event ev = {
+            .ts = r->ts,
+            .dur = r->ph == 'X' && r->dur > 0 ? r->dur : 0,
+            .corr = r->corr,
+            .ext_id = r->ext,
+            .name = r->name,
+            .track = k,
+            .aux = aux,
+            .kind = (uint8_t)kind,
+            .ph = instant ? (uint8_t)r->ph : 'X',
+            .flags = (uint16_t)flags,
+    };
     if (ev.aux == BUILD_ID_NOMEM || add_comm_info(b, r) != 0 || add_op_args(b, r, kind) != 0)
         return -1;
     if (r->ph == 'B') {
