@@ -111,12 +111,12 @@ int analysis_threads_of(const gp_analysis *a);
  * one of its threads). @return GP_OK, GP_ENOMEM, or GP_EINVAL as id_map_put. */
 gp_status analysis_link_all(gp_analysis *a);
 /* analysis_steps.c: the ProfilerStep ranges (a->steps); their alignment to the device; the
- * step-time statistics. @return 0, or -1 when out of memory. */
-int analysis_find_steps(gp_analysis *a);
+ * step-time statistics. @return GP_OK or GP_ENOMEM. */
+gp_status analysis_find_steps(gp_analysis *a);
 void analysis_align_steps(gp_analysis *a);
-int analysis_step_stats(gp_analysis *a);
-/* analysis_breakdown.c: each step's bd. @return 0, or -1 when out of memory. */
-int analysis_breakdown(gp_analysis *a);
+gp_status analysis_step_stats(gp_analysis *a);
+/* analysis_breakdown.c: each step's bd. @return GP_OK or GP_ENOMEM. */
+gp_status analysis_breakdown(gp_analysis *a);
 
 /* gpu_timeline.c */
 int analysis_gpu(gp_analysis *a);

@@ -148,7 +148,7 @@ static void nest_then_corr(void *arg)
 static void steps_then_ext(void *arg)
 {
     id_job *j = arg;
-    j->rc = analysis_find_steps(j->a) == 0 ? GP_OK : GP_ENOMEM;
+    j->rc = analysis_find_steps(j->a);
     if (j->rc == GP_OK)
         build_id_map(j);
 }
