@@ -119,7 +119,7 @@ gp_status analysis_step_stats(gp_analysis *a);
 gp_status analysis_breakdown(gp_analysis *a);
 
 /* gpu_timeline.c */
-int analysis_gpu(gp_analysis *a);
+gp_status analysis_gpu(gp_analysis *a); /* GP_OK or GP_ENOMEM */
 /* analysis_lists.c */
 int analysis_lists(gp_analysis *a);
 
