@@ -121,7 +121,7 @@ gp_status analysis_breakdown(gp_analysis *a);
 /* gpu_timeline.c */
 gp_status analysis_gpu(gp_analysis *a); /* GP_OK or GP_ENOMEM */
 /* analysis_lists.c */
-int analysis_lists(gp_analysis *a);
+gp_status analysis_lists(gp_analysis *a); /* GP_OK or GP_ENOMEM */
 
 static inline int analysis_is_gpu_work(int kind)
 {
