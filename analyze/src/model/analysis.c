@@ -12,14 +12,14 @@
  * lists (write their own vectors and the steps' memory totals) on the other. */
 typedef struct pass_job {
     gp_analysis *a;
-    int rc;
+    gp_status rc;
 } pass_job;
 
 static void pass_breakdown(void *arg)
 {
     pass_job *j = arg;
     j->rc = analysis_breakdown(j->a);
-    if (j->rc == 0)
+    if (j->rc == GP_OK)
         j->rc = analysis_step_stats(j->a);
 }
 
@@ -27,16 +27,16 @@ static void pass_gpu_lists(void *arg)
 {
     pass_job *j = arg;
     j->rc = analysis_gpu(j->a);
-    if (j->rc == 0)
+    if (j->rc == GP_OK)
         j->rc = analysis_lists(j->a);
 }
 
-/* @return GP_OK or GP_ENOMEM (the passes return 0 or -1). */
+/* @return GP_OK or GP_ENOMEM. */
 static gp_status finish_passes(gp_analysis *a)
 {
-    pass_job bd = {a, 0}, gpu = {a, 0};
+    pass_job bd = {a, GP_OK}, gpu = {a, GP_OK};
     trace_par2(a->threads, pass_breakdown, &bd, pass_gpu_lists, &gpu);
-    return bd.rc == 0 && gpu.rc == 0 ? GP_OK : GP_ENOMEM;
+    return bd.rc != GP_OK ? bd.rc : gpu.rc;
 }
 
 static void init_vecs(gp_analysis *a)
