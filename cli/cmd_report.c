@@ -104,16 +104,21 @@ static int run_all(const struct trace_paths *paths, long n_threads, const gp_rep
     return rc;
 }
 
-static int parse_report_opts(const char *sort, const char *group_by, const char *format,
-                             long row_limit, gp_report_opts *o)
+/* What report's flags say, as given (NULL sort: each trace's default). */
+struct report_flags {
+    const char *sort, *group_by, *format;
+    long row_limit;
+};
+
+static int parse_report_opts(const struct report_flags *f, gp_report_opts *o)
 {
     gp_error err;
     memset(o, 0, sizeof(*o));
-    o->row_limit = row_limit;
+    o->row_limit = f->row_limit;
     /* no --sort: each trace's gp_sort_key_default (report_use) */
-    if ((sort && gp_sort_key_parse(sort, &o->sort, &err) != GP_OK) ||
-        gp_group_by_parse(group_by, &o->group_by, &err) != GP_OK ||
-        gp_report_format_parse(format, &o->format, &err) != GP_OK) {
+    if ((f->sort && gp_sort_key_parse(f->sort, &o->sort, &err) != GP_OK) ||
+        gp_group_by_parse(f->group_by, &o->group_by, &err) != GP_OK ||
+        gp_report_format_parse(f->format, &o->format, &err) != GP_OK) {
         cli_error("%s", err.msg);
         cli_hint("see 'gprof-train report --help'");
         return CLI_ERROR;
@@ -124,12 +129,12 @@ static int parse_report_opts(const char *sort, const char *group_by, const char 
 int cmd_report(int argc, const char **argv)
 {
     const char *max_memory = NULL;
-    const char *sort = NULL, *group_by = "name", *format = "table";
-    long row_limit = 20, jobs_n = 0;
+    struct report_flags f = {.sort = NULL, .group_by = "name", .format = "table", .row_limit = 20};
+    long jobs_n = 0;
     int all_runs = 0;
     const struct opt opts[] = {
             OPT_GROUP("options:"),
-            OPT_STR('s', "sort", &sort, "KEY",
+            OPT_STR('s', "sort", &f.sort, "KEY",
                     "sort rows by KEY: cpu_time, cuda_time, cpu_time_total, cuda_time_total, "
                     "self_cpu_time_total, self_cuda_time_total, "
                     "count "
@@ -137,10 +142,10 @@ int cmd_report(int argc, const char **argv)
                     "cuda_time_total, "
                     "or cpu_time_total for a trace without GPU "
                     "activity)"),
-            OPT_INT('n', "row-limit", &row_limit, "N", "print at most N rows (default 20, 0 = all)",
-                    0, 1000000000),
-            OPT_STR(0, "group-by", &group_by, "KEY", "name (default) or name+shape"),
-            OPT_STR('f', "format", &format, "FMT",
+            OPT_INT('n', "row-limit", &f.row_limit, "N",
+                    "print at most N rows (default 20, 0 = all)", 0, 1000000000),
+            OPT_STR(0, "group-by", &f.group_by, "KEY", "name (default) or name+shape"),
+            OPT_STR('f', "format", &f.format, "FMT",
                     "table (default), csv, json or ndjson: "
                     "json is one document, {\"schema\": "
                     "\"gprof-train.report/1\", "
@@ -179,12 +184,12 @@ int cmd_report(int argc, const char **argv)
         return CLI_ERROR;
     }
     gp_report_opts o;
-    if (parse_report_opts(sort, group_by, format, row_limit, &o) != CLI_OK)
+    if (parse_report_opts(&f, &o) != CLI_OK)
         return CLI_ERROR;
     struct trace_paths paths = {.runs = all_runs ? TRACE_RUNS_ALL : TRACE_RUNS_NEWEST};
     int rc = trace_paths_expand(&paths, argv, n);
     if (rc == CLI_OK)
-        rc = run_all(&paths, jobs_n, &o, sort == NULL);
+        rc = run_all(&paths, jobs_n, &o, f.sort == NULL);
     trace_paths_release(&paths);
     return rc;
 }

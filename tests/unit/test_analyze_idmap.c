@@ -72,7 +72,7 @@ static void test_dense_bounds(void)
     GP_ASSERT_OK(id_map_put(&m, 10, 5));
     GP_ASSERT_OK(id_map_put(&m, 10, 6)); /* kept: the first wins */
     /* outside the range it was sized for: a broken invariant, never "out of memory" */
-    GP_ASSERT_EQ_INT(id_map_put(&m, 11, 7), ANALYSIS_BROKEN);
+    GP_ASSERT_EQ_INT(id_map_put(&m, 11, 7), GP_EINVAL);
     GP_ASSERT_EQ_INT(id_map_get(&m, -10), 4);
     GP_ASSERT_EQ_INT(id_map_get(&m, 10), 5);
     GP_ASSERT_EQ_INT(id_map_get(&m, 0), GP_NONE);

@@ -81,10 +81,29 @@ static void test_producer_and_device_memory(void)
     gp_trace_free(t);
 }
 
+/* Keys the one list (GP_TRACE_CONFIG_KEYS) decodes by their kind: the trainer's knobs beside
+ * the flags, a POS number that is 0 (not measured) is unknown, a health count present. */
+static void test_list_kinds(void)
+{
+    gp_run_config c;
+    gp_trace *t = open_text("{\"gprof\":{\"zero_grad\":\"none\",\"checkpoint_activations\":true,"
+                            "\"activation_bytes\":4096,\"record_cost_ns\":0,"
+                            "\"health_cpu_ranges\":7,\"command\":[\"a\"]},\"traceEvents\":[]}");
+    GP_CHECK(t != NULL);
+    gp_run_config_read(t, &c);
+    GP_CHECK(c.zero_grad && strcmp(c.zero_grad, "none") == 0);
+    GP_CHECK(c.checkpoint_activations == GP_CFG_ON);
+    GP_CHECK(c.activation_bytes.known && c.activation_bytes.v == 4096);
+    GP_CHECK(!c.record_cost_ns.known && !c.bf16_gemm);
+    GP_CHECK(c.health.known && c.health.cpu_ranges == 7 && c.health.cpu_marks == 0);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     GP_RUN(test_every_field);
     GP_RUN(test_unknown);
     GP_RUN(test_producer_and_device_memory);
+    GP_RUN(test_list_kinds);
     return gp_test_summary();
 }

@@ -6,6 +6,7 @@
 #define GP_RUN_CONFIG_H
 
 #include "gp/trace.h"
+#include "gp/trace_schema.h"
 
 #include <stdint.h>
 
@@ -22,46 +23,38 @@ typedef struct gp_cfg_num {
     int64_t v;
 } gp_cfg_num;
 
+/* One member per key of GP_TRACE_CONFIG_KEYS (gp/trace_schema.h, where each is documented), by
+ * its KIND: STR a string, NUM and POS a gp_cfg_num, SWITCH a gp_cfg_switch, COUNT a member of
+ * gp_capture_health; LIST none. */
+#define GP_RC_MEMBER_STR(f)    const char *f;
+#define GP_RC_MEMBER_NUM(f)    gp_cfg_num f;
+#define GP_RC_MEMBER_POS(f)    gp_cfg_num f;
+#define GP_RC_MEMBER_SWITCH(f) gp_cfg_switch f;
+#define GP_RC_MEMBER_COUNT(f)
+#define GP_RC_MEMBER_LIST(f)
+#define GP_RC_MEMBER(macro, kind, field, writer, doc) GP_RC_MEMBER_##kind(field)
+#define GP_RC_HEALTH_STR(f)
+#define GP_RC_HEALTH_NUM(f)
+#define GP_RC_HEALTH_POS(f)
+#define GP_RC_HEALTH_SWITCH(f)
+#define GP_RC_HEALTH_COUNT(f) int64_t f;
+#define GP_RC_HEALTH_LIST(f)
+#define GP_RC_HEALTH(macro, kind, field, writer, doc) GP_RC_HEALTH_##kind(field)
+
 /** libprof's capture-health ledger (the "health_*" members, per session); `known` 0 for a trace
- * without one (PyTorch's, or libprof's before it). Counts and ns. */
+ * without one (PyTorch's, or libprof's before it). Counts and ns, 0 when absent. */
 typedef struct gp_capture_health {
     int known;
-    int64_t cpu_ranges, cpu_marks, cpu_counters, cpu_async, cpu_dropped;
-    int64_t gpu_records, gpu_dropped, gpu_no_timestamp, gpu_end_before_start,
-            gpu_start_before_launch;
-    int64_t writer_max_behind_ns; /**< the oldest record a writer pass found had waited this */
-    int64_t profiler_cost_ns;     /**< record_cost_ns x CPU records: in the program's threads */
-    int64_t writer_cpu_ns;        /**< the writer thread's CPU time */
+    GP_TRACE_CONFIG_KEYS(GP_RC_HEALTH)
 } gp_capture_health;
 
+/** The "gprof" object, typed: strings are valid until gp_trace_free. device_memory is the
+ * trace's device properties' when it has them, else the key's. */
 typedef struct gp_run_config {
     /** The bundled trainer wrote the trace (producer "trainer", or a model named without a
      * producer, as older traces were): its knobs are `gprof-train run` flags. */
     int trainer;
-    /* Strings: NULL when absent or not a string; valid until gp_trace_free. */
-    const char *producer;       /**< "trainer", "inject", "api" */
-    const char *model;          /**< "mlp", "cnn" */
-    const char *amp;            /**< "off", "fp16", "bf16" */
-    const char *device;         /**< "cuda", "cpu" */
-    const char *device_name;    /**< the GPU's, or "" on the CPU */
-    const char *dataset_format; /**< "idx", "png" */
-    const char *gpu_status;     /**< "recorded", "recorded, except: ...", or why there is none */
-    gp_cfg_num batch_size, workers, prefetch, cpu_count, physical_cores;
-    gp_cfg_num device_memory;   /**< bytes: the trace's device properties, else the config's */
-    gp_cfg_num dropped_records; /**< records the profiler lost, all kinds */
-    gp_cfg_num dropped_cpu;     /**< of them, CPU ranges past the record-memory limit */
-    gp_cfg_num dropped_gpu;     /**< of them, GPU records CUPTI dropped */
-    gp_cfg_num record_cost_ns;  /**< libprof: what one recorded range costs its thread, in ns */
-    gp_cfg_num blas_threads;    /**< trainer: OpenBLAS threads of its CPU backend */
-    /** trainer, over its training loop (ns): steps' wall time and the training thread's CPU time
-     * in them, its loader threads' CPU time, other processes' CPU time and the loop's wall time */
-    gp_cfg_num step_wall, step_cpu, loader_cpu, other_cpu, loop_wall;
-    gp_cfg_num train_runq, loader_runq; /**< trainer: time waiting for a core (schedstat), ns */
-    /** trainer (CPU): elementwise passes per optimizer step, and the knobs that change them */
-    gp_cfg_num elementwise_passes;
-    gp_cfg_switch fused, channels_last;
-    gp_cfg_switch pin_memory, non_blocking, cudnn_benchmark;
-    gp_cfg_switch complete; /**< GP_CFG_OFF while being written, or when the program died */
+    GP_TRACE_CONFIG_KEYS(GP_RC_MEMBER)
     gp_capture_health health;
 } gp_run_config;
 

@@ -12,14 +12,14 @@
  * lists (write their own vectors and the steps' memory totals) on the other. */
 typedef struct pass_job {
     gp_analysis *a;
-    int rc;
+    gp_status rc;
 } pass_job;
 
 static void pass_breakdown(void *arg)
 {
     pass_job *j = arg;
     j->rc = analysis_breakdown(j->a);
-    if (j->rc == 0)
+    if (j->rc == GP_OK)
         j->rc = analysis_step_stats(j->a);
 }
 
@@ -27,15 +27,16 @@ static void pass_gpu_lists(void *arg)
 {
     pass_job *j = arg;
     j->rc = analysis_gpu(j->a);
-    if (j->rc == 0)
+    if (j->rc == GP_OK)
         j->rc = analysis_lists(j->a);
 }
 
-static int finish_passes(gp_analysis *a)
+/* @return GP_OK or GP_ENOMEM. */
+static gp_status finish_passes(gp_analysis *a)
 {
-    pass_job bd = {a, 0}, gpu = {a, 0};
+    pass_job bd = {a, GP_OK}, gpu = {a, GP_OK};
     trace_par2(a->threads, pass_breakdown, &bd, pass_gpu_lists, &gpu);
-    return bd.rc == 0 && gpu.rc == 0 ? 0 : -1;
+    return bd.rc != GP_OK ? bd.rc : gpu.rc;
 }
 
 static void init_vecs(gp_analysis *a)
@@ -53,16 +54,16 @@ static void init_vecs(gp_analysis *a)
     trace_vec_init(&a->launches, sizeof(gp_launch));
 }
 
-static int alloc_links(gp_analysis *a)
+static gp_status alloc_links(gp_analysis *a)
 {
     size_t n = a->n ? a->n : 1;
     a->link_of = malloc(n * sizeof(uint32_t));
     a->op_of = malloc(n * sizeof(uint32_t));
     if (!a->link_of || !a->op_of)
-        return -1;
+        return GP_ENOMEM;
     memset(a->link_of, 0xff, n * sizeof(uint32_t));
     memset(a->op_of, 0xff, n * sizeof(uint32_t));
-    return 0;
+    return GP_OK;
 }
 
 gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_analysis **out,
@@ -79,16 +80,16 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
     a->ev = gp_trace_events(t, &a->n);
     a->kernel_wait_ns = opts && opts->kernel_wait_ns > 0 ? opts->kernel_wait_ns : 30000;
     a->threads = trace_threads(opts ? opts->threads : 0);
-    int rc = alloc_links(a);
-    if (rc == 0)
+    gp_status rc = alloc_links(a);
+    if (rc == GP_OK)
         rc = analysis_link_all(a);
-    if (rc == 0) {
+    if (rc == GP_OK) {
         analysis_align_steps(a);
         rc = finish_passes(a);
     }
-    if (rc != ANALYSIS_OK) {
+    if (rc != GP_OK) { /* GP_EINVAL: id_map_put's key outside its range, a bug */
         gp_analysis_free(a);
-        return rc == ANALYSIS_BROKEN
+        return rc == GP_EINVAL
                        ? gp_error_set(err, GP_EINVAL, gp_trace_get_info(t)->path,
                                       "internal error: an id outside the range its map was sized "
                                       "for (please report it, with the trace)")

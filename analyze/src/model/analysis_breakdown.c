@@ -97,14 +97,14 @@ static ival *role_intervals(const gp_analysis *a, const int8_t *roles, int r, si
     return fit ? fit : v;
 }
 
-int analysis_breakdown(gp_analysis *a)
+gp_status analysis_breakdown(gp_analysis *a)
 {
     ival *role[GP_BD_OTHER] = {0};
     size_t nrole[GP_BD_OTHER] = {0}, room = 2;
     int8_t *roles = malloc(a->n + 1); /* 1 byte per event, -1 = no role */
-    int rc = -1;
+    gp_status rc = GP_ENOMEM;
     if (!roles)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t i = 0; i < a->n; i++) {
         int r = a->ev[i].dur > 0 ? role_of(a, i) : -1;
         roles[i] = (int8_t)r;
@@ -123,7 +123,7 @@ int analysis_breakdown(gp_analysis *a)
     ival *buf[2] = {malloc(room * sizeof(ival)), malloc(room * sizeof(ival))};
     for (size_t k = 0; k < a->steps.n && buf[0] && buf[1]; k++)
         sweep_step(TRACE_VEC_AT(&a->steps, gp_step, k), role, nrole, buf);
-    rc = buf[0] && buf[1] ? 0 : -1;
+    rc = buf[0] && buf[1] ? GP_OK : GP_ENOMEM;
     free(buf[0]);
     free(buf[1]);
 out:

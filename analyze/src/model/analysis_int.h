@@ -42,19 +42,16 @@ typedef struct id_map {
     uint64_t span;
 } id_map;
 
-/* What the analysis' internal steps return: one convention for their ints. ANALYSIS_NOMEM is
- * reported as "out of memory"; ANALYSIS_BROKEN as an internal error, never as memory. */
-enum { ANALYSIS_OK = 0, ANALYSIS_NOMEM = -1, ANALYSIS_BROKEN = -2 };
-
-/* A hash map for about `expected` ids. @return ANALYSIS_OK or ANALYSIS_NOMEM. */
-int id_map_init(id_map *m, size_t expected);
+/* A hash map for about `expected` ids. @return GP_OK or GP_ENOMEM. */
+gp_status id_map_init(id_map *m, size_t expected);
 /* A map for `count` ids known to lie in [lo, hi]: dense when the range is at most a few times
  * the count (it then costs less memory than the hash), else a hash. */
-int id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count);
+gp_status id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count);
 void id_map_release(id_map *m);
-/* Insert unless present (the first event with an id wins). @return ANALYSIS_OK, ANALYSIS_NOMEM,
- * or ANALYSIS_BROKEN for a key outside a dense map's range (it is sized from every key). */
-int id_map_put(id_map *m, int64_t key, uint32_t val);
+/* Insert unless present (the first event with an id wins). @return GP_OK, GP_ENOMEM, or
+ * GP_EINVAL for a key outside a dense map's range (it is sized from every key: a bug, reported
+ * as an internal error, never as memory). */
+gp_status id_map_put(id_map *m, int64_t key, uint32_t val);
 uint32_t id_map_get(const id_map *m, int64_t key);
 
 /* Where `key`'s slot lies, to prefetch: lookups walk events in order, and in the hash layout
@@ -111,20 +108,20 @@ int64_t ival_clip_total(const ival *v, size_t n, int64_t lo, int64_t hi);
 int analysis_threads_of(const gp_analysis *a);
 
 /* analysis_link.c: parent_of, runtime_of and op_of of every event (and the steps, found on
- * one of its threads). @return ANALYSIS_OK, ANALYSIS_NOMEM or ANALYSIS_BROKEN. */
-int analysis_link_all(gp_analysis *a);
+ * one of its threads). @return GP_OK, GP_ENOMEM, or GP_EINVAL as id_map_put. */
+gp_status analysis_link_all(gp_analysis *a);
 /* analysis_steps.c: the ProfilerStep ranges (a->steps); their alignment to the device; the
- * step-time statistics. @return 0 or ANALYSIS_NOMEM. */
-int analysis_find_steps(gp_analysis *a);
+ * step-time statistics. @return GP_OK or GP_ENOMEM. */
+gp_status analysis_find_steps(gp_analysis *a);
 void analysis_align_steps(gp_analysis *a);
-int analysis_step_stats(gp_analysis *a);
-/* analysis_breakdown.c: each step's bd. @return 0 or ANALYSIS_NOMEM. */
-int analysis_breakdown(gp_analysis *a);
+gp_status analysis_step_stats(gp_analysis *a);
+/* analysis_breakdown.c: each step's bd. @return GP_OK or GP_ENOMEM. */
+gp_status analysis_breakdown(gp_analysis *a);
 
 /* gpu_timeline.c */
-int analysis_gpu(gp_analysis *a);
+gp_status analysis_gpu(gp_analysis *a); /* GP_OK or GP_ENOMEM */
 /* analysis_lists.c */
-int analysis_lists(gp_analysis *a);
+gp_status analysis_lists(gp_analysis *a); /* GP_OK or GP_ENOMEM */
 
 static inline int analysis_is_gpu_work(int kind)
 {

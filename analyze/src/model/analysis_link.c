@@ -55,7 +55,7 @@ typedef struct id_job {
     gp_analysis *a;
     id_map *map;
     int ext; /* 0: correlation ids, 1: External ids */
-    int rc;
+    gp_status rc;
 } id_job;
 
 /* The id event e defines for the job's kind, or GP_ID_NONE. */
@@ -81,9 +81,9 @@ static void build_id_map(void *arg)
         hi = id > hi ? id : hi;
         count++;
     }
-    if ((j->rc = id_map_init_range(j->map, lo, hi, count)) != 0)
+    if ((j->rc = id_map_init_range(j->map, lo, hi, count)) != GP_OK)
         return;
-    for (uint32_t i = 0; i < a->n && j->rc == 0; i++) {
+    for (uint32_t i = 0; i < a->n && j->rc == GP_OK; i++) {
         if (!j->map->dense && i + LINK_AHEAD < a->n)
             link_prefetch(j->ext ? NULL : j->map, j->ext ? j->map : NULL, &a->ev[i + LINK_AHEAD]);
         int64_t id = id_defined(j, &a->ev[i]);
@@ -149,25 +149,25 @@ static void steps_then_ext(void *arg)
 {
     id_job *j = arg;
     j->rc = analysis_find_steps(j->a);
-    if (j->rc == 0)
+    if (j->rc == GP_OK)
         build_id_map(j);
 }
 
 /* Nesting and steps, then link_of of GPU activities (runtime_of) by correlation and op_of by
  * External id or by nesting; each link pass split in two halves of the events (runtime calls
  * before GPU activities). */
-int analysis_link_all(gp_analysis *a)
+gp_status analysis_link_all(gp_analysis *a)
 {
     id_map corr = {0}, ext = {0};
-    id_job jc = {a, &corr, 0, 0}, je = {a, &ext, 1, 0};
+    id_job jc = {a, &corr, 0, GP_OK}, je = {a, &ext, 1, GP_OK};
     trace_par2(a->threads, nest_then_corr, &jc, steps_then_ext, &je);
     uint32_t mid = (uint32_t)(a->n / 2);
     link_half h0 = {a, &corr, &ext, 0, mid}, h1 = {a, &corr, &ext, mid, (uint32_t)a->n};
-    if (jc.rc == 0 && je.rc == 0) {
+    if (jc.rc == GP_OK && je.rc == GP_OK) {
         trace_par2(a->threads, link_runtime, &h0, link_runtime, &h1);
         trace_par2(a->threads, link_gpu, &h0, link_gpu, &h1);
     }
     id_map_release(&corr);
     id_map_release(&ext);
-    return jc.rc != ANALYSIS_OK ? jc.rc : je.rc;
+    return jc.rc != GP_OK ? jc.rc : je.rc;
 }

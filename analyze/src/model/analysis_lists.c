@@ -52,12 +52,12 @@ static void mem_point(gp_analysis *a, gp_mem_series *s, const mem_ref *r)
     }
 }
 
-static int memory(gp_analysis *a)
+static gp_status memory(gp_analysis *a)
 {
     size_t n = 0;
     mem_ref *r = malloc((a->n + 1) * sizeof(*r));
     if (!r)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_mem_sample *m = gp_trace_mem_sample(a->t, &a->ev[i]);
         if (m)
@@ -68,14 +68,14 @@ static int memory(gp_analysis *a)
     for (size_t k = 0; k < n; k++)
         if (!trace_vec_push(&a->mem_points)) {
             free(r);
-            return -1;
+            return GP_ENOMEM;
         }
     a->mem_points.n = 0;
     for (size_t i = 0, j; i < n; i = j) {
         gp_mem_series *s = trace_vec_push(&a->mem_series);
         if (!s) {
             free(r);
-            return -1;
+            return GP_ENOMEM;
         }
         s->device_type = r[i].dtype;
         s->device_id = r[i].did;
@@ -84,7 +84,7 @@ static int memory(gp_analysis *a)
             mem_point(a, s, &r[j]);
     }
     free(r);
-    return 0;
+    return GP_OK;
 }
 
 typedef struct kstat_key {
@@ -101,12 +101,12 @@ static int cmp_kstat(const void *pa, const void *pb)
 }
 
 /* Sort by total descending, ties by name text. */
-static int sort_kstats(gp_analysis *a)
+static gp_status sort_kstats(gp_analysis *a)
 {
     size_t n = a->kernels.n;
     kstat_key *keys = malloc((n + 1) * sizeof(*keys));
     if (!keys)
-        return -1;
+        return GP_ENOMEM;
     gp_kernel_stat *k = (gp_kernel_stat *)a->kernels.data;
     for (size_t i = 0; i < n; i++)
         keys[i] = (kstat_key){k[i], gp_trace_str(a->t, k[i].name)};
@@ -114,10 +114,10 @@ static int sort_kstats(gp_analysis *a)
     for (size_t i = 0; i < n; i++)
         k[i] = keys[i].k;
     free(keys);
-    return 0;
+    return GP_OK;
 }
 
-static int kernel_stats(gp_analysis *a)
+static gp_status kernel_stats(gp_analysis *a)
 {
     uint32_t *slot = NULL;
     size_t nstr = 0;
@@ -126,7 +126,7 @@ static int kernel_stats(gp_analysis *a)
             a->ev[i].name + 1 > nstr)
             nstr = a->ev[i].name + 1;
     if (!(slot = calloc(nstr + 1, sizeof(*slot))))
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
         if (e->kind != GP_EV_KERNEL || e->name == GP_STR_NONE)
@@ -170,7 +170,7 @@ static int cmp_memcpy(const void *pa, const void *pb)
     return (a->event > b->event) - (a->event < b->event);
 }
 
-static int memcpys(gp_analysis *a)
+static gp_status memcpys(gp_analysis *a)
 {
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
@@ -179,7 +179,7 @@ static int memcpys(gp_analysis *a)
         const gp_gpu_info *g = gp_trace_gpu_info(a->t, e);
         gp_memcpy *m = trace_vec_push(&a->memcpys);
         if (!m)
-            return -1;
+            return GP_ENOMEM;
         uint32_t r = analysis_runtime(a, i);
         *m = (gp_memcpy){i,
                          r,
@@ -198,7 +198,7 @@ static int memcpys(gp_analysis *a)
     }
     if (a->memcpys.n)
         qsort(a->memcpys.data, a->memcpys.n, sizeof(gp_memcpy), cmp_memcpy);
-    return 0;
+    return GP_OK;
 }
 
 static int sync_kind_of_name(const char *s)
@@ -231,7 +231,7 @@ static int cmp_sync(const void *pa, const void *pb)
     return (a->event > b->event) - (a->event < b->event);
 }
 
-static int syncs(gp_analysis *a)
+static gp_status syncs(gp_analysis *a)
 {
     for (uint32_t i = 0; i < a->n; i++) {
         const gp_event *e = &a->ev[i];
@@ -245,7 +245,7 @@ static int syncs(gp_analysis *a)
                                    : gp_trace_str(a->t, g->sync_kind);
         gp_sync *s = trace_vec_push(&a->syncs);
         if (!s)
-            return -1;
+            return GP_ENOMEM;
         uint32_t r = host ? i : analysis_runtime(a, i);
         *s = (gp_sync){i,
                        r != GP_NONE ? a->op_of[r] : GP_NONE,
@@ -256,7 +256,7 @@ static int syncs(gp_analysis *a)
     }
     if (a->syncs.n)
         qsort(a->syncs.data, a->syncs.n, sizeof(gp_sync), cmp_sync);
-    return 0;
+    return GP_OK;
 }
 
 typedef struct launch_key {
@@ -273,7 +273,7 @@ static int cmp_launch(const void *pa, const void *pb)
     return (a->gpu > b->gpu) - (a->gpu < b->gpu);
 }
 
-static int launches(gp_analysis *a)
+static gp_status launches(gp_analysis *a)
 {
     for (uint32_t i = 0; i < a->n; i++) {
         uint32_t r = analysis_runtime(a, i);
@@ -281,7 +281,7 @@ static int launches(gp_analysis *a)
             continue;
         gp_launch *l = trace_vec_push(&a->launches);
         if (!l)
-            return -1;
+            return GP_ENOMEM;
         int64_t delay = a->ev[i].ts - (a->ev[r].ts + a->ev[r].dur);
         *l = (gp_launch){r, i, a->op_of[i], delay > 0 ? delay : 0};
     }
@@ -291,7 +291,7 @@ static int launches(gp_analysis *a)
     gp_launch *sorted = malloc((n + 1) * sizeof(*sorted));
     if (!keys || !sorted) {
         free(keys), free(sorted);
-        return -1;
+        return GP_ENOMEM;
     }
     gp_launch *l = (gp_launch *)a->launches.data;
     for (size_t i = 0; i < n; i++)
@@ -303,14 +303,14 @@ static int launches(gp_analysis *a)
         memcpy(l, sorted, n * sizeof(*l));
     free(keys);
     free(sorted);
-    return 0;
+    return GP_OK;
 }
 
-int analysis_lists(gp_analysis *a)
+gp_status analysis_lists(gp_analysis *a)
 {
     if (memory(a) || kernel_stats(a) || memcpys(a) || syncs(a))
-        return -1;
-    return 0;
+        return GP_ENOMEM;
+    return GP_OK;
 }
 
 /* The launch list is as long as the GPU activity and its sort needs twice that again, so it is

@@ -13,7 +13,7 @@ static int cmp_step(const void *pa, const void *pb)
     return (a->host_ts > b->host_ts) - (a->host_ts < b->host_ts);
 }
 
-int analysis_find_steps(gp_analysis *a)
+gp_status analysis_find_steps(gp_analysis *a)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (uint32_t i = 0; i < a->n; i++) {
@@ -26,7 +26,7 @@ int analysis_find_steps(gp_analysis *a)
             continue;
         gp_step *s = trace_vec_push(&a->steps);
         if (!s)
-            return -1;
+            return GP_ENOMEM;
         s->num = strtoll(gp_trace_str(a->t, e->name) + 13, NULL, 10);
         s->event = i;
         s->host_ts = e->ts;
@@ -35,7 +35,7 @@ int analysis_find_steps(gp_analysis *a)
     if (a->steps.n == 0 && a->n > 0) {
         gp_step *s = trace_vec_push(&a->steps);
         if (!s)
-            return -1;
+            return GP_ENOMEM;
         const gp_trace_info *in = gp_trace_get_info(a->t);
         s->num = -1;
         s->event = GP_NONE;
@@ -45,7 +45,7 @@ int analysis_find_steps(gp_analysis *a)
     }
     if (a->steps.n)
         qsort(a->steps.data, a->steps.n, sizeof(gp_step), cmp_step);
-    return 0;
+    return GP_OK;
 }
 
 static int32_t step_at(const gp_analysis *a, int64_t ts)
@@ -193,15 +193,15 @@ static int cmp_i64(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-int analysis_step_stats(gp_analysis *a)
+gp_status analysis_step_stats(gp_analysis *a)
 {
     gp_step_stats *st = &a->stats;
     size_t n = st->n = a->steps.n;
     if (!n)
-        return 0;
+        return GP_OK;
     int64_t *d = malloc(n * sizeof(int64_t)), sum = 0;
     if (!d)
-        return -1;
+        return GP_ENOMEM;
     for (size_t k = 0; k < n; k++) {
         const gp_step *s = TRACE_VEC_AT(&a->steps, gp_step, k);
         d[k] = s->end - s->ts;
@@ -218,5 +218,5 @@ int analysis_step_stats(gp_analysis *a)
     for (int c = 0; c < GP_BD_COUNT; c++)
         st->bd_mean[c] = st->bd_total[c] / (int64_t)n;
     free(d);
-    return 0;
+    return GP_OK;
 }

@@ -105,8 +105,9 @@ static int64_t union_of(const gp_analysis *a, const gpu_ref *r, size_t n, int wa
  * idle time by kind and their count; stored in `gaps` unless it is NULL. The gap lists are as
  * large as the GPU activity itself (~40 bytes per kernel), so gp_analysis_run only counts them
  * and gp_analysis_*_gaps() builds them on first use (build_gaps below). */
-static int add_gaps(gp_analysis *a, const gpu_ref *r, size_t n, trace_vec *gaps, int device,
-                    int64_t stream, int64_t idle[GP_IDLE_COUNT], uint32_t *first, uint32_t *count)
+static gp_status add_gaps(gp_analysis *a, const gpu_ref *r, size_t n, trace_vec *gaps, int device,
+                          int64_t stream, int64_t idle[GP_IDLE_COUNT], uint32_t *first,
+                          uint32_t *count)
 {
     uint32_t k = 0;
     int64_t prev_end = ev_end(a, r[0].ev);
@@ -118,7 +119,7 @@ static int add_gaps(gp_analysis *a, const gpu_ref *r, size_t n, trace_vec *gaps,
             k++;
             gp_idle_gap *g = gaps ? trace_vec_push(gaps) : NULL;
             if (gaps && !g)
-                return -1;
+                return GP_ENOMEM;
             if (g)
                 *g = (gp_idle_gap){device, stream, prev_end, r[i].ts, (uint8_t)kind, prev, r[i].ev};
         }
@@ -130,14 +131,14 @@ static int add_gaps(gp_analysis *a, const gpu_ref *r, size_t n, trace_vec *gaps,
     *first = a->n_gaps_counted;
     *count = k;
     a->n_gaps_counted += k;
-    return 0;
+    return GP_OK;
 }
 
-static int device_pass(gp_analysis *a, const gpu_ref *r, size_t n, int device)
+static gp_status device_pass(gp_analysis *a, const gpu_ref *r, size_t n, int device)
 {
     gp_device_stats *d = trace_vec_push(&a->devices);
     if (!d)
-        return -1;
+        return GP_ENOMEM;
     d->device = device;
     d->span_ts = r[0].ts;
     for (size_t i = 0; i < n; i++) {
@@ -161,11 +162,11 @@ static int device_pass(gp_analysis *a, const gpu_ref *r, size_t n, int device)
     return add_gaps(a, r, n, NULL, device, -1, d->idle_ns, &d->first_gap, &d->n_gaps);
 }
 
-static int stream_pass(gp_analysis *a, const gpu_ref *r, size_t n, const gpu_lane *l)
+static gp_status stream_pass(gp_analysis *a, const gpu_ref *r, size_t n, const gpu_lane *l)
 {
     gp_stream_stats *s = trace_vec_push(&a->streams);
     if (!s)
-        return -1;
+        return GP_ENOMEM;
     s->device = l->device;
     s->stream = l->stream;
     s->n_events = n;
@@ -179,12 +180,12 @@ static uint64_t lane_hash(int device, int64_t stream)
     return (h ^ (h >> 31)) * 0xC2B2AE3D27D4EB4Full;
 }
 
-static int lanes_grow(gpu_lanes *ls)
+static gp_status lanes_grow(gpu_lanes *ls)
 {
     uint32_t mask = ls->mask ? ls->mask * 2 + 1 : 63;
     uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
     if (!slots)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t k = 0; k < ls->v.n; k++) {
         const gpu_lane *l = TRACE_VEC_AT(&ls->v, gpu_lane, k);
         uint64_t i = lane_hash(l->device, l->stream) & mask;
@@ -195,7 +196,7 @@ static int lanes_grow(gpu_lanes *ls)
     free(ls->slots);
     ls->slots = slots;
     ls->mask = mask;
-    return 0;
+    return GP_OK;
 }
 
 /* @return the index of lane (device, stream), added when new; GP_NONE when out of memory. */
@@ -235,7 +236,7 @@ static int cmp_lane(const void *pa, const void *pb)
 }
 
 /* Rank the lanes by (device, stream) and their devices: by_rank, rank, dev_rank, dev_of. */
-static int rank_lanes(gpu_lanes *ls)
+static gp_status rank_lanes(gpu_lanes *ls)
 {
     size_t n = ls->v.n;
     gpu_lane *s = malloc((n + 1) * sizeof(*s));
@@ -243,7 +244,7 @@ static int rank_lanes(gpu_lanes *ls)
     ls->dev_of = malloc((n + 1) * sizeof(int));
     if (!s || !ls->by_rank || !ls->dev_of) {
         free(s);
-        return -1;
+        return GP_ENOMEM;
     }
     for (uint32_t k = 0; k < n; k++) {
         s[k] = *TRACE_VEC_AT(&ls->v, gpu_lane, k);
@@ -260,7 +261,7 @@ static int rank_lanes(gpu_lanes *ls)
         ls->by_rank[k] = s[k].rank;
     }
     free(s);
-    return 0;
+    return GP_OK;
 }
 
 /* The GPU activities, keyed by their lane's index. */
@@ -325,21 +326,21 @@ static size_t group_end(const gpu_ref *r, size_t n, size_t i)
     return j;
 }
 
-int analysis_gpu(gp_analysis *a)
+gp_status analysis_gpu(gp_analysis *a)
 {
     size_t n = 0;
     gpu_lanes ls;
     gpu_ref *r = sorted_refs(a, &ls, &n);
-    int rc = r ? 0 : -1;
+    gp_status rc = r ? GP_OK : GP_ENOMEM;
     a->n_gaps_counted = 0;
-    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+    for (size_t i = 0, j; rc == GP_OK && i < n; i = j) {
         j = group_end(r, n, i);
         rc = stream_pass(a, r + i, j - i, TRACE_VEC_AT(&ls.v, gpu_lane, ls.by_rank[r[i].key]));
     }
     if (r)
         order_refs(r, n, &ls, 1, 1);
     a->n_gaps_counted = 0;
-    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+    for (size_t i = 0, j; rc == GP_OK && i < n; i = j) {
         j = group_end(r, n, i);
         rc = device_pass(a, r + i, j - i, ls.dev_of[r[i].key]);
     }
@@ -350,16 +351,16 @@ int analysis_gpu(gp_analysis *a)
 
 /* Store the gaps of every stream, then of every device, in the order analysis_gpu counted them
  * (the same two orderings of one collection), so first_gap/n_gaps index the stored lists. */
-static int store_gaps(gp_analysis *a)
+static gp_status store_gaps(gp_analysis *a)
 {
     size_t n = 0;
     gpu_lanes ls;
     gpu_ref *r = sorted_refs(a, &ls, &n);
     int64_t idle[GP_IDLE_COUNT] = {0};
     uint32_t first, count;
-    int rc = r ? 0 : -1;
+    gp_status rc = r ? GP_OK : GP_ENOMEM;
     a->n_gaps_counted = 0;
-    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+    for (size_t i = 0, j; rc == GP_OK && i < n; i = j) {
         j = group_end(r, n, i);
         const gpu_lane *l = TRACE_VEC_AT(&ls.v, gpu_lane, ls.by_rank[r[i].key]);
         rc = add_gaps(a, r + i, j - i, &a->stream_gaps, l->device, l->stream, idle, &first, &count);
@@ -367,7 +368,7 @@ static int store_gaps(gp_analysis *a)
     if (r)
         order_refs(r, n, &ls, 1, 1);
     a->n_gaps_counted = 0;
-    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+    for (size_t i = 0, j; rc == GP_OK && i < n; i = j) {
         j = group_end(r, n, i);
         rc = add_gaps(a, r + i, j - i, &a->dev_gaps, ls.dev_of[r[i].key], -1, idle, &first, &count);
     }

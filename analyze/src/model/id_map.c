@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int id_map_init(id_map *m, size_t expected)
+gp_status id_map_init(id_map *m, size_t expected)
 {
     size_t cap = 64;
     while (cap < expected * 2)
@@ -14,16 +14,16 @@ int id_map_init(id_map *m, size_t expected)
     m->slots = malloc(cap * sizeof(*m->slots));
     m->mask = cap - 1;
     if (!m->slots)
-        return -1;
+        return GP_ENOMEM;
     for (size_t i = 0; i < cap; i++)
         m->slots[i].val = GP_NONE;
-    return 0;
+    return GP_OK;
 }
 
 /* Dense when 4 bytes per id of the range cost no more than the hash's ~24-48 per id. */
 #define ID_DENSE_SLACK 4
 
-int id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count)
+gp_status id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count)
 {
     if (count == 0 || hi < lo)
         return id_map_init(m, 16);
@@ -33,11 +33,11 @@ int id_map_init_range(id_map *m, int64_t lo, int64_t hi, size_t count)
     memset(m, 0, sizeof(*m));
     m->dense = malloc((size_t)span * sizeof(uint32_t));
     if (!m->dense)
-        return -1;
+        return GP_ENOMEM;
     memset(m->dense, 0xFF, (size_t)span * sizeof(uint32_t)); /* GP_NONE */
     m->base = lo;
     m->span = span;
-    return 0;
+    return GP_OK;
 }
 
 void id_map_release(id_map *m)
@@ -55,35 +55,35 @@ static size_t id_slot_of(const id_map *m, int64_t key)
     return i;
 }
 
-static int id_map_grow(id_map *m)
+static gp_status id_map_grow(id_map *m)
 {
     id_map bigger;
-    if (id_map_init(&bigger, (m->mask + 1)) != 0) {
+    if (id_map_init(&bigger, (m->mask + 1)) != GP_OK) {
         id_map_release(&bigger);
-        return -1;
+        return GP_ENOMEM;
     }
     for (size_t i = 0; i <= m->mask; i++)
         if (m->slots[i].val != GP_NONE)
             id_map_put(&bigger, id_slot_key(&m->slots[i]), m->slots[i].val);
     id_map_release(m);
     *m = bigger;
-    return 0;
+    return GP_OK;
 }
 
-int id_map_put(id_map *m, int64_t key, uint32_t val)
+gp_status id_map_put(id_map *m, int64_t key, uint32_t val)
 {
     if (m->dense) {
         uint64_t k = (uint64_t)key - (uint64_t)m->base;
         if (k >= m->span)
-            return ANALYSIS_BROKEN;
+            return GP_EINVAL;
         if (m->dense[k] == GP_NONE) {
             m->dense[k] = val;
             m->n++;
         }
-        return 0;
+        return GP_OK;
     }
-    if ((m->n + 1) * 2 > m->mask && id_map_grow(m) != 0)
-        return ANALYSIS_NOMEM;
+    if ((m->n + 1) * 2 > m->mask)
+        GP_TRY(id_map_grow(m));
     id_slot *s = &m->slots[id_slot_of(m, key)];
     if (s->val == GP_NONE) {
         s->key_lo = (uint32_t)(uint64_t)key;
@@ -91,7 +91,7 @@ int id_map_put(id_map *m, int64_t key, uint32_t val)
         s->val = val;
         m->n++;
     }
-    return 0;
+    return GP_OK;
 }
 
 uint32_t id_map_get(const id_map *m, int64_t key)

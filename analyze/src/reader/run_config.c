@@ -33,67 +33,30 @@ static int64_t count_of(const gp_kv *kv, size_t n, const char *key)
     return v.known && v.v > 0 ? v.v : 0;
 }
 
-static void read_health(const gp_kv *kv, size_t n, gp_capture_health *h)
+/* A number that is 0 or less when its writer could not measure it: unknown then. */
+static gp_cfg_num pos_of(const gp_kv *kv, size_t n, const char *key)
 {
-    h->known = num_of(kv, n, GP_CFG_H_CPU_RANGES).known;
-    h->cpu_ranges = count_of(kv, n, GP_CFG_H_CPU_RANGES);
-    h->cpu_marks = count_of(kv, n, GP_CFG_H_CPU_MARKS);
-    h->cpu_counters = count_of(kv, n, GP_CFG_H_CPU_COUNTERS);
-    h->cpu_async = count_of(kv, n, GP_CFG_H_CPU_ASYNC);
-    h->cpu_dropped = count_of(kv, n, GP_CFG_H_CPU_DROPPED);
-    h->gpu_records = count_of(kv, n, GP_CFG_H_GPU_RECORDS);
-    h->gpu_dropped = count_of(kv, n, GP_CFG_H_GPU_DROPPED);
-    h->gpu_no_timestamp = count_of(kv, n, GP_CFG_H_GPU_NO_TIME);
-    h->gpu_end_before_start = count_of(kv, n, GP_CFG_H_GPU_END_FIRST);
-    h->gpu_start_before_launch = count_of(kv, n, GP_CFG_H_GPU_EARLY);
-    h->writer_max_behind_ns = count_of(kv, n, GP_CFG_H_WRITER_BEHIND);
-    h->profiler_cost_ns = count_of(kv, n, GP_CFG_H_PROFILER_COST);
-    h->writer_cpu_ns = count_of(kv, n, GP_CFG_H_WRITER_CPU);
+    gp_cfg_num v = num_of(kv, n, key);
+    return v.known && v.v > 0 ? v : (gp_cfg_num){0, 0};
 }
+
+/* One line per key of GP_TRACE_CONFIG_KEYS, by its KIND (gp/trace_schema.h). */
+#define DECODE_STR(f, key)    out->f = str_of(kv, n, key);
+#define DECODE_NUM(f, key)    out->f = num_of(kv, n, key);
+#define DECODE_POS(f, key)    out->f = pos_of(kv, n, key);
+#define DECODE_SWITCH(f, key) out->f = switch_of(kv, n, key);
+#define DECODE_COUNT(f, key)  out->health.f = count_of(kv, n, key);
+#define DECODE_LIST(f, key)
+#define DECODE(macro, kind, field, writer, doc) DECODE_##kind(field, macro)
 
 void gp_run_config_read(const gp_trace *t, gp_run_config *out)
 {
     size_t n, nd;
     const gp_kv *kv = gp_trace_config(t, &n);
     memset(out, 0, sizeof(*out));
-    out->producer = str_of(kv, n, GP_CFG_PRODUCER);
-    out->model = str_of(kv, n, GP_CFG_MODEL);
+    GP_TRACE_CONFIG_KEYS(DECODE)
     out->trainer = out->producer ? strcmp(out->producer, "trainer") == 0 : out->model != NULL;
-    out->amp = str_of(kv, n, GP_CFG_AMP);
-    out->device = str_of(kv, n, GP_CFG_DEVICE);
-    out->device_name = str_of(kv, n, GP_CFG_DEVICE_NAME);
-    out->dataset_format = str_of(kv, n, GP_CFG_DATASET_FORMAT);
-    out->gpu_status = str_of(kv, n, GP_CFG_GPU_STATUS);
-    out->batch_size = num_of(kv, n, GP_CFG_BATCH_SIZE);
-    out->workers = num_of(kv, n, GP_CFG_WORKERS);
-    out->prefetch = num_of(kv, n, GP_CFG_PREFETCH);
-    out->cpu_count = num_of(kv, n, GP_CFG_CPU_COUNT);
-    out->physical_cores = num_of(kv, n, GP_CFG_PHYSICAL_CORES);
-    out->dropped_records = num_of(kv, n, GP_CFG_DROPPED_RECORDS);
-    out->dropped_cpu = num_of(kv, n, GP_CFG_DROPPED_CPU);
-    out->dropped_gpu = num_of(kv, n, GP_CFG_DROPPED_GPU);
-    out->record_cost_ns = num_of(kv, n, GP_CFG_RECORD_COST);
-    if (out->record_cost_ns.known && out->record_cost_ns.v <= 0)
-        out->record_cost_ns = (gp_cfg_num){0, 0}; /* libprof writes 0 when it could not time it */
-    out->blas_threads = num_of(kv, n, GP_CFG_BLAS_THREADS);
-    out->step_wall = num_of(kv, n, GP_CFG_STEP_WALL);
-    out->step_cpu = num_of(kv, n, GP_CFG_STEP_CPU);
-    out->loader_cpu = num_of(kv, n, GP_CFG_LOADER_CPU);
-    out->other_cpu = num_of(kv, n, GP_CFG_OTHER_CPU);
-    out->loop_wall = num_of(kv, n, GP_CFG_LOOP_WALL);
-    out->train_runq = num_of(kv, n, GP_CFG_TRAIN_RUNQ);
-    out->loader_runq = num_of(kv, n, GP_CFG_LOADER_RUNQ);
-    out->elementwise_passes = num_of(kv, n, GP_CFG_ELEMENTWISE_PASSES);
-    out->fused = switch_of(kv, n, GP_CFG_FUSED);
-    out->channels_last = switch_of(kv, n, GP_CFG_CHANNELS_LAST);
-    out->pin_memory = switch_of(kv, n, GP_CFG_PIN_MEMORY);
-    out->non_blocking = switch_of(kv, n, GP_CFG_NON_BLOCKING);
-    out->cudnn_benchmark = switch_of(kv, n, GP_CFG_CUDNN_BENCHMARK);
-    out->complete = switch_of(kv, n, GP_CFG_COMPLETE);
-    out->device_memory = num_of(kv, n, GP_CFG_DEVICE_MEMORY);
-    if (out->device_memory.known && out->device_memory.v <= 0)
-        out->device_memory = (gp_cfg_num){0, 0};
-    read_health(kv, n, &out->health);
+    out->health.known = num_of(kv, n, GP_CFG_H_CPU_RANGES).known;
     const gp_device_props *dp = gp_trace_devices(t, &nd);
     if (nd > 0 && dp[0].total_global_mem > 0)
         out->device_memory = (gp_cfg_num){1, dp[0].total_global_mem};

@@ -296,12 +296,12 @@ static uint64_t gpu_hash(const gp_gpu_info *g)
     return h ^ (h >> 29);
 }
 
-static int gpu_rehash(trace_builder *b)
+static gp_status gpu_rehash(trace_builder *b)
 {
     uint32_t mask = b->gpu_mask ? b->gpu_mask * 2 + 1 : 1023;
     uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
     if (!slots)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t k = 0; k < b->t->gpu.n; k++) {
         uint64_t i = gpu_hash(TRACE_VEC_AT(&b->t->gpu, gp_gpu_info, k)) & mask;
         while (slots[i])
@@ -311,30 +311,33 @@ static int gpu_rehash(trace_builder *b)
     free(b->gpu_slots);
     b->gpu_slots = slots;
     b->gpu_mask = mask;
-    return 0;
+    return GP_OK;
 }
 
 /* Side records repeat (a training loop launches the same kernels on the same streams), so equal
  * ones are stored once: memory ~ distinct launch configurations, not GPU activities. */
-uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g)
+gp_status trace_builder_gpu(trace_builder *b, const gp_gpu_info *g, uint32_t *id)
 {
-    if ((b->t->gpu.n + 1) * 2 > b->gpu_mask && gpu_rehash(b) != 0)
-        return BUILD_ID_NOMEM;
+    if ((b->t->gpu.n + 1) * 2 > b->gpu_mask)
+        GP_TRY(gpu_rehash(b));
     uint64_t i = gpu_hash(g) & b->gpu_mask;
     for (; b->gpu_slots[i]; i = (i + 1) & b->gpu_mask) {
         uint32_t k = b->gpu_slots[i] - 1;
-        if (memcmp(TRACE_VEC_AT(&b->t->gpu, gp_gpu_info, k), g, sizeof(*g)) == 0)
-            return k;
+        if (memcmp(TRACE_VEC_AT(&b->t->gpu, gp_gpu_info, k), g, sizeof(*g)) == 0) {
+            *id = k;
+            return GP_OK;
+        }
     }
     gp_gpu_info *d = trace_vec_push(&b->t->gpu);
     if (!d)
-        return BUILD_ID_NOMEM;
+        return GP_ENOMEM;
     memcpy(d, g, sizeof(*d));
     b->gpu_slots[i] = (uint32_t)b->t->gpu.n;
-    return (uint32_t)(b->t->gpu.n - 1);
+    *id = (uint32_t)(b->t->gpu.n - 1);
+    return GP_OK;
 }
 
-static uint32_t add_gpu_info(trace_builder *b, const raw_ev *r, int kind)
+static gp_status add_gpu_info(trace_builder *b, const raw_ev *r, int kind, uint32_t *aux)
 {
     gp_gpu_info gi, *g = &gi;
     memset(g, 0, sizeof(*g)); /* padding too: records are compared bytewise */
@@ -354,45 +357,48 @@ static uint32_t add_gpu_info(trace_builder *b, const raw_ev *r, int kind)
     g->wait_on_stream = r->wait_on_stream;
     if (kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET)
         trace_parse_copy_name(gp_trace_str(b->t, r->name), g);
-    return trace_builder_gpu(b, g);
+    return trace_builder_gpu(b, g, aux);
 }
 
-static uint32_t add_mem_sample(trace_builder *b, const raw_ev *r)
+static gp_status add_mem_sample(trace_builder *b, const raw_ev *r, uint32_t *aux)
 {
     gp_mem_sample *m = trace_vec_push(&b->t->mem);
     if (!m)
-        return BUILD_ID_NOMEM;
+        return GP_ENOMEM;
     m->addr = r->addr;
     m->bytes = r->mbytes;
     m->total_allocated = r->talloc;
     m->total_reserved = r->tres;
     m->device_type = (int32_t)r->devtype;
     m->device_id = (int32_t)r->devid;
-    return (uint32_t)(b->t->mem.n - 1);
+    *aux = (uint32_t)(b->t->mem.n - 1);
+    return GP_OK;
 }
 
-static uint32_t add_py_info(trace_builder *b, const raw_ev *r)
+static gp_status add_py_info(trace_builder *b, const raw_ev *r, uint32_t *aux)
 {
+    *aux = GP_NONE;
     if (r->py_id < 0 && r->py_parent < 0 && r->py_module < 0)
-        return GP_NONE;
+        return GP_OK;
     gp_py_info *p = trace_vec_push(&b->t->py);
     if (!p)
-        return BUILD_ID_NOMEM;
+        return GP_ENOMEM;
     *p = (gp_py_info){r->py_id, r->py_parent, r->py_module};
-    return (uint32_t)(b->t->py.n - 1);
+    *aux = (uint32_t)(b->t->py.n - 1);
+    return GP_OK;
 }
 
 /* An aten::conv2d op's "Concrete Inputs" (for its FLOPs) and the "Input Dims" as read of an op
  * with a tensor list, kept under its External id. */
-static int add_op_args(trace_builder *b, const raw_ev *r, int kind)
+static gp_status add_op_args(trace_builder *b, const raw_ev *r, int kind)
 {
     int concrete =
             (r->seen & SEEN_CONCRETE) && strcmp(gp_trace_str(b->t, r->name), "aten::conv2d") == 0;
     if (kind != GP_EV_CPU_OP || r->ext < 0 || !(concrete || (r->seen & SEEN_DIMS_LIST)))
-        return 0;
+        return GP_OK;
     trace_op_args *o = trace_vec_push(&b->t->op_args);
     if (!o)
-        return -1;
+        return GP_ENOMEM;
     *o = (trace_op_args){r->ext, GP_STR_NONE, GP_STR_NONE};
     if (concrete)
         o->concrete = trace_intern_str(&b->t->strings, b->concrete_buf, b->concrete_len);
@@ -400,40 +406,43 @@ static int add_op_args(trace_builder *b, const raw_ev *r, int kind)
         o->dims = trace_intern_str(&b->t->strings, b->dims_buf, b->dims_len);
     return (concrete && o->concrete == GP_STR_NONE) ||
                            ((r->seen & SEEN_DIMS_LIST) && o->dims == GP_STR_NONE)
-                   ? -1
-                   : 0;
+                   ? GP_ENOMEM
+                   : GP_OK;
 }
 
 /* A collective's args, kept under the event's External id (its kernels share it). */
-static int add_comm_info(trace_builder *b, const raw_ev *r)
+static gp_status add_comm_info(trace_builder *b, const raw_ev *r)
 {
     if (!(r->seen & SEEN_COMM) || r->ext < 0)
-        return 0;
+        return GP_OK;
     gp_comm_info *c = trace_vec_push(&b->t->comm);
     if (!c)
-        return -1;
+        return GP_ENOMEM;
     *c = (gp_comm_info){r->ext, r->coll,      r->pg,         r->dtype,
                         r->seq, r->in_nelems, r->out_nelems, r->group_size};
-    return 0;
+    return GP_OK;
 }
 
-static uint32_t event_aux(trace_builder *b, const raw_ev *r, int kind)
+/* The event's side record (gp_event.aux), stored: GP_ENOMEM when that failed. */
+static gp_status event_aux(trace_builder *b, const raw_ev *r, int kind, uint32_t *aux)
 {
     switch (kind) {
     case GP_EV_KERNEL:
     case GP_EV_MEMCPY:
     case GP_EV_MEMSET:
     case GP_EV_SYNC:
-        return add_gpu_info(b, r, kind);
+        return add_gpu_info(b, r, kind, aux);
     case GP_EV_MEMORY:
-        return add_mem_sample(b, r);
+        return add_mem_sample(b, r, aux);
     case GP_EV_PYTHON:
-        return add_py_info(b, r);
+        return add_py_info(b, r, aux);
     case GP_EV_CPU_OP:
     case GP_EV_USER_ANNOTATION:
-        return r->shape;
+        *aux = r->shape;
+        return GP_OK;
     default:
-        return GP_NONE;
+        *aux = GP_NONE;
+        return GP_OK;
     }
 }
 
@@ -544,13 +553,25 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         return -1;
     if (kind < 0)
         kind = GP_EV_OTHER;
-    gp_event ev = {r->ts, 0, r->corr, r->ext, r->name, k, 0, (uint8_t)kind, 'X', 0};
-    ev.dur = r->ph == 'X' && r->dur > 0 ? r->dur : 0;
-    ev.ph = instant ? (uint8_t)r->ph : 'X';
-    ev.flags = (uint16_t)(event_flags(name_flags(b, r->name), kind) |
-                          (r->ph == 'B' ? GP_EVF_FROM_BE : 0));
-    ev.aux = event_aux(b, r, kind);
-    if (ev.aux == BUILD_ID_NOMEM || add_comm_info(b, r) != 0 || add_op_args(b, r, kind) != 0)
+    /* flags before aux, in this order: both fill the builder's side tables */
+    unsigned flags =
+            event_flags(name_flags(b, r->name), kind) | (r->ph == 'B' ? GP_EVF_FROM_BE : 0);
+    uint32_t aux;
+    if (event_aux(b, r, kind, &aux) != GP_OK)
+        return -1;
+    gp_event ev = {
+            .ts = r->ts,
+            .dur = r->ph == 'X' && r->dur > 0 ? r->dur : 0,
+            .corr = r->corr,
+            .ext_id = r->ext,
+            .name = r->name,
+            .track = k,
+            .aux = aux,
+            .kind = (uint8_t)kind,
+            .ph = instant ? (uint8_t)r->ph : 'X',
+            .flags = (uint16_t)flags,
+    };
+    if (add_comm_info(b, r) != GP_OK || add_op_args(b, r, kind) != GP_OK)
         return -1;
     if (r->ph == 'B') {
         gp_event *open = trace_vec_push(&bt->open_b);

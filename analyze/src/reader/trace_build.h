@@ -70,9 +70,6 @@ typedef struct build_str_cache {
 
 #define BUILD_STR_CACHE 256
 
-/* The index a builder's lookups return when an allocation failed (GP_NONE is "none"). */
-#define BUILD_ID_NOMEM (GP_NONE - 1)
-
 typedef struct trace_builder {
     gp_trace *t;
     json_lex lex;
@@ -126,9 +123,9 @@ int trace_builder_finish(trace_builder *b);
  */
 uint32_t trace_builder_track(trace_builder *b, const raw_ev *r);
 
-/* @return the index of side record `g` in t->gpu, stored unless an equal one is (bytewise,
- * padding zeroed); BUILD_ID_NOMEM when out of memory. */
-uint32_t trace_builder_gpu(trace_builder *b, const gp_gpu_info *g);
+/* Side record `g` into t->gpu, stored unless an equal one is (bytewise, padding zeroed); *id
+ * its index. @return GP_OK or GP_ENOMEM. */
+gp_status trace_builder_gpu(trace_builder *b, const gp_gpu_info *g, uint32_t *id);
 
 /* @return room for one more event (chunked storage), or NULL when out of memory. */
 gp_event *trace_builder_append(trace_builder *b);

@@ -352,7 +352,7 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
         gp_gpu_info g;
         memcpy(&g, TRACE_VEC_AT(&s->gpu, gp_gpu_info, i), sizeof(g));
         g.sync_kind = map_str(m, g.sync_kind);
-        if ((m->gpu[i] = trace_builder_gpu(d, &g)) == BUILD_ID_NOMEM)
+        if (trace_builder_gpu(d, &g, &m->gpu[i]) != GP_OK)
             return -1;
     }
     for (size_t i = 0; i < s->mem.n; i++) {

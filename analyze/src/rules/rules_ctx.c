@@ -13,9 +13,9 @@
 /* The rules' view of the run configuration: -1 (NULL) where the trace does not say. */
 static void read_cfg(struct rules_ctx *c)
 {
-    gp_run_config rc;
-    gp_run_config_read(c->t, &rc);
     struct rules_cfg *g = &c->cfg;
+    gp_run_config_read(c->t, &g->rc);
+    const gp_run_config rc = g->rc;
     /* Knobs are `gprof-train run` flags only for the trainer's own traces; a program run under
      * `run -- CMD` (producer "inject") or linking libprof ("api") has its own settings. */
     g->trainer = rc.trainer;

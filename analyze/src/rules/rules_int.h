@@ -5,6 +5,7 @@
 #define GP_ANALYZE_RULES_INT_H
 
 #include "gp/rules.h"
+#include "gp/run_config.h"
 #include "reader/trace_int.h"
 
 #include <stdarg.h>
@@ -13,8 +14,12 @@
 #define RULES_MAX_ROWS 10
 #define RULES_MAX_COLS 8
 
-/* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. */
+/* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. `rc` is
+ * every key, decoded (gp/run_config.h: unknown is `known` 0, NULL or GP_CFG_UNKNOWN): a rule that
+ * needs a new key reads it there. The fields after it are the older view (-1 or 0 unknown, as
+ * each says), with the gating of the CPU accounting the rules share. */
 struct rules_cfg {
+    gp_run_config rc;
     int trainer;            /* the trainer wrote this trace: knobs are `gprof-train run` flags */
     int libprof;            /* libprof wrote it (the trainer, `run -- CMD`, a linked program) */
     long workers;           /* -1 unknown */

@@ -90,6 +90,83 @@
 #define GP_CFG_H_PROFILER_COST "health_profiler_cost_ns"        /* record_cost_ns x CPU records */
 #define GP_CFG_H_WRITER_CPU    "health_writer_cpu_ns"           /* the writer thread's CPU time */
 
+/* ---- The "gprof" keys, one line each: the one list the reader's decoder (gp_run_config), the
+ * docs' table (README "The trace's \"gprof\" keys", checked by test_trace_config_keys) are made
+ * from. X(MACRO, KIND, FIELD, WRITER, DOC): KIND is how it is written and read:
+ *   STR     a string            -> const char *FIELD, NULL when absent or not a string
+ *   NUM     an integer          -> gp_cfg_num FIELD, known 0 when absent or not a number
+ *   POS     an integer, 0 = not measured -> gp_cfg_num FIELD, known only when > 0
+ *   SWITCH  a bool              -> gp_cfg_switch FIELD, GP_CFG_UNKNOWN when absent
+ *   COUNT   a health count      -> int64_t health.FIELD, 0 when absent (the ledger is known
+ *           when its first count is there)
+ *   LIST    an array of strings, not decoded (FIELD unused)
+ * WRITER: who writes it (libprof for every trace it writes; trainer for the bundled trainer's).
+ * Adding a key: its #define above, its line here (the decoder and the table follow), then
+ * `GP_UPDATE_GOLDEN=1 ctest -R test_trace_config_keys` rewrites the README table. ---- */
+/* clang-format off */
+#define GP_TRACE_CONFIG_KEYS(X) \
+    X(GP_CFG_TOOL_VERSION,       STR,    version,             "libprof", "gprof-train version that wrote the trace") \
+    X(GP_CFG_PRODUCER,           STR,    producer,            "libprof", "\"trainer\" (the bundled trainer), \"inject\" (`run -- CMD`) or \"api\" (a program linking libprof)") \
+    X(GP_CFG_COMMAND,            LIST,   command,             "libprof", "argv of the profiled program") \
+    X(GP_CFG_MODEL,              STR,    model,               "trainer", "\"mlp\" or \"cnn\"") \
+    X(GP_CFG_BATCH_SIZE,         NUM,    batch_size,          "trainer", "samples per micro-batch (one step)") \
+    X(GP_CFG_WORKERS,            NUM,    workers,             "trainer", "loader threads; 0 = the training thread loads") \
+    X(GP_CFG_PREFETCH,           NUM,    prefetch,            "trainer", "batches each loader thread prepares ahead") \
+    X(GP_CFG_PIN_MEMORY,         SWITCH, pin_memory,          "trainer", "batches in page-locked memory") \
+    X(GP_CFG_NON_BLOCKING,       SWITCH, non_blocking,        "trainer", "host-to-device copies asynchronous") \
+    X(GP_CFG_AMP,                STR,    amp,                 "trainer", "\"off\", \"fp16\" or \"bf16\"") \
+    X(GP_CFG_CUDNN_BENCHMARK,    SWITCH, cudnn_benchmark,     "trainer", "convolution algorithms timed and chosen") \
+    X(GP_CFG_CKPT_ACTIVATIONS,   SWITCH, checkpoint_activations, "trainer", "activations recomputed in backward") \
+    X(GP_CFG_BF16_GEMM,          STR,    bf16_gemm,           "trainer", "CPU `--amp bf16`: \"sbgemm\" or \"rounded-sgemm\"") \
+    X(GP_CFG_ZERO_GRAD,          STR,    zero_grad,           "trainer", "\"zero\" or \"none\" (set_to_none)") \
+    X(GP_CFG_FUSED,              SWITCH, fused,               "trainer", "bias+ReLU in one pass, gradients zeroed in the optimizer's pass (CPU)") \
+    X(GP_CFG_CHANNELS_LAST,      SWITCH, channels_last,       "trainer", "the CNN's convolutions in NHWC (CPU)") \
+    X(GP_CFG_ELEMENTWISE_PASSES, NUM,    elementwise_passes,  "trainer", "elementwise passes over memory per optimizer step (CPU; GEMMs and im2col not counted)") \
+    X(GP_CFG_CKPT_SAVING,        NUM,    checkpoint_saving_bytes, "trainer", "bytes `--checkpoint-activations` would save (CPU)") \
+    X(GP_CFG_ACTIVATION_BYTES,   NUM,    activation_bytes,    "trainer", "activation and gradient buffers, bytes (CPU)") \
+    X(GP_CFG_DATASET_FORMAT,     STR,    dataset_format,      "trainer", "\"idx\" or \"png\"") \
+    X(GP_CFG_DEVICE,             STR,    device,              "trainer", "\"cuda\" or \"cpu\"") \
+    X(GP_CFG_DEVICE_NAME,        STR,    device_name,         "both",    "the GPU's name, \"\" on the CPU") \
+    X(GP_CFG_DEVICE_MEMORY,      POS,    device_memory,       "both",    "the GPU's memory, bytes (the trace's deviceProperties win)") \
+    X(GP_CFG_CPU_COUNT,          NUM,    cpu_count,           "both",    "online logical CPUs") \
+    X(GP_CFG_PHYSICAL_CORES,     NUM,    physical_cores,      "trainer", "physical cores") \
+    X(GP_CFG_BLAS_THREADS,       NUM,    blas_threads,        "trainer", "OpenBLAS threads of the CPU backend") \
+    X(GP_CFG_STEP_WALL,          NUM,    step_wall,           "trainer", "ns: wall time of the profiled steps") \
+    X(GP_CFG_STEP_CPU,           NUM,    step_cpu,            "trainer", "ns: the training thread's CPU time in them") \
+    X(GP_CFG_LOADER_CPU,         NUM,    loader_cpu,          "trainer", "ns: the loader threads' CPU time over the loop") \
+    X(GP_CFG_OTHER_CPU,          NUM,    other_cpu,           "trainer", "ns: CPU time every other process used over the loop") \
+    X(GP_CFG_LOOP_WALL,          NUM,    loop_wall,           "trainer", "ns: the training loop's wall time") \
+    X(GP_CFG_TRAIN_RUNQ,         NUM,    train_runq,          "trainer", "ns: the training thread runnable without a core") \
+    X(GP_CFG_LOADER_RUNQ,        NUM,    loader_runq,         "trainer", "ns: the loader threads runnable without a core") \
+    X(GP_CFG_GPU_STATUS,         STR,    gpu_status,          "libprof", "\"recorded\", \"recorded, except: ...\", \"simulated\" or why GPU activity is absent") \
+    X(GP_CFG_GPU_TIMING_MODEL,   STR,    gpu_timing_model,    "trainer", "a simulated device's timing model (tests/simdev)") \
+    X(GP_CFG_DROPPED_RECORDS,    NUM,    dropped_records,     "libprof", "records lost, all kinds") \
+    X(GP_CFG_WARNINGS,           LIST,   warnings,            "libprof", "what went wrong while recording (e.g. unbalanced pops)") \
+    X(GP_CFG_DROPPED_CPU,        NUM,    dropped_cpu,         "libprof", "of them, CPU records past the record-memory limit") \
+    X(GP_CFG_DROPPED_GPU,        NUM,    dropped_gpu,         "libprof", "of them, GPU records CUPTI dropped") \
+    X(GP_CFG_BUFFER_LIMIT,       NUM,    buffer_limit_bytes,  "libprof", "record-memory limit, bytes") \
+    X(GP_CFG_BUFFER_PEAK,        NUM,    buffer_peak_bytes,   "libprof", "most record memory held, bytes") \
+    X(GP_CFG_FLUSH_INTERVAL,     NUM,    flush_interval_ms,   "libprof", "the writer's pass period, ms") \
+    X(GP_CFG_RECORD_COST,        POS,    record_cost_ns,      "libprof", "ns one recorded range costs its thread (measured at init; 0 = not measured)") \
+    X(GP_CFG_COMPLETE,           SWITCH, complete,            "libprof", "false while being written, or when the program died") \
+    X(GP_CFG_PEAK_DEVICE_MEMORY, NUM,    peak_device_memory,  "libprof", "bytes allocated at the peak, fullest GPU (CUPTI)") \
+    X(GP_CFG_CLOCK_REALTIME_NS,  NUM,    clock_realtime_ns,   "libprof", "CLOCK_REALTIME, read together with the next") \
+    X(GP_CFG_CLOCK_MONOTONIC_NS, NUM,    clock_monotonic_ns,  "libprof", "CLOCK_MONOTONIC, read together with the previous") \
+    X(GP_CFG_H_CPU_RANGES,       COUNT,  cpu_ranges,          "libprof", "ranges and steps written") \
+    X(GP_CFG_H_CPU_MARKS,        COUNT,  cpu_marks,           "libprof", "instant marks") \
+    X(GP_CFG_H_CPU_COUNTERS,     COUNT,  cpu_counters,        "libprof", "counter samples") \
+    X(GP_CFG_H_CPU_ASYNC,        COUNT,  cpu_async,           "libprof", "NVTX start/end ranges") \
+    X(GP_CFG_H_CPU_DROPPED,      COUNT,  cpu_dropped,         "libprof", "CPU records lost (= dropped_cpu_records)") \
+    X(GP_CFG_H_GPU_RECORDS,      COUNT,  gpu_records,         "libprof", "CUPTI activity records converted") \
+    X(GP_CFG_H_GPU_DROPPED,      COUNT,  gpu_dropped,         "libprof", "dropped by CUPTI (= dropped_gpu_records)") \
+    X(GP_CFG_H_GPU_NO_TIME,      COUNT,  gpu_no_timestamp,    "libprof", "kernels and copies with 0 times") \
+    X(GP_CFG_H_GPU_END_FIRST,    COUNT,  gpu_end_before_start, "libprof", "GPU records that end before they start") \
+    X(GP_CFG_H_GPU_EARLY,        COUNT,  gpu_start_before_launch, "libprof", "GPU records that start before their API call") \
+    X(GP_CFG_H_WRITER_BEHIND,    COUNT,  writer_max_behind_ns, "libprof", "ns the oldest record a writer pass found had waited") \
+    X(GP_CFG_H_PROFILER_COST,    COUNT,  profiler_cost_ns,    "libprof", "ns: record_cost_ns x CPU records, in the program's threads") \
+    X(GP_CFG_H_WRITER_CPU,       COUNT,  writer_cpu_ns,       "libprof", "ns: the writer thread's CPU time")
+/* clang-format on */
+
 /* ---- Categories ("cat"), current Kineto schema. ---- */
 #define GP_CAT_CPU_OP              "cpu_op"
 #define GP_CAT_USER_ANNOTATION     "user_annotation"
