@@ -72,6 +72,10 @@ struct backend_ops {
     void (*close)(struct backend *b);
     /* Bytes of activation and activation-gradient buffers held for a step (NULL: not known). */
     long long (*activation_bytes)(struct backend *b);
+    /* Before the first step (NULL: nothing to do): set up for batches of n (forward and, with
+     * `train`, backward), so per-shape work such as --cudnn-benchmark's search is not timed
+     * inside a profiled step. */
+    gp_status (*prepare_batch)(struct backend *b, int n, int train, gp_error *err);
 };
 
 /* Optimizer moments per parameter: 2 for Adam, 1 for SGD. */

@@ -134,10 +134,11 @@ void train_prof_device(struct train_run *r)
     gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
     if (r->res->activation_bytes > 0) /* and the saving --checkpoint-activations predicts */
         gp_prof_config_int(GP_CFG_ACTIVATION_BYTES, r->res->activation_bytes);
-    if (!r->use_cuda && !r->cfg.checkpoint_activations)
-        gp_prof_config_int(GP_CFG_CKPT_SAVING,
-                           (int64_t)(model_ckpt_saving(&r->spec, 1) * (size_t)r->cfg.batch_size *
-                                     sizeof(float)));
+    if (!r->cfg.checkpoint_activations) /* the CUDA backend fuses no ReLU, and autocasts */
+        gp_prof_config_int(
+                GP_CFG_CKPT_SAVING,
+                (int64_t)(model_ckpt_saving(&r->spec, !r->use_cuda) * (size_t)r->cfg.batch_size *
+                          (r->use_cuda && r->amp != AMP_OFF ? 2 : sizeof(float))));
     if (!r->use_cuda && r->amp == AMP_BF16) /* which GEMM runs the bf16 products */
         gp_prof_config_str(GP_CFG_BF16_GEMM, cpu_blas_has_sbgemm() ? "sbgemm" : "rounded-sgemm");
 #    ifdef GP_HAVE_CUDA
