@@ -184,7 +184,8 @@ static gp_status prepare_batches(struct train_run *r, gp_error *err)
     int bs = r->cfg.batch_size, train_last = r->train.n % bs, test_last = r->test.n % bs;
     if (!r->ops->prepare_batch)
         return GP_OK;
-    GP_TRY(r->ops->prepare_batch(r->be, bs, 1, err));
+    if (r->train.n >= bs || r->test.n >= bs) /* a set smaller than a batch has no full one */
+        GP_TRY(r->ops->prepare_batch(r->be, bs, r->train.n >= bs, err));
     if (train_last)
         GP_TRY(r->ops->prepare_batch(r->be, train_last, 1, err));
     if (test_last && test_last != train_last)
