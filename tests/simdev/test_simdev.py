@@ -279,6 +279,13 @@ def case_knobs(tmp):
     cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--accumulate", "2"]
     _, ckpt = versus_cpu(tmp, base, cnn + ["--checkpoint-activations", "--zero-grad", "none"],
                          "off", TOL["off"], "cnn_ckpt_zero_grad_none")
+    # fp16: the recompute reads the cast input and the fp16 weights, and gives the activations
+    # forward made: the same weights as without checkpointing (the CPU has no fp16 to compare)
+    fp16 = ["--resume", base, "--amp", "fp16", "--zero-grad", "none"] + cnn
+    _, kept16, kept16_ckpt = train(tmp, "cnn_fp16_cuda", "cuda", fp16, sim_env())
+    _, ckpt16, ckpt16_ckpt = train(tmp, "cnn_fp16_ckpt_cuda", "cuda",
+                                   fp16 + ["--checkpoint-activations"], sim_env())
+    compare(base, kept16_ckpt, ckpt16_ckpt, kept16, ckpt16, 1e-6, "cnn_fp16_ckpt_vs_kept")
     _, plain, _ = train(tmp, "cnn_plain_cuda", "cuda", ["--resume", base] + cnn, sim_env())
     a, b = ckpt.get("activation_bytes", 0), plain.get("activation_bytes", 0)
     print("cnn activation bytes: %d checkpointed, %d kept" % (a, b))
