@@ -165,10 +165,10 @@ int cmd_run_train(int argc, const char **argv)
                     "off (default), fp16 (with loss scaling; CUDA) or bf16"),
             OPT_BOOL(0, "cudnn-benchmark", &cudnn_bench, "search conv algorithms once per shape"),
             OPT_BOOL(0, "checkpoint-activations", &ckpt_act,
-                     "keep only each block's input, recompute the rest in backward (CPU)"),
+                     "keep only each block's input, recompute the rest in backward"),
             OPT_STR(0, "zero-grad", &zero_grad, "MODE",
                     "zero (default: clear the gradients after each step) or none (set to None: "
-                    "backward writes them; CPU)"),
+                    "backward writes them)"),
             OPT_BOOL(0, "fused", &fused,
                      "bias+ReLU in one pass after each linear GEMM, and the optimizer step "
                      "zeroes the gradients as it updates (CPU)"),

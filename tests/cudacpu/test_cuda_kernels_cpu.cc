@@ -159,10 +159,10 @@ static void test_bias(cuk_dtype dt)
               dt_name(dt), i);
     }
     memcpy(acc, y, sizeof(acc));
-    cuk_accum_f32(dt, acc, dyl, total, 0);
+    cuk_accum_f32(dt, acc, dyl, total, 1, 0);
     for (size_t i = 0; i < total; i++)
         CHECK(acc[i] == y[i] + as_float(dt, dyl, i), "accum %s [%zu]", dt_name(dt), i);
-    cuk_bias_grad(dt, db, dyl, n, c, hw, 0);
+    cuk_bias_grad(dt, db, dyl, n, c, hw, 1, 0);
     for (int ch = 0; ch < c; ch++) {
         double want = 0;
         for (int i = 0; i < n; i++)
@@ -172,6 +172,16 @@ static void test_bias(cuk_dtype dt)
         CHECK(fabs(db[ch] - want) <= 1e-4 * (n * hw), "bias grad %s [%d]: %g != %g", dt_name(dt),
               ch, db[ch], want);
     }
+    /* add 0 (--zero-grad none): both overwrite what the last step left */
+    cuk_accum_f32(dt, acc, dyl, total, 0, 0);
+    for (size_t i = 0; i < total; i++)
+        CHECK(acc[i] == as_float(dt, dyl, i), "accum (write) %s [%zu]", dt_name(dt), i);
+    float db_sum[c];
+    memcpy(db_sum, db, sizeof(db_sum));
+    cuk_bias_grad(dt, db, dyl, n, c, hw, 0, 0);
+    for (int ch = 0; ch < c; ch++)
+        CHECK(db[ch] == db_sum[ch], "bias grad (write) %s [%d]: %g != %g", dt_name(dt), ch, db[ch],
+              db_sum[ch]);
     free(yl), free(dyl);
 }
 
@@ -278,8 +288,8 @@ static void test_scaler_paths(void)
     cuk_amp a = {1024.0f, 1500, 1, 1, 0, 7};
     cuk_amp_update(&a, 0);
     CHECK(a.scale == 512.0f && a.growth_tracker == 0 && a.skipped == 1 && a.t == 7,
-          "back-off: scale %g tracker %d skipped %lld t %lld", a.scale, a.growth_tracker,
-          a.skipped, a.t);
+          "back-off: scale %g tracker %d skipped %lld t %lld", a.scale, a.growth_tracker, a.skipped,
+          a.t);
     a.found_inf = 0;
     for (int i = 0; i < 1999; i++)
         cuk_amp_update(&a, 0);

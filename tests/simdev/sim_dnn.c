@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 #include <cudnn.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct cudnnContext {
@@ -297,6 +298,19 @@ static int by_time(const void *p, const void *q)
     return (algo_eff[a->a] < algo_eff[b->a]) - (algo_eff[a->a] > algo_eff[b->a]);
 }
 
+/* With SIMDEV_DNN_SEARCH_LOG set, a line per search (cudnnFind*Ex) appended to that file: its
+ * direction and input shape, for tests that count searches. */
+static void log_search(enum dir d, const struct cudnnTensorStruct *xd)
+{
+    static const char *const dir_names[] = {"fwd", "bwd_data", "bwd_filter"};
+    const char *path = getenv("SIMDEV_DNN_SEARCH_LOG");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "%s %d %d %d %d\n", dir_names[d], xd->n, xd->c, xd->h, xd->w);
+    fclose(f);
+}
+
 /* The algorithms ranked by modelled time; `bench`: each is run (and recorded) once, as a
  * search times them; its output is what the last run wrote. */
 static int rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensorStruct *xd,
@@ -304,6 +318,8 @@ static int rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensor
                 const struct cudnnTensorStruct *yd, const void *y,
                 const struct cudnnConvolutionStruct *c, void *out, struct ranked r[N_ALGOS])
 {
+    if (bench)
+        log_search(d, xd);
     for (int a = 0; a < N_ALGOS; a++) {
         r[a] = (struct ranked){a, conv_ns(xd, wd, yd, c, a)};
         if (bench && run(h, d, algo_ids[d][a], xd, x, wd, w, yd, y, c, out) != CUDNN_STATUS_SUCCESS)

@@ -264,6 +264,103 @@ def case_refusals(tmp):
     check(ok.get("device") == "cuda", "cc 7.5 trains --amp fp16 on the device")
 
 
+def device_peak(summary):
+    """The most device memory the trace's [memory] events show allocated at once (0: none)."""
+    path = summary.get("trace")
+    if not (path and os.path.exists(path)):
+        return 0
+    return max([e["args"].get("Total Allocated", 0) for e in load_trace(path)["traceEvents"]
+                if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == 1]
+               or [0])
+
+
+def case_knobs(tmp):
+    """--zero-grad none and --checkpoint-activations on the device: the CPU's weights from the
+    same start (gradients written, not added, after a step, across micro-batches; dropped
+    activations recomputed in backward), and checkpointing lowers the activation bytes and the
+    trace's device-memory peak."""
+    base = start(tmp, "mlp")
+    args = ["--steps", "6", "--batch-size", "16", "--accumulate", "2", "--zero-grad", "none"]
+    versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_zero_grad_none")
+    base = start(tmp, "cnn")
+    cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--accumulate", "2"]
+    _, ckpt = versus_cpu(tmp, base, cnn + ["--checkpoint-activations", "--zero-grad", "none"],
+                         "off", TOL["off"], "cnn_ckpt_zero_grad_none")
+    # fp16: the recompute reads the cast input and the fp16 weights, and gives the activations
+    # forward made: the same weights as without checkpointing (the CPU has no fp16 to compare)
+    fp16 = ["--resume", base, "--amp", "fp16", "--zero-grad", "none"] + cnn
+    _, kept16, kept16_ckpt = train(tmp, "cnn_fp16_cuda", "cuda", fp16, sim_env())
+    _, ckpt16, ckpt16_ckpt = train(tmp, "cnn_fp16_ckpt_cuda", "cuda",
+                                   fp16 + ["--checkpoint-activations"], sim_env())
+    compare(base, kept16_ckpt, ckpt16_ckpt, kept16, ckpt16, 1e-6, "cnn_fp16_ckpt_vs_kept")
+    _, plain, _ = train(tmp, "cnn_plain_cuda", "cuda", ["--resume", base] + cnn, sim_env())
+    a, b = ckpt.get("activation_bytes", 0), plain.get("activation_bytes", 0)
+    print("cnn activation bytes: %d checkpointed, %d kept" % (a, b))
+    check(0 < a < b, "cnn: --checkpoint-activations lowers activation_bytes (%d vs %d)" % (a, b))
+    pa, pb = device_peak(ckpt), device_peak(plain)
+    print("cnn device-memory peak: %d checkpointed, %d kept" % (pa, pb))
+    check(0 < pa < pb and pb - pa == b - a,
+          "cnn: the trace's device-memory peak falls by the activation bytes saved (%d vs %d)"
+          % (pa, pb))
+    # the recompute: each batch's backward runs both convolutions' forward again
+    conv = [sum(1 for k in kernels_of(x) if k["name"].startswith("sim_cudnn_fwd"))
+            for x in (ckpt, plain)]
+    batches = sum(1 for e in load_trace(plain["trace"])["traceEvents"] if e.get("ph") == "X"
+                  and str(e.get("name", "")).startswith("ProfilerStep#")) if plain.get("trace") else 0
+    print("cnn convolution forwards: %d checkpointed, %d kept, %d batches" % (*conv, batches))
+    check(batches > 0 and conv[0] - conv[1] == 2 * batches,
+          "cnn: --checkpoint-activations recomputes the 2 convolutions in each backward")
+    for what, summary, want in (("checkpointed", ckpt, "none"), ("plain", plain, "zero")):
+        path = summary.get("trace")
+        g = load_trace(path).get("gprof", {}) if path and os.path.exists(path) else {}
+        check(str(g.get("zero_grad")) == want, "cnn %s: the trace says zero_grad %s (got %r)"
+              % (what, want, g.get("zero_grad")))
+
+
+def case_cnn_bench_shapes(tmp):
+    """--cudnn-benchmark with 6 (layer, batch size) shapes, more than the 4 descriptor sets a
+    layer caches: batches of 13, the last training batch of 5 (96 samples) and the last test
+    batch of 1 (40), over 2 epochs. Each shape is searched once (the fake cuDNN's own count),
+    the test batch's forward only, and never inside a profiled step."""
+    log = os.path.join(tmp, "searches.log")
+    args = ["--model", "cnn", "--batch-size", "13", "--epochs", "2"]
+    _, gpu = versus_cpu(tmp, start(tmp, "cnn"), args, "off", TOL["off"], "cnn_bench_shapes",
+                        {"SIMDEV_DNN_SEARCH_LOG": log}, ["--cudnn-benchmark"])
+    lines = open(log).read().split("\n") if os.path.exists(log) else []
+    searches = {}
+    for line in filter(None, lines):
+        searches[line] = searches.get(line, 0) + 1
+    print("cudnn searches:", searches)
+    for n in (13, 5, 1):
+        for layer in ("1 28 28", "32 14 14"):
+            for d in ("fwd", "bwd_filter") if n != 1 else ("fwd",):
+                key = "%s %d %s" % (d, n, layer)
+                check(searches.get(key) == 1, "%s searched once (%s)" % (key, searches.get(key)))
+    check(searches.get("bwd_data 13 32 14 14") == 1 and "bwd_data 13 1 28 28" not in searches,
+          "the second convolution's data gradient searched once, the first's never")
+    check(not any(k.startswith(("bwd_data 1 ", "bwd_filter 1 ")) for k in searches),
+          "the test batch (forward only) has no backward search")
+    check(len(searches) == 12 and all(v == 1 for v in searches.values()),
+          "12 searches, one each: %s" % searches)
+    path = gpu.get("trace")
+    if not (path and os.path.exists(path)):
+        check(False, "cnn_bench_shapes: trace written")
+        return
+    ev = load_trace(path)["traceEvents"]
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X"
+             and str(e.get("name", "")).startswith("ProfilerStep#")]
+    # only a forward search runs implicit_gemm (the slowest): one a shape
+    timed = [e for e in ev if e.get("cat") == "kernel" and e["name"] == "sim_cudnn_fwd_implicit_gemm"]
+    runtime = {e["args"].get("correlation"): e for e in ev if e.get("cat") == "cuda_runtime"}
+    launches = [runtime.get(k["args"].get("correlation")) for k in timed]
+    inside = [k for k, l in zip(timed, launches)
+              if l and any(a <= l["ts"] < b for a, b in steps)]
+    print("search kernels: %d, launched inside a step: %d, steps: %d"
+          % (len(timed), len(inside), len(steps)))
+    check(len(timed) == 6 and all(launches) and len(steps) == 16 and not inside,
+          "no search launched inside a profiled step (%d of %d)" % (len(inside), len(timed)))
+
+
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
 # (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
 # SGD 6.4e-3; a defect moves the weights by more than their whole movement)
@@ -271,7 +368,8 @@ TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
 
 
 CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
-         "mlp_loader": case_mlp_loader, "refusals": case_refusals}
+         "mlp_loader": case_mlp_loader, "refusals": case_refusals, "knobs": case_knobs,
+         "cnn_bench_shapes": case_cnn_bench_shapes}
 
 
 def main():

@@ -77,6 +77,10 @@ struct backend_ops {
     /* Elementwise passes over activations, gradients or parameters (GEMMs and im2col aside) per
      * optimizer step, counted over the training steps so far (NULL: not counted). */
     long long (*elementwise_passes)(struct backend *b);
+    /* Before the first step (NULL: nothing to do): set up for batches of n (forward and, with
+     * `train`, backward), so per-shape work such as --cudnn-benchmark's search is not timed
+     * inside a profiled step. */
+    gp_status (*prepare_batch)(struct backend *b, int n, int train, gp_error *err);
 };
 
 /* Optimizer moments per parameter: 2 for Adam, 1 for SGD. */

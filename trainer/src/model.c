@@ -97,6 +97,16 @@ int model_ckpt_kept(const struct model_spec *m, int i)
     return prev == LAYER_POOL2 || (prev == LAYER_RELU && m->l[i].kind != LAYER_POOL2);
 }
 
+int model_ckpt_segment(const int *dropped, int e)
+{
+    if (!dropped[e - 1] || dropped[e])
+        return -1;
+    int s = e - 1;
+    while (s > 0 && dropped[s])
+        s--;
+    return s;
+}
+
 size_t model_ckpt_saving(const struct model_spec *m, int fused_relu)
 {
     size_t dropped = 0, seg = 0, most = 0;

@@ -46,6 +46,11 @@ size_t model_act_size(const struct model_spec *m, int i);
  * 6, 8, 9 (each conv block is recomputed from its input). */
 int model_ckpt_kept(const struct model_spec *m, int i);
 
+/* Backward about to run layer e - 1: the first layer of the checkpointed segment that ends
+ * there (after the kept activation before it), whose forward makes the dropped activations
+ * again; -1 when activation e - 1 is kept (`dropped`: one flag an activation). */
+int model_ckpt_segment(const int *dropped, int e);
+
 /* Per-sample activation floats checkpointing saves: those it drops, less the largest segment's
  * dropped set (live again while backward recomputes it). A ReLU fused into the layer before it
  * (`fused_relu`: MODEL_FUSE_CONV, the CPU backend's; | MODEL_FUSE_LINEAR under --fused) makes

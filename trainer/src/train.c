@@ -103,18 +103,12 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(!r->use_cuda && r->amp == AMP_FP16, GP_EINVAL, err,
                "--amp fp16 needs a CUDA device; training runs on the CPU here (use --amp bf16 "
                "or --amp off)");
-    GP_FAIL_IF(r->use_cuda && r->cfg.checkpoint_activations, GP_EINVAL, err,
-               "--checkpoint-activations runs on the CPU backend only (--device cpu); the CUDA "
-               "backend does not recompute activations yet");
     GP_FAIL_IF(r->use_cuda && r->cfg.fused, GP_EINVAL, err,
                "--fused runs on the CPU backend only (--device cpu); the CUDA backend has no "
                "fused kernels yet");
     GP_FAIL_IF(r->use_cuda && r->cfg.channels_last, GP_EINVAL, err,
                "--channels-last runs on the CPU backend only (--device cpu); the CUDA backend's "
                "convolutions are NCHW");
-    GP_FAIL_IF(r->use_cuda && r->zero_grad_none, GP_EINVAL, err,
-               "--zero-grad none runs on the CPU backend only (--device cpu); the CUDA backend's "
-               "kernels always add to the gradients");
     r->ops = &backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
     if (r->use_cuda)
@@ -189,6 +183,22 @@ static int gemm_threads(void)
     return cores > 1 ? (int)(cores - 1) : 1;
 }
 
+/* The batch sizes the run will see, set up before the first step: the full batch, the last
+ * partial one of an epoch (training) and of the test set (evaluation, forward only). */
+static gp_status prepare_batches(struct train_run *r, gp_error *err)
+{
+    int bs = r->cfg.batch_size, train_last = r->train.n % bs, test_last = r->test.n % bs;
+    if (!r->ops->prepare_batch)
+        return GP_OK;
+    if (r->train.n >= bs || r->test.n >= bs) /* a set smaller than a batch has no full one */
+        GP_TRY(r->ops->prepare_batch(r->be, bs, r->train.n >= bs, err));
+    if (train_last)
+        GP_TRY(r->ops->prepare_batch(r->be, train_last, 1, err));
+    if (test_last && test_last != train_last)
+        GP_TRY(r->ops->prepare_batch(r->be, test_last, 0, err));
+    return GP_OK;
+}
+
 /* Under the profiler when it runs: the backend allocates its device memory here, and CUPTI
  * records an allocation only when it is made. */
 static gp_status open_backend(struct train_run *r, gp_error *err)
@@ -212,7 +222,8 @@ static gp_status open_backend(struct train_run *r, gp_error *err)
                         &r->res->device_memory, err));
     if (r->ops->activation_bytes)
         r->res->activation_bytes = r->ops->activation_bytes(r->be);
-    return init_state(r, err);
+    GP_TRY(init_state(r, err));
+    return prepare_batches(r, err);
 }
 
 static gp_status run(struct train_run *r, gp_error *err)

@@ -136,11 +136,12 @@ void train_prof_device(struct train_run *r)
     gp_prof_config_int(GP_CFG_DEVICE_MEMORY, r->res->device_memory);
     if (r->res->activation_bytes > 0) /* and the saving --checkpoint-activations predicts */
         gp_prof_config_int(GP_CFG_ACTIVATION_BYTES, r->res->activation_bytes);
-    int fuse = MODEL_FUSE_CONV | (r->cfg.fused ? MODEL_FUSE_LINEAR : 0);
-    if (!r->use_cuda && !r->cfg.checkpoint_activations)
+    /* the CUDA backend fuses no ReLU, and autocasts its activations to 2 bytes */
+    int fuse = r->use_cuda ? 0 : MODEL_FUSE_CONV | (r->cfg.fused ? MODEL_FUSE_LINEAR : 0);
+    if (!r->cfg.checkpoint_activations)
         gp_prof_config_int(GP_CFG_CKPT_SAVING,
                            (int64_t)(model_ckpt_saving(&r->spec, fuse) * (size_t)r->cfg.batch_size *
-                                     sizeof(float)));
+                                     (r->use_cuda && r->amp != AMP_OFF ? 2 : sizeof(float))));
     if (!r->use_cuda && r->amp == AMP_BF16) /* which GEMM runs the bf16 products */
         gp_prof_config_str(GP_CFG_BF16_GEMM, cpu_blas_has_sbgemm() ? "sbgemm" : "rounded-sgemm");
 #    ifdef GP_HAVE_CUDA

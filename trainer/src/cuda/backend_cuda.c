@@ -1,6 +1,7 @@
-/* The CUDA backend: one device arena, a compute and a copy stream, pinned or pageable loader
- * slots, blocking (copy + stream sync, PyTorch's .to(device)) or non-blocking (copy stream +
- * events) input copies, and state transfer for checkpoints. */
+/* The CUDA backend: one device arena (its activations shared by the dropped ones under
+ * --checkpoint-activations), a compute and a copy stream, pinned or pageable loader slots,
+ * blocking (copy + stream sync, PyTorch's .to(device)) or non-blocking (copy stream + events)
+ * input copies, and state transfer for checkpoints. */
 #include "cuda_int.h"
 
 #include <stdio.h>
@@ -75,25 +76,54 @@ static size_t input_bytes(const struct backend *b)
     return (size_t)b->cfg.max_batch * (model_act_size(&b->spec, 0) * sizeof(float) + 4);
 }
 
+/* Take an activation-side buffer (activations, argmax, gradients) and count its bytes. */
+static void *take_act(struct backend *b, char *base, size_t *used, size_t bytes)
+{
+    size_t before = *used;
+    void *p = take(base, used, bytes);
+    b->act_bytes += (long long)(*used - before);
+    return p;
+}
+
+/* act[i] each its own buffer; under --checkpoint-activations the dropped ones of a segment lie
+ * side by side in one scratch that every segment reuses (one is live at a time, as on the CPU). */
+static void layout_acts(struct backend *b, char *base, size_t *used)
+{
+    const struct model_spec *m = &b->spec;
+    size_t nb = (size_t)b->cfg.max_batch, seg = 0, most = 0, at[MODEL_MAX_LAYERS + 1];
+    for (int i = 0; i <= m->n_layers; i++) {
+        size_t len = (nb * model_act_size(m, i) * b->es + 255) & ~(size_t)255;
+        b->dropped[i] = b->cfg.checkpoint_activations && !model_ckpt_kept(m, i);
+        at[i] = b->dropped[i] ? seg : 0;
+        seg = b->dropped[i] ? seg + len : 0;
+        most = seg > most ? seg : most;
+    }
+    char *scratch = most ? take_act(b, base, used, most) : NULL;
+    for (int i = 0; i <= m->n_layers; i++)
+        b->act[i] = !b->dropped[i] ? take_act(b, base, used, nb * model_act_size(m, i) * b->es)
+                    : scratch      ? scratch + at[i]
+                                   : NULL;
+}
+
 /* Lay out every device buffer in `base` (NULL: just count). @return the bytes needed. */
 static size_t layout(struct backend *b, char *base)
 {
     const struct model_spec *m = &b->spec;
     size_t used = 0, nb = (size_t)b->cfg.max_batch, np = m->n_params, filt = 0;
+    b->act_bytes = 0;
     b->params = take(base, &used, np * 4);
     b->grads = take(base, &used, np * 4);
     b->opt = take(base, &used, np * 4 * (size_t)backend_opt_slots(b->cfg.optimizer));
     b->wlp = b->dt == CUK_F32 ? b->params : take(base, &used, np * b->es);
-    for (int i = 0; i <= m->n_layers; i++)
-        b->act[i] = take(base, &used, nb * model_act_size(m, i) * b->es);
+    layout_acts(b, base, &used);
     for (int i = 0; i < m->n_layers; i++) {
         if (m->l[i].kind == LAYER_POOL2)
-            b->arg[i] = take(base, &used, nb * model_act_size(m, i + 1) * 4);
+            b->arg[i] = take_act(b, base, &used, nb * model_act_size(m, i + 1) * 4);
         if (m->l[i].kind == LAYER_CONV3 && m->l[i].w_len > filt)
             filt = m->l[i].w_len;
     }
-    b->dbuf[0] = take(base, &used, nb * model_max_act(m) * b->es);
-    b->dbuf[1] = take(base, &used, nb * model_max_act(m) * b->es);
+    b->dbuf[0] = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+    b->dbuf[1] = take_act(b, base, &used, nb * model_max_act(m) * b->es);
     b->dw_tmp = take(base, &used, filt * 4);
     b->prob = take(base, &used, nb * (size_t)m->classes * 4);
     b->stats = take(base, &used, sizeof(struct cuk_stats));
@@ -176,6 +206,7 @@ static gp_status cuda_open(struct backend **out, const struct backend_config *cf
     b->cfg.spec = &b->spec;
     b->dt = cfg->amp == AMP_FP16 ? CUK_F16 : cfg->amp == AMP_BF16 ? CUK_BF16 : CUK_F32;
     b->es = cuk_dtype_size(b->dt);
+    b->grads_live = !cfg->zero_grad_none;
     gp_status rc = open_device(b, err);
     if (rc != GP_OK) {
         cuda_close(b);
@@ -271,6 +302,22 @@ static gp_status cuda_set_state(struct backend *b, const struct backend_state *s
     return GP_OK;
 }
 
+/* The convolutions' algorithms for batches of n, before training: no search in a step. */
+static gp_status cuda_prepare_batch(struct backend *b, int n, int train, gp_error *err)
+{
+    if (b->spec.kind != MODEL_CNN || n <= 0 || n > b->cfg.max_batch)
+        return GP_OK;
+    b->n = n;
+    GP_TRY(cuda_conv_prepare(b, train, err));
+    CU_TRY(cudaStreamSynchronize(b->compute), err);
+    return GP_OK;
+}
+
+static long long cuda_activation_bytes(struct backend *b)
+{
+    return b->act_bytes;
+}
+
 const struct backend_ops backend_cuda_ops = {
         .name = "cuda",
         .open = cuda_open,
@@ -285,4 +332,6 @@ const struct backend_ops backend_cuda_ops = {
         .get_state = cuda_get_state,
         .set_state = cuda_set_state,
         .close = cuda_close,
+        .activation_bytes = cuda_activation_bytes,
+        .prepare_batch = cuda_prepare_batch,
 };

@@ -2,7 +2,8 @@
  * Descriptors are cached per (layer, batch size), the least recently used replaced; the
  * algorithms chosen are kept apart, for up to CONV_MEMO batch sizes per layer, so a shape whose
  * descriptors were replaced never searches again: --cudnn-benchmark times the candidates once
- * per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's heuristics pick. The
+ * per shape with cudnnFind*Ex (PyTorch's cudnn.benchmark), otherwise cuDNN's heuristics pick.
+ * The run's batch sizes are prepared before the first step, so no search is timed in one. The
  * workspace is a fixed slice of the arena: no allocation in a step. */
 #include "cuda_int.h"
 
@@ -263,6 +264,35 @@ gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, co
     return GP_OK;
 }
 
+/* Layer i's algorithms for batches of b->n, chosen on the arena's buffers (nothing is live
+ * before the first step): its input, output, weight gradient and activation gradients. */
+static gp_status prepare_layer(struct backend *b, int i, int train, gp_error *err)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    const void *w = (const char *)b->wlp + l->w_off * b->es;
+    void *x = i == 0 && b->dt == CUK_F32 ? (void *)b->in[0].buf : b->act[i];
+    struct conv_shape *s;
+    GP_TRY(shape_for(b, i, &s, err));
+    if (!s->have_fwd) {
+        GP_TRY(choose_fwd(b, s, b->act[i + 1], x, w, err));
+        memo_save(b, i, s);
+    }
+    void *dx = i > 0 ? b->dbuf[1] : NULL; /* the first layer's backward makes no dx */
+    if (train && s->have_bwd < 1 + (dx != NULL)) {
+        GP_TRY(choose_bwd(b, s, dx, b->dw_tmp, b->dbuf[0], x, w, err));
+        memo_save(b, i, s);
+    }
+    return GP_OK;
+}
+
+gp_status cuda_conv_prepare(struct backend *b, int train, gp_error *err)
+{
+    for (int i = 0; i < b->spec.n_layers; i++)
+        if (b->spec.l[i].kind == LAYER_CONV3)
+            GP_TRY(prepare_layer(b, i, train, err));
+    return GP_OK;
+}
+
 gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const void *dy,
                         const void *x, const void *w, gp_error *err)
 {
@@ -313,6 +343,12 @@ gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const 
                         const void *x, const void *w, gp_error *err)
 {
     (void)b, (void)layer, (void)dx, (void)dw, (void)dy, (void)x, (void)w;
+    return gp_error_set(err, GP_EUNSUPPORTED, NULL, "built without cuDNN");
+}
+
+gp_status cuda_conv_prepare(struct backend *b, int train, gp_error *err)
+{
+    (void)b, (void)train;
     return gp_error_set(err, GP_EUNSUPPORTED, NULL, "built without cuDNN");
 }
 #endif

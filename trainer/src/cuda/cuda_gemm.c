@@ -1,6 +1,6 @@
 /* Row-major linear layers on cuBLAS (column-major): y^T = W x^T etc. A and B are the activation
- * dtype; the weight gradient is written in fp32 with beta = 1 (accumulation); compute is fp32
- * (tensor cores for fp16/bf16 inputs). */
+ * dtype; the weight gradient is written in fp32 with beta = 1 (accumulation; 0 when --zero-grad
+ * none left it "None"); compute is fp32 (tensor cores for fp16/bf16 inputs). */
 #include "cuda_int.h"
 
 static cudaDataType_t cuda_type(enum cuk_dtype dt)
@@ -29,11 +29,11 @@ gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void 
 }
 
 gp_status cuda_linear_bwd(struct backend *b, void *dx, float *dw, const void *dy, const void *x,
-                          const void *w, int n, int cin, int cout, gp_error *err)
+                          const void *w, int n, int cin, int cout, int add, gp_error *err)
 {
     /* dW^T (cin, cout) += x^T (cin, n) . dy (n, cout) */
-    GP_TRY(gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, cin, cout, n, x, cin, dy, cout, 1.0f, dw, CUDA_R_32F,
-                cin, err));
+    GP_TRY(gemm(b, CUBLAS_OP_N, CUBLAS_OP_T, cin, cout, n, x, cin, dy, cout, add ? 1.0f : 0.0f, dw,
+                CUDA_R_32F, cin, err));
     if (!dx)
         return GP_OK;
     /* dx^T (cin, n) = W^T (cin, cout) . dy^T (cout, n) */

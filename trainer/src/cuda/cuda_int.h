@@ -59,6 +59,9 @@ struct backend {
     float *params, *grads, *opt; /* fp32 master weights, gradients, optimizer moments */
     void *wlp;                   /* low-precision weights (== params for fp32) */
     void *act[MODEL_MAX_LAYERS + 1];
+    int dropped[MODEL_MAX_LAYERS + 1]; /* --checkpoint-activations: act[i] in the shared scratch */
+    int grads_live; /* 0: --zero-grad none left the gradients "None": backward writes, not adds */
+    long long act_bytes; /* activation, argmax and gradient buffers */
     int32_t *arg[MODEL_MAX_LAYERS];
     void *dbuf[2], *dw_tmp, *workspace, *lt_workspace;
     float *prob;
@@ -79,9 +82,9 @@ gp_status cuda_step(struct backend *b, gp_error *err);
 /* cuda_gemm.c: row-major linear layer on cuBLAS (A/B in b->dt, fp32 compute). */
 gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n, int cin,
                           int cout, gp_error *err);
-/* dw (fp32) += dy^T x; dx = dy w when dx is not NULL. */
+/* dw (fp32) += dy^T x (dw = dy^T x when add is 0); dx = dy w when dx is not NULL. */
 gp_status cuda_linear_bwd(struct backend *b, void *dx, float *dw, const void *dy, const void *x,
-                          const void *w, int n, int cin, int cout, gp_error *err);
+                          const void *w, int n, int cin, int cout, int add, gp_error *err);
 
 /* cuda_lt.c: the linear forward with the bias in cuBLASLt's epilogue, for `layer` at the current
  * batch size; *done = 0 when cuBLASLt offers no algorithm (the caller falls back). */
@@ -95,6 +98,9 @@ gp_status cuda_conv_open(struct backend *b, gp_error *err);
 void cuda_conv_close(struct backend *b);
 gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
                         gp_error *err);
+/* Choose the algorithms of every convolution for batches of b->n (backward too with `train`)
+ * before training; with --cudnn-benchmark this is the search. */
+gp_status cuda_conv_prepare(struct backend *b, int train, gp_error *err);
 /* dw (layer's dtype, overwritten) and dx (NULL for the first layer). */
 gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const void *dy,
                         const void *x, const void *w, gp_error *err);

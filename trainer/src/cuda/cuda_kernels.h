@@ -43,11 +43,12 @@ void cuk_relu_bwd(enum cuk_dtype dt, void *dx, const void *dy, const void *y, si
                   cudaStream_t s);
 /* y (n, c, hw) += b (c) */
 void cuk_bias_add(enum cuk_dtype dt, void *y, const float *b, int n, int c, int hw, cudaStream_t s);
-/* db (c) += sum over n and hw of dy (n, c, hw) */
-void cuk_bias_grad(enum cuk_dtype dt, float *db, const void *dy, int n, int c, int hw,
+/* db (c) += sum over n and hw of dy (n, c, hw); with add 0, db = that sum (gradients "None") */
+void cuk_bias_grad(enum cuk_dtype dt, float *db, const void *dy, int n, int c, int hw, int add,
                    cudaStream_t s);
-/* dst (fp32) += src (dt) */
-void cuk_accum_f32(enum cuk_dtype dt, float *dst, const void *src, size_t n, cudaStream_t s);
+/* dst (fp32) += src (dt); with add 0, dst = src */
+void cuk_accum_f32(enum cuk_dtype dt, float *dst, const void *src, size_t n, int add,
+                   cudaStream_t s);
 
 /* ---- k_pool.cu: 2x2 max pooling, stride 2, x (n, c, h, w) ---- */
 void cuk_maxpool2_fwd(enum cuk_dtype dt, void *y, int32_t *arg, const void *x, int n, int c, int h,

@@ -56,8 +56,9 @@ static gp_status conv_backward(struct backend *b, int i, const void *dy, void *d
     const struct layer_spec *l = &b->spec.l[i];
     float *dw = b->grads + l->w_off;
     GP_TRY(cuda_conv_bwd(b, i, dx, b->dw_tmp, dy, layer_in(b, i), lw(b, l), err));
-    cuk_accum_f32(b->dt, dw, b->dw_tmp, l->w_len, b->compute);
-    cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, l->h * l->w, b->compute);
+    cuk_accum_f32(b->dt, dw, b->dw_tmp, l->w_len, b->grads_live, b->compute);
+    cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, l->h * l->w, b->grads_live,
+                  b->compute);
     return GP_OK;
 }
 
@@ -68,8 +69,8 @@ static gp_status layer_backward(struct backend *b, int i, const void *dy, void *
     switch (l->kind) {
     case LAYER_LINEAR:
         GP_TRY(cuda_linear_bwd(b, dx, b->grads + l->w_off, dy, layer_in(b, i), lw(b, l), b->n,
-                               l->cin, l->cout, err));
-        cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, 1, b->compute);
+                               l->cin, l->cout, b->grads_live, err));
+        cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, 1, b->grads_live, b->compute);
         break;
     case LAYER_CONV3:
         GP_TRY(conv_backward(b, i, dy, dx, err));
@@ -86,6 +87,36 @@ static gp_status layer_backward(struct backend *b, int i, const void *dy, void *
     return GP_OK;
 }
 
+/* Whether layer i's backward reads an activation checkpointing dropped: a GEMM layer its
+ * input, a ReLU its output (max-pool reads its argmax, always kept). */
+static int reads_dropped(const struct backend *b, int i)
+{
+    switch (b->spec.l[i].kind) {
+    case LAYER_LINEAR:
+    case LAYER_CONV3:
+        return b->dropped[i];
+    case LAYER_RELU:
+        return b->dropped[i + 1];
+    case LAYER_POOL2:
+        return 0;
+    }
+    return 0;
+}
+
+/* Backward is about to enter, at its last layer e - 1, the segment [s, e) of layers between two
+ * kept activations: run the segment's forward again for the dropped activations it reads. */
+static gp_status recompute_segment(struct backend *b, int e, gp_error *err)
+{
+    int s = model_ckpt_segment(b->dropped, e), need = 0;
+    if (s < 0)
+        return GP_OK;
+    for (int i = s; i < e; i++)
+        need |= reads_dropped(b, i);
+    for (int i = s; need && i < e - 1; i++)
+        GP_TRY(layer_forward(b, i, err));
+    return GP_OK;
+}
+
 gp_status cuda_backward(struct backend *b, gp_error *err)
 {
     int cur = 0;
@@ -93,9 +124,11 @@ gp_status cuda_backward(struct backend *b, gp_error *err)
     cuk_softmax_ce_bwd(b->dt, b->dbuf[0], b->prob, b->labels, b->n, b->spec.classes, inv, b->amp,
                        b->compute);
     for (int i = b->spec.n_layers - 1; i >= 0; i--) {
+        GP_TRY(recompute_segment(b, i + 1, err));
         GP_TRY(layer_backward(b, i, b->dbuf[cur], i > 0 ? b->dbuf[1 - cur] : NULL, err));
         cur = 1 - cur;
     }
+    b->grads_live = 1; /* a further micro-batch adds to these */
     CU_TRY(cudaGetLastError(), err);
     return GP_OK;
 }
@@ -114,7 +147,10 @@ gp_status cuda_step(struct backend *b, gp_error *err)
         cuk_sgd(b->params, lp, b->dt, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, b->amp,
                 b->compute);
     CU_TRY(cudaMemsetAsync(&b->amp->found_inf, 0, sizeof(int), b->compute), err);
-    CU_TRY(cudaMemsetAsync(b->grads, 0, np * sizeof(float), b->compute), err);
+    if (b->cfg.zero_grad_none) /* zero_grad(set_to_none=True): no pass over the gradients */
+        b->grads_live = 0;
+    else
+        CU_TRY(cudaMemsetAsync(b->grads, 0, np * sizeof(float), b->compute), err);
     CU_TRY(cudaGetLastError(), err);
     return GP_OK;
 }

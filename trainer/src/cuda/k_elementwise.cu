@@ -88,7 +88,8 @@ extern "C" void cuk_bias_add(enum cuk_dtype dt, void *y, const float *b, int n, 
 }
 
 // one block per channel: db[ch] += sum over (n, hw) of dy[i, ch, p]
-template <typename T> __global__ void bias_grad_kernel(float *db, const T *dy, int n, int c, int hw)
+template <typename T>
+__global__ void bias_grad_kernel(float *db, const T *dy, int n, int c, int hw, int add)
 {
     __shared__ float part[CUK_THREADS];
     int ch = blockIdx.x;
@@ -105,37 +106,38 @@ template <typename T> __global__ void bias_grad_kernel(float *db, const T *dy, i
         __syncthreads();
     }
     if (threadIdx.x == 0)
-        db[ch] += part[0];
+        db[ch] = add ? db[ch] + part[0] : part[0];
 }
 
 template <typename T>
-static void bias_grad_launch(float *db, const void *dy, int n, int c, int hw, cudaStream_t s)
+static void bias_grad_launch(float *db, const void *dy, int n, int c, int hw, int add,
+                             cudaStream_t s)
 {
     if (c <= 0)
         return;
-    bias_grad_kernel<T><<<c, CUK_THREADS, 0, s>>>(db, (const T *)dy, n, c, hw);
+    bias_grad_kernel<T><<<c, CUK_THREADS, 0, s>>>(db, (const T *)dy, n, c, hw, add);
 }
 
 extern "C" void cuk_bias_grad(enum cuk_dtype dt, float *db, const void *dy, int n, int c, int hw,
-                              cudaStream_t s)
+                              int add, cudaStream_t s)
 {
-    CUK_DISPATCH(dt, bias_grad_launch, db, dy, n, c, hw, s);
+    CUK_DISPATCH(dt, bias_grad_launch, db, dy, n, c, hw, add, s);
 }
 
-template <typename T> __global__ void accum_kernel(float *dst, const T *src, size_t n)
+template <typename T> __global__ void accum_kernel(float *dst, const T *src, size_t n, int add)
 {
     CUK_GRID_LOOP(i, n)
-    dst[i] += to_f(src[i]);
+    dst[i] = add ? dst[i] + to_f(src[i]) : to_f(src[i]);
 }
 
 template <typename T>
-static void accum_launch(float *dst, const void *src, size_t n, cudaStream_t s)
+static void accum_launch(float *dst, const void *src, size_t n, int add, cudaStream_t s)
 {
-    accum_kernel<T><<<cuk_blocks(n), CUK_THREADS, 0, s>>>(dst, (const T *)src, n);
+    accum_kernel<T><<<cuk_blocks(n), CUK_THREADS, 0, s>>>(dst, (const T *)src, n, add);
 }
 
-extern "C" void cuk_accum_f32(enum cuk_dtype dt, float *dst, const void *src, size_t n,
+extern "C" void cuk_accum_f32(enum cuk_dtype dt, float *dst, const void *src, size_t n, int add,
                               cudaStream_t s)
 {
-    CUK_DISPATCH(dt, accum_launch, dst, src, n, s);
+    CUK_DISPATCH(dt, accum_launch, dst, src, n, add, s);
 }
