@@ -19,7 +19,7 @@ rate() {
         echo 0
         return
     }
-    sed -n 's/.*(\([0-9]*\) samples\/s).*/\1/p' "$tmp/out"
+    sed -n 's/.*(\([0-9]*\) samples\/s[;)].*/\1/p' "$tmp/out" # "(N samples/s; ...)"
 }
 ratio() { echo "$1 $2" | awk '{ printf "%.2fx", ($2 > 0 ? $1 / $2 : 0) }'; }
 
