@@ -5,6 +5,7 @@
 #include "cpu/cpu_ops.h"
 #include "gp/train.h"
 #include "gp_test.h"
+#include "gp_test_tmp.h"
 #include "train_params.h"
 #include "rng.h"
 
@@ -159,17 +160,13 @@ static void test_fp16_refused_on_cpu(void)
 int main(void)
 {
     unsetenv("OPENBLAS_NUM_THREADS");
-    snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_bf16.XXXXXX", GP_BUILD_DIR);
-    if (!mkdtemp(tmp_root))
+    if (gp_test_tmpdir(tmp_root, sizeof(tmp_root), "test_train_bf16") != 0)
         return 2;
     GP_RUN(test_round_nearest_even);
     GP_RUN(test_gemm_rounds_inputs);
     GP_RUN(test_mlp_bf16_close_to_fp32);
     GP_RUN(test_cnn_bf16_close_to_fp32);
     GP_RUN(test_fp16_refused_on_cpu);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp_root);
+    gp_test_tmpdir_remove(tmp_root);
     return gp_test_summary();
 }

@@ -3,6 +3,7 @@
 #include "dataset.h"
 #include "gp/train.h"
 #include "gp_test.h"
+#include "gp_test_tmp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,8 +143,7 @@ static void test_empty_png_folder(void)
 
 int main(void)
 {
-    snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_data.XXXXXX", GP_BUILD_DIR);
-    if (!mkdtemp(tmp_root))
+    if (gp_test_tmpdir(tmp_root, sizeof(tmp_root), "test_train_data") != 0)
         return 2;
     GP_RUN(test_good_pair);
     GP_RUN(test_corrupt_idx);
@@ -151,9 +151,6 @@ int main(void)
     GP_RUN(test_missing_folder_files);
     GP_RUN(test_empty_png_folder);
     GP_RUN(test_png_prepare_roundtrip);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp_root);
+    gp_test_tmpdir_remove(tmp_root);
     return gp_test_summary();
 }

@@ -5,6 +5,7 @@
  * tolerance with fewer elementwise passes a step. */
 #include "gp/train.h"
 #include "gp_test.h"
+#include "gp_test_tmp.h"
 #include "train_params.h"
 
 #include <math.h>
@@ -230,8 +231,7 @@ static void test_zero_grad_refused(void)
 int main(void)
 {
     unsetenv("OPENBLAS_NUM_THREADS");
-    snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_knobs.XXXXXX", GP_BUILD_DIR);
-    if (!mkdtemp(tmp_root))
+    if (gp_test_tmpdir(tmp_root, sizeof(tmp_root), "test_train_knobs") != 0)
         return 2;
     GP_RUN(test_checkpoint_cnn);
     GP_RUN(test_checkpoint_mlp);
@@ -241,9 +241,6 @@ int main(void)
     GP_RUN(test_fused);
     GP_RUN(test_checkpoint_cnn_fused);
     GP_RUN(test_channels_last);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp_root);
+    gp_test_tmpdir_remove(tmp_root);
     return gp_test_summary();
 }

@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "gp/train.h"
 #include "gp_test.h"
+#include "gp_test_tmp.h"
 #include "train_params.h"
 
 #include <stdint.h>
@@ -431,8 +432,7 @@ static void test_bad_options(void)
 int main(void)
 {
     unsetenv("OPENBLAS_NUM_THREADS"); /* read when OpenBLAS is first loaded, by a run below */
-    snprintf(tmp_root, sizeof(tmp_root), "%s/test_train_run.XXXXXX", GP_BUILD_DIR);
-    if (!mkdtemp(tmp_root))
+    if (gp_test_tmpdir(tmp_root, sizeof(tmp_root), "test_train_run") != 0)
         return 2;
     GP_RUN(test_learns_and_summary);
     GP_RUN(test_reproducible_any_workers);
@@ -447,9 +447,6 @@ int main(void)
     GP_RUN(test_cnn_steps);
     GP_RUN(test_steps_span_epochs);
     GP_RUN(test_bad_options);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp_root);
+    gp_test_tmpdir_remove(tmp_root);
     return gp_test_summary();
 }
