@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # name, fault_app args, rules that must fire, rules that may, in the fast subset
 SYNC_MAY = ["GT02", "GT04", "GT14"]  # a drained queue: the GPU then waits for the host
+CKPT = ["--kernels", "24", "--kernel-us", "100"]  # 12 forward layers
 CASES = [
     ("healthy", [], [], [], True),
     ("healthy_long_kernels", ["--kernels", "6", "--kernel-us", "500"], [], [], False),
@@ -164,8 +165,48 @@ CASES = [
      ["GT09", "GT19"], ["GT02"], True, {"hog": True}),
     ("drops_gpu_tiny", ["--tiny", "1500"], ["GT00"], "ANY", True,
      {"env": {"FAKE_CUPTI": "hoard=8"}}),
+    # GT10 -> activation checkpointing (T-ckpt): a step's activations (--activations-mib a layer,
+    # 12 or 20 forward layers) push the peak past 90%. Each activation is a cudaMalloc here (no
+    # caching allocator), so GT11 may fire. Near misses: activations under 10% of the peak (the
+    # weights hold the memory), checkpointing already on, activations without memory pressure;
+    # the weights-only cases above (oom_*) and growth (a leak) must not get it either.
+    ("ckpt_95", CKPT + ["--activations-mib", "1024", "--peak-pct", "80"], ["GT10", "T-ckpt"],
+     ["GT11"], True),
+    ("ckpt_93", CKPT + ["--activations-mib", "768", "--peak-pct", "82"], ["GT10", "T-ckpt"],
+     ["GT11"], False),
+    ("ckpt_96_deep", ["--kernels", "40", "--kernel-us", "60", "--activations-mib", "512",
+                      "--peak-pct", "83"], ["GT10", "T-ckpt"], ["GT11"], False),
+    ("ckpt_near_miss_small_act", CKPT + ["--activations-mib", "256", "--peak-pct", "93"],
+     ["GT10"], ["GT11"], True),
+    ("ckpt_applied_near_miss", CKPT + ["--activations-mib", "1024", "--peak-pct", "80",
+                                       "--checkpoint"], [], ["GT11"], True),
+    ("ckpt_no_pressure", CKPT + ["--activations-mib", "1024", "--peak-pct", "40"], [],
+     ["GT11"], False),
+    # GT20 channels-last: cuDNN's NCHW<->NHWC transposes around Tensor Core convolutions (the
+    # fake device is compute capability 9); near misses: short transposes (2% of kernel time),
+    # the same convolutions in channels-last, and NCHW on a device without Tensor Cores
+    ("nchw_convs_3", ["--nchw-convs", "3"], ["GT20"], [], True),
+    ("nchw_convs_6", ["--nchw-convs", "6"], ["GT20"], [], False),
+    ("nchw_convs_2_long", ["--nchw-convs", "2", "--transpose-us", "100"], ["GT20"], [], False),
+    ("nchw_near_miss", ["--nchw-convs", "3", "--transpose-us", "10"], [], [], True),
+    ("channels_last_convs", ["--nchw-convs", "6", "--channels-last"], [], [], True),
+    ("nchw_no_tensor_cores", ["--nchw-convs", "3"], [], [], False,
+     {"env": {"FAKE_CUPTI": "cc=6"}}),
+    # GT04 -> CUDA graphs (T-graphs) is not advised where the step waits for the device: a
+    # graph cannot capture a blocking copy (GT07's fault, with the launch-bound loop)
+    ("launch_bound_blocking", ["--host-us", "150", "--kernel-us", "20", "--blocking-copies",
+                               "1"], ["GT04", "GT07"], ["GT02", "GT14"], False,
+     {"no_graphs": True}),
 ]
-RULES = ["GT%02d" % i for i in range(0, 16)] + ["GT17", "GT18", "GT19"]
+# The techniques a diagnosis points to, judged like rules from the fired findings' knobs:
+# activation checkpointing (GT10) and CUDA graphs (GT04, GT05). GT20 is channels-last's rule.
+TECHNIQUES = {"T-ckpt": ("--checkpoint-activations", "torch.utils.checkpoint"),
+              "T-graphs": ("--cuda-graphs", "torch.cuda.graphs")}
+# A case with the GT04/GT05 fault must be advised CUDA graphs unless its step waits for the
+# device (no_graphs, and the sync faults: GT07, GT08); where GT04/GT05 may fire, graphs may too.
+GRAPH_RULES, SYNC_FAULTS = ("GT04", "GT05"), ("GT07", "GT08")
+RULES = ["GT%02d" % i for i in range(0, 16)] + ["GT17", "GT18", "GT19", "GT20"] + \
+    sorted(TECHNIQUES)
 # The fix of a fault case, timed on the simulated device: case -> (rule, fault_app args without
 # the fault). The gain measured is the drop in mean step time; the one predicted is the finding's
 # share of the step. Not here: GT06 and GT11 (the fake's pageable copies and allocations cost
@@ -183,7 +224,15 @@ FIXES = {
     "exposed_8mib": ("GT09", ["--batch-kib", "8192"]),
     "comm_exposed_600us": ("GT15", ["--comm-us", "600"]),
     "comm_exposed_1ms": ("GT15", ["--comm-us", "1000"]),
+    "nchw_convs_3": ("GT20", ["--nchw-convs", "3", "--channels-last"]),
+    "nchw_convs_6": ("GT20", ["--nchw-convs", "6", "--channels-last"]),
 }
+# The memory fixes: case -> fault_app args with checkpointing on. Measured: the drop of peak
+# allocated device memory; predicted: GT10's "checkpointing saves" (GiB).
+MEM_FIXES = {"ckpt_95": CKPT + ["--activations-mib", "1024", "--peak-pct", "80", "--checkpoint"],
+             "ckpt_93": CKPT + ["--activations-mib", "768", "--peak-pct", "82", "--checkpoint"],
+             "ckpt_96_deep": ["--kernels", "40", "--kernel-us", "60", "--activations-mib", "512",
+                              "--peak-pct", "83", "--checkpoint"]}
 
 ISOLATED = [True]  # main() sets it from --no-isolate
 GAIN_TOLERANCE = 0.25  # a predicted gain within 25% of the measured one (issue 24)
@@ -210,8 +259,20 @@ def cases(fast=False):
     for n, a, m, y, f, *run in CASES:
         if f or not fast:
             may = [x for x in RULES if x not in m] if y == "ANY" else y
-            out.append(dict(run[0] if run else {}, name=n, args=a, must=m, may=may))
+            extra = run[0] if run else {}
+            m, may = with_graphs(m, may, extra.get("no_graphs"))
+            out.append(dict(extra, name=n, args=a, must=m, may=may))
     return out
+
+
+def with_graphs(must, may, no_graphs):
+    """`must` and `may` with CUDA graphs' advice (T-graphs) where GT04/GT05 go."""
+    synced = no_graphs or any(x in must for x in SYNC_FAULTS)
+    if any(x in must for x in GRAPH_RULES) and not synced and "T-graphs" not in may:
+        return must + ["T-graphs"], may
+    if any(x in may for x in GRAPH_RULES) and not synced and "T-graphs" not in may:
+        return must, may + ["T-graphs"]
+    return must, may
 
 
 # Each case runs in a session of its own whose autogroup has nice -20 and, where it may (root),
@@ -278,8 +339,44 @@ def diagnose(binary, trace):
 
 
 def fired(doc):
-    """The rules that fired (warn or crit) in a diagnosed trace."""
-    return sorted({f["id"] for f in doc["findings"] if f["severity"] in ("warn", "crit")})
+    """The rules that fired (warn or crit) in a diagnosed trace, and the techniques (TECHNIQUES)
+    their knobs name."""
+    hot = [f for f in doc["findings"] if f["severity"] in ("warn", "crit")]
+    techs = {t for t, words in TECHNIQUES.items() for f in hot
+             if any(w in (f.get("knob") or "") for w in words)}
+    return sorted({f["id"] for f in hot} | techs)
+
+
+def ckpt_saving(doc):
+    """GT10's "checkpointing saves" cell (bytes), or None."""
+    for f in doc["findings"]:
+        ev = f.get("evidence") or {}
+        names = [c["name"] for c in ev.get("columns", [])]
+        if f["id"] == "GT10" and "checkpointing saves" in names and ev.get("rows"):
+            return ev["rows"][0][names.index("checkpointing saves")]
+    return None
+
+
+def memory_peak(doc):
+    """Peak device memory (bytes) of a diagnosed trace: GT10's share of the fake's 80 GiB."""
+    for f in doc["findings"]:
+        if f["id"] == "GT10" and (f.get("metric") or {}).get("value") is not None:
+            return f["metric"]["value"] / 100.0 * (80 << 30)
+    return None
+
+
+def mem_gain(binary, case, doc, out_dir, app_dir):
+    """{rule T-ckpt, predicted GiB, measured GiB} for a case with a memory fix, or None."""
+    if case["name"] not in MEM_FIXES:
+        return None
+    fixed = diagnose(binary, make(dict(case, args=MEM_FIXES[case["name"]]), out_dir + "-ckpt",
+                                  app_dir))
+    before, after = memory_peak(doc), memory_peak(fixed)
+    pred = ckpt_saving(doc)
+    gib = float(1 << 30)
+    return {"rule": "T-ckpt", "case": case["name"], "unit": " GiB",
+            "predicted": None if pred is None else pred / gib,
+            "measured": None if before is None or after is None else (before - after) / gib}
 
 
 def timed_gain(binary, case, doc, out_dir, app_dir):
@@ -370,7 +467,8 @@ def run(binary, app_dir, fast, keep, only=None):
         doc = diagnose(binary, make(case, out, app_dir))
         r = dict(case, source="gpu", rules=RULES, fired=fired(doc))
         if not fast:
-            r["gain"] = timed_gain(binary, case, doc, out, app_dir)
+            r["gain"] = timed_gain(binary, case, doc, out, app_dir) or \
+                mem_gain(binary, case, doc, out, app_dir)
         results.append(r)
         miss, extra = wrong(r, fast)
         print("%-28s must %-16s fired %-24s %s" % (

@@ -33,7 +33,7 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /* switches (FAKE_CUPTI) */
-    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race, per_thread;
+    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race, per_thread, cc;
     /* client */
     int subscribed;
     CUpti_CallbackFunc callback;
@@ -102,6 +102,8 @@ __attribute__((constructor)) static void read_switches(void)
     F.per_thread = s && strstr(s, "per_thread") != NULL;
     const char *h = s ? strstr(s, "hoard=") : NULL;
     F.hoard = h ? atoi(h + 6) : 0;
+    const char *cc = s ? strstr(s, "cc=") : NULL;
+    F.cc = cc ? atoi(cc + 3) : 9;
     const char *k = s ? strstr(s, "fail_kind=") : NULL;
     F.fail_kind = k ? atoi(k + 10) : -1;
     /* static, not calloc'ed: a leak check after the library is unmapped would report it */
@@ -696,7 +698,7 @@ static void dump_device(uint32_t id)
     use_slot(0);
     d.name = "Simulated GPU (gprof-train tests)";
     d.globalMemorySize = 80ull << 30;
-    d.computeCapabilityMajor = 9;
+    d.computeCapabilityMajor = (uint32_t)F.cc;
     d.computeCapabilityMinor = 0;
     d.numMultiprocessors = 132;
     d.maxThreadsPerBlock = 1024;

@@ -20,6 +20,7 @@
  *   per_thread    each thread fills a buffer of its own (CUPTI 13's default), device records go
  *                 to CUPTI's own, and a flush hands that one back first: kernels arrive before
  *                 the API records that launched them
+ *   cc=N          the device record's compute capability major is N (9 by default: Hopper)
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
  * Always, as CUPTI 13 does: kernels' queued is 0 unless cuptiActivityEnableLatencyTimestamps;

@@ -13,10 +13,19 @@
  *             [--same-stream] [--peak-pct N] [--churn-every N] [--grow-mib N]
  *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
  *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream] [--fuse-tiny]
+ *             [--activations-mib N] [--checkpoint] [--nchw-convs N] [--transpose-us N]
+ *             [--channels-last]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
  * bytes/ns, a launch call costs the host --launch-ns (2 us). --fuse-tiny: GT05's fix, the --tiny
  * kernels as one kernel doing their work (--tiny x --tiny-ns). Every switch defaults to the healthy
- * setting. The loop's wall time and its thread's time runnable without a core (schedstat) go
+ * setting. --activations-mib: each forward kernel (the first half) allocates its layer's
+ * activation (N MiB, x1, x1.5 or x0.5 in turn) and the backward half frees them in reverse, as
+ * a caching allocator's records show them (here each is a cudaMalloc/cudaFree: GT11 may fire);
+ * --checkpoint keeps only every ceil(sqrt(layers))-th one and recomputes each segment's forward
+ * in backward (torch.utils.checkpoint's trade). --nchw-convs: that many GEMM slots become
+ * cuDNN Tensor Core convolutions on NCHW tensors, each between the nchwToNhwc and nhwcToNchw
+ * transposes cuDNN runs (--transpose-us each); --channels-last: the same convolutions without
+ * them (the fix). The loop's wall time and its thread's time runnable without a core (schedstat) go
  * into the trace's header as the trainer writes them, so a run beside other load says so. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
@@ -51,7 +60,8 @@ static struct {
     int blocking_copies, blocking_memsets, sync_every_kernel, tiny, tiny_ns;
     int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
     int fp32_gemms, comm_us, comm_same_stream, queue_us, launch_ns, blocking_every;
-    int sync_copy_stream, fuse_tiny;
+    int sync_copy_stream, fuse_tiny, activations_mib, checkpoint, nchw_convs, transpose_us;
+    int channels_last;
 } opt = {.steps = 20,
          .kernels = 12,
          .kernel_us = 200,
@@ -63,6 +73,7 @@ static struct {
          .peak_pct = 40,
          .tiny_ns = 600,
          .queue_us = 10000,
+         .transpose_us = 50,
          .launch_ns = 2000};
 
 static const struct {
@@ -96,10 +107,15 @@ static const struct {
         {"--comm-same-stream", NULL, &opt.comm_same_stream},
         {"--queue-us", &opt.queue_us, NULL},
         {"--launch-ns", &opt.launch_ns, NULL},
+        {"--activations-mib", &opt.activations_mib, NULL},
+        {"--checkpoint", NULL, &opt.checkpoint},
+        {"--nchw-convs", &opt.nchw_convs, NULL},
+        {"--transpose-us", &opt.transpose_us, NULL},
+        {"--channels-last", NULL, &opt.channels_last},
 };
 
 static struct {
-    CUfunction gemm_tc, gemm_fp32, elementwise, tiny, adam, allreduce;
+    CUfunction gemm_tc, gemm_fp32, elementwise, tiny, adam, allreduce, conv, to_nhwc, to_nchw;
     CUstream compute, copy, comm;
     float *pinned, *pageable;
     CUdeviceptr batch, scratch;
@@ -170,13 +186,85 @@ static void blocking_calls(int step)
     }
 }
 
+/* A convolution as cuDNN runs it on NCHW tensors with Tensor Cores: the input transposed to
+ * NHWC, the NHWC kernel, the output transposed back; with --channels-last the kernel alone. */
+static void conv(unsigned us)
+{
+    nvtxRangePushA("aten::cudnn_convolution");
+    host_work(opt.host_us);
+    if (!opt.channels_last)
+        CHECK(cuLaunchKernel(g.to_nhwc, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0,
+                             g.compute, NULL, NULL));
+    CHECK(cuLaunchKernel(g.conv, us, 1, 1, 256, 1, 1, 0, g.compute, NULL, NULL));
+    if (!opt.channels_last)
+        CHECK(cuLaunchKernel(g.to_nchw, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0,
+                             g.compute, NULL, NULL));
+    nvtxRangePop();
+}
+
+static void kernel_slot(int k)
+{
+    int gemm = k % 2 == 0;
+    if (gemm && k / 2 < opt.nchw_convs) {
+        conv((unsigned)opt.kernel_us);
+        return;
+    }
+    CUfunction f = gemm ? (k / 2 < opt.fp32_gemms ? g.gemm_fp32 : g.gemm_tc) : g.elementwise;
+    launch(gemm ? "aten::mm" : "aten::add", f, (unsigned)opt.kernel_us, g.compute);
+}
+
+/* --activations-mib: layer i's activation, in MiB (sizes vary, as layers' do). */
+static size_t act_bytes(int i)
+{
+    static const int tenths[3] = {10, 15, 5};
+    return (size_t)opt.activations_mib * MIB / 10 * (size_t)tenths[i % 3];
+}
+
+#define MAX_LAYERS 256
+
+/* Forward layers [first, last) again, keeping every activation (a checkpointed segment). */
+static void recompute(int first, int last, CUdeviceptr *act)
+{
+    for (int i = first; i < last; i++) {
+        if (!act[i])
+            CHECK(cuMemAlloc(&act[i], act_bytes(i)));
+        kernel_slot(i);
+    }
+}
+
+/* The forward half of the kernels, each allocating its activation, and the backward half
+ * freeing them in reverse; with --checkpoint only each segment's first activation is kept and
+ * backward recomputes the segment before freeing it. */
+static void compute_with_activations(void)
+{
+    int fwd = opt.kernels / 2, seg = 1;
+    CUdeviceptr act[MAX_LAYERS] = {0};
+    while (opt.checkpoint && seg * seg < fwd)
+        seg++;
+    for (int i = 0; i < fwd && i < MAX_LAYERS; i++) {
+        CHECK(cuMemAlloc(&act[i], act_bytes(i)));
+        kernel_slot(i);
+        if (opt.checkpoint && i % seg != 0) { /* dropped: recomputed in backward */
+            CHECK(cuMemFree(act[i]));
+            act[i] = 0;
+        }
+    }
+    for (int i = fwd - 1, k = fwd; i >= 0 && i < MAX_LAYERS; i--, k++) {
+        if (opt.checkpoint && !act[i])
+            recompute(i - i % seg, i + 1, act);
+        kernel_slot(k);
+        CHECK(cuMemFree(act[i]));
+        act[i] = 0;
+    }
+}
+
 static void compute(void)
 {
-    for (int k = 0; k < opt.kernels; k++) {
-        int gemm = k % 2 == 0;
-        CUfunction f = gemm ? (k / 2 < opt.fp32_gemms ? g.gemm_fp32 : g.gemm_tc) : g.elementwise;
-        launch(gemm ? "aten::mm" : "aten::add", f, (unsigned)opt.kernel_us, g.compute);
-    }
+    if (opt.activations_mib > 0)
+        compute_with_activations();
+    else
+        for (int k = 0; k < opt.kernels; k++)
+            kernel_slot(k);
     if (opt.tiny > 0) {
         int n = opt.fuse_tiny ? 1 : opt.tiny;
         fake_cuda_kernel_ns((uint64_t)opt.tiny_ns * (uint64_t)(opt.tiny / n));
@@ -243,6 +331,12 @@ static void setup(void)
     CHECK(cuModuleGetFunction(&g.tiny, mod, "unrolled_elementwise_kernel"));
     CHECK(cuModuleGetFunction(&g.adam, mod, "multi_tensor_apply_kernel"));
     CHECK(cuModuleGetFunction(&g.allreduce, mod, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+    CHECK(cuModuleGetFunction(&g.conv, mod,
+                              "sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"));
+    CHECK(cuModuleGetFunction(&g.to_nhwc, mod,
+                              "void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false>"));
+    CHECK(cuModuleGetFunction(&g.to_nchw, mod,
+                              "void cudnn::ops::nhwcToNchwKernel<__half, __half, float, false>"));
     CHECK(cuStreamCreate(&g.compute, 0));
     CHECK(cuStreamCreate(&g.copy, 0));
     CHECK(cuStreamCreate(&g.comm, 0));

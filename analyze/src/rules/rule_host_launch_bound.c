@@ -143,23 +143,44 @@ static gp_status evidence(struct rules_ctx *c, struct rules_out *o, struct rules
     return GP_OK;
 }
 
-static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h)
+/* The step makes host syncs: a CUDA graph cannot capture it; fewer, fused ops still help. */
+static gp_status advise_synced(const struct rules_ctx *c, struct rules_out *o, double h,
+                               double syncs)
 {
-    if (c->cfg.trainer && c->cfg.batch_size > 0) {
+    if (c->cfg.trainer && c->cfg.batch_size > 0)
         GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
-        return rules_reco(o,
-                          "The GPU idles %.1f%% of step time because the host launches work "
-                          "too slowly. --batch-size %ld (you ran %ld) gives each kernel more "
-                          "work per launch; fewer, fused ops would too.",
-                          h, c->cfg.batch_size * 2, c->cfg.batch_size);
-    }
-    GP_TRY(rules_knob(o, "torch.compile(model) / CUDA Graphs"));
+    else
+        GP_TRY(rules_knob(o, "torch.compile(model); no .item()/sync in the loop"));
     return rules_reco(o,
-                      "The GPU idles %.1f%% of step time because the CPU launches work too "
-                      "slowly. Reduce per-step Python and op overhead: torch.compile or CUDA "
-                      "Graphs, fuse small ops, use a larger batch, remove .item()/print() "
-                      "from the loop.",
-                      h);
+                      "The GPU idles %.1f%% of step time because the host launches work too "
+                      "slowly, but each step waits for the device %.1f times (syncs, blocking "
+                      "copies): a CUDA graph cannot capture that. Remove the syncs first, then "
+                      "capture the step (torch.cuda.graphs; the trainer's --cuda-graphs); "
+                      "meanwhile fewer, fused ops (torch.compile) or a larger batch.",
+                      h, syncs);
+}
+
+/* CUDA graphs: the step's launches replayed as one, so the host-wait idle goes. */
+static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h, int64_t gain_step,
+                        double launches)
+{
+    char a[32];
+    double syncs = rules_host_syncs_per_step(c);
+    if (syncs >= 1)
+        return advise_synced(c, o, h, syncs);
+    if (c->cfg.trainer)
+        GP_TRY(rules_knob(o, "--cuda-graphs"));
+    else
+        GP_TRY(rules_knob(o, "torch.cuda.graphs / torch.compile(model, mode=\"reduce-overhead\")"));
+    return rules_reco(o,
+                      "The GPU idles %.1f%% of step time because the host launches work too "
+                      "slowly. Capture the step in a CUDA graph (torch.cuda.graphs, or "
+                      "torch.compile(mode=\"reduce-overhead\"); the bundled trainer's "
+                      "--cuda-graphs): its %.0f launches replay as one, saving up to the "
+                      "host-wait idle, %s a step. Fewer, fused ops (torch.compile; the trainer's "
+                      "--fused) or a larger batch%s cut the launches too.",
+                      h, launches, rules_fmt_ns(a, sizeof(a), gain_step),
+                      c->cfg.trainer && c->cfg.batch_size > 0 ? " (--batch-size)" : "");
 }
 
 gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct rules_out *o)
@@ -190,7 +211,8 @@ gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct r
                             (int64_t)rules_per_step(c, (double)idle[GP_IDLE_HOST_WAIT]),
                             "if launches kept ahead of the GPU, host-wait idle would vanish");
         if (rc == GP_OK)
-            rc = advise(c, o, h);
+            rc = advise(c, o, h, (int64_t)rules_per_step(c, (double)idle[GP_IDLE_HOST_WAIT]),
+                        rules_per_step(c, (double)n_launch));
     }
     rules_agg_release(&agg);
     return rc;

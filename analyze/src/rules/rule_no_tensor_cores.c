@@ -18,16 +18,6 @@ static const gp_evidence_col cols[] = {{"kernel", GP_UNIT_TEXT},
                                        {"total", GP_UNIT_US},
                                        {"share of kernel time", GP_UNIT_PCT}};
 
-static int compute_major(const struct rules_ctx *c)
-{
-    size_t n;
-    int major = 0;
-    const gp_device_props *d = gp_trace_devices(c->t, &n);
-    for (size_t i = 0; i < n; i++)
-        major = d[i].compute_major > major ? d[i].compute_major : major;
-    return major;
-}
-
 /* Sum kernel time by class; kernel stats come sorted by total time. */
 static void classify(struct rules_ctx *c, int64_t *all, int64_t *tc, int64_t *fp)
 {
@@ -83,7 +73,7 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, int majo
 
 gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    int major = compute_major(c);
+    int major = rules_compute_major(c);
     int64_t all, tc, fp;
     if (major < 7)
         return rules_summary(o,

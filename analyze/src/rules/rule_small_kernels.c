@@ -131,23 +131,32 @@ static int64_t kernel_wait(const struct rules_ctx *c)
     return kw;
 }
 
-static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s, double kps)
+/* Fused ops and CUDA graphs, with the launch time they save; no graphs where the step makes
+ * host syncs (a graph cannot capture them). */
+static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s, double kps,
+                        int64_t gain_step)
 {
-    if (c->cfg.trainer && c->cfg.batch_size > 0) {
-        GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
-        return rules_reco(o,
-                          "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
-                          "kernels per step). A larger batch (--batch-size %ld, you ran %ld) "
-                          "makes each kernel longer for the same launch cost.",
-                          s, kps, c->cfg.batch_size * 2, c->cfg.batch_size);
-    }
-    GP_TRY(rules_knob(o,
-                      "torch.compile(model) / CUDA Graphs / optimizer(foreach=True, fused=True)"));
+    char a[32];
+    int synced = rules_host_syncs_per_step(c) >= 1;
+    if (c->cfg.trainer)
+        GP_TRY(rules_knob(o, synced ? "--fused" : "--cuda-graphs; --fused"));
+    else
+        GP_TRY(rules_knob(o, synced ? "torch.compile(model); optimizer(fused=True)"
+                                    : "torch.compile(model, mode=\"reduce-overhead\") / "
+                                      "torch.cuda.graphs; optimizer(fused=True)"));
     return rules_reco(o,
                       "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
-                      "kernels per step). Fuse ops (torch.compile), capture the step in CUDA "
-                      "Graphs, and use fused optimizers (foreach=True / fused=True).",
-                      s, kps);
+                      "kernels per step): their launches cost about %s a step beyond their "
+                      "work. Fuse them (torch.compile, fused optimizers; the bundled trainer's "
+                      "--fused)%s%s.",
+                      s, kps, rules_fmt_ns(a, sizeof(a), gain_step),
+                      synced ? "; the step waits for the device, so remove its syncs before "
+                               "capturing it in a CUDA graph"
+                             : " or replay the step as one CUDA graph (torch.cuda.graphs, "
+                               "torch.compile(mode=\"reduce-overhead\"); --cuda-graphs)",
+                      c->cfg.trainer && c->cfg.batch_size > 0 ? "; a larger --batch-size "
+                                                                 "makes each kernel longer"
+                                                               : "");
 }
 
 gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules_out *o)
@@ -177,5 +186,5 @@ gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules
                       "fusing the short kernels saves their launches less their own run time "
                       "(the same host time as GT04's host-wait idle, if that fires: do not "
                       "add them)"));
-    return advise(c, o, s, kps);
+    return advise(c, o, s, kps, (int64_t)rules_per_step(c, (double)gain));
 }

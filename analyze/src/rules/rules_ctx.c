@@ -441,6 +441,25 @@ int64_t rules_device_mem(const struct rules_ctx *c, int id)
     return c->cfg.device_mem;
 }
 
+double rules_host_syncs_per_step(const struct rules_ctx *c)
+{
+    size_t n, k = 0;
+    const gp_sync *s = gp_analysis_syncs(c->a, &n);
+    for (size_t i = 0; i < n; i++)
+        k += !s[i].gpu_side && s[i].kind != GP_SYNC_STREAM_WAIT && rules_step_at(c, s[i].ts) >= 0;
+    return rules_per_step(c, (double)k);
+}
+
+int rules_compute_major(const struct rules_ctx *c)
+{
+    size_t n;
+    int major = 0;
+    const gp_device_props *d = gp_trace_devices(c->t, &n);
+    for (size_t i = 0; i < n; i++)
+        major = d[i].compute_major > major ? d[i].compute_major : major;
+    return major;
+}
+
 const char *rules_no_device_mem_why(const struct rules_ctx *c)
 {
     size_t n;

@@ -212,6 +212,21 @@ void rules_agg_release(struct rules_agg *g);
  * before any), and the capacity of device `id` (deviceProperties, else the "gprof" config; 0). */
 const gp_mem_point *rules_mem_at(const gp_mem_series *s, int64_t ts);
 int64_t rules_device_mem(const struct rules_ctx *c, int id);
+/* ---- rules_ckpt.c: what activation checkpointing would save (GT10) ---- */
+struct rules_ckpt {
+    int64_t activations; /* bytes a step's allocations rise to its peak (median), 0 unknown */
+    size_t n_allocs;     /* allocations in that rise (median) */
+    int64_t saving;      /* bytes checkpointing would save; -1 unknown */
+    int64_t forward_ns;  /* its time cost a step: kernels launched before the peak (median) */
+    int from_trainer;    /* saving is the trainer's checkpoint_saving_bytes */
+};
+gp_status rules_ckpt_estimate(const struct rules_ctx *c, const gp_mem_series *s,
+                              struct rules_ckpt *out);
+/* Host calls that wait for the device (syncs, blocking copies and sets; not cudaStreamWaitEvent)
+ * inside the analysed steps, per step: a CUDA graph cannot capture a step that makes them. */
+double rules_host_syncs_per_step(const struct rules_ctx *c);
+/* The highest compute capability (major) among the trace's devices; 0 unknown. */
+int rules_compute_major(const struct rules_ctx *c);
 /* Why a memory rule has no device series to read: no GPU activity at all; no [memory] records
  * (PyTorch: profile_memory off; libprof: CUPTI's memory records missing); or only host
  * allocations (profile_memory on, nothing on a GPU). */

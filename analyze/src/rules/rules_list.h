@@ -21,3 +21,4 @@ RULES_X(comm_exposed)          /* GT15 */
 RULES_X(optimizer_bound)       /* GT17 */
 RULES_X(tiny_cpu_ops)          /* GT18 */
 RULES_X(cpu_contention)        /* GT19 */
+RULES_X(channels_last)         /* GT20 */
