@@ -9,7 +9,10 @@ PyTorch CNN beside busy loops (accuracy_contention.sh's GP_CONTENTION_JSON, one 
 and multi-rank jobs (accuracy_job.py, imported if present: its cases() and make(case, dir) give
 the jobs, `gprof-train job` the verdicts; they judge GT16 only). A case is judged on the rules it
 lists (GPU, contention, job cases), else (CPU and PyTorch cases) on every rule but GT16, except
-those it allows (consequences of its fault). Every rule GT00-GT19 gets a row.
+those it allows (consequences of its fault). Every rule GT00-GT20 gets a row, and so do the
+techniques the GPU cases judge from the findings' knobs (accuracy_gpu.TECHNIQUES: T-ckpt,
+activation checkpointing; T-graphs, CUDA graphs), with checkpointing's predicted beside measured
+memory saving (GiB).
 
 usage: accuracy_table.py GPROF_TRAIN [--cpu FILE] [--gpu FILE] [--torch FILE]
                          [--contention FILE] [--no-job] [--cases] [--markdown]
@@ -62,7 +65,7 @@ def load(path):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-ALL_RULES = ["GT%02d" % i for i in range(20)]
+ALL_RULES = ["GT%02d" % i for i in range(21)] + sorted(accuracy_gpu.TECHNIQUES)
 
 
 def judged(results):

@@ -61,7 +61,7 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
     add_test(NAME gpusim_accuracy_gains
              COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
                      ${gs_out} --gains tiny_1500 sync_every_kernel sync_every_kernel_long
-                     exposed_4mib exposed_8mib)
+                     exposed_4mib exposed_8mib nchw_convs_3)
     set_tests_properties(gpusim_accuracy_gains PROPERTIES LABELS gpu-sim TIMEOUT 300
                          ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endif()

@@ -25,6 +25,12 @@ LOADER_SP = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 LOADER_MP = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
 GEMM_TC = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel"
 GEMM_FP32 = "ampere_sgemm_128x64_tn"
+CONV_TC = ("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x16_"
+           "stage4_warpsize2x2x1_g1_tensor16x8x8_kernel")
+TO_NHWC = ("void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, "
+           "(cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)")
+TO_NCHW = ("void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false, "
+           "(cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, float const*, float*)")
 ELEMWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
 RELU = "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"
 
@@ -327,6 +333,21 @@ def near_oom():
     return run(g, extra=grow)
 
 
+def near_oom_activations():
+    """PyTorch with profile_memory: 30 GiB of weights and state, and each step's 8 activations
+    of 1 GiB allocated in forward and freed in backward (95% of 40 GiB at the peak)."""
+    def activations(g, n):
+        for _ in range(8):
+            g.mem(GIB)
+            g.work(5.0)
+        for _ in range(8):
+            g.mem(-GIB)
+            g.work(5.0)
+    g = Gen()
+    g.mem(30 * GIB)
+    return run(g, extra=activations)
+
+
 def allocator_churn():
     def churn(g, n):
         g.api("cudaMalloc", 180.0)
@@ -358,6 +379,19 @@ def fp32_on_pascal():
     g = Gen(trainer_cfg(amp="off", device_name="Tesla P100-PCIE-16GB"), compute_major=6,
             total_mem=16 * GIB)
     return run(g, gemm=GEMM_FP32)
+
+
+def nchw_convs(transpose_us):
+    """Four cuDNN convolutions a step on NCHW tensors: each between the transposes to NHWC and
+    back that cuDNN runs around its Tensor Core kernel."""
+    def convs(g, n):
+        def conv():
+            g.kernel(TO_NHWC, transpose_us)
+            g.kernel(CONV_TC, 300.0)
+            g.kernel(TO_NCHW, transpose_us)
+        for _ in range(4):
+            g.range("cpu_op", "aten::cudnn_convolution", conv)
+    return lambda: run(Gen(), extra=convs)
 
 
 def step_outliers():
@@ -501,11 +535,15 @@ SCENARIOS = {
     "exposed_copy": (exposed_copy, "GT09:warn"),
     "copy_launch_bound": (copy_launch_bound, "GT02:crit GT04:crit"),
     "near_oom": (near_oom, "GT10:crit"),
+    "near_oom_activations": (near_oom_activations, "GT10:crit"),
     "allocator_churn": (allocator_churn, "GT11:warn"),
     "memory_growth": (memory_growth, "GT12:warn"),
     "memory_stable": (memory_stable, ""),
     "no_tensor_cores": (no_tensor_cores, "GT13:warn"),
     "fp32_on_pascal": (fp32_on_pascal, ""),
+    # transposes 8% of kernel time (GT20 warns from 5%), and 1.7%
+    "nchw_convs": (nchw_convs(100.0), "GT20:warn"),
+    "nchw_convs_short": (nchw_convs(20.0), ""),
     "step_outliers": (step_outliers, "GT02:info GT04:warn GT14:warn"),
     "idle_gap": (idle_gap, "GT03:crit"),
     "uneven_loader": (uneven_loader, "GT01:crit GT14:info"),

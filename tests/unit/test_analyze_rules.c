@@ -199,7 +199,12 @@ static void test_knobs_name_the_flag(void)
             {"pageable_copy", "GT06", "--pin-memory"},
             {"no_tensor_cores", "GT13", "--amp bf16"},
             {"exposed_copy", "GT09", "--non-blocking"},
-            {"launch_bound", "GT04", "--batch-size 128"},
+            {"launch_bound", "GT04", "--cuda-graphs"},
+            {"nchw_convs", "GT20",
+             "model.to(memory_format=torch.channels_last); "
+             "input.to(memory_format=torch.channels_last)"},
+            {"near_oom_activations", "GT10",
+             "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"},
             {"cpu_starved", "GT01", "--workers 4"},
     };
     for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
@@ -212,6 +217,28 @@ static void test_knobs_name_the_flag(void)
         if (!ok)
             GP_TEST_FAIL("%s %s: knob '%s', expected '%s'", k[i].file, k[i].id, knob, k[i].knob);
     }
+}
+
+/* GT10's checkpointing estimate: 8 activations of 1 GiB a step, in segments of 3 (ceil(sqrt(8)))
+ * keep 3 segment inputs and 2 more while one segment is recomputed: 5 GiB, so 3 GiB saved. */
+static void test_checkpoint_saving(void)
+{
+    struct run r;
+    GP_ASSERT_OK(diagnose("near_oom_activations", NULL, &r));
+    const gp_finding *f = find(r.f, "GT10");
+    GP_CHECK(f && f->severity == GP_SEV_CRIT && f->n_cols == 8 && f->n_rows == 1);
+    if (f && f->n_cols == 8 && f->n_rows == 1) {
+        GP_ASSERT_STR_EQ(f->cols[7].name, "checkpointing saves");
+        GP_ASSERT_NEAR(f->cells[6].num, 8.0 * (1 << 30), 1.0);
+        GP_ASSERT_NEAR(f->cells[7].num, 3.0 * (1 << 30), 1.0);
+        GP_ASSERT_CONTAINS(f->recommendation, "saves about 3.0 GiB");
+    }
+    release(&r);
+    /* weights only (near_oom): no activations seen, no checkpointing knob */
+    GP_ASSERT_OK(diagnose("near_oom", NULL, &r));
+    f = find(r.f, "GT10");
+    GP_CHECK(f && f->knob && !strstr(f->knob, "checkpoint"));
+    release(&r);
 }
 
 static void test_quiet_rules_say_what_they_measured(void)
@@ -299,6 +326,7 @@ int main(void)
     GP_RUN(test_starvation_knob_and_gain);
     GP_RUN(test_blocking_calls_priced_by_gpu_idle);
     GP_RUN(test_knobs_name_the_flag);
+    GP_RUN(test_checkpoint_saving);
     GP_RUN(test_quiet_rules_say_what_they_measured);
     GP_RUN(test_set_and_select);
     GP_RUN(test_parsers);

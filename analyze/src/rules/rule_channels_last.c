@@ -127,15 +127,15 @@ gp_status rules_channels_last(struct rules_ctx *c, const double *p, struct rules
     rules_measure(o, "nchw_transpose_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
     if (s.conv == 0) /* transposes without convolutions: not the layout of a CNN */
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
+    size_t steps = c->n_all_steps ? c->n_all_steps : 1; /* kernel stats span every step */
     GP_TRY(rules_summary(o,
                          "NCHW<->NHWC transposes %.1f%% of kernel time (%.0f a step), "
                          "convolutions %.1f%%",
-                         share, rules_per_step(c, (double)s.n_transpose),
+                         share, (double)s.n_transpose / (double)steps,
                          s.all ? 100.0 * (double)s.conv / (double)s.all : 0));
     if (o->f.severity == GP_SEV_OK)
         return GP_OK;
     GP_TRY(evidence(c, o, s.all));
-    size_t steps = c->n_all_steps ? c->n_all_steps : 1;
     GP_TRY(rules_gain(o, s.transpose, s.transpose / (int64_t)steps,
                       "GPU time: the transposes channels_last removes"));
     return advise(c, o, share);
