@@ -7,7 +7,12 @@ the technique where one fired, and for checkpointing the memory saving the basel
 predicts from the layers' activation sizes (checkpoint_saving_bytes); for --fused the elementwise
 passes a step each trace counts (elementwise_passes) beside the speed.
 
-usage: bench_techniques.py GPROF_TRAIN OUT_DIR [--model cnn] [--steps N] [--repeat N]"""
+On the simulated device (--sim BUILD_DIR: the build's tests/simdev module and tests/gpusim
+doubles), the same table for the knobs the CUDA backend has now (bf16/fp16 autocast,
+checkpointing, zero_grad), labelled simulated: its times are the simulator's, not a GPU's.
+
+usage: bench_techniques.py GPROF_TRAIN OUT_DIR [--model cnn] [--steps N] [--repeat N]
+                           [--sim BUILD_DIR]"""
 import argparse
 import gzip
 import json
@@ -28,6 +33,11 @@ TECHNIQUES = [  # (row label, sweep key, baseline value, technique value, flag w
 ]
 
 
+# the knobs the CUDA backend has now (the simulated device runs the CUDA backend)
+CUDA_KNOBS = ("amp", "checkpoint-activations", "zero-grad")
+SIM_ENV = {}  # main() fills it from --sim
+
+
 def header_value(trace, key):
     """An integer from the trace's "gprof" header (it precedes traceEvents)."""
     if not trace or not os.path.exists(trace):
@@ -38,11 +48,12 @@ def header_value(trace, key):
     return int(m.group(1)) if m else None
 
 
-def run_sweep(args, key, values, out):
-    cmd = [args.bin, "sweep", "--vary", "model=" + args.model, "--vary", "device=cpu",
+def run_sweep(args, key, values, out, device="cpu"):
+    cmd = [args.bin, "sweep", "--vary", "model=" + args.model, "--vary", "device=" + device,
            "--vary", "%s=%s" % (key, ",".join(values)), "--steps", str(args.steps),
            "--repeat", str(args.repeat), "--profile-steps", "5", "-o", out]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, **SIM_ENV) if device == "cuda" else None)
     path = os.path.join(out, "sweep.json")
     if not os.path.exists(path):
         sys.stderr.write("sweep %s failed (%d): %s\n" % (key, p.returncode, p.stderr[-2000:]))
@@ -73,7 +84,7 @@ def row(label, base, tech, doc, args, flag):
     pred, meas = predicted_for(doc, flag), "%+.0f%% speed" % ((tb / tt - 1) * 100)
     if flag == "--checkpoint-activations":
         saving = header_value(base.get("profiled_trace"), "checkpoint_saving_bytes")
-        pred = "-%s memory" % mib(saving)
+        pred = "-%s memory" % mib(saving)  # what GT10 reads (the trainer's layer sizes)
         if mem_b is not None and mem_t is not None:
             meas = "-%s memory, %s" % (mib(mem_b - mem_t), meas)
     if flag == "--fused":
@@ -85,6 +96,26 @@ def row(label, base, tech, doc, args, flag):
         label, tb, tt, tb / tt, mib(mem_b), mib(mem_t), pred, meas))
 
 
+def table(args, device, label):
+    print("%s, %s, %d timed steps a run (time per epoch = 60000 samples at the run's rate); "
+          "load %s on %d cores" % (label, args.model, args.steps,
+                                   open("/proc/loadavg").read().split()[0], os.cpu_count()))
+    print("%-26s %11s %11s %8s %10s %10s  %-18s %s" % (
+        "technique", "base/epoch", "with/epoch", "speedup", "act. mem", "with", "predicted",
+        "measured"))
+    status = 0
+    for label, key, base_v, tech_v, flag in TECHNIQUES:
+        if device == "cuda" and key not in CUDA_KNOBS:
+            continue
+        doc = run_sweep(args, key, [base_v, tech_v], os.path.join(args.out, device, key), device)
+        if not doc or len(doc["settings"]) != 2 or any(s["exit"] for s in doc["settings"]):
+            print("%-26s sweep failed" % label)
+            status = 1
+            continue
+        row(label, doc["settings"][0], doc["settings"][1], doc, args, flag)
+    return status
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bin")
@@ -92,21 +123,19 @@ def main():
     ap.add_argument("--model", default="cnn")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--sim", help="build dir with tests/simdev and tests/gpusim")
     args = ap.parse_args()
-    print("CPU, %s, %d timed steps a run (time per epoch = 60000 samples at the run's rate); "
-          "load %s on %d cores" % (args.model, args.steps, open("/proc/loadavg").read().split()[0],
-                                   os.cpu_count()))
-    print("%-26s %11s %11s %8s %10s %10s  %-18s %s" % (
-        "technique", "base/epoch", "with/epoch", "speedup", "act. mem", "with", "predicted",
-        "measured"))
-    status = 0
-    for label, key, base_v, tech_v, flag in TECHNIQUES:
-        doc = run_sweep(args, key, [base_v, tech_v], os.path.join(args.out, key))
-        if not doc or len(doc["settings"]) != 2 or any(s["exit"] for s in doc["settings"]):
-            print("%-26s sweep failed" % label)
-            status = 1
-            continue
-        row(label, doc["settings"][0], doc["settings"][1], doc, args, flag)
+    status = table(args, "cpu", "CPU")
+    module = args.sim and os.path.join(args.sim, "tests", "simdev", "libgp_train_cuda_sim.so")
+    if module and os.path.exists(module):
+        fake = os.path.join(args.sim, "tests", "gpusim")
+        SIM_ENV.update(GP_TRAIN_CUDA_LIB=module,
+                       GP_PROF_CUPTI=os.path.join(fake, "libcupti.so.13"),
+                       LD_LIBRARY_PATH=fake + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
+        print()
+        status |= table(args, "cuda", "simulated device (the simulator's clock, not a GPU's)")
+    elif args.sim:
+        print("\nsimulated device: skipped (no %s)" % module)
     return status
 
 
