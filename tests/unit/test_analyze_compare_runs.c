@@ -8,7 +8,9 @@
  *     each run's steps a mixture of a fast mode and one 1.35x slower (the other core busy), the
  *     slow share drawn per run from 25-95% (the other load comes and goes), 3% of steps 2-6x
  *     (preemption), run levels 2% apart, steps 3% around their mode;
- *   - the same VM at load ~2 (/work/aa/quiet1), with now and then a run 13-20% faster.
+ *   - the same VM at load ~2 (/work/aa/quiet1), with now and then a run 13-20% faster;
+ * and, built from known run levels, five runs a side of which one found the machine free
+ * (test_one_free_run: the side's centre is a Huber estimate, not the mean).
  * The run means there differ by about 7% from run to run: a test on them (the statistic before
  * last: run means, a bootstrap and a prior) gave false verdicts in 10% of busy A/A trials with
  * 1 or 2 runs a side and in 5.5% of quiet ones with 5, and found the busy 10% change in 53%.
