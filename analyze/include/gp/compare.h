@@ -118,9 +118,13 @@ typedef struct gp_change_test {
  * seeing several runs: `run_noise_pct` (how much identical runs differ, measured) is the
  * detectable change of one run against one run, and a run of few values adds the quartile's
  * sampling error; the spread of a run's values within it does not widen the prior (it says
- * nothing of how runs differ). The interval is the change of the typical step +- t(0.975, 4 +
- * k_base - 1 + k_new - 1) times the standard error, sqrt(variance * (1/k_base + 1/k_new)); "faster"
- * or "slower" when it excludes zero. Deterministic; values must be > 0. */
+ * nothing of how runs differ). A side's centre is the Huber M-estimate of its runs' values (c = 2
+ * of the pooled run standard deviations; their mean with one or two runs), so that one run far
+ * from its siblings (a machine left free for that run) cannot decide the verdict. The interval
+ * is the change of the centres +- t(0.975, 4 + k_base - 1 + k_new - 1) times the standard error,
+ * sqrt(variance * 1.01 * (1/k_base + 1/k_new)) (1.01: the Huber estimate's variance over the
+ * mean's on normal values; 1 for a side of one or two runs); "faster" or "slower" when it
+ * excludes zero. Deterministic; values must be > 0. */
 void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_values *now, size_t nn,
                          double run_noise_pct, gp_change_test *out);
 
