@@ -1,5 +1,6 @@
 #!/bin/sh
-# The guides' table of training techniques on the CPU (bench_techniques.py): one sweep each,
+# The guides' table of training techniques on the CPU and, where the build has it, the simulated
+# device (bench_techniques.py --sim, labelled simulated): one sweep each,
 # time per epoch, speedup, activation memory and predicted beside measured gains.
 # usage: bench_techniques.sh BUILD_DIR   (Fashion-MNIST installed)
 build=${1:-build-release}
@@ -9,4 +10,4 @@ bin=$build/bin/gprof-train
 out=$build/bench-techniques
 rm -rf "$out"
 mkdir -p "$out"
-python3 "$here/bench_techniques.py" "$bin" "$out"
+python3 "$here/bench_techniques.py" "$bin" "$out" --sim "$build"

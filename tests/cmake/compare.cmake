@@ -13,5 +13,5 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/compare/test_compare_many.py
                    $<TARGET_FILE:gprof-train> ${CMAKE_BINARY_DIR}/tests/compare_many
                    ${CMAKE_SOURCE_DIR}/tests/data/rules/starved_pytorch_cpu.json.gz)
-  set_tests_properties(compare_many PROPERTIES LABELS cli TIMEOUT 300)
+  set_tests_properties(compare_many PROPERTIES LABELS cli TIMEOUT 600)
 endif()

@@ -1,8 +1,9 @@
 """gprof-train compare of two folders of many small traces (issue 26): its memory must not grow with
 the number of traces. Each side is one folder of N copies of a small trace (one run, its traces
-pooled); the peak memory of compare at N = 1500 a side must stay within 24 MiB of its peak at
-N = 50 a side (it held every trace's full summary until the end: 70 KB a trace, +200 MiB here),
-and both must give the same verdict.
+pooled); the peak memory of compare at N = 600 a side must stay within 24 MiB of its peak at
+N = 50 a side (it held every trace's full summary until the end: 70 KB a trace, +38 MiB here),
+and both must give the same verdict. 600, not more: under ASan on a loaded 2-core machine 1500 a
+side took past 300 s.
 usage: test_compare_many.py GPROF_TRAIN WORKDIR TRACE"""
 import os
 import resource
@@ -41,11 +42,11 @@ def peak_kib(n):
 
 os.makedirs(WORK, exist_ok=True)
 small, v_small = peak_kib(50)
-large, v_large = peak_kib(1500)
-print("peak: %d KiB with 50 traces a side, %d KiB with 1500" % (small, large))
+large, v_large = peak_kib(600)
+print("peak: %d KiB with 50 traces a side, %d KiB with 600" % (small, large))
 fails = 0
 if large - small > 24 * 1024:
-    print("FAIL: compare's memory grows with the traces: +%d KiB for 2,900 more" % (large - small))
+    print("FAIL: compare's memory grows with the traces: +%d KiB for 1,100 more" % (large - small))
     fails += 1
 if v_small != v_large:
     print("FAIL: the verdict changed with copies of the same trace: %s vs %s" % (v_small, v_large))
