@@ -5,12 +5,15 @@ trained on the CPU with one thread, a profiled window exported as a Chrome trace
 same process measured without the profiler, as JSON on stdout:
   step_ms       the median step (the thread's CPU time, as make_verdict_traces.py times it)
   opt_share_pct the optimizer's median share of a step (Optimizer.step + zero_grad)
+  fix_gain_pct  for the LSTM cases: GT18's fix timed, the loop against the same arithmetic as
+                one nn.LSTM and one elementwise pass over the sequence (make_verdict_traces.
+                fix_gain: interleaved windows, the thread's CPU time), GT18's measured gain
   per_op_pct    for the LSTM cases: the batch-independent part of the step, from a batch-size
                 sweep (the line through the step times at batches 4-1024, at batch 0, over
-                the line's value at this case's batch): what per-operator overhead costs, GT18's
-                gain
+                the line's value at this case's batch): what all per-operator overhead costs,
+                an upper bound on the fix's gain (nn.LSTM still runs some ops)
 
-usage: torch_cases.py NAME TRACE   (NAME: lstm_b4, lstm_b16, lstm_b64, lstm_b1024, opt_low,
+usage: torch_cases.py NAME TRACE   (NAME: lstm_b4, lstm_b16, lstm_b64, lstm_b256, lstm_b1024, opt_low,
                                     opt_near, opt_high, opt_foreach, mlp_big)"""
 import json
 import os
@@ -35,6 +38,7 @@ BUILDERS = {
     "lstm_b4": (lambda: mv.lstm(4), 8),
     "lstm_b16": (lambda: mv.lstm(16), 8),
     "lstm_b64": (lambda: mv.lstm(64), 8),
+    "lstm_b256": (lambda: mv.lstm(256), 8),
     "lstm_b1024": (lambda: mv.lstm(1024), 8),
     "opt_low": (mv.opt_low, 12),
     "opt_near": (mv.opt_near, 12),
@@ -78,6 +82,7 @@ def main():
     after = mv.timed(case, 20)
     out = mv.summary(before[0] + after[0], before[1] + after[1])
     if name.startswith("lstm"):
+        out.update(mv.fix_gain(case.batch))
         out["per_op_pct"], out["sweep_ms"] = per_op_pct(case.batch)
     json.dump(out, sys.stdout)
 

@@ -12,8 +12,10 @@ GT17 (from the optimizer's measured share m of the step, thread CPU time, median
   - where the trace shows aten::_foreach_* inside the optimizer, it never advises foreach=True.
 GT18 (from the LSTM cases' batch sweep: step time t(b) = fixed + per-sample x b, fitted):
   - where the fixed part is >= 90% of the step at the case's batch, it fires;
-  - where it fires, its gain's range without the profiler holds the fixed share (10 points'
-    slack): what a run without the per-op costs would save, as the sweep measures it.
+  - where it fires, its gain without the profiler is at most the fixed share (10 points'
+    slack), what a run without any per-op cost would save, and at least half of it: the fix
+    (one nn.LSTM) keeps some ops, so the sweep bounds the gain from above; torch_gains.py holds
+    the gain to the fix itself, timed.
 The profiler's cost: where the measured cost (profiled minus unprofiled step, interleaved
 windows) is at least 15% of the step, the estimate per step is within a factor 2 of it (the
 gaps alone said 2.7-6.5x too little).
@@ -82,7 +84,7 @@ def check_gt18(f, measured, batch):
         errors.append(f"the sweep's fixed part is {fixed:.0f}% of the step, GT18 {f['severity']}")
     if f["fired"]:
         w = f["estimated_gain"]["without_profiler"]
-        if not w["low_pct"] - 10 <= fixed <= w["high_pct"] + 10:
+        if not fixed / 2 <= w["low_pct"] <= w["high_pct"] <= fixed + 10:
             errors.append(f"GT18 predicts {w['low_pct']:.0f}-{w['high_pct']:.0f}%, the sweep's "
                           f"fixed part is {fixed:.0f}%")
         print(f"   GT18 {f['severity']}: predicts {w['low_pct']:.0f}-{w['high_pct']:.0f}% "

@@ -21,6 +21,11 @@ if(TARGET gp_analyze)
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/torch_verdicts.py
                      $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/verdicts)
     set_tests_properties(analyze_torch_verdicts PROPERTIES LABELS cli TIMEOUT 120)
+    # issue 24: GT18's gain against its fix (one nn.LSTM for an LSTMCell loop), timed
+    add_test(NAME analyze_torch_gains
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/analyze/torch_gains.py
+                     $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/gains)
+    set_tests_properties(analyze_torch_gains PROPERTIES LABELS cli TIMEOUT 120)
   endif()
   if(GP_BUILD_BENCH AND TARGET gprof-train) # gen_kineto_trace is defined in bench/, later
     add_test(NAME analyze_split_same

@@ -125,6 +125,10 @@ typedef struct gp_finding {
     int64_t gain_ns;            /**< estimated time saved over the analysed steps; -1 unknown */
     int64_t gain_step_ns;       /**< the same per step; -1 unknown */
     const char *gain_text;      /**< "the step would drop from 41.0 ms to 12.0 ms"; NULL */
+    /** the profiler's own cost per step inside gain_step_ns, where the rule measured it (GT18:
+     * the records of the operators it counts); -1 unknown. Known, the gain without the profiler
+     * is one share, (gain_step_ns - this) / (step - profiler's cost), not a range. */
+    int64_t gain_prof_step_ns;
     const gp_evidence_col *cols;
     size_t n_cols;
     const gp_cell *cells; /**< row-major, n_rows * n_cols, most costly row first */

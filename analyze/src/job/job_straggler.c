@@ -219,7 +219,7 @@ gp_status job_straggler(const gp_job *j, gp_findings **out)
     o.f.rule = &job_straggler_info;
     o.f.metric = NAN;
     o.f.cmp = ">=";
-    o.f.gain_ns = o.f.gain_step_ns = -1;
+    o.f.gain_ns = o.f.gain_step_ns = o.f.gain_prof_step_ns = -1;
     o.f.cols = o.cols;
     fs->trace = rules_strf(&o, "job (%zu ranks)", j->n);
     gp_status rc = fs->items && fs->trace ? judge(j, j->p, &o) : GP_ENOMEM;

@@ -129,6 +129,19 @@ static const char *not_applicable(const struct rules_ctx *c, int needs)
     return NULL;
 }
 
+/* The median of the analysed steps' times, or 0 with none (or no memory). */
+static int64_t median_step(const struct rules_ctx *c)
+{
+    int64_t *v = c->n_steps ? malloc(c->n_steps * sizeof(*v)) : NULL;
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < c->n_steps; i++)
+        v[i] = c->steps[i].end - c->steps[i].ts;
+    int64_t m = rules_median(v, c->n_steps);
+    free(v);
+    return m;
+}
+
 /* Run rule i into *f, its texts in `arena`, what its cause took into *cause. */
 static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_finding *f,
                          struct rules_cause *cause, trace_arena *arena)
@@ -139,7 +152,7 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
     o.f.rule = table[i]->info;
     o.f.metric = NAN;
     o.f.cmp = ">=";
-    o.f.gain_ns = o.f.gain_step_ns = -1;
+    o.f.gain_ns = o.f.gain_step_ns = o.f.gain_prof_step_ns = -1;
     o.f.cols = o.cols;
     const char *why = not_applicable(c, table[i]->needs);
     gp_status rc = why ? rules_summary(&o, "%s", why) : table[i]->fn(c, r->p[i], &o);
@@ -273,6 +286,7 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->n_steps = c.n_all_steps;
         fs->n_analysed = c.n_steps;
         fs->mean_step_ns = c.n_steps ? c.step_ns / (int64_t)c.n_steps : 0;
+        fs->median_step_ns = median_step(&c);
         fs->python_frames_per_step = rules_per_step(&c, (double)python_frames(&c));
         rc = fs->items && fs->trace ? rules_profiler_cost(&c, &fs->cost) : GP_ENOMEM;
         rules_ledger_read(&c, &fs->ledger);

@@ -375,6 +375,7 @@ struct gp_findings {
     const char *trace;
     size_t n_steps, n_analysed;
     int64_t mean_step_ns;
+    int64_t median_step_ns;        /* of the analysed steps: a step without the stalls of a few */
     double python_frames_per_step; /* with_stack=True traces: their Python frames per step */
     gp_profiler_cost cost;         /* the profiler's own time in the analysed steps */
     struct rules_ledger ledger;    /* libprof's capture-health ledger, as shares */
@@ -383,5 +384,7 @@ struct gp_findings {
 /* rules_cost.c: the profiler's own time in the analysed steps of `c`. @return GP_OK or
  * GP_ENOMEM. */
 gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out);
+/* Is `e` a record the profiler made on a host thread (each costs that thread time)? */
+int rules_host_record(const gp_event *e);
 
 #endif

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""GT18's predicted gain against its fix, measured (issue 24: within 25% of the measured gain).
+Each case in tests/data/torch/gains (made by make_gain_traces.py) is a torch.profiler trace of an
+LSTMCell loop at one batch and the gain of replacing the loop by one nn.LSTM, timed without the
+profiler on the same machine. GT18 must fire, price its gain without the profiler as one share
+(the profiler's records inside the tiny ops are its own cost, not the loop's: the profiled
+share said 79% where the fix gained 71%, 72% for 57%, 53% for 34%), and that share must be
+within 25% of the measured gain. No torch is needed here.
+usage: torch_gains.py GPROF_TRAIN GAINS_DIR"""
+import json
+import os
+import subprocess
+import sys
+
+
+def gt18(binary, trace):
+    out = subprocess.run([binary, "diagnose", "-f", "json", "-r", "GT18", trace],
+                         capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{trace}: diagnose exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)["traces"][0]["findings"][0]
+
+
+def check(binary, data, name):
+    with open(os.path.join(data, name + ".measured.json")) as f:
+        measured = json.load(f)["fix_gain_pct"]
+    f = gt18(binary, os.path.join(data, name + ".json.gz"))
+    if f["severity"] not in ("warn", "crit"):
+        return [f"GT18 {f['severity']} where the fix gained {measured:.0f}%"]
+    w = f["estimated_gain"]["without_profiler"]
+    print(f"{name}: GT18 {f['severity']}, predicted {w['low_pct']:.1f}-{w['high_pct']:.1f}% "
+          f"without the profiler ({f['estimated_gain']['share_of_step_pct']:.1f}% of the "
+          f"profiled step), measured {measured:.1f}%")
+    if abs(w["high_pct"] - w["low_pct"]) > 0.5:
+        return [f"the gain without the profiler is a range, {w['low_pct']:.0f}-{w['high_pct']:.0f}%"]
+    if abs(w["low_pct"] - measured) > 0.25 * measured:
+        return [f"predicted {w['low_pct']:.1f}%, measured {measured:.1f}%: more than 25% apart"]
+    return []
+
+
+def main():
+    binary, data = sys.argv[1:3]
+    names = sorted(f[:-len(".measured.json")] for f in os.listdir(data)
+                   if f.endswith(".measured.json"))
+    errors = [f"{n}: {e}" for n in names for e in check(binary, data, n)]
+    for e in errors:
+        print("FAIL", e)
+    return 1 if errors or not names else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
