@@ -138,7 +138,7 @@ void cupti_conv_metadata(cupti_conv *c, prof_out *o);
  * unless the program set them. */
 void cupti_conv_config(const cupti_conv *c, prof_out *o);
 
-/* ---- process-global state (defined in session.c, see prof_int.h) ---- */
+/* ---- process-global state (members of the session object in session.c, see prof_int.h) ---- */
 
 /* cupti_activity.c */
 /* CUPTI 13 gives each thread buffers of its own: small buffers, so 256 threads fit the cap */
@@ -177,7 +177,7 @@ typedef struct prof_cupti_state {
     int taken_over;
     _Atomic int flusher_done; /* the signal path's forced flush finished */
 } prof_cupti_state;
-extern prof_cupti_state prof_cupti_g;
+PROF_STATE_ACCESSOR prof_cupti_state *prof_state_cupti(void);
 
 /* cupti_loader.c */
 typedef struct prof_loader_state {
@@ -186,6 +186,6 @@ typedef struct prof_loader_state {
     char fail_why[256];
     pthread_mutex_t lock;
 } prof_loader_state;
-extern prof_loader_state prof_loader_g;
+PROF_STATE_ACCESSOR prof_loader_state *prof_state_loader(void);
 
 #endif
