@@ -1,7 +1,8 @@
-/* cupti_activity.c: GPU activity through CUPTI's Activity API. One subscriber; fixed-size,
- * aligned, capped buffers; the completion callback only queues a buffer for the writer thread,
- * which converts it (cupti_convert.c). Any CUPTI failure leaves a CPU-only session whose trace
- * says why. Also the CUDA injection entry point, InitializeInjection. */
+/* cupti_activity.c: GPU activity through CUPTI's Activity API. One subscriber (from CUPTI 13.3
+ * on other tools may subscribe beside it); fixed-size, aligned, capped buffers; the completion
+ * callback only queues a buffer for the writer thread, which converts it (cupti_convert.c). Any
+ * CUPTI failure leaves a CPU-only session whose trace says why. Also the CUDA injection entry
+ * point, InitializeInjection. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -444,10 +445,13 @@ void prof_gpu_stop(void)
     prof_state_cupti()->api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     prof_state_cupti()->api->Unsubscribe(prof_state_cupti()->subscriber);
     atomic_store(&prof_state_cupti()->gpu_state, 0);
-    /* detach: no CUPTI overhead after the session; not while another client (torch.profiler)
-     * uses CUPTI, which cuptiFinalize would tear down under it */
-    if (prof_state_cupti()->api->Finalize && !prof_state_cupti()->taken_over)
-        prof_state_cupti()->api->Finalize();
+    /* detach: no CUPTI overhead after the session; not while another client uses CUPTI, which
+     * cuptiFinalize would tear down under it: one that took the buffers over (torch.profiler),
+     * or, from CUPTI 13.3 on, any subscriber beside us (we cannot see them) */
+    const cupti_api *api = prof_state_cupti()->api;
+    if (api->Finalize && !prof_state_cupti()->taken_over &&
+        api->version < CUPTI_VERSION_MULTI_SUBSCRIBER)
+        api->Finalize();
     for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
         next = d->next;
         free(d->buf);

@@ -35,7 +35,13 @@ typedef struct cupti_api {
     CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
     CUptiResult (*Finalize)(void); /* optional: detaches CUPTI after a session */
+    uint32_t version;              /* cuptiGetVersion's */
 } cupti_api;
+
+/* From CUPTI 13.3 on (its API version 130300; 13.2's is 130202) other tools may subscribe beside
+ * libprof, unseen by it: cuptiFinalize, which tears CUPTI down for the whole process, would take
+ * it from under them. */
+#define CUPTI_VERSION_MULTI_SUBSCRIBER 130300u
 
 /** Load libcupti and its functions once. @return the table, or NULL with `why` filled. */
 const cupti_api *cupti_load(char *why, size_t why_len);

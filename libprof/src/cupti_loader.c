@@ -113,6 +113,7 @@ static int load_once(void)
                  "CUPTI %u is too old: gprof-train reads CUDA 13 records (CUPTI >= 130000)", v);
         return -1;
     }
+    prof_state_loader()->api.version = v;
     return 0;
 }
 
