@@ -23,7 +23,7 @@
 
 typedef prof_tick_seg knot;
 
-/* The state (prof_clock_g) is defined in session.c. */
+/* The state is a member of the session object (session.c): prof_state_clock(). */
 
 static int cpu_has_invariant_tsc(void)
 {
@@ -47,14 +47,14 @@ static int cpu_has_invariant_tsc(void)
 
 void prof_clock_init(void)
 {
-    if (prof_clock_g.inited)
+    if (prof_state_clock()->inited)
         return;
-    prof_clock_g.inited = 1;
+    prof_state_clock()->inited = 1;
     const char *env = getenv("GP_PROF_CLOCK");
-    prof_tsc = !(env && strcmp(env, "realtime") == 0) && cpu_has_invariant_tsc();
+    prof_state_session()->tsc = !(env && strcmp(env, "realtime") == 0) && cpu_has_invariant_tsc();
     /* 8 cycles are >= 2 ns up to a 4 GHz TSC, and >= 1 ns while the function's slope is
      * steered down to half the rate. */
-    prof_tick_gap = prof_tsc ? 8 : 1;
+    prof_state_session()->tick_gap = prof_state_session()->tsc ? 8 : 1;
 }
 
 /* f(ticks) on segment k (rounded to the nearest ns); ticks before the first knot extend the
@@ -71,15 +71,15 @@ static int64_t on_segment(const knot *k, int64_t ticks)
  * writer's hot loop handles the newest segment in line). */
 static const knot *segment_of(int64_t ticks)
 {
-    size_t lo = 0, hi = prof_clock_g.n_knots; /* answer in [lo, hi) */
+    size_t lo = 0, hi = prof_state_clock()->n_knots; /* answer in [lo, hi) */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (prof_clock_g.knots[mid].t <= ticks)
+        if (prof_state_clock()->knots[mid].t <= ticks)
             lo = mid;
         else
             hi = mid;
     }
-    return &prof_clock_g.knots[lo];
+    return &prof_state_clock()->knots[lo];
 }
 
 /* ns per tick * 2^32 between two measurements, or 0 if they cannot give a rate. */
@@ -93,15 +93,15 @@ static uint64_t rate_between(int64_t t0, int64_t ns0, int64_t t1, int64_t ns1)
 
 static int push_knot(int64_t t, int64_t ns, uint64_t scale)
 {
-    if (prof_clock_g.n_knots == prof_clock_g.cap_knots) {
-        size_t ncap = prof_clock_g.cap_knots ? prof_clock_g.cap_knots * 2 : 64;
-        knot *k = realloc(prof_clock_g.knots, ncap * sizeof(*k));
+    if (prof_state_clock()->n_knots == prof_state_clock()->cap_knots) {
+        size_t ncap = prof_state_clock()->cap_knots ? prof_state_clock()->cap_knots * 2 : 64;
+        knot *k = realloc(prof_state_clock()->knots, ncap * sizeof(*k));
         if (!k)
             return -1; /* out of memory: the newest segment simply goes on */
-        prof_clock_g.knots = k;
-        prof_clock_g.cap_knots = ncap;
+        prof_state_clock()->knots = k;
+        prof_state_clock()->cap_knots = ncap;
     }
-    prof_clock_g.knots[prof_clock_g.n_knots++] = (knot){t, ns, scale};
+    prof_state_clock()->knots[prof_state_clock()->n_knots++] = (knot){t, ns, scale};
     return 0;
 }
 
@@ -121,8 +121,9 @@ static void steer(uint64_t rate, int64_t t, int64_t f, int64_t T, int64_t N)
         want = rate / 2;
     if (want > (unsigned __int128)rate * 2)
         want = (unsigned __int128)rate * 2;
-    prof_clock_g.knots[prof_clock_g.n_knots - 1].scale = (uint64_t)want;
-    push_knot(t + reach, on_segment(&prof_clock_g.knots[prof_clock_g.n_knots - 1], t + reach),
+    prof_state_clock()->knots[prof_state_clock()->n_knots - 1].scale = (uint64_t)want;
+    push_knot(t + reach,
+              on_segment(&prof_state_clock()->knots[prof_state_clock()->n_knots - 1], t + reach),
               rate);
 }
 
@@ -130,13 +131,16 @@ static void steer(uint64_t rate, int64_t t, int64_t f, int64_t T, int64_t N)
  * microseconds): @return the oldest kept, the start of the rate's baseline. */
 static int keep_measurement(int64_t ticks, int64_t ns)
 {
-    int newest = (prof_clock_g.n_measured - 1) % N_MEASURED;
-    if (prof_clock_g.n_measured == 0 || ns - prof_clock_g.m_ns[newest] >= MEASURE_GAP_NS) {
-        prof_clock_g.m_ticks[prof_clock_g.n_measured % N_MEASURED] = ticks;
-        prof_clock_g.m_ns[prof_clock_g.n_measured % N_MEASURED] = ns;
-        prof_clock_g.n_measured++;
+    int newest = (prof_state_clock()->n_measured - 1) % N_MEASURED;
+    if (prof_state_clock()->n_measured == 0 ||
+        ns - prof_state_clock()->m_ns[newest] >= MEASURE_GAP_NS) {
+        prof_state_clock()->m_ticks[prof_state_clock()->n_measured % N_MEASURED] = ticks;
+        prof_state_clock()->m_ns[prof_state_clock()->n_measured % N_MEASURED] = ns;
+        prof_state_clock()->n_measured++;
     }
-    return prof_clock_g.n_measured <= N_MEASURED ? 0 : prof_clock_g.n_measured % N_MEASURED;
+    return prof_state_clock()->n_measured <= N_MEASURED
+                   ? 0
+                   : prof_state_clock()->n_measured % N_MEASURED;
 }
 
 static void add_knots(uint64_t rate, int64_t ticks, int64_t ns);
@@ -144,41 +148,42 @@ static void add_knots(uint64_t rate, int64_t ticks, int64_t ns);
 /* Copy the newest two segments for other threads; the sequence goes back to even. */
 static void publish(void)
 {
-    if ((atomic_load(&prof_clock_g.pub_seq) & 1) == 0)
-        atomic_fetch_add(&prof_clock_g.pub_seq, 1);
+    if ((atomic_load(&prof_state_clock()->pub_seq) & 1) == 0)
+        atomic_fetch_add(&prof_state_clock()->pub_seq, 1);
     for (int i = 0; i < 2; i++) {
-        const knot *k =
-                &prof_clock_g.knots[prof_clock_g.n_knots >= 2 ? prof_clock_g.n_knots - 2 + i : 0];
-        atomic_store_explicit(&prof_clock_g.pub_t[i], k->t, memory_order_relaxed);
-        atomic_store_explicit(&prof_clock_g.pub_ns[i], k->ns, memory_order_relaxed);
-        atomic_store_explicit(&prof_clock_g.pub_scale[i], k->scale, memory_order_relaxed);
+        const knot *k = &prof_state_clock()->knots[prof_state_clock()->n_knots >= 2
+                                                           ? prof_state_clock()->n_knots - 2 + i
+                                                           : 0];
+        atomic_store_explicit(&prof_state_clock()->pub_t[i], k->t, memory_order_relaxed);
+        atomic_store_explicit(&prof_state_clock()->pub_ns[i], k->ns, memory_order_relaxed);
+        atomic_store_explicit(&prof_state_clock()->pub_scale[i], k->scale, memory_order_relaxed);
     }
-    atomic_store(&prof_clock_g.pub_valid, 1);
-    atomic_fetch_add(&prof_clock_g.pub_seq, 1);
+    atomic_store(&prof_state_clock()->pub_valid, 1);
+    atomic_fetch_add(&prof_state_clock()->pub_seq, 1);
 }
 
 int64_t prof_clock_now_ns(void)
 {
-    if (!prof_tsc || !atomic_load(&prof_clock_g.pub_valid))
+    if (!prof_state_session()->tsc || !atomic_load(&prof_state_clock()->pub_valid))
         return prof_now();
     for (;;) {
-        uint32_t s = atomic_load(&prof_clock_g.pub_seq);
+        uint32_t s = atomic_load(&prof_state_clock()->pub_seq);
         if (s & 1)
             continue;
         prof_tick_seg seg[2]; /* may be torn: then the sequence moved, and we retry */
         for (int i = 0; i < 2; i++)
             seg[i] = (prof_tick_seg){
-                    atomic_load_explicit(&prof_clock_g.pub_t[i], memory_order_relaxed),
-                    atomic_load_explicit(&prof_clock_g.pub_ns[i], memory_order_relaxed),
-                    atomic_load_explicit(&prof_clock_g.pub_scale[i], memory_order_relaxed)};
+                    atomic_load_explicit(&prof_state_clock()->pub_t[i], memory_order_relaxed),
+                    atomic_load_explicit(&prof_state_clock()->pub_ns[i], memory_order_relaxed),
+                    atomic_load_explicit(&prof_state_clock()->pub_scale[i], memory_order_relaxed)};
         int64_t ticks = prof_ticks();
         int64_t ns = on_segment(&seg[ticks >= seg[1].t], ticks);
-        int64_t used = atomic_load(&prof_clock_g.pub_max_used);
+        int64_t used = atomic_load(&prof_state_clock()->pub_max_used);
         while (ticks > used &&
-               !atomic_compare_exchange_weak(&prof_clock_g.pub_max_used, &used, ticks))
+               !atomic_compare_exchange_weak(&prof_state_clock()->pub_max_used, &used, ticks))
             ;
         atomic_thread_fence(memory_order_acquire); /* the loads above before the re-check */
-        if (atomic_load(&prof_clock_g.pub_seq) == s)
+        if (atomic_load(&prof_state_clock()->pub_seq) == s)
             return ns;
     }
 }
@@ -186,22 +191,22 @@ int64_t prof_clock_now_ns(void)
 void prof_clock_add(int64_t ticks, int64_t ns)
 {
     int oldest = keep_measurement(ticks, ns);
-    uint64_t rate =
-            rate_between(prof_clock_g.m_ticks[oldest], prof_clock_g.m_ns[oldest], ticks, ns);
+    uint64_t rate = rate_between(prof_state_clock()->m_ticks[oldest],
+                                 prof_state_clock()->m_ns[oldest], ticks, ns);
     if (rate == 0)
         return; /* too close to the first measurement, or a clock step back: wait */
-    if (prof_clock_g.n_knots == 0) {
+    if (prof_state_clock()->n_knots == 0) {
         /* The first segment runs through the first measurement and this one exactly. */
-        push_knot(prof_clock_g.m_ticks[oldest], prof_clock_g.m_ns[oldest], rate);
-        prof_clock_g.last_steer = prof_clock_g.m_ticks[oldest];
+        push_knot(prof_state_clock()->m_ticks[oldest], prof_state_clock()->m_ns[oldest], rate);
+        prof_state_clock()->last_steer = prof_state_clock()->m_ticks[oldest];
         publish();
         return;
     }
-    atomic_fetch_add(&prof_clock_g.pub_seq,
+    atomic_fetch_add(&prof_state_clock()->pub_seq,
                      1); /* odd: other threads retry (see prof_clock_now_ns) */
-    int64_t used = atomic_load(&prof_clock_g.pub_max_used);
-    if (used > prof_clock_g.max_converted)
-        prof_clock_g.max_converted = used;
+    int64_t used = atomic_load(&prof_state_clock()->pub_max_used);
+    if (used > prof_state_clock()->max_converted)
+        prof_state_clock()->max_converted = used;
     add_knots(rate, ticks, ns);
     publish();
 }
@@ -209,24 +214,26 @@ void prof_clock_add(int64_t ticks, int64_t ns)
 /* prof_clock_add's new segments from a tick past every converted one. */
 static void add_knots(uint64_t rate, int64_t ticks, int64_t ns)
 {
-    int64_t t = ticks > prof_clock_g.max_converted ? ticks : prof_clock_g.max_converted + 1;
+    int64_t t = ticks > prof_state_clock()->max_converted ? ticks
+                                                          : prof_state_clock()->max_converted + 1;
     /* Knots come often while the session is young (its first rate may have been measured over
      * microseconds), then at most every KNOT_MIN_NS. */
     int64_t spacing = (int64_t)(((unsigned __int128)KNOT_MIN_NS << 32) / rate);
-    if ((t - prof_clock_g.knots[0].t) / 4 < spacing)
-        spacing = (t - prof_clock_g.knots[0].t) / 4;
-    if (t - prof_clock_g.last_steer < spacing)
+    if ((t - prof_state_clock()->knots[0].t) / 4 < spacing)
+        spacing = (t - prof_state_clock()->knots[0].t) / 4;
+    if (t - prof_state_clock()->last_steer < spacing)
         return;
-    while (prof_clock_g.n_knots > 1 && prof_clock_g.knots[prof_clock_g.n_knots - 1].t >= t)
-        prof_clock_g.n_knots--; /* planned by the last steer, used by nothing yet */
+    while (prof_state_clock()->n_knots > 1 &&
+           prof_state_clock()->knots[prof_state_clock()->n_knots - 1].t >= t)
+        prof_state_clock()->n_knots--; /* planned by the last steer, used by nothing yet */
     steer(rate, t, on_segment(segment_of(t), t), ticks, ns);
-    prof_clock_g.last_steer = t;
+    prof_state_clock()->last_steer = t;
 }
 
 static void read_clock(int64_t *a, int64_t *ns, int64_t *b)
 {
-    if (prof_clock_g.read_hook) {
-        prof_clock_g.read_hook(a, ns, b);
+    if (prof_state_clock()->read_hook) {
+        prof_state_clock()->read_hook(a, ns, b);
         return;
     }
     *a = prof_ticks();
@@ -241,7 +248,7 @@ static void read_clock(int64_t *a, int64_t *ns, int64_t *b)
  * narrowest seen (test_prof_clock failed 1 run in 300 beside three CPU hogs on 2 cores). */
 void prof_clock_sample(void)
 {
-    if (!prof_tsc)
+    if (!prof_state_session()->tsc)
         return;
     int64_t mid = 0, ns = 0, width = INT64_MAX;
     for (int i = 0; i < SAMPLE_TRIES; i++) {
@@ -249,13 +256,13 @@ void prof_clock_sample(void)
         read_clock(&a, &now, &b);
         if (b - a < width)
             width = b - a, mid = a + (b - a) / 2, ns = now;
-        if (prof_clock_g.min_width && width <= 2 * prof_clock_g.min_width)
+        if (prof_state_clock()->min_width && width <= 2 * prof_state_clock()->min_width)
             break;
     }
     if (width < 1)
         width = 1;
-    if (!prof_clock_g.min_width || width < prof_clock_g.min_width)
-        prof_clock_g.min_width = width;
+    if (!prof_state_clock()->min_width || width < prof_state_clock()->min_width)
+        prof_state_clock()->min_width = width;
     prof_clock_add(mid, ns);
 }
 
@@ -263,53 +270,54 @@ void prof_clock_sample(void)
  * the session's first measurement: microseconds). @return 0, or -1 if the clock never gave one. */
 static int first_knot(void)
 {
-    for (int tries = 0; prof_clock_g.n_knots == 0 && tries < 1000000; tries++)
+    for (int tries = 0; prof_state_clock()->n_knots == 0 && tries < 1000000; tries++)
         prof_clock_sample();
-    return prof_clock_g.n_knots ? 0 : -1;
+    return prof_state_clock()->n_knots ? 0 : -1;
 }
 
 int64_t prof_ticks_to_ns(int64_t ticks)
 {
-    if (!prof_tsc)
+    if (!prof_state_session()->tsc)
         return ticks;
-    if (prof_clock_g.n_knots == 0 && first_knot() != 0)
+    if (prof_state_clock()->n_knots == 0 && first_knot() != 0)
         return ticks;
-    if (ticks > prof_clock_g.max_converted)
-        prof_clock_g.max_converted = ticks;
+    if (ticks > prof_state_clock()->max_converted)
+        prof_state_clock()->max_converted = ticks;
     return on_segment(segment_of(ticks), ticks);
 }
 
 void prof_clock_map(prof_tick_map *m)
 {
-    if (prof_tsc && prof_clock_g.n_knots == 0)
+    if (prof_state_session()->tsc && prof_state_clock()->n_knots == 0)
         first_knot();
-    m->mode = !prof_tsc              ? PROF_MAP_IDENTITY
-              : prof_clock_g.n_knots ? PROF_MAP_LINEAR
-                                     : PROF_MAP_CALL;
+    m->mode = !prof_state_session()->tsc    ? PROF_MAP_IDENTITY
+              : prof_state_clock()->n_knots ? PROF_MAP_LINEAR
+                                            : PROF_MAP_CALL;
     if (m->mode != PROF_MAP_LINEAR)
         return;
     for (int i = 0; i < 2; i++) { /* the newest two segments, older first */
-        const knot *k =
-                &prof_clock_g.knots[prof_clock_g.n_knots >= 2 ? prof_clock_g.n_knots - 2 + i : 0];
+        const knot *k = &prof_state_clock()->knots[prof_state_clock()->n_knots >= 2
+                                                           ? prof_state_clock()->n_knots - 2 + i
+                                                           : 0];
         m->seg[i] = (prof_tick_seg){k->t, k->ns, k->scale};
     }
-    m->max_ticks = prof_clock_g.max_converted;
+    m->max_ticks = prof_state_clock()->max_converted;
 }
 
 void prof_clock_converted(int64_t max_ticks)
 {
-    if (max_ticks > prof_clock_g.max_converted)
-        prof_clock_g.max_converted = max_ticks;
+    if (max_ticks > prof_state_clock()->max_converted)
+        prof_state_clock()->max_converted = max_ticks;
 }
 
 void prof_clock_reset(void)
 {
-    atomic_store(&prof_clock_g.pub_valid, 0);
-    atomic_store(&prof_clock_g.pub_max_used, INT64_MIN);
-    prof_clock_g.n_measured = 0;
-    prof_clock_g.n_knots = 0;
-    prof_clock_g.min_width = 0;
-    prof_clock_g.max_converted = INT64_MIN;
+    atomic_store(&prof_state_clock()->pub_valid, 0);
+    atomic_store(&prof_state_clock()->pub_max_used, INT64_MIN);
+    prof_state_clock()->n_measured = 0;
+    prof_state_clock()->n_knots = 0;
+    prof_state_clock()->min_width = 0;
+    prof_state_clock()->max_converted = INT64_MIN;
 }
 
 void prof_clock_start(void)
@@ -317,7 +325,7 @@ void prof_clock_start(void)
     /* the first rate over >= 2 ms, not the microseconds first_knot needs: a preempted sample's
      * error of a few microseconds stays below 0.5% of it */
     struct timespec d = {0, 2000000};
-    if (prof_tsc) {
+    if (prof_state_session()->tsc) {
         nanosleep(&d, NULL);
         first_knot();
     }

@@ -8,7 +8,7 @@
 typedef prof_cfg_entry cfg_entry;
 #define MAX_CFG PROF_MAX_CFG
 
-/* The state (prof_config_g) is defined in session.c. */
+/* The state is a member of the session object (session.c): prof_state_config(). */
 
 static void entry_release(cfg_entry *e)
 {
@@ -22,28 +22,28 @@ static void entry_release(cfg_entry *e)
 /* Find or add `key` (lock held) and clear its old value. */
 static cfg_entry *slot(const char *key)
 {
-    for (int i = 0; i < prof_config_g.n_cfg; i++) {
-        if (strcmp(prof_config_g.cfg[i].key, key) == 0) {
-            char *k = prof_config_g.cfg[i].key;
-            prof_config_g.cfg[i].key = NULL;
-            entry_release(&prof_config_g.cfg[i]);
-            prof_config_g.cfg[i].key = k;
-            return &prof_config_g.cfg[i];
+    for (int i = 0; i < prof_state_config()->n_cfg; i++) {
+        if (strcmp(prof_state_config()->cfg[i].key, key) == 0) {
+            char *k = prof_state_config()->cfg[i].key;
+            prof_state_config()->cfg[i].key = NULL;
+            entry_release(&prof_state_config()->cfg[i]);
+            prof_state_config()->cfg[i].key = k;
+            return &prof_state_config()->cfg[i];
         }
     }
-    if (prof_config_g.n_cfg == MAX_CFG)
+    if (prof_state_config()->n_cfg == MAX_CFG)
         return NULL;
-    prof_config_g.cfg[prof_config_g.n_cfg].key = strdup(key);
-    if (!prof_config_g.cfg[prof_config_g.n_cfg].key)
+    prof_state_config()->cfg[prof_state_config()->n_cfg].key = strdup(key);
+    if (!prof_state_config()->cfg[prof_state_config()->n_cfg].key)
         return NULL;
-    return &prof_config_g.cfg[prof_config_g.n_cfg++];
+    return &prof_state_config()->cfg[prof_state_config()->n_cfg++];
 }
 
 static void set_strings(const char *key, enum prof_cfg_type type, const char *const *v, int n)
 {
     if (!key || n < 0)
         return;
-    pthread_mutex_lock(&prof_config_g.lock);
+    pthread_mutex_lock(&prof_state_config()->lock);
     cfg_entry *e = slot(key);
     if (e) {
         e->type = type;
@@ -52,21 +52,21 @@ static void set_strings(const char *key, enum prof_cfg_type type, const char *co
             if ((e->strv[i] = strdup(v[i] ? v[i] : "")) != NULL)
                 e->n = i + 1;
     }
-    pthread_mutex_unlock(&prof_config_g.lock);
+    pthread_mutex_unlock(&prof_state_config()->lock);
 }
 
 static void set_number(const char *key, enum prof_cfg_type type, int64_t i, double d)
 {
     if (!key)
         return;
-    pthread_mutex_lock(&prof_config_g.lock);
+    pthread_mutex_lock(&prof_state_config()->lock);
     cfg_entry *e = slot(key);
     if (e) {
         e->type = type;
         e->i = i;
         e->d = d;
     }
-    pthread_mutex_unlock(&prof_config_g.lock);
+    pthread_mutex_unlock(&prof_state_config()->lock);
 }
 
 void gp_prof_config_str(const char *key, const char *value)
@@ -97,20 +97,20 @@ void gp_prof_config_double(const char *key, double value)
 
 void gp_prof_config_clear(void)
 {
-    pthread_mutex_lock(&prof_config_g.lock);
-    for (int i = 0; i < prof_config_g.n_cfg; i++)
-        entry_release(&prof_config_g.cfg[i]);
-    prof_config_g.n_cfg = 0;
-    pthread_mutex_unlock(&prof_config_g.lock);
+    pthread_mutex_lock(&prof_state_config()->lock);
+    for (int i = 0; i < prof_state_config()->n_cfg; i++)
+        entry_release(&prof_state_config()->cfg[i]);
+    prof_state_config()->n_cfg = 0;
+    pthread_mutex_unlock(&prof_state_config()->lock);
 }
 
 int prof_config_has(const char *key)
 {
     int found = 0;
-    pthread_mutex_lock(&prof_config_g.lock);
-    for (int i = 0; i < prof_config_g.n_cfg && !found; i++)
-        found = strcmp(prof_config_g.cfg[i].key, key) == 0;
-    pthread_mutex_unlock(&prof_config_g.lock);
+    pthread_mutex_lock(&prof_state_config()->lock);
+    for (int i = 0; i < prof_state_config()->n_cfg && !found; i++)
+        found = strcmp(prof_state_config()->cfg[i].key, key) == 0;
+    pthread_mutex_unlock(&prof_state_config()->lock);
     return found;
 }
 
@@ -143,13 +143,14 @@ static void write_value(prof_out *o, const cfg_entry *e)
 
 void prof_config_write(prof_out *o, int lead_comma)
 {
-    pthread_mutex_lock(&prof_config_g.lock);
-    for (int i = 0; i < prof_config_g.n_cfg; i++) {
+    pthread_mutex_lock(&prof_state_config()->lock);
+    for (int i = 0; i < prof_state_config()->n_cfg; i++) {
         if (lead_comma || i > 0)
             prof_out_raw(o, ",", 1);
-        prof_out_json_str(o, prof_config_g.cfg[i].key, strlen(prof_config_g.cfg[i].key));
+        prof_out_json_str(o, prof_state_config()->cfg[i].key,
+                          strlen(prof_state_config()->cfg[i].key));
         prof_out_raw(o, ":", 1);
-        write_value(o, &prof_config_g.cfg[i]);
+        write_value(o, &prof_state_config()->cfg[i]);
     }
-    pthread_mutex_unlock(&prof_config_g.lock);
+    pthread_mutex_unlock(&prof_state_config()->lock);
 }

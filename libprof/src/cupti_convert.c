@@ -58,7 +58,7 @@ static void begin(prof_out *o, char ph, const char *cat, const char *name, int64
     key_i64(o, "pid", pid);
     key_i64(o, "tid", tid);
     prof_out_str(o, ",\"ts\":");
-    prof_out_us(o, t_ns - prof_base_ns);
+    prof_out_us(o, t_ns - prof_state_session()->base_ns);
 }
 
 static void dur(prof_out *o, uint64_t start, uint64_t end)
@@ -77,7 +77,7 @@ static void flow(prof_out *o, char ph, uint64_t id, int64_t pid, int64_t tid, ui
     key_i64(o, "pid", pid);
     key_i64(o, "tid", tid);
     prof_out_str(o, ",\"ts\":");
-    prof_out_us(o, (int64_t)ts - prof_base_ns);
+    prof_out_us(o, (int64_t)ts - prof_state_session()->base_ns);
     prof_out_str(o, ",\"cat\":\"" GP_CAT_FLOW_AC2G "\",\"name\":\"" GP_CAT_FLOW_AC2G "\"");
     if (ph == 'f')
         prof_out_str(o, ",\"bp\":\"e\"");

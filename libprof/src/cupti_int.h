@@ -35,7 +35,13 @@ typedef struct cupti_api {
     CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
     CUptiResult (*Finalize)(void); /* optional: detaches CUPTI after a session */
+    uint32_t version;              /* cuptiGetVersion's */
 } cupti_api;
+
+/* From CUPTI 13.3 on (its API version 130300; 13.2's is 130202) other tools may subscribe beside
+ * libprof, unseen by it: cuptiFinalize, which tears CUPTI down for the whole process, would take
+ * it from under them. */
+#define CUPTI_VERSION_MULTI_SUBSCRIBER 130300u
 
 /** Load libcupti and its functions once. @return the table, or NULL with `why` filled. */
 const cupti_api *cupti_load(char *why, size_t why_len);
@@ -138,7 +144,7 @@ void cupti_conv_metadata(cupti_conv *c, prof_out *o);
  * unless the program set them. */
 void cupti_conv_config(const cupti_conv *c, prof_out *o);
 
-/* ---- process-global state (defined in session.c, see prof_int.h) ---- */
+/* ---- process-global state (members of the session object in session.c, see prof_int.h) ---- */
 
 /* cupti_activity.c */
 /* CUPTI 13 gives each thread buffers of its own: small buffers, so 256 threads fit the cap */
@@ -177,7 +183,7 @@ typedef struct prof_cupti_state {
     int taken_over;
     _Atomic int flusher_done; /* the signal path's forced flush finished */
 } prof_cupti_state;
-extern prof_cupti_state prof_cupti_g;
+PROF_STATE_ACCESSOR prof_cupti_state *prof_state_cupti(void);
 
 /* cupti_loader.c */
 typedef struct prof_loader_state {
@@ -186,6 +192,6 @@ typedef struct prof_loader_state {
     char fail_why[256];
     pthread_mutex_t lock;
 } prof_loader_state;
-extern prof_loader_state prof_loader_g;
+PROF_STATE_ACCESSOR prof_loader_state *prof_state_loader(void);
 
 #endif

@@ -7,14 +7,14 @@
 
 #include "cupti_int.h"
 
-/* The state (prof_loader_g) is defined in session.c. */
+/* The state is a member of the session object (session.c): prof_state_loader(). */
 
 #define SYM(field, name)                                                                           \
     do {                                                                                           \
-        *(void **)&prof_loader_g.api.field = dlsym(h, name);                                       \
-        if (!prof_loader_g.api.field) {                                                            \
-            snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why), "libcupti lacks %s",  \
-                     name);                                                                        \
+        *(void **)&prof_state_loader()->api.field = dlsym(h, name);                                \
+        if (!prof_state_loader()->api.field) {                                                     \
+            snprintf(prof_state_loader()->fail_why, sizeof(prof_state_loader()->fail_why),         \
+                     "libcupti lacks %s", name);                                                   \
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
@@ -61,14 +61,15 @@ static int load_symbols(void *h)
     SYM(ActivityFlushAll, "cuptiActivityFlushAll");
     SYM(ActivityFlushPeriod, "cuptiActivityFlushPeriod");
     SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
-    *(void **)&prof_loader_g.api.ActivityEnableAndDump = dlsym(h, "cuptiActivityEnableAndDump");
-    *(void **)&prof_loader_g.api.ActivityRegisterTimestampCallback =
+    *(void **)&prof_state_loader()->api.ActivityEnableAndDump =
+            dlsym(h, "cuptiActivityEnableAndDump");
+    *(void **)&prof_state_loader()->api.ActivityRegisterTimestampCallback =
             dlsym(h, "cuptiActivityRegisterTimestampCallback");
-    *(void **)&prof_loader_g.api.ActivityPushExternalCorrelationId =
+    *(void **)&prof_state_loader()->api.ActivityPushExternalCorrelationId =
             dlsym(h, "cuptiActivityPushExternalCorrelationId");
-    *(void **)&prof_loader_g.api.ActivityPopExternalCorrelationId =
+    *(void **)&prof_state_loader()->api.ActivityPopExternalCorrelationId =
             dlsym(h, "cuptiActivityPopExternalCorrelationId");
-    *(void **)&prof_loader_g.api.Finalize = dlsym(h, "cuptiFinalize");
+    *(void **)&prof_state_loader()->api.Finalize = dlsym(h, "cuptiFinalize");
     return 0;
 }
 
@@ -81,7 +82,7 @@ static void *open_cupti(void)
     if (chosen && *chosen) {
         void *h = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
         if (!h)
-            snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why),
+            snprintf(prof_state_loader()->fail_why, sizeof(prof_state_loader()->fail_why),
                      "GP_PROF_CUPTI=%s cannot be loaded: %s", chosen, dlerror());
         return h;
     }
@@ -94,7 +95,7 @@ static void *open_cupti(void)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!h)
-        snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why),
+        snprintf(prof_state_loader()->fail_why, sizeof(prof_state_loader()->fail_why),
                  "CUPTI not found (libcupti.so.13): %s", dlerror());
     return h;
 }
@@ -107,25 +108,27 @@ static int load_once(void)
     if (load_symbols(h) != 0)
         return -1;
     uint32_t v = 0;
-    if (prof_loader_g.api.GetVersion(&v) != CUPTI_SUCCESS || v < 130000) {
-        snprintf(prof_loader_g.fail_why, sizeof(prof_loader_g.fail_why),
+    if (prof_state_loader()->api.GetVersion(&v) != CUPTI_SUCCESS || v < 130000) {
+        snprintf(prof_state_loader()->fail_why, sizeof(prof_state_loader()->fail_why),
                  "CUPTI %u is too old: gprof-train reads CUDA 13 records (CUPTI >= 130000)", v);
         return -1;
     }
+    prof_state_loader()->api.version = v;
     return 0;
 }
 
 const cupti_api *cupti_load(char *why, size_t why_len)
 {
-    pthread_mutex_lock(&prof_loader_g.lock);
-    if (prof_loader_g.state == 0)
-        prof_loader_g.state = load_once() == 0 ? 1 : -1;
-    pthread_mutex_unlock(&prof_loader_g.lock);
-    if (prof_loader_g.state < 0) {
-        snprintf(why, why_len, "no GPU activity could be recorded: %s", prof_loader_g.fail_why);
+    pthread_mutex_lock(&prof_state_loader()->lock);
+    if (prof_state_loader()->state == 0)
+        prof_state_loader()->state = load_once() == 0 ? 1 : -1;
+    pthread_mutex_unlock(&prof_state_loader()->lock);
+    if (prof_state_loader()->state < 0) {
+        snprintf(why, why_len, "no GPU activity could be recorded: %s",
+                 prof_state_loader()->fail_why);
         return NULL;
     }
-    return &prof_loader_g.api;
+    return &prof_state_loader()->api;
 }
 
 const char *cupti_error(const cupti_api *a, CUptiResult rc)

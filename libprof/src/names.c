@@ -11,7 +11,7 @@
 
 typedef prof_name_entry name_entry;
 
-/* The state (prof_names_g) is defined in session.c. */
+/* The state is a member of the session object (session.c): prof_state_names(). */
 
 static uint64_t hash_bytes(const char *s, size_t n, uint32_t cat)
 {
@@ -23,19 +23,19 @@ static uint64_t hash_bytes(const char *s, size_t n, uint32_t cat)
 
 static name_entry *entry(uint32_t id)
 {
-    name_entry *c =
-            atomic_load_explicit(&prof_names_g.chunks[id >> CHUNK_BITS], memory_order_acquire);
+    name_entry *c = atomic_load_explicit(&prof_state_names()->chunks[id >> CHUNK_BITS],
+                                         memory_order_acquire);
     return c ? &c[id & (CHUNK_SIZE - 1)] : NULL;
 }
 
 static int hash_grow(void)
 {
-    uint32_t ncap = prof_names_g.hash_cap ? prof_names_g.hash_cap * 2 : 1024;
+    uint32_t ncap = prof_state_names()->hash_cap ? prof_state_names()->hash_cap * 2 : 1024;
     uint32_t *n = calloc(ncap, sizeof(*n));
     if (!n)
         return -1;
-    for (uint32_t i = 0; i < prof_names_g.hash_cap; i++) {
-        uint32_t id = prof_names_g.hash_ids[i];
+    for (uint32_t i = 0; i < prof_state_names()->hash_cap; i++) {
+        uint32_t id = prof_state_names()->hash_ids[i];
         if (!id)
             continue;
         name_entry *e = entry(id);
@@ -45,25 +45,25 @@ static int hash_grow(void)
             j = (j + 1) & (ncap - 1);
         n[j] = id;
     }
-    free(prof_names_g.hash_ids);
-    prof_names_g.hash_ids = n;
-    prof_names_g.hash_cap = ncap;
+    free(prof_state_names()->hash_ids);
+    prof_state_names()->hash_ids = n;
+    prof_state_names()->hash_cap = ncap;
     return 0;
 }
 
 /* Append a new entry; lock held. @return its id or 0. */
 static uint32_t add_locked(const char *s, size_t n, gp_prof_cat cat)
 {
-    uint32_t id = atomic_load_explicit(&prof_names_g.count, memory_order_relaxed) + 1;
+    uint32_t id = atomic_load_explicit(&prof_state_names()->count, memory_order_relaxed) + 1;
     if (id >= PROF_NAME_MAX_ID)
         return 0;
     uint32_t ci = id >> CHUNK_BITS;
-    name_entry *c = atomic_load_explicit(&prof_names_g.chunks[ci], memory_order_relaxed);
+    name_entry *c = atomic_load_explicit(&prof_state_names()->chunks[ci], memory_order_relaxed);
     if (!c) {
         c = calloc(CHUNK_SIZE, sizeof(*c));
         if (!c)
             return 0;
-        atomic_store_explicit(&prof_names_g.chunks[ci], c, memory_order_release);
+        atomic_store_explicit(&prof_state_names()->chunks[ci], c, memory_order_release);
     }
     char *copy = malloc(n + 1);
     if (!copy)
@@ -71,7 +71,7 @@ static uint32_t add_locked(const char *s, size_t n, gp_prof_cat cat)
     memcpy(copy, s, n);
     copy[n] = '\0';
     c[id & (CHUNK_SIZE - 1)] = (name_entry){copy, (uint32_t)n, (uint32_t)cat};
-    atomic_store_explicit(&prof_names_g.count, id, memory_order_release);
+    atomic_store_explicit(&prof_state_names()->count, id, memory_order_release);
     return id;
 }
 
@@ -79,24 +79,25 @@ uint32_t prof_intern_n(const char *s, size_t n, gp_prof_cat cat)
 {
     if (!s || n >= UINT32_MAX)
         return 0;
-    pthread_mutex_lock(&prof_names_g.lock);
+    pthread_mutex_lock(&prof_state_names()->lock);
     uint32_t id = 0;
-    if ((atomic_load(&prof_names_g.count) + 1) * 2 >= prof_names_g.hash_cap && hash_grow() != 0)
+    if ((atomic_load(&prof_state_names()->count) + 1) * 2 >= prof_state_names()->hash_cap &&
+        hash_grow() != 0)
         goto out;
     uint64_t h = hash_bytes(s, n, (uint32_t)cat);
-    uint32_t j = (uint32_t)h & (prof_names_g.hash_cap - 1);
-    for (; prof_names_g.hash_ids[j]; j = (j + 1) & (prof_names_g.hash_cap - 1)) {
-        name_entry *e = entry(prof_names_g.hash_ids[j]);
+    uint32_t j = (uint32_t)h & (prof_state_names()->hash_cap - 1);
+    for (; prof_state_names()->hash_ids[j]; j = (j + 1) & (prof_state_names()->hash_cap - 1)) {
+        name_entry *e = entry(prof_state_names()->hash_ids[j]);
         if (e->len == n && e->cat == (uint32_t)cat && memcmp(e->str, s, n) == 0) {
-            id = prof_names_g.hash_ids[j];
+            id = prof_state_names()->hash_ids[j];
             goto out;
         }
     }
     id = add_locked(s, n, cat);
     if (id)
-        prof_names_g.hash_ids[j] = id;
+        prof_state_names()->hash_ids[j] = id;
 out:
-    pthread_mutex_unlock(&prof_names_g.lock);
+    pthread_mutex_unlock(&prof_state_names()->lock);
     return id;
 }
 
@@ -112,7 +113,7 @@ gp_prof_name gp_prof_intern(const char *name)
 
 const char *prof_name_str(uint32_t id)
 {
-    if (id == 0 || id > atomic_load_explicit(&prof_names_g.count, memory_order_acquire))
+    if (id == 0 || id > atomic_load_explicit(&prof_state_names()->count, memory_order_acquire))
         return NULL;
     name_entry *e = entry(id);
     return e ? e->str : NULL;
@@ -120,14 +121,14 @@ const char *prof_name_str(uint32_t id)
 
 gp_prof_cat prof_name_cat(uint32_t id)
 {
-    if (id == 0 || id > atomic_load_explicit(&prof_names_g.count, memory_order_acquire))
+    if (id == 0 || id > atomic_load_explicit(&prof_state_names()->count, memory_order_acquire))
         return GP_PROF_CAT_USER_ANNOTATION;
     return (gp_prof_cat)entry(id)->cat;
 }
 
 uint32_t prof_name_count(void)
 {
-    return atomic_load_explicit(&prof_names_g.count, memory_order_acquire);
+    return atomic_load_explicit(&prof_state_names()->count, memory_order_acquire);
 }
 
 /* ---- OS thread names ---- */
@@ -136,25 +137,25 @@ uint32_t prof_name_count(void)
 
 void prof_thread_name_set(int tid, uint32_t name_id)
 {
-    pthread_mutex_lock(&prof_names_g.lock);
+    pthread_mutex_lock(&prof_state_names()->lock);
     int i = 0;
-    while (i < prof_names_g.tn_count && prof_names_g.tn_tid[i] != tid)
+    while (i < prof_state_names()->tn_count && prof_state_names()->tn_tid[i] != tid)
         i++;
     if (i < MAX_THREAD_NAMES) {
-        prof_names_g.tn_tid[i] = tid;
-        prof_names_g.tn_name[i] = name_id;
-        if (i == prof_names_g.tn_count)
-            prof_names_g.tn_count++;
+        prof_state_names()->tn_tid[i] = tid;
+        prof_state_names()->tn_name[i] = name_id;
+        if (i == prof_state_names()->tn_count)
+            prof_state_names()->tn_count++;
     }
-    pthread_mutex_unlock(&prof_names_g.lock);
+    pthread_mutex_unlock(&prof_state_names()->lock);
 }
 
 int prof_thread_names(int *tids, uint32_t *names, int cap)
 {
-    pthread_mutex_lock(&prof_names_g.lock);
-    int n = prof_names_g.tn_count < cap ? prof_names_g.tn_count : cap;
-    memcpy(tids, prof_names_g.tn_tid, (size_t)n * sizeof(*tids));
-    memcpy(names, prof_names_g.tn_name, (size_t)n * sizeof(*names));
-    pthread_mutex_unlock(&prof_names_g.lock);
+    pthread_mutex_lock(&prof_state_names()->lock);
+    int n = prof_state_names()->tn_count < cap ? prof_state_names()->tn_count : cap;
+    memcpy(tids, prof_state_names()->tn_tid, (size_t)n * sizeof(*tids));
+    memcpy(names, prof_state_names()->tn_name, (size_t)n * sizeof(*names));
+    pthread_mutex_unlock(&prof_state_names()->lock);
     return n;
 }

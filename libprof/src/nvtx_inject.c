@@ -72,7 +72,7 @@ static uint32_t name_of_attr(prof_thread *t, const nvtxEventAttributes_t *a)
 /* The calling thread, or NULL when nothing is being recorded. */
 static prof_thread *active(void)
 {
-    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+    if (!atomic_load_explicit(&prof_state_session()->running, memory_order_relaxed))
         return NULL;
     return prof_thread_self();
 }

@@ -32,12 +32,20 @@ static inline int64_t prof_now(void)
 #if defined(__x86_64__)
 #    include <x86intrin.h>
 #endif
-extern int prof_tsc;      /* 1: ticks are TSC cycles */
-extern int prof_tick_gap; /* ticks in at least 2 ns (1 ns where the tick is one) */
+/* The session object's accessors: `const`, always the same address (see "process-global
+ * state" at the end). */
+#if defined(__GNUC__)
+#    define PROF_STATE_ACCESSOR __attribute__((const))
+#else
+#    define PROF_STATE_ACCESSOR
+#endif
+struct prof_session;
+PROF_STATE_ACCESSOR struct prof_session *prof_state_session(void);
+static inline int prof_ticks_are_tsc(void);
 static inline int64_t prof_ticks(void)
 {
 #if defined(__x86_64__)
-    if (__builtin_expect(prof_tsc, 1))
+    if (__builtin_expect(prof_ticks_are_tsc(), 1))
         return (int64_t)__rdtsc();
 #endif
     return prof_now();
@@ -137,7 +145,8 @@ typedef struct prof_block {
 
 /** One thread's state: a chain of blocks, single producer (the thread), single consumer (the
  * writer). Blocks start small (PROF_BLOCK_MIN records) and double while the writer falls behind,
- * within the process-wide limit (prof_g.buf_limit); past it records are dropped and counted. */
+ * within the process-wide limit (the session's buf_limit); past it records are dropped and
+ * counted. */
 typedef struct prof_thread {
     /* the thread's side */
     prof_block *wblk;          /* block being filled */
@@ -181,14 +190,21 @@ typedef struct prof_session {
     int pid;
     _Atomic int gpu_ext;          /* 1: ranges push CUPTI external correlation ids */
     _Atomic uint64_t ext_counter; /* external ids handed out, in blocks per thread */
+    int tsc;                      /* 1: ticks are TSC cycles (clock.c decides) */
+    int tick_gap;                 /* ticks in at least 2 ns (1 ns where the tick is one) */
+    int64_t base_ns;              /* the trace's base time (writer and the GPU converter) */
 } prof_session;
 
-extern prof_session prof_g;
+static inline int prof_ticks_are_tsc(void)
+{
+    return prof_state_session()->tsc;
+}
 
 /** @return 1 if the window is recording and `flag` is asked for. Hot path. */
 static inline int prof_recording(unsigned flag)
 {
-    return atomic_load_explicit(&prof_g.recording, memory_order_relaxed) && (prof_g.record & flag);
+    const prof_session *s = prof_state_session();
+    return atomic_load_explicit(&s->recording, memory_order_relaxed) && (s->record & flag);
 }
 
 /** Record the window's active intervals (writer reads them to filter GPU records). */
@@ -216,12 +232,12 @@ int prof_thread_names(int *tids, uint32_t *names, int cap);
 prof_thread *prof_thread_self(void);
 /** Append `r` to the calling thread's chain; drops (and counts) past the memory limit. */
 void prof_emit(prof_thread *t, const prof_rec *r);
-/** @return the calling thread's tick, at least prof_tick_gap after the last one it took: a
- * thread's times never go back (the TSCs of a VM's vCPUs may differ) and two of its events never
- * share a nanosecond, so nesting is unambiguous in the trace. Hot path. */
+/** @return the calling thread's tick, at least the session's tick_gap after the last one it
+ * took: a thread's times never go back (the TSCs of a VM's vCPUs may differ) and two of its events
+ * never share a nanosecond, so nesting is unambiguous in the trace. Hot path. */
 static inline int64_t prof_thread_ticks(prof_thread *t)
 {
-    int64_t now = prof_ticks(), min = t->last_tick + prof_tick_gap;
+    int64_t now = prof_ticks(), min = t->last_tick + prof_state_session()->tick_gap;
     now = now > min ? now : min;
     t->last_tick = now;
     return now;
@@ -515,13 +531,13 @@ void prof_gpu_health_get(prof_gpu_health *h);
 void prof_gpu_ext_push(uint64_t id);
 void prof_gpu_ext_pop(void);
 
-/** Shared by writer and the GPU converter: pid of this process and the trace base time. */
-extern int64_t prof_base_ns;
-
 /* ---- process-global state ----
- * Each module keeps its state in one struct, and session.c defines every one of them (style
- * guide 3.1: session.c is the only file with process-global state); a module touches only its
- * own. Per-thread state (thread.c's `self`) stays with its code. */
+ * All of it is one object, the session, that only session.c names (style guide 3.1;
+ * lint_libprof_state checks the objects): one member per module, each reached through its
+ * accessor prof_state_<module>(), which only that module calls; the core (prof_session above,
+ * prof_state_session) is shared. The accessors are `const` (always the same address), so a
+ * function that uses its state several times calls its accessor once. Per-thread state
+ * (thread.c's `self`) stays with its code. */
 
 /* clock.c */
 #define PROF_CLOCK_MEASURED 64 /* the rate is measured over up to 64 measurements back */
@@ -545,7 +561,7 @@ typedef struct prof_clock_state {
     _Atomic int pub_valid;
     _Atomic int64_t pub_max_used; /* INT64_MIN until a tick is converted */
 } prof_clock_state;
-extern prof_clock_state prof_clock_g;
+PROF_STATE_ACCESSOR prof_clock_state *prof_state_clock(void);
 
 /* config.c */
 #define PROF_MAX_CFG 128
@@ -563,7 +579,7 @@ typedef struct prof_config_state {
     int n_cfg;
     pthread_mutex_t lock;
 } prof_config_state;
-extern prof_config_state prof_config_g;
+PROF_STATE_ACCESSOR prof_config_state *prof_state_config(void);
 
 /* names.c: names live in fixed chunks that never move, so reading one by id takes no lock */
 #define PROF_NAME_CHUNK_BITS  12
@@ -583,7 +599,7 @@ typedef struct prof_names_state {
     uint32_t tn_name[PROF_MAX_THREAD_NAMES];
     int tn_count;
 } prof_names_state;
-extern prof_names_state prof_names_g;
+PROF_STATE_ACCESSOR prof_names_state *prof_state_names(void);
 
 /* thread.c */
 #define PROF_ASYNC_SLOTS 4096
@@ -601,7 +617,7 @@ typedef struct prof_threads_state {
     prof_async_slot async_tab[PROF_ASYNC_SLOTS];
     _Atomic uint64_t async_next; /* 1 at start */
 } prof_threads_state;
-extern prof_threads_state prof_threads_g;
+PROF_STATE_ACCESSOR prof_threads_state *prof_state_threads(void);
 
 /* writer.c */
 #define PROF_MAX_WARN 64
@@ -656,6 +672,6 @@ typedef struct prof_writer_state {
     uint64_t warnings_lost;
     char gpu_status[256];
 } prof_writer_state;
-extern prof_writer_state prof_writer_g;
+PROF_STATE_ACCESSOR prof_writer_state *prof_state_writer(void);
 
 #endif

@@ -18,20 +18,74 @@
 #    include "cupti_int.h"
 #endif
 
-prof_session prof_g;
-int prof_tsc;
-int prof_tick_gap = 1;
-prof_clock_state prof_clock_g = {.pub_max_used = INT64_MIN};
-prof_config_state prof_config_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
-prof_names_state prof_names_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
-prof_threads_state prof_threads_g = {.key_once = PTHREAD_ONCE_INIT, .async_next = 1};
-prof_writer_state prof_writer_g = {.warn_lock = PTHREAD_MUTEX_INITIALIZER,
-                                   .gpu_status = "not requested"};
-int64_t prof_base_ns;
+/* The session object: all of libprof's process-global state, one member per module (each on
+ * its own cache lines). Only this file names it; the others reach their member through
+ * prof_state_<module>() (prof_int.h). */
+static struct prof_state {
+    _Alignas(64) prof_session session;
+    _Alignas(64) prof_clock_state clock;
+    _Alignas(64) prof_config_state config;
+    _Alignas(64) prof_names_state names;
+    _Alignas(64) prof_threads_state threads;
+    _Alignas(64) prof_writer_state writer;
 #ifdef GP_HAVE_CUPTI
-prof_cupti_state prof_cupti_g = {.qlock = PTHREAD_MUTEX_INITIALIZER,
-                                 .held_lock = PTHREAD_MUTEX_INITIALIZER};
-prof_loader_state prof_loader_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    _Alignas(64) prof_cupti_state cupti;
+    _Alignas(64) prof_loader_state loader;
+#endif
+} state;
+
+/* The members' first values that are not zeros, set before anything in the library runs (the
+ * object itself is zeros, so its megabytes stay in .bss rather than in the file). */
+__attribute__((constructor(101))) static void state_defaults(void)
+{
+    state.session.tick_gap = 1;
+    state.clock.pub_max_used = INT64_MIN;
+    state.config.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    state.names.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    state.threads.key_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+    atomic_init(&state.threads.async_next, 1);
+    state.writer.warn_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    snprintf(state.writer.gpu_status, sizeof(state.writer.gpu_status), "not requested");
+#ifdef GP_HAVE_CUPTI
+    state.cupti.qlock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    state.cupti.held_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    state.loader.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+#endif
+}
+
+prof_session *prof_state_session(void)
+{
+    return &state.session;
+}
+prof_clock_state *prof_state_clock(void)
+{
+    return &state.clock;
+}
+prof_config_state *prof_state_config(void)
+{
+    return &state.config;
+}
+prof_names_state *prof_state_names(void)
+{
+    return &state.names;
+}
+prof_threads_state *prof_state_threads(void)
+{
+    return &state.threads;
+}
+prof_writer_state *prof_state_writer(void)
+{
+    return &state.writer;
+}
+#ifdef GP_HAVE_CUPTI
+prof_cupti_state *prof_state_cupti(void)
+{
+    return &state.cupti;
+}
+prof_loader_state *prof_state_loader(void)
+{
+    return &state.loader;
+}
 #endif
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -176,16 +230,16 @@ static gp_status choose_output(const gp_prof_options *o, int *gzip, gp_error *er
 
 static void at_exit(void)
 {
-    if (atomic_load(&prof_g.running) && getpid() == prof_g.pid)
+    if (atomic_load(&state.session.running) && getpid() == state.session.pid)
         gp_prof_shutdown(NULL);
 }
 
 static void after_fork_child(void)
 {
     /* The child has no writer thread and must never touch the parent's trace. */
-    atomic_store(&prof_g.running, 0);
-    atomic_store(&prof_g.recording, 0);
-    atomic_fetch_add(&prof_g.gen, 1);
+    atomic_store(&state.session.running, 0);
+    atomic_store(&state.session.recording, 0);
+    atomic_fetch_add(&state.session.gen, 1);
     prof_threads_after_fork();
     prof_writer_forget();
     prof_gpu_after_fork();
@@ -210,9 +264,9 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
         call_old(sig, old, info, uc); /* the program handles it; exit() will flush */
         return;
     }
-    if (atomic_load(&prof_g.running) && getpid() == prof_g.pid &&
+    if (atomic_load(&state.session.running) && getpid() == state.session.pid &&
         !atomic_exchange(&signal_finishing, 1)) {
-        atomic_store(&prof_g.recording, 0);
+        atomic_store(&state.session.recording, 0);
         prof_writer_finish(10000, 1);
     }
     signal(sig, SIG_DFL);
@@ -243,7 +297,7 @@ static int phase_of(int64_t n); /* 0 idle, 1 warmup, 2 active */
 
 static void window_set(int active, int64_t now)
 {
-    atomic_store(&prof_g.recording, active);
+    atomic_store(&state.session.recording, active);
     int nw = atomic_load(&n_windows);
     if (active && !window_open && nw < MAX_WINDOWS) {
         win_t0[nw] = now;
@@ -354,7 +408,7 @@ static void start_gpu(unsigned record)
 
 static gp_status init_locked(const gp_prof_options *o, gp_error *err)
 {
-    GP_FAIL_IF(atomic_load(&prof_g.running), GP_EINVAL, err,
+    GP_FAIL_IF(atomic_load(&state.session.running), GP_EINVAL, err,
                "a profiling session is already running");
     GP_TRY(check_options(o, err));
     int gzip;
@@ -362,12 +416,12 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     int device, mode;
     GP_TRY(resolve_output(&device, &mode, err));
     trace_done = 0;
-    prof_g.record = o->record;
-    prof_g.wait_when_full = o->wait_when_full;
+    state.session.record = o->record;
+    state.session.wait_when_full = o->wait_when_full;
     const char *bad_limit;
-    prof_g.buf_limit = buffer_limit(o->buffer_bytes, &bad_limit);
+    state.session.buf_limit = buffer_limit(o->buffer_bytes, &bad_limit);
     prof_buf_reset_peak();
-    prof_g.pid = (int)getpid();
+    state.session.pid = (int)getpid();
     sched = o->schedule;
     next_step = 0;
     open_step = -1;
@@ -381,7 +435,7 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     wc.gzip = gzip;
     wc.flush_ms = o->flush_interval_ms ? o->flush_interval_ms : 100;
     prof_clock_anchor(&wc.anchor_real, &wc.anchor_mono);
-    prof_base_ns = wc.anchor_real / 1000000000LL * 1000000000LL;
+    state.session.base_ns = wc.anchor_real / 1000000000LL * 1000000000LL;
     prof_clock_init();
     prof_clock_reset();
     prof_clock_sample();
@@ -391,14 +445,14 @@ static gp_status init_locked(const gp_prof_options *o, gp_error *err)
     wc.trace_name = o->trace_name;
     wc.rank = o->rank;
     wc.world_size = o->world_size;
-    wc.gen = atomic_load(&prof_g.gen) + 1;
+    wc.gen = atomic_load(&state.session.gen) + 1;
     GP_TRY(prof_writer_start(&wc, err));
     if (bad_limit)
         prof_warn("GP_PROF_BUFFER_LIMIT='%s' is not a size (like 512M): the default was used",
                   bad_limit);
-    atomic_store(&prof_g.gen, wc.gen);
+    atomic_store(&state.session.gen, wc.gen);
     atomic_store(&signal_finishing, 0);
-    atomic_store(&prof_g.running, 1);
+    atomic_store(&state.session.running, 1);
     window_set(phase_of(0) == 2, prof_now());
     if (!hooks_installed) {
         atexit(at_exit);
@@ -430,16 +484,16 @@ static void step_end_locked(void);
 gp_status gp_prof_shutdown(gp_error *err)
 {
     pthread_mutex_lock(&lock);
-    if (!atomic_load(&prof_g.running) || getpid() != prof_g.pid) {
+    if (!atomic_load(&state.session.running) || getpid() != state.session.pid) {
         pthread_mutex_unlock(&lock);
         return GP_OK;
     }
     step_end_locked();
     window_set(0, prof_now());
-    if (prof_g.record & (GP_PROF_RECORD_GPU | GP_PROF_RECORD_DRIVER))
+    if (state.session.record & (GP_PROF_RECORD_GPU | GP_PROF_RECORD_DRIVER))
         prof_gpu_sync(); /* work still running would come back without timestamps */
     prof_gpu_flush();
-    atomic_store(&prof_g.running, 0);
+    atomic_store(&state.session.running, 0);
     int rc = atomic_exchange(&signal_finishing, 1) ? -1 : prof_writer_finish(0, 0);
     prof_gpu_stop();
     trace_done = rc == 0;
@@ -451,7 +505,7 @@ gp_status gp_prof_shutdown(gp_error *err)
 
 int gp_prof_running(void)
 {
-    return atomic_load(&prof_g.running);
+    return atomic_load(&state.session.running);
 }
 
 const char *gp_prof_trace_path(void)
@@ -490,7 +544,7 @@ static void step_end_locked(void)
 int64_t gp_prof_step_begin(void)
 {
     pthread_mutex_lock(&lock);
-    if (!atomic_load(&prof_g.running)) {
+    if (!atomic_load(&state.session.running)) {
         pthread_mutex_unlock(&lock);
         return -1;
     }
@@ -508,7 +562,7 @@ int64_t gp_prof_step_begin(void)
 void gp_prof_step_end(void)
 {
     pthread_mutex_lock(&lock);
-    if (atomic_load(&prof_g.running))
+    if (atomic_load(&state.session.running))
         step_end_locked();
     pthread_mutex_unlock(&lock);
 }
@@ -550,7 +604,7 @@ int prof_inject_start(const char *via, int gpu)
     /* NVTX's and CUDA's injections may start at once on two threads: one starts the session,
      * and CUDA's starts the GPU part in a session NVTX's started (deferred) under the lock. */
     pthread_mutex_lock(&lock);
-    int running = atomic_load(&prof_g.running);
+    int running = atomic_load(&state.session.running);
     gp_status rc = GP_OK;
     if (!running) {
         record_command();

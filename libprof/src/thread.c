@@ -15,7 +15,7 @@
 
 #include "prof_int.h"
 
-/* The state (prof_threads_g) is defined in session.c. */
+/* The state is a member of the session object (session.c): prof_state_threads(). */
 /* initial-exec: one pointer of static TLS, so no __tls_get_addr call on the hot path. */
 static __thread prof_thread *self __attribute__((tls_model("initial-exec")));
 
@@ -27,12 +27,12 @@ static void on_thread_exit(void *p)
 
 static void make_key(void)
 {
-    pthread_key_create(&prof_threads_g.exit_key, on_thread_exit);
+    pthread_key_create(&prof_state_threads()->exit_key, on_thread_exit);
 }
 
 prof_thread *prof_threads_head(void)
 {
-    return atomic_load_explicit(&prof_threads_g.threads, memory_order_acquire);
+    return atomic_load_explicit(&prof_state_threads()->threads, memory_order_acquire);
 }
 
 /* Reuse a node whose thread exited and whose ring was reaped, else allocate one. */
@@ -51,7 +51,7 @@ static prof_thread *claim_node(void)
     prof_thread *head = prof_threads_head();
     do
         t->next = head;
-    while (!atomic_compare_exchange_weak(&prof_threads_g.threads, &head, t));
+    while (!atomic_compare_exchange_weak(&prof_state_threads()->threads, &head, t));
     return t;
 }
 
@@ -67,14 +67,14 @@ static int64_t block_bytes(uint32_t cap)
 static prof_block *block_new(uint32_t cap)
 {
     int64_t bytes = block_bytes(cap);
-    int64_t now = atomic_fetch_add(&prof_threads_g.buf_bytes, bytes) + bytes;
-    prof_block *b = now <= prof_g.buf_limit ? malloc((size_t)bytes) : NULL;
+    int64_t now = atomic_fetch_add(&prof_state_threads()->buf_bytes, bytes) + bytes;
+    prof_block *b = now <= prof_state_session()->buf_limit ? malloc((size_t)bytes) : NULL;
     if (!b) {
-        atomic_fetch_sub(&prof_threads_g.buf_bytes, bytes);
+        atomic_fetch_sub(&prof_state_threads()->buf_bytes, bytes);
         return NULL;
     }
-    int64_t peak = atomic_load(&prof_threads_g.buf_peak);
-    while (now > peak && !atomic_compare_exchange_weak(&prof_threads_g.buf_peak, &peak, now))
+    int64_t peak = atomic_load(&prof_state_threads()->buf_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&prof_state_threads()->buf_peak, &peak, now))
         ;
     atomic_init(&b->next, NULL);
     atomic_init(&b->committed, 0);
@@ -87,23 +87,23 @@ static void block_free(prof_block *b)
 {
     if (!b || b->cap == 0)
         return; /* the empty first link lives in the thread's state */
-    atomic_fetch_sub(&prof_threads_g.buf_bytes, block_bytes(b->cap));
+    atomic_fetch_sub(&prof_state_threads()->buf_bytes, block_bytes(b->cap));
     free(b);
 }
 
 int64_t prof_buf_bytes(void)
 {
-    return atomic_load(&prof_threads_g.buf_bytes);
+    return atomic_load(&prof_state_threads()->buf_bytes);
 }
 
 int64_t prof_buf_peak(void)
 {
-    return atomic_load(&prof_threads_g.buf_peak);
+    return atomic_load(&prof_state_threads()->buf_peak);
 }
 
 void prof_buf_reset_peak(void)
 {
-    atomic_store(&prof_threads_g.buf_peak, atomic_load(&prof_threads_g.buf_bytes));
+    atomic_store(&prof_state_threads()->buf_peak, atomic_load(&prof_state_threads()->buf_bytes));
 }
 
 /* Free every block of `t`'s chain and its spare (no other thread may use them). */
@@ -138,11 +138,11 @@ static void attach(prof_thread *t, uint32_t gen)
 prof_thread *prof_thread_self(void)
 {
     prof_thread *t = self;
-    uint32_t gen = atomic_load_explicit(&prof_g.gen, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&prof_state_session()->gen, memory_order_acquire);
     if (t && atomic_load_explicit(&t->gen, memory_order_relaxed) == gen)
         return t;
     if (!t) {
-        pthread_once(&prof_threads_g.key_once, make_key);
+        pthread_once(&prof_state_threads()->key_once, make_key);
         t = claim_node();
         if (!t)
             return NULL;
@@ -151,7 +151,7 @@ prof_thread *prof_thread_self(void)
         t->last_tick = 0;
         memset(t->cache_ptr, 0, sizeof(t->cache_ptr));
         self = t;
-        pthread_setspecific(prof_threads_g.exit_key, t);
+        pthread_setspecific(prof_state_threads()->exit_key, t);
     }
     attach(t, gen);
     return t;
@@ -177,7 +177,7 @@ static int next_block(prof_thread *t)
                                   memory_order_relaxed);
             break;
         }
-        if (!prof_g.wait_when_full || !atomic_load(&prof_g.running)) {
+        if (!prof_state_session()->wait_when_full || !atomic_load(&prof_state_session()->running)) {
             atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
             return 0;
         }
@@ -301,7 +301,7 @@ static inline prof_thread *fast_self(void)
     prof_thread *t = self;
     if (__builtin_expect(t != NULL, 1) &&
         atomic_load_explicit(&t->gen, memory_order_relaxed) ==
-                atomic_load_explicit(&prof_g.gen, memory_order_relaxed))
+                atomic_load_explicit(&prof_state_session()->gen, memory_order_relaxed))
         return t;
     return prof_thread_self();
 }
@@ -313,7 +313,7 @@ static inline prof_thread *fast_self(void)
 static void push_external_id(prof_thread *t, prof_frame *f)
 {
     if (t->ext_next == t->ext_end) {
-        t->ext_next = atomic_fetch_add(&prof_g.ext_counter, EXT_BLOCK) + 1;
+        t->ext_next = atomic_fetch_add(&prof_state_session()->ext_counter, EXT_BLOCK) + 1;
         t->ext_end = t->ext_next + EXT_BLOCK;
     }
     f->ext = t->ext_next++;
@@ -334,14 +334,15 @@ static void push_on(prof_thread *t, uint32_t name, unsigned flag)
     f->name = name;
     f->recorded = (uint32_t)prof_recording(flag);
     f->ext = 0;
-    if (__builtin_expect(atomic_load_explicit(&prof_g.gpu_ext, memory_order_relaxed), 0) &&
+    if (__builtin_expect(atomic_load_explicit(&prof_state_session()->gpu_ext, memory_order_relaxed),
+                         0) &&
         f->recorded)
         push_external_id(t, f);
 }
 
 void gp_prof_push(gp_prof_name name)
 {
-    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+    if (!atomic_load_explicit(&prof_state_session()->running, memory_order_relaxed))
         return;
     prof_thread *t = fast_self();
     if (t)
@@ -376,7 +377,7 @@ static void pop_on(prof_thread *t)
 
 void gp_prof_pop(void)
 {
-    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+    if (!atomic_load_explicit(&prof_state_session()->running, memory_order_relaxed))
         return;
     prof_thread *t = fast_self();
     if (t)
@@ -437,7 +438,7 @@ uint32_t prof_intern_cached_dyn(prof_thread *t, const char *s)
 
 int prof_nvtx_pop(void)
 {
-    if (!atomic_load_explicit(&prof_g.running, memory_order_relaxed))
+    if (!atomic_load_explicit(&prof_state_session()->running, memory_order_relaxed))
         return -1;
     prof_thread *t = prof_thread_self();
     if (!t)
@@ -458,9 +459,9 @@ uint64_t prof_async_start(uint32_t name)
     prof_thread *t = prof_thread_self();
     if (!t)
         return 0;
-    uint64_t id = atomic_fetch_add(&prof_threads_g.async_next, 1);
+    uint64_t id = atomic_fetch_add(&prof_state_threads()->async_next, 1);
     for (int probe = 0; probe < 8; probe++) {
-        async_slot *s = &prof_threads_g.async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
+        async_slot *s = &prof_state_threads()->async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
         uint64_t want = 0;
         if (atomic_compare_exchange_strong(&s->id, &want, UINT64_MAX)) {
             s->t0 = prof_ticks();
@@ -480,12 +481,12 @@ void prof_async_end(uint64_t id)
         return;
     int64_t now = prof_ticks();
     for (int probe = 0; probe < 8; probe++) {
-        async_slot *s = &prof_threads_g.async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
+        async_slot *s = &prof_state_threads()->async_tab[(id + (uint64_t)probe) % ASYNC_SLOTS];
         if (atomic_load_explicit(&s->id, memory_order_acquire) != id)
             continue;
         prof_rec r = {s->t0, now, (uint64_t)s->tid, s->name, PROF_REC_ASYNC, 0};
         atomic_store_explicit(&s->id, 0, memory_order_release);
-        prof_thread *t = atomic_load(&prof_g.running) ? prof_thread_self() : NULL;
+        prof_thread *t = atomic_load(&prof_state_session()->running) ? prof_thread_self() : NULL;
         if (t)
             prof_emit(t, &r);
         return;

@@ -25,7 +25,7 @@
 typedef prof_async_range async_range;
 typedef prof_tid_info tid_info;
 
-/* The state (prof_writer_g) is defined in session.c. */
+/* The state is a member of the session object (session.c): prof_state_writer(). */
 
 void prof_warn(const char *fmt, ...)
 {
@@ -34,40 +34,41 @@ void prof_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&prof_writer_g.warn_lock);
-    if (prof_writer_g.n_warnings < MAX_WARN &&
-        (prof_writer_g.warnings[prof_writer_g.n_warnings] = strdup(line)) != NULL)
-        prof_writer_g.n_warnings++;
+    pthread_mutex_lock(&prof_state_writer()->warn_lock);
+    if (prof_state_writer()->n_warnings < MAX_WARN &&
+        (prof_state_writer()->warnings[prof_state_writer()->n_warnings] = strdup(line)) != NULL)
+        prof_state_writer()->n_warnings++;
     else
-        prof_writer_g.warnings_lost++;
-    pthread_mutex_unlock(&prof_writer_g.warn_lock);
+        prof_state_writer()->warnings_lost++;
+    pthread_mutex_unlock(&prof_state_writer()->warn_lock);
 }
 
 void prof_set_gpu_status(const char *status)
 {
-    pthread_mutex_lock(&prof_writer_g.warn_lock);
-    snprintf(prof_writer_g.gpu_status, sizeof(prof_writer_g.gpu_status), "%s", status);
-    pthread_mutex_unlock(&prof_writer_g.warn_lock);
+    pthread_mutex_lock(&prof_state_writer()->warn_lock);
+    snprintf(prof_state_writer()->gpu_status, sizeof(prof_state_writer()->gpu_status), "%s",
+             status);
+    pthread_mutex_unlock(&prof_state_writer()->warn_lock);
 }
 
 static void warnings_clear(void)
 {
-    pthread_mutex_lock(&prof_writer_g.warn_lock);
-    for (int i = 0; i < prof_writer_g.n_warnings; i++)
-        free(prof_writer_g.warnings[i]);
-    prof_writer_g.n_warnings = 0;
-    prof_writer_g.warnings_lost = 0;
-    pthread_mutex_unlock(&prof_writer_g.warn_lock);
+    pthread_mutex_lock(&prof_state_writer()->warn_lock);
+    for (int i = 0; i < prof_state_writer()->n_warnings; i++)
+        free(prof_state_writer()->warnings[i]);
+    prof_state_writer()->n_warnings = 0;
+    prof_state_writer()->warnings_lost = 0;
+    pthread_mutex_unlock(&prof_state_writer()->warn_lock);
 }
 
 /* ---- events ---- */
 
 static void comma(prof_out *o)
 {
-    if (prof_writer_g.need_comma)
+    if (prof_state_writer()->need_comma)
         prof_out_raw(o, ",\n", 2);
-    prof_writer_g.need_comma = 1;
-    prof_writer_g.n_events++;
+    prof_state_writer()->need_comma = 1;
+    prof_state_writer()->n_events++;
 }
 
 void prof_event_sep(prof_out *o)
@@ -79,50 +80,50 @@ void prof_event_sep(prof_out *o)
  * in size, though some may have moved). */
 static int grow_names(uint32_t ncap)
 {
-    char **e = realloc(prof_writer_g.esc, ncap * sizeof(*e));
+    char **e = realloc(prof_state_writer()->esc, ncap * sizeof(*e));
     if (e)
-        prof_writer_g.esc = e;
-    uint32_t *l = e ? realloc(prof_writer_g.esc_len, ncap * sizeof(*l)) : NULL;
+        prof_state_writer()->esc = e;
+    uint32_t *l = e ? realloc(prof_state_writer()->esc_len, ncap * sizeof(*l)) : NULL;
     if (l)
-        prof_writer_g.esc_len = l;
-    unsigned char *op = l ? realloc(prof_writer_g.esc_op, ncap) : NULL;
+        prof_state_writer()->esc_len = l;
+    unsigned char *op = l ? realloc(prof_state_writer()->esc_op, ncap) : NULL;
     if (op)
-        prof_writer_g.esc_op = op;
-    char **h = op ? realloc(prof_writer_g.head, ncap * sizeof(*h)) : NULL;
+        prof_state_writer()->esc_op = op;
+    char **h = op ? realloc(prof_state_writer()->head, ncap * sizeof(*h)) : NULL;
     if (h)
-        prof_writer_g.head = h;
-    uint32_t *hl = h ? realloc(prof_writer_g.head_len, ncap * sizeof(*hl)) : NULL;
+        prof_state_writer()->head = h;
+    uint32_t *hl = h ? realloc(prof_state_writer()->head_len, ncap * sizeof(*hl)) : NULL;
     if (!hl)
         return -1;
-    prof_writer_g.head_len = hl;
-    memset(prof_writer_g.esc + prof_writer_g.esc_cap, 0,
-           (ncap - prof_writer_g.esc_cap) * sizeof(*e));
-    memset(prof_writer_g.head + prof_writer_g.esc_cap, 0,
-           (ncap - prof_writer_g.esc_cap) * sizeof(*h));
-    prof_writer_g.esc_cap = ncap;
+    prof_state_writer()->head_len = hl;
+    memset(prof_state_writer()->esc + prof_state_writer()->esc_cap, 0,
+           (ncap - prof_state_writer()->esc_cap) * sizeof(*e));
+    memset(prof_state_writer()->head + prof_state_writer()->esc_cap, 0,
+           (ncap - prof_state_writer()->esc_cap) * sizeof(*h));
+    prof_state_writer()->esc_cap = ncap;
     return 0;
 }
 
 /* Pre-escaped JSON string contents of name `id` (escaped once, then reused). */
 static const char *esc_name(uint32_t id, uint32_t *len)
 {
-    if (id >= prof_writer_g.esc_cap && grow_names(prof_name_count() + 1024) != 0) {
+    if (id >= prof_state_writer()->esc_cap && grow_names(prof_name_count() + 1024) != 0) {
         *len = 0;
         return "";
     }
-    if (!prof_writer_g.esc[id]) {
+    if (!prof_state_writer()->esc[id]) {
         const char *s = prof_name_str(id);
         size_t n = 0;
-        prof_writer_g.esc[id] = prof_json_escape(s ? s : "(unnamed)", s ? strlen(s) : 9, &n);
-        prof_writer_g.esc_len[id] = (uint32_t)n;
-        prof_writer_g.esc_op[id] = prof_name_cat(id) == GP_PROF_CAT_CPU_OP;
-        if (!prof_writer_g.esc[id]) {
+        prof_state_writer()->esc[id] = prof_json_escape(s ? s : "(unnamed)", s ? strlen(s) : 9, &n);
+        prof_state_writer()->esc_len[id] = (uint32_t)n;
+        prof_state_writer()->esc_op[id] = prof_name_cat(id) == GP_PROF_CAT_CPU_OP;
+        if (!prof_state_writer()->esc[id]) {
             *len = 0;
             return "";
         }
     }
-    *len = prof_writer_g.esc_len[id];
-    return prof_writer_g.esc[id];
+    *len = prof_state_writer()->esc_len[id];
+    return prof_state_writer()->esc[id];
 }
 
 static void put_name(prof_out *o, uint32_t id)
@@ -141,7 +142,7 @@ static void put_pid_tid_ts(prof_out *o, int64_t pid, int64_t tid, int64_t t_ns)
     prof_out_raw(o, ",\"tid\":", 7);
     prof_out_i64(o, tid);
     prof_out_raw(o, ",\"ts\":", 6);
-    prof_out_us(o, t_ns - prof_base_ns);
+    prof_out_us(o, t_ns - prof_state_session()->base_ns);
 }
 
 void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int64_t tid, int64_t t0,
@@ -170,10 +171,10 @@ void prof_write_x(prof_out *o, const char *cat, uint32_t name, int64_t pid, int6
 
 static void set_thread_tail(int pid, int tid)
 {
-    memset(prof_writer_g.thread_tail, 0, sizeof(prof_writer_g.thread_tail));
-    prof_writer_g.thread_tail_len =
-            (size_t)snprintf(prof_writer_g.thread_tail, sizeof(prof_writer_g.thread_tail),
-                             ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
+    memset(prof_state_writer()->thread_tail, 0, sizeof(prof_state_writer()->thread_tail));
+    prof_state_writer()->thread_tail_len = (size_t)snprintf(
+            prof_state_writer()->thread_tail, sizeof(prof_state_writer()->thread_tail),
+            ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
 }
 
 /* Build (once per name) the head of name `id`. @return it, or NULL for the general path. */
@@ -184,10 +185,10 @@ static const char *build_head(uint32_t id, uint32_t *len)
     static const char pre_op[] = ",\n{\"ph\":\"X\",\"cat\":\"" GP_CAT_CPU_OP "\",\"name\":\"";
     uint32_t nlen;
     const char *name = esc_name(id, &nlen); /* grows the tables to cover id */
-    if (id >= prof_writer_g.esc_cap || sizeof(pre_ua) + nlen + 1 > HEAD_MAX)
+    if (id >= prof_state_writer()->esc_cap || sizeof(pre_ua) + nlen + 1 > HEAD_MAX)
         return NULL;
-    const char *pre = prof_writer_g.esc_op[id] ? pre_op : pre_ua;
-    size_t plen = prof_writer_g.esc_op[id] ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
+    const char *pre = prof_state_writer()->esc_op[id] ? pre_op : pre_ua;
+    size_t plen = prof_state_writer()->esc_op[id] ? sizeof(pre_op) - 1 : sizeof(pre_ua) - 1;
     size_t n = plen + nlen + 1;
     char *h = calloc(1, (n + 15) / 16 * 16);
     if (!h)
@@ -195,17 +196,18 @@ static const char *build_head(uint32_t id, uint32_t *len)
     memcpy(h, pre, plen);
     memcpy(h + plen, name, nlen);
     h[n - 1] = '"';
-    prof_writer_g.head[id] = h;
-    prof_writer_g.head_len[id] = (uint32_t)n;
+    prof_state_writer()->head[id] = h;
+    prof_state_writer()->head_len[id] = (uint32_t)n;
     *len = (uint32_t)n;
     return h;
 }
 
 static inline const char *range_head(uint32_t id, uint32_t *len)
 {
-    if (__builtin_expect(id < prof_writer_g.esc_cap && prof_writer_g.head[id] != NULL, 1)) {
-        *len = prof_writer_g.head_len[id];
-        return prof_writer_g.head[id];
+    if (__builtin_expect(id < prof_state_writer()->esc_cap && prof_state_writer()->head[id] != NULL,
+                         1)) {
+        *len = prof_state_writer()->head_len[id];
+        return prof_state_writer()->head[id];
     }
     return build_head(id, len);
 }
@@ -238,24 +240,25 @@ static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int ti
         prof_write_x(o,
                      prof_name_cat(r->name) == GP_PROF_CAT_CPU_OP ? GP_CAT_CPU_OP
                                                                   : GP_CAT_USER_ANNOTATION,
-                     r->name, prof_g.pid, tid, t0, t1);
+                     r->name, prof_state_session()->pid, tid, t0, t1);
         if (r->aux)
             external_id_args(o, r->aux);
         return;
     }
     prof_out_reserve(o, FAST_MAX);
     char *p = o->buf + o->len;
-    size_t skip = prof_writer_g.need_comma ? 0 : 2; /* the first event has no ",\n" before it */
+    size_t skip =
+            prof_state_writer()->need_comma ? 0 : 2; /* the first event has no ",\n" before it */
     for (size_t i = 0; i < hlen; i += 16)
         memcpy(p + i, head + i, 16);
     if (skip)
         memmove(p, p + 2, hlen - 2);
     p += hlen - skip;
-    prof_writer_g.need_comma = 1;
-    prof_writer_g.n_events++;
-    memcpy(p, prof_writer_g.thread_tail, TAIL_COPY);
-    p += prof_writer_g.thread_tail_len;
-    p = prof_put_us(p, t0 - prof_base_ns);
+    prof_state_writer()->need_comma = 1;
+    prof_state_writer()->n_events++;
+    memcpy(p, prof_state_writer()->thread_tail, TAIL_COPY);
+    p += prof_state_writer()->thread_tail_len;
+    p = prof_put_us(p, t0 - prof_state_session()->base_ns);
     memcpy(p, ",\"dur\":", 8);
     p = prof_put_us(p + 7, t1 > t0 ? t1 - t0 : 0);
     *p++ = '}';
@@ -266,13 +269,13 @@ static void write_range(prof_out *o, const prof_rec *r, prof_tick_map *m, int ti
 
 static tid_info *tid_slot(int tid)
 {
-    for (int i = 0; i < prof_writer_g.n_tids; i++)
-        if (prof_writer_g.tids[i].tid == tid)
-            return &prof_writer_g.tids[i];
-    if (prof_writer_g.n_tids == MAX_TIDS)
+    for (int i = 0; i < prof_state_writer()->n_tids; i++)
+        if (prof_state_writer()->tids[i].tid == tid)
+            return &prof_state_writer()->tids[i];
+    if (prof_state_writer()->n_tids == MAX_TIDS)
         return NULL;
-    prof_writer_g.tids[prof_writer_g.n_tids] = (tid_info){tid, 0, 0};
-    return &prof_writer_g.tids[prof_writer_g.n_tids++];
+    prof_state_writer()->tids[prof_state_writer()->n_tids] = (tid_info){tid, 0, 0};
+    return &prof_state_writer()->tids[prof_state_writer()->n_tids++];
 }
 
 static void write_step(prof_out *o, const prof_rec *r, int pid, int tid)
@@ -315,18 +318,18 @@ static void write_counter(prof_out *o, const prof_rec *r, int pid, int tid)
 
 static void keep_async(const prof_rec *r)
 {
-    if (prof_writer_g.n_async == prof_writer_g.cap_async) {
-        size_t ncap = prof_writer_g.cap_async ? prof_writer_g.cap_async * 2 : 256;
+    if (prof_state_writer()->n_async == prof_state_writer()->cap_async) {
+        size_t ncap = prof_state_writer()->cap_async ? prof_state_writer()->cap_async * 2 : 256;
         async_range *a =
-                ncap <= (1u << 20) ? realloc(prof_writer_g.async, ncap * sizeof(*a)) : NULL;
+                ncap <= (1u << 20) ? realloc(prof_state_writer()->async, ncap * sizeof(*a)) : NULL;
         if (!a) {
             prof_warn("too many NVTX start/end ranges: some were not written");
             return;
         }
-        prof_writer_g.async = a;
-        prof_writer_g.cap_async = ncap;
+        prof_state_writer()->async = a;
+        prof_state_writer()->cap_async = ncap;
     }
-    prof_writer_g.async[prof_writer_g.n_async++] =
+    prof_state_writer()->async[prof_state_writer()->n_async++] =
             (async_range){r->t0, r->t1, r->name, (int)r->aux};
 }
 
@@ -374,8 +377,8 @@ static void note_behind(const prof_tick_map *m, int64_t now, int64_t t1)
     ns = m->mode == PROF_MAP_IDENTITY
                  ? ticks
                  : (int64_t)(((unsigned __int128)(uint64_t)ticks * m->seg[1].scale) >> 32);
-    if (ns > prof_writer_g.max_behind_ns)
-        prof_writer_g.max_behind_ns = ns;
+    if (ns > prof_state_writer()->max_behind_ns)
+        prof_state_writer()->max_behind_ns = ns;
 }
 
 /* Drain every ring of this session once. @return records written (the writer loops without
@@ -388,10 +391,10 @@ static size_t drain_threads(prof_out *o)
     prof_clock_map(&map);
     int64_t now = prof_ticks();
     for (prof_thread *t = prof_threads_head(); t; t = t->next) {
-        if (atomic_load_explicit(&t->gen, memory_order_acquire) != prof_writer_g.cfg.gen)
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != prof_state_writer()->cfg.gen)
             continue;
         tid_slot(t->tid);
-        set_thread_tail(prof_g.pid, t->tid);
+        set_thread_tail(prof_state_session()->pid, t->tid);
         const prof_rec *span;
         size_t n;
         size_t taken = 0; /* a thread that records faster than this loop writes: move on */
@@ -399,11 +402,11 @@ static size_t drain_threads(prof_out *o)
             if (taken == 0)
                 note_behind(&map, now, span[0].t1);
             for (size_t i = 0; i < n; i++) {
-                prof_writer_g.n_kind[span[i].kind & 7]++;
+                prof_state_writer()->n_kind[span[i].kind & 7]++;
                 if (__builtin_expect(span[i].kind == PROF_REC_RANGE, 1))
                     write_range(o, &span[i], &map, t->tid);
                 else
-                    write_rec(o, &span[i], &map, prof_g.pid, t->tid);
+                    write_rec(o, &span[i], &map, prof_state_session()->pid, t->tid);
             }
             prof_buf_release(t, n);
             total += n;
@@ -414,7 +417,7 @@ static size_t drain_threads(prof_out *o)
     }
     if (map.mode == PROF_MAP_LINEAR)
         prof_clock_converted(map.max_ticks);
-    prof_threads_reap(prof_writer_g.cfg.gen);
+    prof_threads_reap(prof_state_writer()->cfg.gen);
     return total;
 }
 
@@ -422,7 +425,7 @@ static uint64_t cpu_dropped(void)
 {
     uint64_t d = 0;
     for (prof_thread *t = prof_threads_head(); t; t = t->next)
-        if (atomic_load(&t->gen) == prof_writer_g.cfg.gen)
+        if (atomic_load(&t->gen) == prof_state_writer()->cfg.gen)
             d += atomic_load(&t->dropped);
     return d;
 }
@@ -459,7 +462,7 @@ static void process_name(char *buf, size_t cap)
         fclose(f);
     }
     if (!buf[0])
-        snprintf(buf, cap, "process %d", prof_g.pid);
+        snprintf(buf, cap, "process %d", prof_state_session()->pid);
 }
 
 /* "thread <tid> (<name>)" as Kineto writes it. */
@@ -476,23 +479,23 @@ static void write_thread_meta(prof_out *o, int pid, int tid, const char *name)
 
 static void write_cpu_metadata(prof_out *o)
 {
-    int pid = prof_g.pid;
+    int pid = prof_state_session()->pid;
     char pname[64];
     process_name(pname, sizeof(pname));
     meta(o, GP_NAME_PROCESS_NAME, pid, 0, "name", pname, 0);
     meta(o, GP_NAME_PROCESS_LABELS, pid, 0, "labels", "CPU", 0);
     meta(o, GP_NAME_PROCESS_SORT, pid, 0, "sort_index", NULL, pid);
-    int *tids = prof_writer_g.meta_tids;
-    uint32_t *names = prof_writer_g.meta_names;
+    int *tids = prof_state_writer()->meta_tids;
+    uint32_t *names = prof_state_writer()->meta_names;
     int n = prof_thread_names(tids, names, MAX_TIDS);
     for (int i = 0; i < n; i++)
         tid_slot(tids[i]);
-    for (int i = 0; i < prof_writer_g.n_tids; i++) {
+    for (int i = 0; i < prof_state_writer()->n_tids; i++) {
         const char *name = NULL;
         for (int j = 0; j < n; j++)
-            if (tids[j] == prof_writer_g.tids[i].tid)
+            if (tids[j] == prof_state_writer()->tids[i].tid)
                 name = prof_name_str(names[j]);
-        write_thread_meta(o, pid, prof_writer_g.tids[i].tid, name);
+        write_thread_meta(o, pid, prof_state_writer()->tids[i].tid, name);
     }
 }
 
@@ -508,14 +511,15 @@ static int cmp_async(const void *a, const void *b)
 
 static void write_async(prof_out *o)
 {
-    if (prof_writer_g.n_async == 0)
+    if (prof_state_writer()->n_async == 0)
         return;
-    qsort(prof_writer_g.async, prof_writer_g.n_async, sizeof(*prof_writer_g.async), cmp_async);
+    qsort(prof_state_writer()->async, prof_state_writer()->n_async,
+          sizeof(*prof_state_writer()->async), cmp_async);
     int64_t lane_end[16];
-    for (size_t i = 0; i < prof_writer_g.n_async;) {
-        int tid = prof_writer_g.async[i].tid, lanes = 0;
-        for (; i < prof_writer_g.n_async && prof_writer_g.async[i].tid == tid; i++) {
-            async_range *a = &prof_writer_g.async[i];
+    for (size_t i = 0; i < prof_state_writer()->n_async;) {
+        int tid = prof_state_writer()->async[i].tid, lanes = 0;
+        for (; i < prof_state_writer()->n_async && prof_state_writer()->async[i].tid == tid; i++) {
+            async_range *a = &prof_state_writer()->async[i];
             int l = 0;
             while (l < lanes && lane_end[l] > a->t0)
                 l++;
@@ -526,10 +530,10 @@ static void write_async(prof_out *o)
                 char label[96];
                 snprintf(label, sizeof(label), "thread %d (NVTX start/end ranges %d)", tid, l);
                 int64_t vt = (1LL << 30) + ((int64_t)l << 22) + tid;
-                meta(o, GP_NAME_THREAD_NAME, prof_g.pid, vt, "name", label, 0);
+                meta(o, GP_NAME_THREAD_NAME, prof_state_session()->pid, vt, "name", label, 0);
             }
             lane_end[l] = a->t1;
-            prof_write_x(o, GP_CAT_USER_ANNOTATION, a->name, prof_g.pid,
+            prof_write_x(o, GP_CAT_USER_ANNOTATION, a->name, prof_state_session()->pid,
                          (1LL << 30) + ((int64_t)l << 22) + tid, a->t0, a->t1);
         }
     }
@@ -548,7 +552,7 @@ static void key_u64(prof_out *h, const char *key, uint64_t v)
 /* The capture-health ledger (trace_schema.h: GP_CFG_H_*), as "gprof" members. */
 static void header_health(prof_out *h, uint64_t dropped_cpu)
 {
-    const uint64_t *k = prof_writer_g.n_kind;
+    const uint64_t *k = prof_state_writer()->n_kind;
     uint64_t cpu = k[PROF_REC_RANGE] + k[PROF_REC_STEP] + k[PROF_REC_MARK] + k[PROF_REC_COUNTER] +
                    k[PROF_REC_ASYNC];
     prof_gpu_health g;
@@ -563,36 +567,36 @@ static void header_health(prof_out *h, uint64_t dropped_cpu)
     key_u64(h, GP_CFG_H_GPU_NO_TIME, g.no_timestamp);
     key_u64(h, GP_CFG_H_GPU_END_FIRST, g.end_before_start);
     key_u64(h, GP_CFG_H_GPU_EARLY, g.before_launch);
-    key_u64(h, GP_CFG_H_WRITER_BEHIND, (uint64_t)prof_writer_g.max_behind_ns);
-    key_u64(h, GP_CFG_H_PROFILER_COST, (uint64_t)prof_writer_g.cfg.range_cost_ns * cpu);
+    key_u64(h, GP_CFG_H_WRITER_BEHIND, (uint64_t)prof_state_writer()->max_behind_ns);
+    key_u64(h, GP_CFG_H_PROFILER_COST, (uint64_t)prof_state_writer()->cfg.range_cost_ns * cpu);
     key_u64(h, GP_CFG_H_WRITER_CPU,
-            (uint64_t)(prof_writer_g.cpu_user_ns + prof_writer_g.cpu_sys_ns));
+            (uint64_t)(prof_state_writer()->cpu_user_ns + prof_state_writer()->cpu_sys_ns));
 }
 
 static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
 {
     prof_out_str(h, "\"" GP_KEY_GPROF "\":{\"" GP_CFG_TOOL_VERSION "\":\"" GP_VERSION "\"");
     prof_out_str(h, ",\"" GP_CFG_PRODUCER "\":");
-    prof_out_json_str(h, prof_writer_g.producer, strlen(prof_writer_g.producer));
+    prof_out_json_str(h, prof_state_writer()->producer, strlen(prof_state_writer()->producer));
     if (!prof_config_has(GP_CFG_CPU_COUNT)) {
         prof_out_str(h, ",\"" GP_CFG_CPU_COUNT "\":");
         prof_out_i64(h, sysconf(_SC_NPROCESSORS_ONLN));
     }
     prof_out_str(h, ",\"" GP_CFG_CLOCK_REALTIME_NS "\":");
-    prof_out_i64(h, prof_writer_g.cfg.anchor_real);
+    prof_out_i64(h, prof_state_writer()->cfg.anchor_real);
     prof_out_str(h, ",\"" GP_CFG_CLOCK_MONOTONIC_NS "\":");
-    prof_out_i64(h, prof_writer_g.cfg.anchor_mono);
-    pthread_mutex_lock(&prof_writer_g.warn_lock);
+    prof_out_i64(h, prof_state_writer()->cfg.anchor_mono);
+    pthread_mutex_lock(&prof_state_writer()->warn_lock);
     prof_out_str(h, ",\"" GP_CFG_GPU_STATUS "\":");
-    const char *gs = prof_writer_g.gpu_status;
+    const char *gs = prof_state_writer()->gpu_status;
     if (prof_config_has(GP_CFG_GPU_TIMING_MODEL) && strncmp(gs, "recorded", 8) == 0) {
-        char sim[sizeof(prof_writer_g.gpu_status) + 8]; /* "simulated" + ", except: ..." */
+        char sim[sizeof(prof_state_writer()->gpu_status) + 8]; /* "simulated" + ", except: ..." */
         snprintf(sim, sizeof(sim), "simulated%s", gs + 8);
         prof_out_json_str(h, sim, strlen(sim));
     } else {
         prof_out_json_str(h, gs, strlen(gs));
     }
-    pthread_mutex_unlock(&prof_writer_g.warn_lock);
+    pthread_mutex_unlock(&prof_state_writer()->warn_lock);
     prof_out_str(h, ",\"" GP_CFG_DROPPED_RECORDS "\":");
     prof_out_u64(h, dropped_cpu + prof_gpu_dropped());
     prof_out_str(h, ",\"" GP_CFG_DROPPED_CPU "\":");
@@ -600,26 +604,27 @@ static void header_gprof(prof_out *h, uint64_t dropped_cpu, int final)
     prof_out_str(h, ",\"" GP_CFG_DROPPED_GPU "\":");
     prof_out_u64(h, prof_gpu_dropped());
     prof_out_str(h, ",\"" GP_CFG_BUFFER_LIMIT "\":");
-    prof_out_i64(h, prof_g.buf_limit);
+    prof_out_i64(h, prof_state_session()->buf_limit);
     prof_out_str(h, ",\"" GP_CFG_BUFFER_PEAK "\":");
     prof_out_i64(h, prof_buf_peak());
     prof_out_str(h, ",\"" GP_CFG_FLUSH_INTERVAL "\":");
-    prof_out_i64(h, prof_writer_g.cfg.flush_ms);
+    prof_out_i64(h, prof_state_writer()->cfg.flush_ms);
     prof_out_str(h, ",\"" GP_CFG_RECORD_COST "\":");
-    prof_out_i64(h, prof_writer_g.cfg.range_cost_ns);
+    prof_out_i64(h, prof_state_writer()->cfg.range_cost_ns);
     prof_out_str(h, ",\"" GP_CFG_COMPLETE "\":");
     prof_out_str(h, final ? "true" : "false");
     header_health(h, dropped_cpu);
     prof_gpu_config(h);
     prof_config_write(h, 1);
     prof_out_str(h, ",\"" GP_CFG_WARNINGS "\":[");
-    pthread_mutex_lock(&prof_writer_g.warn_lock);
-    for (int i = 0; i < prof_writer_g.n_warnings; i++) {
+    pthread_mutex_lock(&prof_state_writer()->warn_lock);
+    for (int i = 0; i < prof_state_writer()->n_warnings; i++) {
         if (i)
             prof_out_raw(h, ",", 1);
-        prof_out_json_str(h, prof_writer_g.warnings[i], strlen(prof_writer_g.warnings[i]));
+        prof_out_json_str(h, prof_state_writer()->warnings[i],
+                          strlen(prof_state_writer()->warnings[i]));
     }
-    pthread_mutex_unlock(&prof_writer_g.warn_lock);
+    pthread_mutex_unlock(&prof_state_writer()->warn_lock);
     prof_out_str(h, "]}");
 }
 
@@ -631,22 +636,23 @@ static int write_header(uint64_t dropped_cpu, int final)
     prof_out_str(&h, "{\"" GP_KEY_SCHEMA_VERSION "\":1,\"" GP_KEY_DEVICE_PROPERTIES "\":[");
     prof_gpu_device_props(&h);
     prof_out_str(&h, "],");
-    if (prof_writer_g.cfg.world_size > 0) {
+    if (prof_state_writer()->cfg.world_size > 0) {
         prof_out_str(&h, "\"" GP_KEY_DISTRIBUTED_INFO "\":{\"rank\": ");
-        prof_out_i64(&h, prof_writer_g.cfg.rank);
+        prof_out_i64(&h, prof_state_writer()->cfg.rank);
         prof_out_str(&h, ",\"world_size\": ");
-        prof_out_i64(&h, prof_writer_g.cfg.world_size);
+        prof_out_i64(&h, prof_state_writer()->cfg.world_size);
         prof_out_str(&h, "},");
     }
     header_gprof(&h, dropped_cpu, final);
     prof_out_str(&h, ",\"" GP_KEY_DISPLAY_TIME_UNIT "\":\"ms\",\"" GP_KEY_BASE_TIME_NS "\":");
-    prof_out_i64(&h, prof_base_ns);
-    if (prof_writer_g.trace_name[0]) {
+    prof_out_i64(&h, prof_state_session()->base_ns);
+    if (prof_state_writer()->trace_name[0]) {
         prof_out_str(&h, ",\"" GP_KEY_TRACE_NAME "\":");
-        prof_out_json_str(&h, prof_writer_g.trace_name, strlen(prof_writer_g.trace_name));
+        prof_out_json_str(&h, prof_state_writer()->trace_name,
+                          strlen(prof_state_writer()->trace_name));
     }
     prof_out_raw(&h, ",\n", 2);
-    int rc = h.failed ? -1 : prof_out_write_header(&prof_writer_g.out, h.buf, h.len);
+    int rc = h.failed ? -1 : prof_out_write_header(&prof_state_writer()->out, h.buf, h.len);
     prof_out_close(&h);
     return rc;
 }
@@ -658,20 +664,21 @@ static void writer_cpu_sample(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
-    prof_writer_g.cpu_user_ns =
+    prof_state_writer()->cpu_user_ns =
             (int64_t)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
-    prof_writer_g.cpu_sys_ns =
+    prof_state_writer()->cpu_sys_ns =
             (int64_t)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
 }
 
 static void report_io(void)
 {
-    if (prof_writer_g.io_reported)
+    if (prof_state_writer()->io_reported)
         return;
-    prof_writer_g.io_reported = 1;
+    prof_state_writer()->io_reported = 1;
     GP_LOG(GP_LOG_ERROR, "cannot write trace '%s': %s; profiling stopped, the program goes on",
-           prof_writer_g.path, prof_writer_g.out.err[0] ? prof_writer_g.out.err : "I/O error");
-    atomic_store(&prof_g.recording, 0);
+           prof_state_writer()->path,
+           prof_state_writer()->out.err[0] ? prof_state_writer()->out.err : "I/O error");
+    atomic_store(&prof_state_session()->recording, 0);
 }
 
 /* A killed program keeps what the writer had drained before its last pass: every pass that
@@ -682,21 +689,22 @@ static void report_io(void)
 
 static size_t periodic(void)
 {
-    uint64_t before = prof_writer_g.n_events;
-    size_t n = drain_threads(&prof_writer_g.out);
-    prof_gpu_drain(&prof_writer_g.out, 0, 0);
+    uint64_t before = prof_state_writer()->n_events;
+    size_t n = drain_threads(&prof_state_writer()->out);
+    prof_gpu_drain(&prof_state_writer()->out, 0, 0);
     int64_t now = prof_now();
-    int sync =
-            prof_writer_g.n_events != before && now - prof_writer_g.last_sync_ns >= SYNC_EVERY_NS;
+    int sync = prof_state_writer()->n_events != before &&
+               now - prof_state_writer()->last_sync_ns >= SYNC_EVERY_NS;
     if (sync)
-        prof_writer_g.last_sync_ns = now;
-    prof_out_flush(&prof_writer_g.out, sync);
-    if (now - prof_writer_g.last_header_ns >= HEADER_EVERY_NS && !prof_writer_g.out.failed) {
-        prof_writer_g.last_header_ns = now;
+        prof_state_writer()->last_sync_ns = now;
+    prof_out_flush(&prof_state_writer()->out, sync);
+    if (now - prof_state_writer()->last_header_ns >= HEADER_EVERY_NS &&
+        !prof_state_writer()->out.failed) {
+        prof_state_writer()->last_header_ns = now;
         writer_cpu_sample();
         write_header(cpu_dropped(), 0);
     }
-    if (prof_writer_g.out.failed)
+    if (prof_state_writer()->out.failed)
         report_io();
     return n;
 }
@@ -704,33 +712,33 @@ static size_t periodic(void)
 /* A device written in place (/dev/null) is never removed: as root that would delete it. */
 static void remove_tmp(void)
 {
-    if (!prof_writer_g.cfg.device)
-        unlink(prof_writer_g.tmp);
+    if (!prof_state_writer()->cfg.device)
+        unlink(prof_state_writer()->tmp);
 }
 
 static int finish(void)
 {
-    prof_out *o = &prof_writer_g.out;
+    prof_out *o = &prof_state_writer()->out;
     while (drain_threads(o) > 0) /* a pass takes at most PASS_PER_THREAD from a thread */
         ;
     /* From a signal handler, the interrupted thread may hold CUPTI's lock: the forced flush is
      * bounded there (cupti_activity.c), never waited for on this thread. */
-    prof_gpu_drain(o, 1, atomic_load(&prof_writer_g.from_signal));
+    prof_gpu_drain(o, 1, atomic_load(&prof_state_writer()->from_signal));
     uint64_t dropped = cpu_dropped();
-    for (int i = 0; i < prof_writer_g.n_tids; i++) {
-        if (prof_writer_g.tids[i].bad_pops)
+    for (int i = 0; i < prof_state_writer()->n_tids; i++) {
+        if (prof_state_writer()->tids[i].bad_pops)
             prof_warn("%llu unbalanced pop(s) (pop with no open range) on thread %d",
-                      (unsigned long long)prof_writer_g.tids[i].bad_pops,
-                      prof_writer_g.tids[i].tid);
-        if (prof_writer_g.tids[i].deep)
+                      (unsigned long long)prof_state_writer()->tids[i].bad_pops,
+                      prof_state_writer()->tids[i].tid);
+        if (prof_state_writer()->tids[i].deep)
             prof_warn("%llu range(s) nested deeper than %d on thread %d were not recorded",
-                      (unsigned long long)prof_writer_g.tids[i].deep, PROF_MAX_DEPTH,
-                      prof_writer_g.tids[i].tid);
+                      (unsigned long long)prof_state_writer()->tids[i].deep, PROF_MAX_DEPTH,
+                      prof_state_writer()->tids[i].tid);
     }
     if (dropped)
         prof_warn("%llu CPU record(s) dropped: the record buffers reached their limit of %lld "
                   "MiB (raise it: GP_PROF_BUFFER_LIMIT or gprof-train run --buffer-limit)",
-                  (unsigned long long)dropped, (long long)(prof_g.buf_limit >> 20));
+                  (unsigned long long)dropped, (long long)(prof_state_session()->buf_limit >> 20));
     write_async(o);
     write_cpu_metadata(o);
     prof_gpu_metadata(o);
@@ -743,8 +751,8 @@ static int finish(void)
         write_header(dropped, 1);
     }
     int rc = prof_out_close(o);
-    if (rc == 0 && !prof_writer_g.cfg.device &&
-        rename(prof_writer_g.tmp, prof_writer_g.path) != 0) {
+    if (rc == 0 && !prof_state_writer()->cfg.device &&
+        rename(prof_state_writer()->tmp, prof_state_writer()->path) != 0) {
         snprintf(o->err, sizeof(o->err), "rename of the .tmp file failed: %s", strerror(errno));
         o->failed = 1;
         rc = -1;
@@ -762,67 +770,68 @@ static void *writer_main(void *arg)
     size_t busy = 0;
     for (;;) {
         if (busy >= TAKE_BATCH) { /* behind: go on at once */
-            if (atomic_load(&prof_writer_g.stop))
+            if (atomic_load(&prof_state_writer()->stop))
                 break;
             busy = periodic();
             continue;
         }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (int64_t)prof_writer_g.cfg.flush_ms * 1000000LL;
+        int64_t ns = ts.tv_nsec + (int64_t)prof_state_writer()->cfg.flush_ms * 1000000LL;
         ts.tv_sec += ns / 1000000000LL;
         ts.tv_nsec = ns % 1000000000LL;
-        while (sem_timedwait(&prof_writer_g.wake, &ts) != 0 && errno == EINTR)
+        while (sem_timedwait(&prof_state_writer()->wake, &ts) != 0 && errno == EINTR)
             ;
-        if (atomic_load(&prof_writer_g.stop))
+        if (atomic_load(&prof_state_writer()->stop))
             break;
         busy = periodic();
     }
     int rc = finish();
     writer_cpu_sample();
-    atomic_store(&prof_writer_g.state, rc == 0 ? 1 : -1);
+    atomic_store(&prof_state_writer()->state, rc == 0 ? 1 : -1);
     return NULL;
 }
 
 gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
 {
-    prof_writer_g.cfg = *cfg;
-    snprintf(prof_writer_g.path, sizeof(prof_writer_g.path), "%s", cfg->path);
-    if (snprintf(prof_writer_g.tmp, sizeof(prof_writer_g.tmp), cfg->device ? "%s" : "%s.tmp",
-                 cfg->path) >= (int)sizeof(prof_writer_g.tmp))
+    prof_state_writer()->cfg = *cfg;
+    snprintf(prof_state_writer()->path, sizeof(prof_state_writer()->path), "%s", cfg->path);
+    if (snprintf(prof_state_writer()->tmp, sizeof(prof_state_writer()->tmp),
+                 cfg->device ? "%s" : "%s.tmp", cfg->path) >= (int)sizeof(prof_state_writer()->tmp))
         return gp_error_set(err, GP_EINVAL, cfg->path, "trace path too long");
-    snprintf(prof_writer_g.producer, sizeof(prof_writer_g.producer), "%s",
+    snprintf(prof_state_writer()->producer, sizeof(prof_state_writer()->producer), "%s",
              cfg->producer ? cfg->producer : "api");
-    snprintf(prof_writer_g.trace_name, sizeof(prof_writer_g.trace_name), "%s",
+    snprintf(prof_state_writer()->trace_name, sizeof(prof_state_writer()->trace_name), "%s",
              cfg->trace_name ? cfg->trace_name : "");
-    prof_writer_g.need_comma = 0;
-    prof_writer_g.io_reported = 0;
-    prof_writer_g.n_events = 0;
-    prof_writer_g.n_tids = 0;
-    prof_writer_g.n_async = 0;
-    memset(prof_writer_g.n_kind, 0, sizeof(prof_writer_g.n_kind));
-    prof_writer_g.max_behind_ns = 0;
-    prof_writer_g.cpu_user_ns = prof_writer_g.cpu_sys_ns = 0;
-    prof_writer_g.last_sync_ns = prof_writer_g.last_header_ns = prof_now();
-    atomic_store(&prof_writer_g.stop, 0);
-    atomic_store(&prof_writer_g.from_signal, 0);
-    atomic_store(&prof_writer_g.state, 0);
+    prof_state_writer()->need_comma = 0;
+    prof_state_writer()->io_reported = 0;
+    prof_state_writer()->n_events = 0;
+    prof_state_writer()->n_tids = 0;
+    prof_state_writer()->n_async = 0;
+    memset(prof_state_writer()->n_kind, 0, sizeof(prof_state_writer()->n_kind));
+    prof_state_writer()->max_behind_ns = 0;
+    prof_state_writer()->cpu_user_ns = prof_state_writer()->cpu_sys_ns = 0;
+    prof_state_writer()->last_sync_ns = prof_state_writer()->last_header_ns = prof_now();
+    atomic_store(&prof_state_writer()->stop, 0);
+    atomic_store(&prof_state_writer()->from_signal, 0);
+    atomic_store(&prof_state_writer()->state, 0);
     warnings_clear();
-    GP_TRY(prof_out_open(&prof_writer_g.out, prof_writer_g.tmp, cfg->gzip, err));
-    prof_writer_g.out.stream = cfg->device;
+    GP_TRY(prof_out_open(&prof_state_writer()->out, prof_state_writer()->tmp, cfg->gzip, err));
+    prof_state_writer()->out.stream = cfg->device;
     if (cfg->mode)
-        fchmod(prof_writer_g.out.fd, (mode_t)cfg->mode);
+        fchmod(prof_state_writer()->out.fd, (mode_t)cfg->mode);
     if (write_header(0, 0) != 0) {
-        prof_out_close(&prof_writer_g.out);
+        prof_out_close(&prof_state_writer()->out);
         remove_tmp();
-        return gp_error_set(err, GP_EIO, prof_writer_g.tmp, "cannot write trace header: %s",
-                            prof_writer_g.out.err[0] ? prof_writer_g.out.err : "header too large");
+        return gp_error_set(err, GP_EIO, prof_state_writer()->tmp, "cannot write trace header: %s",
+                            prof_state_writer()->out.err[0] ? prof_state_writer()->out.err
+                                                            : "header too large");
     }
-    prof_out_str(&prof_writer_g.out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
+    prof_out_str(&prof_state_writer()->out, "\"" GP_KEY_TRACE_EVENTS "\":[\n");
     /* In the file (and decodable) now: a program that dies before the first pass leaves a
      * trace with no events, which reads as incomplete, not as a file cut inside its header. */
-    prof_out_flush(&prof_writer_g.out, 1);
-    sem_init(&prof_writer_g.wake, 0, 0);
+    prof_out_flush(&prof_state_writer()->out, 1);
+    sem_init(&prof_state_writer()->wake, 0, 0);
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
@@ -830,61 +839,61 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = pthread_create(&prof_writer_g.th, NULL, writer_main, NULL);
+    int rc = pthread_create(&prof_state_writer()->th, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        prof_out_close(&prof_writer_g.out);
+        prof_out_close(&prof_state_writer()->out);
         remove_tmp();
         return gp_error_set(err, GP_ENOMEM, NULL, "cannot start the writer thread");
     }
-    prof_writer_g.started = 1;
+    prof_state_writer()->started = 1;
     return GP_OK;
 }
 
 void prof_writer_wake(void)
 {
-    if (prof_writer_g.started)
-        sem_post(&prof_writer_g.wake);
+    if (prof_state_writer()->started)
+        sem_post(&prof_state_writer()->wake);
 }
 
 int prof_writer_finish(int timeout_ms, int from_signal)
 {
-    if (!prof_writer_g.started)
+    if (!prof_state_writer()->started)
         return -1;
-    atomic_store(&prof_writer_g.from_signal, from_signal);
-    atomic_store(&prof_writer_g.stop, 1);
-    sem_post(&prof_writer_g.wake);
+    atomic_store(&prof_state_writer()->from_signal, from_signal);
+    atomic_store(&prof_state_writer()->stop, 1);
+    sem_post(&prof_state_writer()->wake);
     if (from_signal) {
         /* Only async-signal-safe calls here: poll the writer's state. */
-        for (int waited = 0; atomic_load(&prof_writer_g.state) == 0; waited++) {
+        for (int waited = 0; atomic_load(&prof_state_writer()->state) == 0; waited++) {
             if (timeout_ms > 0 && waited >= timeout_ms)
                 return -2;
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
         }
-        return atomic_load(&prof_writer_g.state) == 1 ? 0 : -1;
+        return atomic_load(&prof_state_writer()->state) == 1 ? 0 : -1;
     }
-    pthread_join(prof_writer_g.th, NULL);
-    prof_writer_g.started = 0;
-    sem_destroy(&prof_writer_g.wake);
-    return atomic_load(&prof_writer_g.state) == 1 ? 0 : -1;
+    pthread_join(prof_state_writer()->th, NULL);
+    prof_state_writer()->started = 0;
+    sem_destroy(&prof_state_writer()->wake);
+    return atomic_load(&prof_state_writer()->state) == 1 ? 0 : -1;
 }
 
 void prof_writer_forget(void)
 {
-    prof_writer_g.started = 0;
-    if (prof_writer_g.out.fd >= 0)
-        close(prof_writer_g.out.fd);
-    prof_writer_g.out.fd = -1;
+    prof_state_writer()->started = 0;
+    if (prof_state_writer()->out.fd >= 0)
+        close(prof_state_writer()->out.fd);
+    prof_state_writer()->out.fd = -1;
 }
 
 void prof_writer_cpu_ns(int64_t *user_ns, int64_t *sys_ns)
 {
-    *user_ns = prof_writer_g.cpu_user_ns;
-    *sys_ns = prof_writer_g.cpu_sys_ns;
+    *user_ns = prof_state_writer()->cpu_user_ns;
+    *sys_ns = prof_state_writer()->cpu_sys_ns;
 }
 
 uint64_t prof_writer_events(void)
 {
-    return prof_writer_g.n_events;
+    return prof_state_writer()->n_events;
 }

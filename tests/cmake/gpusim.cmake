@@ -70,7 +70,7 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
   set(gs_cases threads runtime_flows driver_launch linked fork sigterm signal_in_launch reset
       running_at_exit wsl_clock drops busy old kind_fails stall late takeover external_id
       device_props memory_threads work_first two_devices running_elsewhere_at_exit reload window
-      exit_race per_thread created_context_at_exit)
+      exit_race per_thread created_context_at_exit co_subscriber co_subscriber_single)
   foreach(case ${gs_cases})
     add_test(NAME gpusim_${case}
              COMMAND python3 ${gs_src}/test_gpusim.py ${case} ${gs_out} $<TARGET_FILE:gp_prof>)

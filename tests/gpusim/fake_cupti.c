@@ -33,7 +33,7 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /* switches (FAKE_CUPTI) */
-    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race, per_thread, cc;
+    int busy, old, stall, wsl, late, hoard, fail_kind, work_first, exit_race, per_thread, cc, multi;
     /* client */
     int subscribed;
     CUpti_CallbackFunc callback;
@@ -43,6 +43,17 @@ static struct {
     CUpti_BuffersCallbackCompleteFunc complete;
     CUpti_TimestampCallbackFunc timestamp;
     uint8_t enabled[CUPTI_ACTIVITY_KIND_COUNT];
+    uint8_t enables[CUPTI_ACTIVITY_KIND_COUNT]; /* multi: clients that enabled the kind */
+    /* multi: a second subscriber beside the first (another tool), with buffers of its own */
+    struct {
+        int subscribed, detached; /* detached: cuptiFinalize tore CUPTI down under it */
+        CUpti_CallbackFunc callback;
+        void *userdata;
+        uint8_t cb_enabled[4][1024];
+        CUpti_BuffersCallbackRequestFunc request;
+        CUpti_BuffersCallbackCompleteFunc complete;
+        uint64_t buffers, lost; /* buffers handed to it; copies lost (its buffer too small) */
+    } co;
     uint32_t period_ms;
     /* the buffer being filled, and full ones kept back (hoard) */
     uint8_t *cur;
@@ -100,6 +111,7 @@ __attribute__((constructor)) static void read_switches(void)
     F.work_first = s && strstr(s, "work_first") != NULL;
     F.exit_race = s && strstr(s, "exit_race") != NULL;
     F.per_thread = s && strstr(s, "per_thread") != NULL;
+    F.multi = s && strstr(s, "multi") != NULL;
     const char *h = s ? strstr(s, "hoard=") : NULL;
     F.hoard = h ? atoi(h + 6) : 0;
     const char *cc = s ? strstr(s, "cc=") : NULL;
@@ -153,13 +165,14 @@ __attribute__((destructor)) static void write_stats(void)
             "{\"made\":%llu,\"delivered\":%llu,\"dropped\":%llu,\"requests\":%llu,"
             "\"refused\":%llu,\"late_buffers\":%llu,\"timestamp_callback\":%d,"
             "\"finalized\":%d,\"attached\":%d,\"held\":%d,\"misaligned\":%llu,"
-            "\"ext_open\":%lld}\n",
+            "\"ext_open\":%lld,\"co_buffers\":%llu,\"co_lost\":%llu,\"co_detached\":%d}\n",
             (unsigned long long)F.made, (unsigned long long)F.delivered,
             (unsigned long long)F.dropped, (unsigned long long)F.requests,
             (unsigned long long)F.refused, (unsigned long long)F.late_buffers,
             F.timestamp != NULL || F.timestamp_was_set, F.finalized, attached(), buffers_held(),
             (unsigned long long)F.misaligned,
-            (long long)__atomic_load_n(&F.ext_open, __ATOMIC_RELAXED));
+            (long long)__atomic_load_n(&F.ext_open, __ATOMIC_RELAXED),
+            (unsigned long long)F.co.buffers, (unsigned long long)F.co.lost, F.co.detached);
     fclose(f);
     pthread_mutex_unlock(&F.lock);
 }
@@ -216,8 +229,26 @@ static int buffers_held(void)
     return n;
 }
 
+/* multi: the second subscriber's copy of a buffer's records, in a buffer it supplies. */
+static void copy_to_co(const uint8_t *buf, size_t used)
+{
+    if (!F.co.request || !F.co.complete || used == 0)
+        return;
+    uint8_t *mine = NULL;
+    size_t size = 0, max_records = 0;
+    F.co.request(&mine, &size, &max_records);
+    if (!mine || size < used) {
+        F.co.lost++;
+        return;
+    }
+    memcpy(mine, buf, used);
+    F.co.buffers++;
+    F.co.complete(NULL, 0, mine, size, used);
+}
+
 static void hand_back(uint8_t *buf, size_t size, size_t used)
 {
+    copy_to_co(buf, used);
     if (F.complete)
         F.complete(NULL, 0, buf, size, used);
 }
@@ -532,15 +563,18 @@ EXPORT void fake_cupti_synchronize(uint32_t context)
     }
 }
 
-/* The subscriber's callback if it enabled (domain, cbid), else NULL; its user data. */
-static CUpti_CallbackFunc enabled_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                           void **userdata)
+/* Subscriber `who`'s callback (0 the first, 1 the second: multi) if it enabled (domain, cbid),
+ * else NULL; its user data. */
+static CUpti_CallbackFunc enabled_callback(int who, CUpti_CallbackDomain domain,
+                                           CUpti_CallbackId cbid, void **userdata)
 {
     if ((unsigned)domain >= 4 || cbid >= 1024)
         return NULL;
     pthread_mutex_lock(&F.lock);
-    CUpti_CallbackFunc fn = F.subscribed && F.cb_enabled[domain][cbid] ? F.callback : NULL;
-    *userdata = F.userdata;
+    CUpti_CallbackFunc fn =
+            who == 0 ? (F.subscribed && F.cb_enabled[domain][cbid] ? F.callback : NULL)
+                     : (F.co.subscribed && F.co.cb_enabled[domain][cbid] ? F.co.callback : NULL);
+    *userdata = who == 0 ? F.userdata : F.co.userdata;
     pthread_mutex_unlock(&F.lock);
     return fn;
 }
@@ -548,27 +582,29 @@ static CUpti_CallbackFunc enabled_callback(CUpti_CallbackDomain domain, CUpti_Ca
 EXPORT void fake_cupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 CUpti_ApiCallbackSite site)
 {
-    void *userdata;
-    CUpti_CallbackFunc fn = enabled_callback(domain, cbid, &userdata);
-    if (!fn)
-        return;
     CUpti_CallbackData d;
     memset(&d, 0, sizeof(d));
     d.callbackSite = site;
     d.correlationId = fake_cupti_correlation();
-    fn(userdata, domain, cbid, &d);
+    for (int who = 0; who < 2; who++) { /* each subscriber that enabled it */
+        void *userdata;
+        CUpti_CallbackFunc fn = enabled_callback(who, domain, cbid, &userdata);
+        if (fn)
+            fn(userdata, domain, cbid, &d);
+    }
 }
 
 EXPORT void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext ctx)
 {
-    void *userdata;
-    CUpti_CallbackFunc fn = enabled_callback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &userdata);
-    if (!fn)
-        return;
     CUpti_ResourceData d;
     memset(&d, 0, sizeof(d));
     d.context = ctx;
-    fn(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+    for (int who = 0; who < 2; who++) {
+        void *userdata;
+        CUpti_CallbackFunc fn = enabled_callback(who, CUPTI_CB_DOMAIN_RESOURCE, cbid, &userdata);
+        if (fn)
+            fn(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+    }
 }
 
 EXPORT void fake_cupti_device_reset(void)
@@ -590,7 +626,7 @@ EXPORT void fake_cupti_device_reset(void)
 EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 {
     child_check(__func__);
-    *version = F.old ? 120000 : CUPTI_API_VERSION;
+    *version = F.old ? 120000 : F.multi ? 130300 : CUPTI_API_VERSION;
     return CUPTI_SUCCESS;
 }
 
@@ -631,6 +667,13 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Call
         F.userdata = userdata;
         *subscriber = (CUpti_SubscriberHandle)&F;
         rc = CUPTI_SUCCESS;
+    } else if (!F.busy && F.multi && !F.co.subscribed) { /* CUPTI 13.3+: one beside the first */
+        F.co.subscribed = 1;
+        F.co.detached = 0;
+        F.co.callback = callback;
+        F.co.userdata = userdata;
+        *subscriber = (CUpti_SubscriberHandle)&F.co;
+        rc = CUPTI_SUCCESS;
     }
     pthread_mutex_unlock(&F.lock);
     return rc;
@@ -639,6 +682,13 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Call
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
     child_check(__func__);
+    if (subscriber == (CUpti_SubscriberHandle)&F.co && F.co.subscribed) {
+        pthread_mutex_lock(&F.lock);
+        F.co.subscribed = 0;
+        memset(F.co.cb_enabled, 0, sizeof(F.co.cb_enabled));
+        pthread_mutex_unlock(&F.lock);
+        return CUPTI_SUCCESS;
+    }
     if (subscriber != (CUpti_SubscriberHandle)&F || !F.subscribed)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -652,10 +702,11 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
                                        CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
     child_check(__func__);
-    if (subscriber != (CUpti_SubscriberHandle)&F || (unsigned)domain >= 4 || cbid >= 1024)
+    int co = subscriber == (CUpti_SubscriberHandle)&F.co && F.co.subscribed;
+    if ((subscriber != (CUpti_SubscriberHandle)&F && !co) || (unsigned)domain >= 4 || cbid >= 1024)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
-    F.cb_enabled[domain][cbid] = enable != 0;
+    (co ? F.co.cb_enabled : F.cb_enabled)[domain][cbid] = enable != 0;
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;
 }
@@ -674,8 +725,13 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     if (!request || !complete)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
-    F.request = request; /* a second client (torch.profiler) silently takes over */
-    F.complete = complete;
+    if (F.multi && F.request && F.request != request) { /* a second client, buffers its own */
+        F.co.request = request;
+        F.co.complete = complete;
+    } else { /* one client: a second one (torch.profiler) silently takes over */
+        F.request = request;
+        F.complete = complete;
+    }
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;
 }
@@ -720,6 +776,7 @@ static CUptiResult enable(CUpti_ActivityKind kind, int dump)
         return CUPTI_ERROR_NOT_COMPATIBLE;
     pthread_mutex_lock(&F.lock);
     F.enabled[kind] = 1;
+    F.enables[kind] += F.enables[kind] < 255;
     for (uint32_t id = 0; dump && kind == CUPTI_ACTIVITY_KIND_DEVICE && id < 2; id++)
         dump_device(id); /* fake_cuda.c's two devices */
     start_worker();
@@ -745,7 +802,9 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
-    F.enabled[kind] = 0;
+    /* multi: the kind stays on while another client has it enabled */
+    F.enables[kind] -= F.enables[kind] > 0;
+    F.enabled[kind] = F.multi && F.enables[kind] > 0;
     pthread_mutex_unlock(&F.lock);
     return CUPTI_SUCCESS;
 }
@@ -878,6 +937,12 @@ EXPORT CUptiResult cuptiFinalize(void)
     F.stopping = 0;
     F.request = NULL;
     F.complete = NULL;
+    /* CUPTI leaves the process: every subscriber beside the first loses it too */
+    F.co.detached |= F.co.subscribed || F.co.complete != NULL;
+    F.co.subscribed = 0;
+    F.co.request = NULL;
+    F.co.complete = NULL;
+    memset(F.enables, 0, sizeof(F.enables));
     F.timestamp_was_set |= F.timestamp != NULL;
     __atomic_store_n(&F.timestamp, NULL, __ATOMIC_RELEASE);
     memset(F.enabled, 0, sizeof(F.enabled));

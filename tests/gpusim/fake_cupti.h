@@ -23,6 +23,15 @@
  *   cc=N          the device record's compute capability major is N (9 by default: Hopper)
  *   late          one more buffer reaches the completion callback 50 ms after the last forced
  *                 flush (records arriving after the client's exit flush)
+ *   multi         CUPTI 13.3+ with several subscribers (cuptiGetVersion says 130300): a second
+ *                 cuptiSubscribe succeeds beside the first instead of failing with
+ *                 CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; each gets the callbacks it
+ *                 enabled; a second client's cuptiActivityRegisterCallbacks gives it buffers of
+ *                 its own (a copy of every buffer the first gets) rather than taking the first's
+ *                 over; a kind stays enabled while a client has it on; cuptiFinalize tears CUPTI
+ *                 down for every subscriber in the process (cupti_activity.h: it "destroys and
+ *                 cleans up all the resources associated with CUPTI in the current process"),
+ *                 the second included (co_detached in the stats)
  * Always, as CUPTI 13 does: kernels' queued is 0 unless cuptiActivityEnableLatencyTimestamps;
  * cuptiActivityFlushAll before cuptiActivityRegisterCallbacks fails; a buffer not 8-byte
  * aligned is not used (counted as misaligned, its records dropped); a forked child's CUPTI call

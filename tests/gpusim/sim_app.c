@@ -21,6 +21,10 @@
  *   reset             work, a device reset (cudaDeviceReset), exit
  *   running_at_exit   a 300 ms kernel launched just before exit, no sync
  *   takeover          work, then another profiler in the program (torch.profiler does this)
+ *   co_subscriber     work, then another tool subscribes beside libprof (CUPTI 13.3+: FAKE_CUPTI
+ *                     multi) with a callback and buffers of its own, a context is created, and
+ *                     work again; prints what the tool got ("co_subscriber: subscribe R,
+ *                     callbacks C, kernels K")
  *                     registers its own buffer callbacks, more work
  *   late              (linked) a session, 200 ms for a late CUPTI buffer, a second session
  *   graphs            a CUDA graph of 4 kernels captured from a stream, then N steps (NVTX
@@ -256,6 +260,54 @@ static void CUPTIAPI own_complete(CUcontext c, uint32_t s, uint8_t *buf, size_t 
     (void)c, (void)s, (void)buf, (void)size, (void)valid; /* a buffer of libprof's is lost */
 }
 
+/* Another tool beside libprof (co_subscriber): its subscriber, callbacks and buffers. */
+static CUptiResult co_rc;
+static int co_callbacks, co_kernels;
+static void CUPTIAPI co_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                 const void *data)
+{
+    (void)ud, (void)d, (void)id, (void)data;
+    __atomic_add_fetch(&co_callbacks, 1, __ATOMIC_RELAXED);
+}
+static void CUPTIAPI co_request(uint8_t **buf, size_t *size, size_t *max)
+{
+    *size = 1u << 20;
+    *buf = aligned_alloc(8, *size);
+    *max = 0;
+}
+static void CUPTIAPI co_complete(CUcontext c, uint32_t s, uint8_t *buf, size_t size, size_t valid)
+{
+    (void)c, (void)s, (void)size;
+    CUpti_Activity *r = NULL;
+    while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
+        if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            __atomic_add_fetch(&co_kernels, 1, __ATOMIC_RELAXED);
+    free(buf);
+}
+
+static void co_subscriber(void)
+{
+    work();
+    CUpti_SubscriberHandle sub;
+    co_rc = cuptiSubscribe(&sub, (CUpti_CallbackFunc)co_callback, NULL);
+    if (co_rc == CUPTI_SUCCESS)
+        cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    /* as Kineto does, whether it could subscribe or not */
+    cuptiActivityRegisterCallbacks(co_request, co_complete);
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    CUcontext ctx, cur;
+    CHECK(cuCtxGetCurrent(&cur));
+    CHECK(cuCtxCreate(&ctx, NULL, 0, 0));
+    CHECK(cuCtxDestroy(ctx));
+    CHECK(cuCtxSetCurrent(cur));
+    work();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    printf("co_subscriber: subscribe %d, callbacks %d, kernels %d\n", (int)co_rc,
+           __atomic_load_n(&co_callbacks, __ATOMIC_RELAXED),
+           __atomic_load_n(&co_kernels, __ATOMIC_RELAXED));
+    fflush(stdout);
+}
+
 static void scenario(const char *name)
 {
     if (strcmp(name, "work") == 0) {
@@ -295,6 +347,8 @@ static void scenario(const char *name)
     } else if (strcmp(name, "window") == 0) {
         window_steps();
 #endif
+    } else if (strcmp(name, "co_subscriber") == 0) {
+        co_subscriber();
     } else if (strcmp(name, "takeover") == 0) {
         work();
         cuptiActivityRegisterCallbacks(own_request, own_complete);

@@ -342,6 +342,44 @@ def case_takeover(d):
           % r.stats)
 
 
+def co_report(r):
+    """What the other tool of sim_app's co_subscriber got: subscribe's result, callbacks,
+    kernel records."""
+    for line in r.proc.stdout.splitlines():
+        if line.startswith("co_subscriber: "):
+            words = line.replace(",", "").split()
+            return int(words[2]), int(words[4]), int(words[6])
+    check(False, "co_subscriber printed what the other tool got")
+    return None, 0, 0
+
+
+def case_co_subscriber(d):
+    """CUPTI 13.3+: another tool subscribes beside libprof. No takeover, no record lost, and
+    libprof's exit leaves CUPTI to the other tool (no cuptiFinalize under it)."""
+    r = Run(d, "co_subscriber", ["--threads", "1"], fake="multi")
+    t = r.trace()
+    check_work(t, 1, 2 * STEPS, rounds=2)  # gpu_status "recorded": no takeover reported
+    rc, callbacks, kernels = co_report(r)
+    check(rc == 0, "the other tool's cuptiSubscribe succeeded: %r" % rc)
+    check(callbacks >= 1, "the other tool got its context callback: %d" % callbacks)
+    check(kernels >= 2 * STEPS, "the other tool got the kernels after it subscribed: %d" % kernels)
+    check(r.stats and r.stats["co_lost"] == 0 and r.stats["co_detached"] == 0,
+          "libprof did not tear CUPTI down under the other tool: %r" % r.stats)
+
+
+def case_co_subscriber_single(d):
+    """CUPTI before 13.3: the other tool cannot subscribe (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    taking the buffer callbacks anyway takes libprof's over, which libprof reports."""
+    r = Run(d, "co_subscriber", ["--threads", "1"])
+    rc, _, _ = co_report(r)
+    check(rc == 39, "the other tool's cuptiSubscribe failed with "
+          "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: %r" % rc)
+    st = r.trace()["gprof"].get("gpu_status", "")
+    check("took over" in st, "gpu_status says another profiler took over CUPTI: %r" % st)
+    check(r.stats and r.stats["finalized"] == 0, "CUPTI not finalized under the other tool: %r"
+          % r.stats)
+
+
 def case_exit_race(d):
     """A buffer asked for by a thread still launching during the exit flush, still empty at
     the next flush, is not another profiler taking over."""

@@ -40,7 +40,7 @@ static void reset(void)
         prof_out_mem_init(&out, 1 << 20);
     opened = 1;
     out.len = 0;
-    prof_base_ns = BASE;
+    prof_state_session()->base_ns = BASE;
     cupti_conv_init(&conv, 4242, fake_names);
 }
 

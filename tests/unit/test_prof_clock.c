@@ -36,7 +36,7 @@ static int cmp_conv(const void *a, const void *b)
 static void simulate(double ghz, int pass_ms, int64_t jitter_ns, int64_t step_ns,
                      int64_t max_err_ns)
 {
-    prof_tsc = 1;
+    prof_state_session()->tsc = 1;
     prof_clock_reset();
     const int64_t t_start = 1000000000LL, ns_start = 1700000000000000000LL;
     static conv seen[N_CONV];
@@ -84,7 +84,7 @@ static void simulate(double ghz, int pass_ms, int64_t jitter_ns, int64_t step_ns
 
 static void test_exact_through_first_measurements(void)
 {
-    prof_tsc = 1;
+    prof_state_session()->tsc = 1;
     prof_clock_reset();
     prof_clock_add(1000000, 5000000000LL);
     prof_clock_add(1000000 + 300000000, 5000000000LL + 100000000); /* 3 GHz, 100 ms */
@@ -157,14 +157,14 @@ static void test_preempted_reading_not_used(void)
                                                                         first tick read */
             {5201100, 5201105, 5201110},
     };
-    prof_tsc = 1;
+    prof_state_session()->tsc = 1;
     prof_clock_reset();
     script = readings, script_at = 0;
-    prof_clock_g.read_hook = scripted_read;
+    prof_state_clock()->read_hook = scripted_read;
     prof_clock_sample();
     int first = script_at; /* no narrowest yet: every try */
     prof_clock_sample();
-    prof_clock_g.read_hook = NULL; /* before any check can return */
+    prof_state_clock()->read_hook = NULL; /* before any check can return */
     GP_ASSERT_EQ_INT(first, 8);
     GP_ASSERT_EQ_INT(script_at, 10); /* the second try is as narrow as the first measurement */
     GP_ASSERT_EQ_INT(prof_ticks_to_ns(5201105), 5201105);
