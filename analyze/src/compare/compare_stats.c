@@ -55,12 +55,13 @@ struct run_stat {
     double typical, spread, within_var, mean;
 };
 
-/* @return 0, -1 on no memory, 1 when the run's typical step is not > 0 (no log of it). */
-static int run_stat(const gp_run_values *v, struct run_stat *r)
+/* @return GP_OK, GP_ENOMEM, or GP_DECLINED when the run's typical step is not > 0 (no log of it).
+ */
+static gp_status run_stat(const gp_run_values *v, struct run_stat *r)
 {
     double *s = malloc(v->n * sizeof(*s)), sum = 0;
     if (!s)
-        return -1;
+        return GP_ENOMEM;
     memcpy(s, v->v, v->n * sizeof(*s));
     for (size_t i = 0; i < v->n; i++)
         sum += s[i];
@@ -68,13 +69,13 @@ static int run_stat(const gp_run_values *v, struct run_stat *r)
     double lo = quantile(s, v->n, 0.25), hi = quantile(s, v->n, TYPICAL_QUANTILE);
     free(s);
     if (!(hi > 0))
-        return 1;
+        return GP_DECLINED;
     lo = lo > 0 ? lo : hi; /* zero-length steps: no spread to measure */
     r->mean = sum / (double)v->n;
     r->typical = log(hi);
     r->spread = log(hi / lo);
     r->within_var = r->spread * r->spread / (double)v->n;
-    return 0;
+    return GP_OK;
 }
 
 struct side_stat {
@@ -84,16 +85,17 @@ struct side_stat {
     double spread, within_var, mean; /* means over the runs; mean: of the run means */
 };
 
-static int side_stat(const gp_run_values *v, size_t k, struct side_stat *s)
+static gp_status side_stat(const gp_run_values *v, size_t k, struct side_stat *s)
 {
     struct run_stat *r = malloc(k * sizeof(*r));
     if (!r)
-        return -1;
+        return GP_ENOMEM;
     *s = (struct side_stat){.k = k};
     for (size_t i = 0; i < k; i++) {
-        if (run_stat(&v[i], &r[i]) != 0) {
+        gp_status rc = run_stat(&v[i], &r[i]);
+        if (rc != GP_OK) {
             free(r);
-            return -1;
+            return rc;
         }
         s->typical += r[i].typical / (double)k;
         s->spread += r[i].spread / (double)k;
@@ -103,7 +105,7 @@ static int side_stat(const gp_run_values *v, size_t k, struct side_stat *s)
     for (size_t i = 0; i < k; i++)
         s->ss += (r[i].typical - s->typical) * (r[i].typical - s->typical);
     free(r);
-    return 0;
+    return GP_OK;
 }
 
 /* Student's t: density, two-sided tail by Simpson's rule, and the quantile by bisection. */
@@ -201,6 +203,6 @@ void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_valu
     if (!has_values(base, nb) || !has_values(now, nn))
         return;
     struct side_stat b, n;
-    if (side_stat(base, nb, &b) == 0 && side_stat(now, nn, &n) == 0)
+    if (side_stat(base, nb, &b) == GP_OK && side_stat(now, nn, &n) == GP_OK)
         test_sides(&b, &n, run_noise_pct, out);
 }
