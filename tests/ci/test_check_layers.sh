@@ -13,20 +13,9 @@ fresh() {
     rm -rf "$tmp/analyze" && mkdir -p "$tmp/analyze" &&
         cp -R "$root/analyze/src" "$root/analyze/include" "$tmp/analyze/"
 }
+. "$ci/expect_check.sh"
 # expect WANT(0 pass, 1 fail) PATTERN NAME: run the include check on the copy
-expect() {
-    out=$(sh "$ci/check_layers.sh" "$tmp/analyze" 2>&1)
-    rc=$?
-    if [ "$1" -eq 0 ] && [ $rc -ne 0 ]; then
-        echo "FAIL $3: the check failed: $out"
-        fails=$((fails + 1))
-    elif [ "$1" -ne 0 ] && { [ $rc -eq 0 ] || ! printf '%s\n' "$out" | grep -q "$2"; }; then
-        echo "FAIL $3: want an error matching '$2', got rc $rc: $out"
-        fails=$((fails + 1))
-    else
-        echo "ok   $3"
-    fi
-}
+expect() { expect_run "$1" "$2" "$3" sh "$ci/check_layers.sh" "$tmp/analyze"; }
 plant() { # FILE LINE: add an include line at the top of a copied file
     printf '%s\n' "$2" | cat - "$tmp/analyze/$1" >"$tmp/x" && mv "$tmp/x" "$tmp/analyze/$1"
 }
