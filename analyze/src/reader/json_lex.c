@@ -22,13 +22,16 @@ void json_lex_release(json_lex *l)
     l->scratch_cap = 0;
 }
 
-gp_status json_lex_error(json_lex *l, const char *at, const char *fmt, ...)
+gp_status json_lex_error_at(const char *file, int line, json_lex *l, const char *at,
+                            const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(l->err_msg, sizeof(l->err_msg), fmt, ap);
     va_end(ap);
     l->err_at = at;
+    l->err_file = file;
+    l->err_line = line;
     return GP_EPARSE;
 }
 

@@ -27,7 +27,9 @@ typedef struct json_lex {
     int eof;             /* no input after `end` */
     const char *err_at;  /* where the error is */
     char err_msg[192];
-    char *scratch; /* decoded strings with escapes */
+    const char *err_file; /* where gprof-train found it (json_lex_error's caller), or NULL: */
+    int err_line;         /* a debug build's error trail starts there */
+    char *scratch;        /* decoded strings with escapes */
     size_t scratch_cap, scratch_len;
     uint64_t lenient_escapes; /* invalid escapes kept verbatim (old Kineto files) */
     uint64_t control_chars;   /* raw control characters in strings (accepted) */
@@ -43,10 +45,13 @@ typedef struct json_num {
 void json_lex_init(json_lex *l);
 void json_lex_release(json_lex *l);
 
-/* Record an error at `at` (a position in the window). @return GP_EPARSE. */
-gp_status json_lex_error(json_lex *l, const char *at, const char *fmt, ...)
+/* Record an error at `at` (a position in the window), and the call's file:line (err_file,
+ * err_line). @return GP_EPARSE. */
+#define json_lex_error(...) json_lex_error_at(__FILE__, __LINE__, __VA_ARGS__)
+gp_status json_lex_error_at(const char *file, int line, json_lex *l, const char *at,
+                            const char *fmt, ...)
 #if defined(__GNUC__)
-        __attribute__((format(printf, 3, 4)))
+        __attribute__((format(printf, 5, 6)))
 #endif
         ;
 

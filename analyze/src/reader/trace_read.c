@@ -174,16 +174,29 @@ static gp_status step(reader *r)
     return GP_EPARSE;
 }
 
-static gp_status parse_error(reader *r, gp_status code, const char *msg, const char *at,
-                             gp_error *err)
+/* Set a parse error at `at` in the input; a debug build's trail starts at file:line. */
+#define parse_error(...) parse_error_at(__FILE__, __LINE__, __VA_ARGS__)
+static gp_status parse_error_at(const char *file, int line_no, reader *r, gp_status code,
+                                const char *msg, const char *at, gp_error *err)
 {
     long line, col;
     char what[sizeof err->msg]; /* `msg` may be err->msg, which gp_error_set clears first */
     snprintf(what, sizeof what, "%s", msg);
     trace_source_line_col(&r->src, at, &line, &col);
-    gp_error_set(err, code, r->b.t->info.path, "%s", what);
+    gp_error_set_at(file, line_no, err, code, r->b.t->info.path, "%s", what);
     gp_error_at(err, (long long)trace_source_offset(&r->src, at), line, col);
     return code;
+}
+
+/* The lexer's error: the trail starts where the lexer found it, then notes this forward. */
+static gp_status lex_error(reader *r, gp_error *err)
+{
+    json_lex *l = &r->b.lex;
+    gp_status rc = l->err_file ? parse_error_at(l->err_file, l->err_line, r, GP_EPARSE, l->err_msg,
+                                                l->err_at, err)
+                               : parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+    GP_TRAIL_NOTE();
+    return rc;
 }
 
 /* "1 event has" / "2 events have", for the counts below. */
@@ -326,7 +339,7 @@ static gp_status read_all(reader *r, gp_error *err)
         if (rc < 0 && trace_source_shrank(&r->src))
             return cut_while_read(r, unit, err);
         if (rc < 0)
-            return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+            return lex_error(r, err);
         if (l->eof && trace_source_shrank(&r->src))
             return cut_while_read(r, unit, err);
         if (l->eof) {
