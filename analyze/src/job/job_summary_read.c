@@ -315,8 +315,9 @@ static gp_status parse(struct rd *r, const char *buf, size_t len, const char *pa
     long line = 1, col = 1;
     for (const char *q = buf; q < at && q < buf + len; q++)
         line += *q == '\n', col = *q == '\n' ? 1 : col + 1;
-    gp_error_set(err, GP_EPARSE, path, "%s",
-                 r->l.err_msg[0] ? r->l.err_msg : "the file ends inside the summary");
+    gp_error_set_at(r->l.err_file ? r->l.err_file : __FILE__,
+                    r->l.err_file ? r->l.err_line : __LINE__, err, GP_EPARSE, path, "%s",
+                    r->l.err_msg[0] ? r->l.err_msg : "the file ends inside the summary");
     gp_error_at(err, (long long)(at - buf), line, col);
     return GP_EPARSE;
 }
