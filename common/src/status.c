@@ -9,6 +9,10 @@
 const char *gp_strerror(gp_status code)
 {
     switch (code) {
+    case GP_DECLINED:
+        return "declined";
+    case GP_MORE:
+        return "more input needed";
     case GP_OK:
         return "ok";
     case GP_EINVAL:

@@ -1,6 +1,7 @@
 /* The debug-build error trail (gp/status.h): gp_error_set notes where a failure was set and each
  * GP_TRY that forwards it notes itself, so gp_error_trail reads origin < forwarder < forwarder; a
- * new failure starts a new trail; GP_FAIL_IF is an origin. Built with status.c and without NDEBUG
+ * new failure starts a new trail; GP_FAIL_IF is an origin; GP_MORE and GP_DECLINED, which are no
+ * failures, are forwarded without a note. Built with status.c and without NDEBUG
  * (tests/CMakeLists.txt), whatever the build type. */
 #include "gp/status.h"
 #include "gp_test.h"
@@ -37,6 +38,29 @@ static gp_status fails_if(int n, gp_error *err)
     return GP_OK;
 }
 
+static gp_status more(void)
+{
+    return GP_MORE;
+}
+
+static gp_status forwards_more(void)
+{
+    GP_TRY(more());
+    return GP_OK;
+}
+
+/* A lexer's GP_MORE goes up a few calls on every refill: it is forwarded and leaves no note, so
+ * the trail of a later failure set without gp_error_set holds only its own forwarders. */
+static void test_no_note_for_more(void)
+{
+    char got[192];
+    GP_ASSERT_STR_EQ(gp_error_trail(got, sizeof got), ""); /* nothing from the last test */
+    GP_ASSERT_EQ_INT(forwards_more(), GP_MORE);
+    GP_ASSERT_STR_EQ(gp_error_trail(got, sizeof got), "");
+    GP_ASSERT_STR_EQ(gp_strerror(GP_MORE), "more input needed");
+    GP_ASSERT_STR_EQ(gp_strerror(GP_DECLINED), "declined");
+}
+
 static void test_trail(void)
 {
     gp_error err;
@@ -61,5 +85,6 @@ static void test_trail(void)
 int main(void)
 {
     GP_RUN(test_trail);
+    GP_RUN(test_no_note_for_more);
     return gp_test_summary();
 }

@@ -29,6 +29,9 @@ if grep -q "^trace: " "$tmp/out"; then
     check "trace steps" sh -c "gzip -dc '$trace' | grep -q 'ProfilerStep#2'"
     check "trace loader" sh -c "gzip -dc '$trace' | grep -q '_SingleProcessDataLoaderIter.__next__'"
     check "trace config" sh -c "gzip -dc '$trace' | grep -q '\"batch_size\": *16'"
+    # summary.json's config and the trace's "gprof" header say the same, by the list's names
+    check "summary config = trace header" python3 "$(dirname "$0")/check_summary_config.py" \
+        "$(dirname "$0")/../../libprof/include/gp/trace_schema.h" "$run_dir/summary.json" "$trace"
     # The profiler runs while the backend opens (its device memory is allocated then).
     check "trace setup range" sh -c "gzip -dc '$trace' | grep -q '\"name\":\"setup\"'"
 fi

@@ -334,8 +334,29 @@ static void test_not_a_trace(void)
     gp_trace_free(t);
 }
 
+/* A debug build's error trail starts where the lexer found a parse error (json_lex_error's call in
+ * trace_event.c), not where the reader turned it into a gp_error, then notes the forwards. */
+static void test_parse_error_trail(void)
+{
+#ifndef NDEBUG /* a release build (NDEBUG) keeps no trail: nothing to check */
+    static const char doc[] = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": true}]}";
+    gp_trace *t = NULL;
+    gp_error err;
+    char trail[256];
+    gp_error_trail(trail, sizeof trail); /* forget an earlier test's */
+    GP_ASSERT_EQ_INT(gp_trace_open_mem(doc, sizeof(doc) - 1, "doc", NULL, &t, &err), GP_EPARSE);
+    GP_ASSERT_STR_EQ(err.msg, "'ts' must be a number");
+    gp_error_trail(trail, sizeof trail);
+    GP_CHECK(strncmp(trail, "trace_event.c:", 14) == 0);
+    GP_CHECK(strstr(trail, " < trace_read.c:") != NULL);
+    if (strncmp(trail, "trace_event.c:", 14) != 0)
+        fprintf(stderr, "trail: %s\n", trail);
+#endif
+}
+
 int main(void)
 {
+    GP_RUN(test_parse_error_trail);
     GP_RUN(test_fixtures);
     GP_RUN(test_reader_fields);
     GP_RUN(test_analysis);

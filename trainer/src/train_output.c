@@ -86,23 +86,32 @@ int gp_train_physical_cores(void)
     return found > 0 ? found : n;
 }
 
+/* The run configuration both outputs carry, written from this one list: set_prof_config puts it
+ * in the trace's "gprof" header, put_config in summary.json's "config", each under its name in
+ * GP_TRACE_CONFIG_KEYS (gp/trace_schema.h). X(NAME, KIND, VALUE), KIND str, int or bool; `r` is
+ * the train_run, `c` its config. tests/train/check_summary_config.py checks the two agree. */
+#define TRAIN_SHARED_CONFIG(X)                                                                     \
+    X(GP_CFG_MODEL, str, r->spec.name)                                                             \
+    X(GP_CFG_BATCH_SIZE, int, c->batch_size)                                                       \
+    X(GP_CFG_WORKERS, int, c->workers)                                                             \
+    X(GP_CFG_PREFETCH, int, c->prefetch)                                                           \
+    X(GP_CFG_PIN_MEMORY, bool, c->pin_memory)                                                      \
+    X(GP_CFG_NON_BLOCKING, bool, c->non_blocking)                                                  \
+    X(GP_CFG_AMP, str, c->amp)                                                                     \
+    X(GP_CFG_CUDNN_BENCHMARK, bool, c->cudnn_benchmark)                                            \
+    X(GP_CFG_DATASET_FORMAT, str, r->train.kind == DATASET_PNG ? "png" : "idx")
+
 #ifdef GP_WITH_PROF
 static void set_prof_config(const struct train_run *r)
 {
     const gp_train_config *c = &r->cfg;
-    gp_prof_config_str(GP_CFG_MODEL, r->spec.name);
-    gp_prof_config_int(GP_CFG_BATCH_SIZE, c->batch_size);
-    gp_prof_config_int(GP_CFG_WORKERS, c->workers);
-    gp_prof_config_int(GP_CFG_PREFETCH, c->prefetch);
-    gp_prof_config_bool(GP_CFG_PIN_MEMORY, c->pin_memory);
-    gp_prof_config_bool(GP_CFG_NON_BLOCKING, c->non_blocking);
-    gp_prof_config_str(GP_CFG_AMP, c->amp);
-    gp_prof_config_bool(GP_CFG_CUDNN_BENCHMARK, c->cudnn_benchmark);
+#    define SET_PROF_CONFIG(name, kind, value) gp_prof_config_##kind(name, value);
+    TRAIN_SHARED_CONFIG(SET_PROF_CONFIG)
+#    undef SET_PROF_CONFIG
     gp_prof_config_bool(GP_CFG_CKPT_ACTIVATIONS, c->checkpoint_activations);
     gp_prof_config_str(GP_CFG_ZERO_GRAD, r->zero_grad_none ? "none" : "zero");
     gp_prof_config_bool(GP_CFG_FUSED, c->fused);
     gp_prof_config_bool(GP_CFG_CHANNELS_LAST, c->channels_last);
-    gp_prof_config_str(GP_CFG_DATASET_FORMAT, r->train.kind == DATASET_PNG ? "png" : "idx");
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
     gp_prof_config_int(GP_CFG_PHYSICAL_CORES, gp_train_physical_cores());
@@ -225,26 +234,46 @@ static void put_str(FILE *f, const char *s)
     gp_json_put_str(f, s); /* NULL: null */
 }
 
+/* `"key": value` of summary.json's config, after ", " but for the first (*sep says which). */
+static void cfg_str(FILE *f, const char **sep, const char *key, const char *v)
+{
+    fprintf(f, "%s\"%s\": ", *sep, key);
+    put_str(f, v);
+    *sep = ", ";
+}
+
+static void cfg_int(FILE *f, const char **sep, const char *key, long long v)
+{
+    fprintf(f, "%s\"%s\": %lld", *sep, key, v);
+    *sep = ", ";
+}
+
+static void cfg_bool(FILE *f, const char **sep, const char *key, int v)
+{
+    fprintf(f, "%s\"%s\": %s", *sep, key, v ? "true" : "false");
+    *sep = ", ";
+}
+
+/* The shared list first (the names of the trace's header), then the summary's own options. */
 static void put_config(FILE *f, const struct train_run *r)
 {
     const gp_train_config *c = &r->cfg;
-    fputs("  \"config\": {\"model\": ", f);
-    put_str(f, r->spec.name);
-    fputs(", \"optimizer\": ", f);
-    put_str(f, c->optimizer);
+    const char *sep = "";
+    fputs("  \"config\": {", f);
+#define PUT_CONFIG(name, kind, value) cfg_##kind(f, &sep, name, value);
+    TRAIN_SHARED_CONFIG(PUT_CONFIG)
+#undef PUT_CONFIG
+    fputs(",\n    ", f);
+    sep = "";
+    cfg_str(f, &sep, "optimizer", c->optimizer);
     fprintf(f,
-            ", \"lr\": %g, \"batch_size\": %d, \"epochs\": %d, \"max_steps\": %lld, "
-            "\"accumulate\": %d, \"seed\": %u,\n    \"workers\": %d, \"prefetch\": %d, "
-            "\"pin_memory\": %s, \"non_blocking\": %s, \"cudnn_benchmark\": %s, "
-            "\"augment\": %s, \"amp\": ",
-            c->lr, c->batch_size, c->epochs, c->max_steps, c->accumulate, c->seed, c->workers,
-            c->prefetch, c->pin_memory ? "true" : "false", c->non_blocking ? "true" : "false",
-            c->cudnn_benchmark ? "true" : "false", c->augment ? "true" : "false");
-    put_str(f, c->amp);
-    fputs(",\n    \"data\": ", f);
-    put_str(f, r->train.source);
-    fprintf(f, ", \"dataset_format\": \"%s\", \"train_samples\": %d, \"test_samples\": %d},\n",
-            r->train.kind == DATASET_PNG ? "png" : "idx", r->train.n, r->test.n);
+            ", \"lr\": %g, \"epochs\": %d, \"max_steps\": %lld, \"accumulate\": %d, \"seed\": %u",
+            c->lr, c->epochs, c->max_steps, c->accumulate, c->seed);
+    cfg_bool(f, &sep, "augment", c->augment);
+    fputs(",\n    ", f);
+    sep = "";
+    cfg_str(f, &sep, "data", r->train.source);
+    fprintf(f, ", \"train_samples\": %d, \"test_samples\": %d},\n", r->train.n, r->test.n);
 }
 
 /* `"key": value` with printf format `fmt`, or null where the value is NaN or infinite (a

@@ -139,7 +139,7 @@ void gp_compare_free(gp_compare *c)
     free(c);
 }
 
-static int grow_side(struct cmp_side *s)
+static gp_status grow_side(struct cmp_side *s)
 {
     size_t cap = s->cap ? 2 * s->cap : 4;
     gp_compare_part **parts = realloc(s->parts, cap * sizeof(*parts));
@@ -150,9 +150,9 @@ static int grow_side(struct cmp_side *s)
         s->labels = labels;
     size_t *run_of = labels ? realloc(s->run_of, cap * sizeof(*run_of)) : NULL;
     if (!run_of)
-        return -1;
+        return GP_ENOMEM;
     s->run_of = run_of, s->cap = cap;
-    return 0;
+    return GP_OK;
 }
 
 static int row_order(const void *x, const void *y)
@@ -163,13 +163,14 @@ static int row_order(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
-/* Merge the part's rows into the side's (both sorted), moving their names. @return 0 or -1. */
-static int fold_rows(struct cmp_side *s, gp_compare_part *p)
+/* Merge the part's rows into the side's (both sorted), moving their names. @return GP_OK or
+ * GP_ENOMEM. */
+static gp_status fold_rows(struct cmp_side *s, gp_compare_part *p)
 {
     qsort(p->rows, p->n_rows, sizeof(*p->rows), row_order);
     struct cmp_row *m = calloc(s->n_rows + p->n_rows + 1, sizeof(*m));
     if (!m)
-        return -1;
+        return GP_ENOMEM;
     size_t i = 0, j = 0, n = 0;
     while (i < s->n_rows || j < p->n_rows) {
         int o = i == s->n_rows ? 1 : j == p->n_rows ? -1 : row_order(&s->rows[i], &p->rows[j]);
@@ -186,7 +187,7 @@ static int fold_rows(struct cmp_side *s, gp_compare_part *p)
     free(s->rows);
     free(p->rows);
     s->rows = m, s->n_rows = n, p->rows = NULL, p->n_rows = 0;
-    return 0;
+    return GP_OK;
 }
 
 static void drop_findings_if_unused(gp_compare_part *p)
@@ -198,12 +199,13 @@ static void drop_findings_if_unused(gp_compare_part *p)
 }
 
 /* Keep the part's findings only where one is its side's worst of its rule so far (the first
- * part wins a tie); free the findings of a part that no longer holds any. @return 0 or -1. */
-static int fold_findings(struct cmp_side *s, gp_compare_part *p)
+ * part wins a tie); free the findings of a part that no longer holds any. @return GP_OK or
+ * GP_ENOMEM. */
+static gp_status fold_findings(struct cmp_side *s, gp_compare_part *p)
 {
     size_t n_rules = gp_rules_count(), n = 0;
     if (!s->worst && !(s->worst = calloc(n_rules ? n_rules : 1, sizeof(*s->worst))))
-        return -1;
+        return GP_ENOMEM;
     const gp_finding *f = p->findings ? gp_findings_get(p->findings, &n) : NULL;
     for (size_t k = 0; k < n; k++)
         for (size_t r = 0; r < n_rules; r++) {
@@ -216,7 +218,7 @@ static int fold_findings(struct cmp_side *s, gp_compare_part *p)
             s->worst[r] = p, p->findings_used++;
         }
     drop_findings_if_unused(p);
-    return 0;
+    return GP_OK;
 }
 
 const gp_finding *cmp_part_finding(const gp_compare_part *p, size_t rule)

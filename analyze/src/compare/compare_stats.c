@@ -68,12 +68,13 @@ struct run_stat {
     double typical, spread, within_var, mean;
 };
 
-/* @return 0, -1 on no memory, 1 when the run's typical step is not > 0 (no log of it). */
-static int run_stat(const gp_run_values *v, struct run_stat *r)
+/* @return GP_OK, GP_ENOMEM, or GP_DECLINED when the run's typical step is not > 0 (no log of it).
+ */
+static gp_status run_stat(const gp_run_values *v, struct run_stat *r)
 {
     double *s = malloc(v->n * sizeof(*s)), sum = 0;
     if (!s)
-        return -1;
+        return GP_ENOMEM;
     memcpy(s, v->v, v->n * sizeof(*s));
     for (size_t i = 0; i < v->n; i++)
         sum += s[i];
@@ -81,13 +82,13 @@ static int run_stat(const gp_run_values *v, struct run_stat *r)
     double lo = quantile(s, v->n, 0.25), hi = quantile(s, v->n, TYPICAL_QUANTILE);
     free(s);
     if (!(hi > 0))
-        return 1;
+        return GP_DECLINED;
     lo = lo > 0 ? lo : hi; /* zero-length steps: no spread to measure */
     r->mean = sum / (double)v->n;
     r->typical = log(hi);
     r->spread = log(hi / lo);
     r->within_var = r->spread * r->spread / (double)v->n;
-    return 0;
+    return GP_OK;
 }
 
 struct side_stat {
@@ -98,18 +99,19 @@ struct side_stat {
     double spread, within_var, mean; /* means over the runs; mean: of the run means */
 };
 
-/* @return 0, -1 on no memory or a run without a typical step (s->typicals then freed). */
-static int side_stat(const gp_run_values *v, size_t k, struct side_stat *s)
+/* @return GP_OK; GP_ENOMEM, or a run without a typical step (s->typicals then freed). */
+static gp_status side_stat(const gp_run_values *v, size_t k, struct side_stat *s)
 {
     *s = (struct side_stat){.k = k, .typicals = malloc(k * sizeof(double))};
     if (!s->typicals)
-        return -1;
+        return GP_ENOMEM;
     for (size_t i = 0; i < k; i++) {
         struct run_stat r;
-        if (run_stat(&v[i], &r) != 0) {
+        gp_status rc = run_stat(&v[i], &r);
+        if (rc != GP_OK) {
             free(s->typicals);
             s->typicals = NULL;
-            return -1;
+            return rc;
         }
         s->typicals[i] = r.typical;
         s->typical += r.typical / (double)k;
@@ -119,7 +121,7 @@ static int side_stat(const gp_run_values *v, size_t k, struct side_stat *s)
     }
     for (size_t i = 0; i < k; i++)
         s->ss += (s->typicals[i] - s->typical) * (s->typicals[i] - s->typical);
-    return 0;
+    return GP_OK;
 }
 
 /* The Huber M-estimate of the side's centre at scale `sd` (iteratively reweighted from the
@@ -251,9 +253,9 @@ void gp_change_test_runs(const gp_run_values *base, size_t nb, const gp_run_valu
     if (!has_values(base, nb) || !has_values(now, nn))
         return;
     struct side_stat b, n = {.typicals = NULL};
-    if (side_stat(base, nb, &b) != 0)
+    if (side_stat(base, nb, &b) != GP_OK)
         return;
-    if (side_stat(now, nn, &n) == 0)
+    if (side_stat(now, nn, &n) == GP_OK)
         test_sides(&b, &n, run_noise_pct, out);
     free(b.typicals);
     free(n.typicals);

@@ -24,15 +24,18 @@ gp_status job_wait_add(gp_job_part *p, const struct job_wait *w)
     return GP_OK;
 }
 
-/* Part `p`'s calls where part `last` was late, merged, less its compute; -1 without any. */
+#define NO_WAIT    (-1) /* exposed_wait: the part never waited for `last` */
+#define WAIT_NOMEM (-2) /* exposed_wait: out of memory */
+
+/* Part `p`'s calls where part `last` was late, merged, less its compute; NO_WAIT without any. */
 static int64_t exposed_wait(const gp_job_part *p, size_t last, struct rules_ivs *v)
 {
     v->n = 0;
     for (size_t i = 0; i < p->n_waits; i++)
         if (p->waits[i].last == last && rules_ivs_push(v, p->waits[i].ts, p->waits[i].end))
-            return -2;
+            return WAIT_NOMEM;
     if (!v->n)
-        return -1;
+        return NO_WAIT;
     rules_ivs_merge(v);
     int64_t sum = 0;
     for (size_t i = 0; i < v->n; i++)
@@ -48,15 +51,15 @@ gp_status job_held(gp_job *j)
     gp_status rc = x ? GP_OK : GP_ENOMEM;
     for (size_t l = 0; rc == GP_OK && l < j->n; l++) {
         size_t m = 0;
-        int64_t own = j->ranks[l].n_last ? exposed_wait(j->parts[l], l, &v) : -1;
+        int64_t own = j->ranks[l].n_last ? exposed_wait(j->parts[l], l, &v) : NO_WAIT;
         for (size_t r = 0; own >= 0 && r < j->n; r++) {
-            int64_t e = r != l ? exposed_wait(j->parts[r], l, &v) : -1;
-            if (e == -2)
-                own = -2;
+            int64_t e = r != l ? exposed_wait(j->parts[r], l, &v) : NO_WAIT;
+            if (e == WAIT_NOMEM)
+                own = WAIT_NOMEM;
             else if (e >= 0)
                 x[m++] = e;
         }
-        rc = own == -2 ? GP_ENOMEM : rc;
+        rc = own == WAIT_NOMEM ? GP_ENOMEM : rc;
         int64_t others = m ? job_median(x, m) : 0;
         j->ranks[l].held = own >= 0 && others > own ? others - own : 0;
     }

@@ -49,10 +49,10 @@ int job_key_cmp(const struct job_key *a, const struct job_key *b);
 uint32_t job_part_intern(gp_job_part *p, const char *s, size_t n, int *rc);
 /* Append a collective to part `p`; then, once all are in, job_key_calls numbers and keys them.
  * @return 0, or -1 out of memory. */
-int job_part_push_call(gp_job_part *p, const struct job_raw_call *c);
+gp_status job_part_push_call(gp_job_part *p, const struct job_raw_call *c);
 void job_key_calls(gp_job_part *p);
 /* A copy of the note `s` at the end of p->notes. @return 0, or -1 out of memory. */
-int job_part_note(gp_job_part *p, const char *s);
+gp_status job_part_note(gp_job_part *p, const char *s);
 /* "distributedInfo", "file name" or "order" as the static string; NULL for anything else. */
 const char *job_rank_from(const char *s);
 /* The operation's index in job_ops[] (JOB_N_OPS - 1, "other", when it names none). */

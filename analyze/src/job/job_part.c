@@ -69,13 +69,13 @@ uint32_t job_part_intern(gp_job_part *p, const char *s, size_t n, int *rc)
     return (uint32_t)p->n_strs++;
 }
 
-int job_part_push_call(gp_job_part *p, const struct job_raw_call *c)
+gp_status job_part_push_call(gp_job_part *p, const struct job_raw_call *c)
 {
     if (p->n_calls == p->cap_calls) {
         size_t cap = p->cap_calls ? p->cap_calls * 2 : 64;
         void *q = realloc(p->calls, cap * sizeof(*p->calls));
         if (!q)
-            return -1;
+            return GP_ENOMEM;
         p->calls = q, p->cap_calls = cap;
     }
     struct job_call x = {
@@ -91,16 +91,16 @@ int job_part_push_call(gp_job_part *p, const struct job_raw_call *c)
             .seq = c->seq,
     };
     p->calls[p->n_calls++] = x;
-    return 0;
+    return GP_OK;
 }
 
-int job_part_note(gp_job_part *p, const char *s)
+gp_status job_part_note(gp_job_part *p, const char *s)
 {
     char **v = realloc(p->notes, (p->n_notes + 1) * sizeof(*v));
     if (!v)
-        return -1;
+        return GP_ENOMEM;
     p->notes = v;
-    return (p->notes[p->n_notes] = strdup(s)) ? (p->n_notes++, 0) : -1;
+    return (p->notes[p->n_notes] = strdup(s)) ? (p->n_notes++, GP_OK) : GP_ENOMEM;
 }
 
 /* Calls at one instant by what they are: the order is the same whatever order they came in

@@ -59,18 +59,18 @@ struct ivs {
     size_t n, cap;
 };
 
-static int ivs_push(struct ivs *v, int64_t a, int64_t b)
+static gp_status ivs_push(struct ivs *v, int64_t a, int64_t b)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 256;
         void *p = realloc(v->iv, cap * sizeof(*v->iv));
         if (!p)
-            return -1;
+            return GP_ENOMEM;
         v->iv = p, v->cap = cap;
     }
     v->iv[v->n][0] = a, v->iv[v->n][1] = b;
     v->n++;
-    return 0;
+    return GP_OK;
 }
 
 static int cmp_iv(const void *pa, const void *pb)
@@ -134,7 +134,7 @@ static int is_comm_event(const gp_trace *t, const gp_event *e)
     return (e->flags & GP_EVF_COMM) || gp_trace_is_comm_name(gp_trace_str(t, e->name));
 }
 
-static int collect_unions(const gp_trace *t, struct unions *u)
+static gp_status collect_unions(const gp_trace *t, struct unions *u)
 {
     size_t nt;
     size_t ne;
@@ -146,15 +146,15 @@ static int collect_unions(const gp_trace *t, struct unions *u)
             int kernel = e->kind == GP_EV_KERNEL;
             if (!kernel && e->kind != GP_EV_MEMCPY && e->kind != GP_EV_MEMSET)
                 continue;
-            int rc = ivs_push(&u->busy, e->ts, e->ts + e->dur);
+            gp_status rc = ivs_push(&u->busy, e->ts, e->ts + e->dur);
             if (rc == 0 && kernel)
                 rc = ivs_push(is_comm_event(t, e) ? &u->comm : &u->compute, e->ts, e->ts + e->dur);
             if (rc != 0)
-                return -1;
+                return GP_ENOMEM;
         }
     }
     ivs_merge(&u->compute), ivs_merge(&u->comm), ivs_merge(&u->busy);
-    return 0;
+    return GP_OK;
 }
 
 /* exposed communication in [a, b): comm not covered by compute */
@@ -170,13 +170,13 @@ static int64_t exposed_in(const struct unions *u, int64_t a, int64_t b)
     return sum;
 }
 
-static int fill_steps(gp_job_part *p, const gp_analysis *a, const struct unions *u)
+static gp_status fill_steps(gp_job_part *p, const gp_analysis *a, const struct unions *u)
 {
     size_t n;
     const gp_step *st = gp_analysis_steps(a, &n);
     p->steps = calloc(n ? n : 1, sizeof(*p->steps));
     if (!p->steps)
-        return -1;
+        return GP_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const gp_step *s = &st[i];
         struct job_step *o = &p->steps[p->n_steps++];
@@ -188,7 +188,7 @@ static int fill_steps(gp_job_part *p, const gp_analysis *a, const struct unions 
         o->idle = o->dur - ivs_overlap(&u->busy, s->ts, s->end);
         o->loader = s->bd[GP_BD_DATALOADER];
     }
-    return 0;
+    return GP_OK;
 }
 
 /* ---- collectives ---- */
@@ -205,8 +205,8 @@ static const gp_comm_info *comm_of(const gp_trace *t, const gp_event *ev, uint32
     return c;
 }
 
-static int push_call(gp_job_part *p, const gp_analysis *a, uint32_t i, uint32_t track_end,
-                     int64_t base)
+static gp_status push_call(gp_job_part *p, const gp_analysis *a, uint32_t i, uint32_t track_end,
+                           int64_t base)
 {
     const gp_trace *t = gp_analysis_trace(a);
     size_t ne, ns;
@@ -233,7 +233,7 @@ static int push_call(gp_job_part *p, const gp_analysis *a, uint32_t i, uint32_t 
             .end = e->ts + e->dur + base,
     };
     if (rc != 0)
-        return -1;
+        return GP_ENOMEM;
     return job_part_push_call(p, &x);
 }
 
@@ -249,7 +249,7 @@ static int is_cpu_comm(const gp_analysis *a, const gp_event *ev, uint32_t i)
     return up == GP_NONE || !is_comm_event(t, &ev[up]);
 }
 
-static int collect_calls(gp_job_part *p, const gp_analysis *a)
+static gp_status collect_calls(gp_job_part *p, const gp_analysis *a)
 {
     const gp_trace *t = gp_analysis_trace(a);
     int64_t base = gp_trace_get_info(t)->base_time_ns;
@@ -265,12 +265,12 @@ static int collect_calls(gp_job_part *p, const gp_analysis *a)
                 int want = gpu ? ev[i].kind == GP_EV_KERNEL && is_comm_event(t, &ev[i])
                                : is_cpu_comm(a, ev, i);
                 if (want && push_call(p, a, i, end, base) != 0)
-                    return -1;
+                    return GP_ENOMEM;
             }
         }
     }
     job_key_calls(p);
-    return 0;
+    return GP_OK;
 }
 
 /* ---- rank and host from the file name ---- */
@@ -281,7 +281,9 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* "rank3", "rank_3", "rank-3" anywhere in the file name; -1 when absent. */
+#define NO_RANK (-1) /* rank_of_name: the name holds none */
+
+/* "rank3", "rank_3", "rank-3" anywhere in the file name; NO_RANK when absent. */
 static int rank_of_name(const char *path)
 {
     for (const char *s = base_name(path); *s; s++) {
@@ -293,7 +295,7 @@ static int rank_of_name(const char *path)
         if (isdigit((unsigned char)*d))
             return (int)strtol(d, NULL, 10);
     }
-    return -1;
+    return NO_RANK;
 }
 
 /* "<host>_<pid>[.<more>]" (Kineto's and ours): the host; else "". */
@@ -331,7 +333,7 @@ gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err
     const char *path = in->path ? in->path : "";
     struct unions u = {0};
     gp_job_part *p = calloc(1, sizeof(*p));
-    int rc = p ? 0 : -1;
+    gp_status rc = p ? GP_OK : GP_ENOMEM;
     if (rc == 0) {
         p->rank = in->rank >= 0 ? in->rank : rank_of_name(path);
         p->world_size = in->world_size;
@@ -340,7 +342,7 @@ gp_status gp_job_part_new(const gp_analysis *a, gp_job_part **out, gp_error *err
         p->path = strdup(path);
         p->host = host_of_name(path);
         p->t_first = in->base_time_ns + (in->n_events ? in->ts_min : 0);
-        rc = p->path && p->host ? collect_unions(gp_analysis_trace(a), &u) : -1;
+        rc = p->path && p->host ? collect_unions(gp_analysis_trace(a), &u) : GP_ENOMEM;
     }
     if (rc == 0)
         rc = fill_steps(p, a, &u);

@@ -16,8 +16,8 @@ struct rd {
     int schema_ok;
 };
 
-typedef int (*field_fn)(struct rd *r, const char *key, size_t n, void *ud);
-typedef int (*elem_fn)(struct rd *r, void *ud);
+typedef gp_status (*field_fn)(struct rd *r, const char *key, size_t n, void *ud);
+typedef gp_status (*elem_fn)(struct rd *r, void *ud);
 
 static int is_key(const char *key, size_t n, const char *want)
 {
@@ -25,7 +25,7 @@ static int is_key(const char *key, size_t n, const char *want)
 }
 
 /* An integer: its digits read here (the times are 19 digits, past json_lex's fast path). */
-static int rd_int(struct rd *r, int64_t *v)
+static gp_status rd_int(struct rd *r, int64_t *v)
 {
     int ch = json_lex_ws(&r->l);
     const char *p = r->l.p, *end = r->l.end;
@@ -43,86 +43,85 @@ static int rd_int(struct rd *r, int64_t *v)
         return json_lex_error(&r->l, r->l.p, "expected an integer");
     *v = neg ? -(int64_t)x : (int64_t)x;
     r->l.p = p;
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* A string (a copy in *out) or null (*out = NULL). */
 /* A string (*s, *n: a slice, valid until the next string) or null (*s = NULL). */
-static int rd_slice(struct rd *r, const char **s, size_t *n)
+static gp_status rd_slice(struct rd *r, const char **s, size_t *n)
 {
     int ch = json_lex_ws(&r->l);
     *s = NULL, *n = 0;
     if (ch == 'n')
-        return json_lex_skip(&r->l, 1) == LEX_OK ? LEX_OK : LEX_ERR;
+        return json_lex_skip(&r->l, 1) == GP_OK ? GP_OK : GP_EPARSE;
     if (ch != '"')
         return json_lex_error(&r->l, r->l.p, "expected a string");
-    if (json_lex_string(&r->l, s, n) != LEX_OK)
-        return LEX_ERR;
+    if (json_lex_string(&r->l, s, n) != GP_OK)
+        return GP_EPARSE;
     if (memchr(*s, 0, *n))
         return json_lex_error(&r->l, r->l.p, "a string with a NUL character");
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int rd_str(struct rd *r, char **out)
+static gp_status rd_str(struct rd *r, char **out)
 {
     const char *s;
     size_t n;
     *out = NULL;
-    if (rd_slice(r, &s, &n) != LEX_OK)
-        return LEX_ERR;
+    if (rd_slice(r, &s, &n) != GP_OK)
+        return GP_EPARSE;
     if (!s)
-        return LEX_OK;
+        return GP_OK;
     *out = malloc(n + 1);
     if (!*out)
         return json_lex_error(&r->l, r->l.p, "out of memory");
     memcpy(*out, s, n);
     (*out)[n] = 0;
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int rd_array(struct rd *r, elem_fn elem, void *ud)
+static gp_status rd_array(struct rd *r, elem_fn elem, void *ud)
 {
-    if (json_lex_expect(&r->l, '[', "'['") != LEX_OK)
-        return LEX_ERR;
+    if (json_lex_expect(&r->l, '[', "'['") != GP_OK)
+        return GP_EPARSE;
     if (json_lex_ws(&r->l) == ']')
-        return r->l.p++, LEX_OK;
+        return r->l.p++, GP_OK;
     for (int more = 1; more;) {
-        if (elem(r, ud) != LEX_OK || json_lex_next(&r->l, ']', "in an array", &more) != LEX_OK)
-            return LEX_ERR;
+        if (elem(r, ud) != GP_OK || json_lex_next(&r->l, ']', "in an array", &more) != GP_OK)
+            return GP_EPARSE;
     }
-    return LEX_OK;
+    return GP_OK;
 }
 
-/* An object: field() reads the value of each key it knows, LEX_NOT_MINE skips the others. */
-static int rd_object(struct rd *r, field_fn field, void *ud)
+/* An object: field() reads the value of each key it knows, GP_DECLINED skips the others. */
+static gp_status rd_object(struct rd *r, field_fn field, void *ud)
 {
-    if (json_lex_expect(&r->l, '{', "'{'") != LEX_OK)
-        return LEX_ERR;
+    if (json_lex_expect(&r->l, '{', "'{'") != GP_OK)
+        return GP_EPARSE;
     if (json_lex_ws(&r->l) == '}')
-        return r->l.p++, LEX_OK;
+        return r->l.p++, GP_OK;
     for (int more = 1; more;) {
         const char *k;
         size_t n;
         if (json_lex_ws(&r->l) != '"')
             return json_lex_error(&r->l, r->l.p, "expected a key");
-        if (json_lex_string(&r->l, &k, &n) != LEX_OK ||
-            json_lex_expect(&r->l, ':', "':'") != LEX_OK)
-            return LEX_ERR;
+        if (json_lex_string(&r->l, &k, &n) != GP_OK || json_lex_expect(&r->l, ':', "':'") != GP_OK)
+            return GP_EPARSE;
         char key[32]; /* the slice may be scratch that the value's strings reuse */
         n = n < sizeof(key) ? n : sizeof(key) - 1;
         memcpy(key, k, n);
-        int rc = field(r, key, n, ud);
-        if (rc == LEX_NOT_MINE)
+        gp_status rc = field(r, key, n, ud);
+        if (rc == GP_DECLINED)
             rc = json_lex_skip(&r->l, 2);
-        if (rc != LEX_OK || json_lex_next(&r->l, '}', "in an object", &more) != LEX_OK)
-            return LEX_ERR;
+        if (rc != GP_OK || json_lex_next(&r->l, '}', "in an object", &more) != GP_OK)
+            return GP_EPARSE;
     }
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* ---- steps ---- */
 
-static int step_field(struct rd *r, const char *key, size_t n, void *ud)
+static gp_status step_field(struct rd *r, const char *key, size_t n, void *ud)
 {
     struct job_step *s = ud;
     static const char *const keys[] = {"step",       "dur_ns",  "compute_ns",   "comm_ns",
@@ -131,22 +130,22 @@ static int step_field(struct rd *r, const char *key, size_t n, void *ud)
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (is_key(key, n, keys[i]))
             return rd_int(r, v[i]);
-    return LEX_NOT_MINE;
+    return GP_DECLINED;
 }
 
-static int step_elem(struct rd *r, void *ud)
+static gp_status step_elem(struct rd *r, void *ud)
 {
     gp_job_part *p = r->p;
     (void)ud;
     struct job_step s = {.num = -1};
-    if (rd_object(r, step_field, &s) != LEX_OK)
-        return LEX_ERR;
+    if (rd_object(r, step_field, &s) != GP_OK)
+        return GP_EPARSE;
     void *q = realloc(p->steps, (p->n_steps + 1) * sizeof(*p->steps));
     if (!q)
         return json_lex_error(&r->l, r->l.p, "out of memory");
     p->steps = q;
     p->steps[p->n_steps++] = s;
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* ---- collectives ---- */
@@ -157,26 +156,26 @@ struct raw {
 };
 
 /* A string or null, interned in the part: *out its index, JOB_NONE for null. */
-static int rd_name(struct rd *r, uint32_t *out)
+static gp_status rd_name(struct rd *r, uint32_t *out)
 {
     const char *s;
     size_t n;
     int rc = 0;
     *out = JOB_NONE;
-    if (rd_slice(r, &s, &n) != LEX_OK)
-        return LEX_ERR;
+    if (rd_slice(r, &s, &n) != GP_OK)
+        return GP_EPARSE;
     *out = job_part_intern(r->p, s, n, &rc);
-    return rc == 0 ? LEX_OK : json_lex_error(&r->l, r->l.p, "out of memory");
+    return rc == 0 ? GP_OK : json_lex_error(&r->l, r->l.p, "out of memory");
 }
 
-static int call_field(struct rd *r, const char *key, size_t n, void *ud)
+static gp_status call_field(struct rd *r, const char *key, size_t n, void *ud)
 {
     struct raw *x = ud;
     if (is_key(key, n, "op")) {
         char *op = NULL;
-        int rc = rd_str(r, &op);
+        gp_status rc = rd_str(r, &op);
         x->c.op = op ? job_op_index(op) : (uint16_t)(JOB_N_OPS - 1);
-        x->have_op = rc == LEX_OK && op;
+        x->have_op = rc == GP_OK && op;
         free(op);
         return rc;
     }
@@ -187,10 +186,10 @@ static int call_field(struct rd *r, const char *key, size_t n, void *ud)
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (is_key(key, n, keys[i]))
             return rd_int(r, v[i]);
-    return LEX_NOT_MINE;
+    return GP_DECLINED;
 }
 
-static int call_elem(struct rd *r, void *ud)
+static gp_status call_elem(struct rd *r, void *ud)
 {
     (void)ud;
     struct raw x = {.c = {.pg = JOB_NONE,
@@ -200,70 +199,70 @@ static int call_elem(struct rd *r, void *ud)
                           .seq = -1,
                           .step = -1}};
     const char *at = r->l.p;
-    int rc = rd_object(r, call_field, &x);
-    if (rc == LEX_OK && (!x.have_op || x.c.end < x.c.ts))
+    gp_status rc = rd_object(r, call_field, &x);
+    if (rc == GP_OK && (!x.have_op || x.c.end < x.c.ts))
         rc = json_lex_error(&r->l, at, "a collective needs \"op\", and \"end_ns\" >= \"ts_ns\"");
-    if (rc == LEX_OK && job_part_push_call(r->p, &x.c) != 0)
+    if (rc == GP_OK && job_part_push_call(r->p, &x.c) != 0)
         rc = json_lex_error(&r->l, r->l.p, "out of memory");
     return rc;
 }
 
 /* ---- the rest ---- */
 
-static int interval_elem(struct rd *r, void *ud)
+static gp_status interval_elem(struct rd *r, void *ud)
 {
     int64_t v[2];
     (void)ud;
-    if (json_lex_expect(&r->l, '[', "'[' (an interval [start, end])") != LEX_OK ||
-        rd_int(r, &v[0]) != LEX_OK || json_lex_expect(&r->l, ',', "','") != LEX_OK ||
-        rd_int(r, &v[1]) != LEX_OK || json_lex_expect(&r->l, ']', "']'") != LEX_OK)
-        return LEX_ERR;
+    if (json_lex_expect(&r->l, '[', "'[' (an interval [start, end])") != GP_OK ||
+        rd_int(r, &v[0]) != GP_OK || json_lex_expect(&r->l, ',', "','") != GP_OK ||
+        rd_int(r, &v[1]) != GP_OK || json_lex_expect(&r->l, ']', "']'") != GP_OK)
+        return GP_EPARSE;
     if (v[1] < v[0])
         return json_lex_error(&r->l, r->l.p - 1, "an interval's end before its start");
     if (rules_ivs_push(&r->p->compute, v[0], v[1]) != GP_OK)
         return json_lex_error(&r->l, r->l.p, "out of memory");
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int note_elem(struct rd *r, void *ud)
+static gp_status note_elem(struct rd *r, void *ud)
 {
     char *s = NULL;
     (void)ud;
-    int rc = rd_str(r, &s);
-    if (rc == LEX_OK && s && job_part_note(r->p, s) != 0)
+    gp_status rc = rd_str(r, &s);
+    if (rc == GP_OK && s && job_part_note(r->p, s) != 0)
         rc = json_lex_error(&r->l, r->l.p, "out of memory");
     free(s);
     return rc;
 }
 
-static int schema_field(struct rd *r)
+static gp_status schema_field(struct rd *r)
 {
     char *s = NULL;
     const char *at = r->l.p;
-    if (rd_str(r, &s) != LEX_OK)
-        return LEX_ERR;
+    if (rd_str(r, &s) != GP_OK)
+        return GP_EPARSE;
     r->schema_ok = s && !strcmp(s, GP_JOB_SUMMARY_SCHEMA);
-    int rc = r->schema_ok
-                     ? LEX_OK
-                     : json_lex_error(&r->l, at, "schema \"%.60s\": this gprof-train reads \"%s\"",
-                                      s ? s : "null", GP_JOB_SUMMARY_SCHEMA);
+    gp_status rc = r->schema_ok ? GP_OK
+                                : json_lex_error(&r->l, at,
+                                                 "schema \"%.60s\": this gprof-train reads \"%s\"",
+                                                 s ? s : "null", GP_JOB_SUMMARY_SCHEMA);
     free(s);
     return rc;
 }
 
-static int rank_field(struct rd *r, int *out, int64_t lo)
+static gp_status rank_field(struct rd *r, int *out, int64_t lo)
 {
     int64_t v;
     const char *at = r->l.p;
-    if (rd_int(r, &v) != LEX_OK)
-        return LEX_ERR;
+    if (rd_int(r, &v) != GP_OK)
+        return GP_EPARSE;
     if (v < lo || v > 1 << 30)
         return json_lex_error(&r->l, at, "out of range");
     *out = (int)v;
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int top_field(struct rd *r, const char *key, size_t n, void *ud)
+static gp_status top_field(struct rd *r, const char *key, size_t n, void *ud)
 {
     gp_job_part *p = r->p;
     (void)ud;
@@ -279,10 +278,10 @@ static int top_field(struct rd *r, const char *key, size_t n, void *ud)
     if (is_key(key, n, "rank_from")) {
         char *s = NULL;
         const char *at = r->l.p;
-        int rc = rd_str(r, &s);
+        gp_status rc = rd_str(r, &s);
         p->rank_from = job_rank_from(s);
         free(s);
-        return rc == LEX_OK && !p->rank_from
+        return rc == GP_OK && !p->rank_from
                        ? json_lex_error(&r->l, at,
                                         "expected \"distributedInfo\", \"file name\" "
                                         "or \"order\"")
@@ -299,25 +298,26 @@ static int top_field(struct rd *r, const char *key, size_t n, void *ud)
     for (size_t i = 0; i < 4; i++)
         if (is_key(key, n, names[i]))
             return rd_array(r, arrays[i], NULL);
-    return LEX_NOT_MINE;
+    return GP_DECLINED;
 }
 
 static gp_status parse(struct rd *r, const char *buf, size_t len, const char *path, gp_error *err)
 {
     r->l.p = buf, r->l.end = buf + len, r->l.eof = 1;
-    int rc = rd_object(r, top_field, NULL);
-    if (rc == LEX_OK && json_lex_ws(&r->l) >= 0)
+    gp_status rc = rd_object(r, top_field, NULL);
+    if (rc == GP_OK && json_lex_ws(&r->l) >= 0)
         rc = json_lex_error(&r->l, r->l.p, "text after the summary");
-    if (rc == LEX_OK && !r->schema_ok)
+    if (rc == GP_OK && !r->schema_ok)
         rc = json_lex_error(&r->l, buf, "no \"schema\": not a gprof-train summary");
-    if (rc == LEX_OK)
+    if (rc == GP_OK)
         return GP_OK;
     const char *at = r->l.err_at ? r->l.err_at : r->l.p;
     long line = 1, col = 1;
     for (const char *q = buf; q < at && q < buf + len; q++)
         line += *q == '\n', col = *q == '\n' ? 1 : col + 1;
-    gp_error_set(err, GP_EPARSE, path, "%s",
-                 r->l.err_msg[0] ? r->l.err_msg : "the file ends inside the summary");
+    gp_error_set_at(r->l.err_file ? r->l.err_file : __FILE__,
+                    r->l.err_file ? r->l.err_line : __LINE__, err, GP_EPARSE, path, "%s",
+                    r->l.err_msg[0] ? r->l.err_msg : "the file ends inside the summary");
     gp_error_at(err, (long long)(at - buf), line, col);
     return GP_EPARSE;
 }

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The breakdown role of an event, or -1 (steps themselves, instants, ...). */
+#define NO_ROLE (-1) /* role_of: counted in no breakdown bucket */
+
+/* The breakdown role of an event, or NO_ROLE (steps themselves, instants, ...). */
 static int role_of(const gp_analysis *a, uint32_t i)
 {
     const gp_event *e = &a->ev[i];
@@ -25,12 +27,12 @@ static int role_of(const gp_analysis *a, uint32_t i)
     case GP_EV_CPU_OP:
     case GP_EV_USER_ANNOTATION: /* Python frames (python_function) have no role: Other, as tb */
         if (e->flags & GP_EVF_STEP)
-            return -1;
+            return NO_ROLE;
         if (e->flags & GP_EVF_DATALOADER)
             return GP_BD_DATALOADER;
         return (e->flags & GP_EVF_COMM) ? GP_BD_COMMUNICATION : GP_BD_CPU_EXEC;
     default:
-        return -1;
+        return NO_ROLE;
     }
 }
 
@@ -106,7 +108,7 @@ gp_status analysis_breakdown(gp_analysis *a)
     if (!roles)
         return GP_ENOMEM;
     for (uint32_t i = 0; i < a->n; i++) {
-        int r = a->ev[i].dur > 0 ? role_of(a, i) : -1;
+        int r = a->ev[i].dur > 0 ? role_of(a, i) : NO_ROLE;
         roles[i] = (int8_t)r;
         if (r >= 0)
             nrole[r]++;

@@ -148,7 +148,8 @@ static inline uint32_t analysis_runtime(const gp_analysis *a, uint32_t i)
                                                                            : GP_NONE;
 }
 
-/* @return the step of event i (a GPU activity: its runtime call's), or -1. */
+#define ANALYSIS_NO_STEP (-1) /* analysis_step_of: in no step */
+/* @return the step of event i (a GPU activity: its runtime call's), or ANALYSIS_NO_STEP. */
 int32_t analysis_step_of(const gp_analysis *a, uint32_t i);
 
 #endif

@@ -59,7 +59,7 @@ static int32_t step_at(const gp_analysis *a, int64_t ts)
         else
             hi = mid;
     }
-    return lo && ts < s[lo - 1].host_end ? (int32_t)(lo - 1) : -1;
+    return lo && ts < s[lo - 1].host_end ? (int32_t)(lo - 1) : ANALYSIS_NO_STEP;
 }
 
 int32_t analysis_step_of(const gp_analysis *a, uint32_t i)
@@ -69,7 +69,7 @@ int32_t analysis_step_of(const gp_analysis *a, uint32_t i)
         return step_at(a, e->ts);
     uint32_t r = analysis_runtime(a, i);
     if (!analysis_is_gpu_work(e->kind) || r == GP_NONE)
-        return -1;
+        return ANALYSIS_NO_STEP;
     /* tb_plugin: GPU work belongs to the step whose host span holds its whole launch call. */
     int32_t k = step_at(a, a->ev[r].ts);
     const gp_step *s = (const gp_step *)a->steps.data;

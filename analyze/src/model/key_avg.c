@@ -84,7 +84,7 @@ typedef struct ka_build {
     trace_vec keys; /* int64_t, the key of each row */
 } ka_build;
 
-static int ka_build_init(ka_build *kb)
+static gp_status ka_build_init(ka_build *kb)
 {
     trace_vec_init(&kb->rows, sizeof(gp_keyavg_row));
     trace_vec_init(&kb->keys, sizeof(int64_t));
@@ -194,11 +194,11 @@ static int cmp_row(const void *pa, const void *pb)
 }
 
 /* Sort, dropping rows every op of which was merged into its namesake parent. */
-static int sort_rows(gp_keyavg *out, gp_sort_key key)
+static gp_status sort_rows(gp_keyavg *out, gp_sort_key key)
 {
     ka_key *k = malloc((out->n_rows + 1) * sizeof(*k));
     if (!k)
-        return -1;
+        return GP_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < out->n_rows; i++)
         if (out->rows[i].count)
@@ -210,7 +210,7 @@ static int sort_rows(gp_keyavg *out, gp_sort_key key)
     }
     out->n_rows = n;
     free(k);
-    return 0;
+    return GP_OK;
 }
 
 /* `direct` below: device time of GPU work linked straight to an op, per event (0 for the rest),
@@ -218,13 +218,13 @@ static int sort_rows(gp_keyavg *out, gp_sort_key key)
  * and the sweep reads it in event order, so both passes touch it nearly in order. */
 
 /* A GPU activity: a device row of its own, and device time for the op that launched it. */
-static int device_row(const gp_analysis *a, ka_build *kb, int64_t *direct, uint32_t i,
-                      gp_group_by group, gp_keyavg *out)
+static gp_status device_row(const gp_analysis *a, ka_build *kb, int64_t *direct, uint32_t i,
+                            gp_group_by group, gp_keyavg *out)
 {
     const gp_event *e = &a->ev[i];
     uint32_t r = row_for(a, kb, e, 1, group);
     if (r == GP_NONE)
-        return -1;
+        return GP_ENOMEM;
     gp_keyavg_row *row = row_at(kb, r);
     row->count++;
     row->self_device += e->dur;
@@ -233,7 +233,7 @@ static int device_row(const gp_analysis *a, ka_build *kb, int64_t *direct, uint3
     out->has_device = 1;
     if (a->op_of[i] != GP_NONE)
         direct[a->op_of[i]] += e->dur;
-    return 0;
+    return GP_OK;
 }
 
 /* A closed op as its parent sees it, after its own merges: what its row got (to take back if
@@ -269,7 +269,7 @@ typedef struct ka_half {
     int flops;     /* the trace has with_flops: estimate each op's FLOPs */
     gp_keyavg out; /* self_cpu_total */
     size_t lo, hi;
-    int rc;
+    gp_status rc;
 } ka_half;
 
 /* Add (sign 1) or take back (sign -1) a node's share of its row. */
@@ -319,14 +319,14 @@ static ka_node close_node(ka_half *h, const ka_frame *f)
 }
 
 /* Close the innermost open op: its row, then it becomes its parent's last child. */
-static int pop_op(ka_half *h, ka_sweep *sw)
+static gp_status pop_op(ka_half *h, ka_sweep *sw)
 {
     const ka_frame *f = &sw->st[--sw->depth];
     ka_node n = close_node(h, f);
     if (n.row != GP_NONE) {
         n.row = row_for(h->a, h->kb, &h->a->ev[f->ev], 0, h->group);
         if (n.row == GP_NONE)
-            return -1;
+            return GP_ENOMEM;
     }
     row_add(h, &n, 1);
     if (sw->depth) {
@@ -338,28 +338,28 @@ static int pop_op(ka_half *h, ka_sweep *sw)
         p->child_mem[1] += n.mem[1];
         p->last = n;
     }
-    return 0;
+    return GP_OK;
 }
 
 /* Open op i: first close the ops that do not wholly contain it (a partial overlap is no
  * nesting, as in _populate_cpu_children). */
-static int push_op(ka_half *h, ka_sweep *sw, uint32_t i)
+static gp_status push_op(ka_half *h, ka_sweep *sw, uint32_t i)
 {
     const gp_event *e = &h->a->ev[i];
     int64_t end = e->ts + e->dur;
     while (sw->depth && !(e->ts < sw->st[sw->depth - 1].end && end <= sw->st[sw->depth - 1].end))
         if (pop_op(h, sw) != 0)
-            return -1;
+            return GP_ENOMEM;
     if (sw->depth == sw->cap) {
         size_t cap = sw->cap ? sw->cap * 2 : 256;
         ka_frame *st = realloc(sw->st, cap * sizeof(*st));
         if (!st)
-            return -1;
+            return GP_ENOMEM;
         sw->st = st;
         sw->cap = cap;
     }
     sw->st[sw->depth++] = (ka_frame){.ev = i, .end = end};
-    return 0;
+    return GP_OK;
 }
 
 /* CPU rows by a per-track stack sweep (no per-event arrays) over tracks [lo, hi). */
@@ -380,14 +380,14 @@ static void sweep_cpu(void *arg)
 
 /* Add the second half's rows into the first's: new ones appended in their order of first
  * appearance, which is the order one sweep over all tracks would have made. */
-static int merge_rows(ka_build *kb, const ka_build *from)
+static gp_status merge_rows(ka_build *kb, const ka_build *from)
 {
     for (size_t r = 0; r < from->rows.n; r++) {
         const gp_keyavg_row *src = TRACE_VEC_AT(&from->rows, gp_keyavg_row, r);
         int is_new;
         uint32_t d = row_of_key(kb, *TRACE_VEC_AT(&from->keys, int64_t, r), &is_new);
         if (d == GP_NONE)
-            return -1;
+            return GP_ENOMEM;
         gp_keyavg_row *dst = row_at(kb, d);
         if (is_new) {
             *dst = *src;
@@ -404,7 +404,7 @@ static int merge_rows(ka_build *kb, const ka_build *from)
         dst->self_device_mem += src->self_device_mem;
         dst->flops += src->flops;
     }
-    return 0;
+    return GP_OK;
 }
 
 /* Split the tracks where half the events lie before. */
@@ -417,8 +417,8 @@ static size_t track_split(const gp_analysis *a)
     return k;
 }
 
-static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direct,
-                        const ka_mem *mem, gp_group_by group, gp_keyavg *out)
+static gp_status sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direct,
+                              const ka_mem *mem, gp_group_by group, gp_keyavg *out)
 {
     size_t nt, mid = track_split(a);
     gp_trace_tracks(a->t, &nt);
@@ -429,7 +429,7 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direc
     h1.rc = ka_build_init(&kb1);
     if (h1.rc == 0)
         trace_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
-    int rc = h0.rc == 0 && h1.rc == 0 ? merge_rows(kb, &kb1) : -1;
+    gp_status rc = h0.rc == GP_OK && h1.rc == GP_OK ? merge_rows(kb, &kb1) : GP_ENOMEM;
     out->self_cpu_total += h0.out.self_cpu_total + h1.out.self_cpu_total;
     ka_build_release(&kb1);
     trace_vec_release(&kb1.rows);
@@ -437,38 +437,38 @@ static int sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direc
 }
 
 /* The "[memory]" row: allocator records inside no op. */
-static int memory_row(const gp_analysis *a, ka_build *kb, const ka_mem *mem, gp_group_by group,
-                      gp_keyavg *out)
+static gp_status memory_row(const gp_analysis *a, ka_build *kb, const ka_mem *mem,
+                            gp_group_by group, gp_keyavg *out)
 {
     uint64_t count;
     int64_t bytes[2];
     out->has_memory = mem->n > 0;
     if (ka_mem_unattributed(mem, a, &count, bytes) != 0)
-        return -1;
+        return GP_ENOMEM;
     if (count == 0)
-        return 0;
+        return GP_OK;
     int is_new;
     int64_t key = (int64_t)(((uint64_t)MEMORY_NAME << 32) | GP_STR_NONE);
     uint32_t r = row_of_key(kb, key, &is_new);
     if (r == GP_NONE)
-        return -1;
+        return GP_ENOMEM;
     gp_keyavg_row *row = row_at(kb, r);
     row->name = GP_NAME_MEMORY;
     row->shape = group == GP_GROUP_NAME_SHAPE ? "[]" : "";
     row->count = count;
     row->cpu_mem = row->self_cpu_mem = bytes[0];
     row->device_mem = row->self_device_mem = bytes[1];
-    return 0;
+    return GP_OK;
 }
 
-static int fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group, gp_keyavg *out)
+static gp_status fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group, gp_keyavg *out)
 {
     int64_t *direct = calloc(a->n ? a->n : 1, sizeof(int64_t));
     ka_mem mem;
-    int rc = direct ? ka_mem_init(&mem, a) : -1;
+    gp_status rc = direct ? ka_mem_init(&mem, a) : GP_ENOMEM;
     if (rc != 0) {
         free(direct);
-        return -1;
+        return GP_ENOMEM;
     }
     for (uint32_t i = 0; i < a->n && rc == 0; i++)
         if (analysis_is_gpu_work(a->ev[i].kind))
@@ -488,7 +488,7 @@ gp_status gp_keyavg_compute(const gp_analysis *a, gp_group_by group, gp_sort_key
     memset(out, 0, sizeof(*out));
     out->has_flops = ka_trace_with_flops(a->t);
     ka_build kb;
-    int rc = ka_build_init(&kb);
+    gp_status rc = ka_build_init(&kb);
     if (rc == 0)
         rc = fill_rows(a, &kb, group, out);
     ka_build_release(&kb);

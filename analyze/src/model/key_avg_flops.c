@@ -62,12 +62,13 @@ static const char *int_list(const char *p, op_dims *out)
 }
 
 /* The first inputs of a shape text "[[6, 1, 14, 14], [4, 1, 3, 3], [4], [], None]".
- * @return how many inputs the text has (read or not), or -1 when it is malformed. */
+ * @return how many inputs the text has (read or not), or INPUTS_MALFORMED. */
+#define INPUTS_MALFORMED (-1)
 static int parse_inputs(const char *s, op_dims in[MAX_IN])
 {
     const char *p = skip_ws(s);
     if (*p++ != '[')
-        return -1;
+        return INPUTS_MALFORMED;
     int k = 0;
     for (p = skip_ws(p); *p && *p != ']'; k++) {
         op_dims dims;
@@ -81,7 +82,7 @@ static int parse_inputs(const char *s, op_dims in[MAX_IN])
         if (*p == ',')
             p = skip_ws(p + 1);
     }
-    return *p == ']' ? k : -1;
+    return *p == ']' ? k : INPUTS_MALFORMED;
 }
 
 static uint64_t gemm_flops(const op_dims *m1, const op_dims *m2, int batched)

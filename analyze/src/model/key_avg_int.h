@@ -16,14 +16,15 @@ typedef struct ka_mem {
     int64_t *sum; /* 2 (n + 1): CPU bytes up to record k at sum[2k], device bytes at sum[2k+1] */
 } ka_mem;
 
-int ka_mem_init(ka_mem *m, const gp_analysis *a);
+gp_status ka_mem_init(ka_mem *m, const gp_analysis *a);
 void ka_mem_release(ka_mem *m);
 /* Bytes of the records at [ts, end], both ends included (MemRecordsAcc.in_interval): out[0]
  * CPU (CPU, MKLDNN, IDEEP), out[1] device (CUDA, HIP, XPU, PrivateUse1). */
 void ka_mem_in(const ka_mem *m, int64_t ts, int64_t end, int64_t out[2]);
 /* The records inside no member op (PyTorch's top-level "[memory]" events): their count and
  * bytes. @return 0, or -1 when out of memory. */
-int ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count, int64_t bytes[2]);
+gp_status ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count,
+                              int64_t bytes[2]);
 
 /* An op's FLOPs as PyTorch estimates them with with_flops=True (key_avg_flops.c); 0 for ops
  * it has no formula for. */

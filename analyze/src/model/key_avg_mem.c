@@ -18,13 +18,15 @@ static int cmp_rec(const void *pa, const void *pb)
 
 /* c10::DeviceType: CPU 0, MKLDNN 2, IDEEP 5 count as CPU; CUDA 1, HIP 6, XPU 12,
  * PrivateUse1 20 as device; the rest as neither. */
+#define MEM_NEITHER (-1) /* mem_side: a device type counted as neither host nor device */
+
 static int mem_side(int32_t device_type)
 {
     if (device_type == 0 || device_type == 2 || device_type == 5)
         return 0;
     if (device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20)
         return 1;
-    return -1;
+    return MEM_NEITHER;
 }
 
 static mem_rec *collect(const gp_analysis *a, size_t *n)
@@ -54,19 +56,19 @@ static mem_rec *collect(const gp_analysis *a, size_t *n)
     return r ? r : calloc(1, sizeof(*r));
 }
 
-int ka_mem_init(ka_mem *m, const gp_analysis *a)
+gp_status ka_mem_init(ka_mem *m, const gp_analysis *a)
 {
     memset(m, 0, sizeof(*m));
     mem_rec *r = collect(a, &m->n);
     if (!r)
-        return -1;
+        return GP_ENOMEM;
     qsort(r, m->n, sizeof(*r), cmp_rec);
     m->ts = malloc((m->n + 1) * sizeof(*m->ts));
     m->sum = malloc(2 * (m->n + 1) * sizeof(*m->sum));
     if (!m->ts || !m->sum) {
         free(r);
         ka_mem_release(m);
-        return -1;
+        return GP_ENOMEM;
     }
     m->sum[0] = m->sum[1] = 0;
     for (size_t k = 0; k < m->n; k++) {
@@ -75,7 +77,7 @@ int ka_mem_init(ka_mem *m, const gp_analysis *a)
         m->sum[2 * k + 3] = m->sum[2 * k + 1] + r[k].bytes[1];
     }
     free(r);
-    return 0;
+    return GP_OK;
 }
 
 void ka_mem_release(ka_mem *m)
@@ -111,15 +113,16 @@ void ka_mem_in(const ka_mem *m, int64_t ts, int64_t end, int64_t out[2])
     out[1] = m->sum[2 * hi + 1] - m->sum[2 * lo + 1];
 }
 
-int ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count, int64_t bytes[2])
+gp_status ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count,
+                              int64_t bytes[2])
 {
     *count = 0;
     bytes[0] = bytes[1] = 0;
     if (m->n == 0)
-        return 0;
+        return GP_OK;
     int32_t *cover = calloc(m->n + 1, sizeof(*cover)); /* ops over each record, as differences */
     if (!cover)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t i = 0; i < a->n; i++)
         if (ka_is_member(a, &a->ev[i])) {
             const gp_event *e = &a->ev[i];
@@ -139,5 +142,5 @@ int ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count, 
         }
     }
     free(cover);
-    return 0;
+    return GP_OK;
 }

@@ -141,12 +141,12 @@ void trace_intern_unbudget(trace_intern *in, int keep)
     in->taken = 0;
 }
 
-static int rehash(trace_intern *in)
+static gp_status rehash(trace_intern *in)
 {
     uint32_t mask = in->mask * 2 + 1;
     uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
     if (!slots)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t id = 0; id < in->n; id++) {
         uint32_t i = (uint32_t)in->hashes[id] & mask;
         while (slots[i])
@@ -156,26 +156,26 @@ static int rehash(trace_intern *in)
     free(in->slots);
     in->slots = slots;
     in->mask = mask;
-    return 0;
+    return GP_OK;
 }
 
-static int grow_ids(trace_intern *in)
+static gp_status grow_ids(trace_intern *in)
 {
     uint32_t cap = in->cap ? in->cap * 2 : 1024;
     const char **strs = realloc((void *)in->strs, cap * sizeof(*strs));
     if (!strs)
-        return -1;
+        return GP_ENOMEM;
     in->strs = strs;
     uint32_t *lens = realloc(in->lens, cap * sizeof(*lens));
     if (!lens)
-        return -1;
+        return GP_ENOMEM;
     in->lens = lens;
     uint64_t *hashes = realloc(in->hashes, cap * sizeof(*hashes));
     if (!hashes)
-        return -1;
+        return GP_ENOMEM;
     in->hashes = hashes;
     in->cap = cap;
-    return 0;
+    return GP_OK;
 }
 
 static uint32_t *find_slot(const trace_intern *in, const char *s, size_t n, uint64_t h)

@@ -22,45 +22,50 @@ void json_lex_release(json_lex *l)
     l->scratch_cap = 0;
 }
 
-int json_lex_error(json_lex *l, const char *at, const char *fmt, ...)
+gp_status json_lex_error_at(const char *file, int line, json_lex *l, const char *at,
+                            const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(l->err_msg, sizeof(l->err_msg), fmt, ap);
     va_end(ap);
     l->err_at = at;
-    return LEX_ERR;
+    l->err_file = file;
+    l->err_line = line;
+    return GP_EPARSE;
 }
 
-int json_lex_expect(json_lex *l, char c, const char *what)
+gp_status json_lex_expect(json_lex *l, char c, const char *what)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch != (unsigned char)c)
         return json_lex_error(l, l->p, "expected %s", what);
     l->p++;
-    return LEX_OK;
+    return GP_OK;
 }
 
-int json_lex_next_slow(json_lex *l, char close, const char *what, int *more)
+gp_status json_lex_next_slow(json_lex *l, char close, const char *what, int *more)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     l->p++;
     if (ch == ',') {
         *more = 1;
-        return LEX_OK;
+        return GP_OK;
     }
     if (ch == (unsigned char)close) {
         *more = 0;
-        return LEX_OK;
+        return GP_OK;
     }
     return json_lex_error(l, l->p - 1, "expected ',' or '%c' %s", close, what);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid, -1 if cut off. */
+#define UTF8_CUT (-1) /* utf8_seq: the window ends inside the sequence */
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid, UTF8_CUT. */
 static int utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
@@ -71,7 +76,7 @@ static int utf8_seq(const unsigned char *s, size_t n)
         for (size_t k = 1; k < n; k++)
             if ((s[k] & 0xC0) != 0x80)
                 return 0;
-        return -1;
+        return UTF8_CUT;
     }
     for (int k = 1; k < len; k++)
         if ((s[k] & 0xC0) != 0x80)
@@ -99,7 +104,7 @@ int json_utf8_valid(const unsigned char *s, size_t n)
     return 1;
 }
 
-static int scratch_put(json_lex *l, const char *s, size_t n)
+static gp_status scratch_put(json_lex *l, const char *s, size_t n)
 {
     if (l->scratch_len + n + 1 > l->scratch_cap) {
         size_t cap = l->scratch_cap ? l->scratch_cap : 256;
@@ -107,16 +112,16 @@ static int scratch_put(json_lex *l, const char *s, size_t n)
             cap *= 2;
         char *d = realloc(l->scratch, cap);
         if (!d)
-            return -1;
+            return GP_ENOMEM;
         l->scratch = d;
         l->scratch_cap = cap;
     }
     memcpy(l->scratch + l->scratch_len, s, n);
     l->scratch_len += n;
-    return 0;
+    return GP_OK;
 }
 
-static int hex4(const char *p, unsigned *out)
+static gp_status hex4(const char *p, unsigned *out)
 {
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
@@ -126,14 +131,14 @@ static int hex4(const char *p, unsigned *out)
                      : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
                                             : 16u;
         if (d == 16)
-            return -1;
+            return GP_EPARSE;
         v = v * 16 + d;
     }
     *out = v;
-    return 0;
+    return GP_OK;
 }
 
-static int put_utf8(json_lex *l, unsigned cp)
+static gp_status put_utf8(json_lex *l, unsigned cp)
 {
     char b[4];
     size_t n;
@@ -160,18 +165,18 @@ static int put_utf8(json_lex *l, unsigned cp)
 }
 
 /* \uXXXX at p (after the backslash and 'u'), with surrogate pairs; lone surrogates -> U+FFFD. */
-static int unicode_escape(json_lex *l, const char **pp)
+static gp_status unicode_escape(json_lex *l, const char **pp)
 {
     const char *p = *pp;
     unsigned cp, lo;
     if (l->end - p < 4)
-        return LEX_MORE;
+        return GP_MORE;
     if (hex4(p, &cp) != 0)
         return json_lex_error(l, p - 2, "invalid \\u escape in string");
     p += 4;
     if (cp >= 0xD800 && cp < 0xDC00) {
         if (l->end - p < 6)
-            return l->eof ? json_lex_error(l, p, "unterminated string") : LEX_MORE;
+            return l->eof ? json_lex_error(l, p, "unterminated string") : GP_MORE;
         if (p[0] == '\\' && p[1] == 'u' && hex4(p + 2, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             p += 6;
@@ -182,14 +187,14 @@ static int unicode_escape(json_lex *l, const char **pp)
         cp = 0xFFFD;
     }
     *pp = p;
-    return put_utf8(l, cp) == 0 ? LEX_OK : json_lex_error(l, p, "out of memory");
+    return put_utf8(l, cp) == 0 ? GP_OK : json_lex_error(l, p, "out of memory");
 }
 
-static int escape(json_lex *l, const char **pp)
+static gp_status escape(json_lex *l, const char **pp)
 {
     const char *p = *pp; /* at the backslash */
     if (l->end - p < 2)
-        return LEX_MORE;
+        return GP_MORE;
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     const char *hit = memchr(from, p[1], 8);
     int rc = 0;
@@ -198,8 +203,8 @@ static int escape(json_lex *l, const char **pp)
         p += 2;
     } else if (p[1] == 'u') {
         p += 2;
-        int r = unicode_escape(l, &p);
-        if (r != LEX_OK)
+        gp_status r = unicode_escape(l, &p);
+        if (r != GP_OK)
             return r;
     } else {
         /* Kineto before 2025 wrote raw backslashes; tb_plugin reads them leniently too. */
@@ -208,11 +213,12 @@ static int escape(json_lex *l, const char **pp)
         p += 1;
     }
     *pp = p;
-    return rc == 0 ? LEX_OK : json_lex_error(l, p, "out of memory");
+    return rc == 0 ? GP_OK : json_lex_error(l, p, "out of memory");
 }
 
 /* Slow path: the string has escapes, non-ASCII bytes or control characters. */
-static int string_slow(json_lex *l, const char *start, const char *p, const char **s, size_t *n)
+static gp_status string_slow(json_lex *l, const char *start, const char *p, const char **s,
+                             size_t *n)
 {
     int copying = 0;
     l->scratch_len = 0;
@@ -222,7 +228,7 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
             return json_lex_error(l, q, "out of memory");
         p = q;
         if (p >= l->end)
-            return LEX_MORE;
+            return GP_MORE;
         unsigned char c = (unsigned char)*p;
         if (c == '"')
             break;
@@ -230,8 +236,8 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
             if (!copying && scratch_put(l, start, (size_t)(p - start)) != 0)
                 return json_lex_error(l, p, "out of memory");
             copying = 1;
-            int rc = escape(l, &p);
-            if (rc != LEX_OK)
+            gp_status rc = escape(l, &p);
+            if (rc != GP_OK)
                 return rc;
             continue;
         }
@@ -245,8 +251,8 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
             continue;
         }
         int k = utf8_seq((const unsigned char *)p, (size_t)(l->end - p));
-        if (k < 0)
-            return LEX_MORE;
+        if (k == UTF8_CUT)
+            return GP_MORE;
         if (k == 0)
             return json_lex_error(l, p, "invalid UTF-8 byte 0x%02x in string", c);
         if (copying && scratch_put(l, p, (size_t)k) != 0)
@@ -262,19 +268,19 @@ static int string_slow(json_lex *l, const char *start, const char *p, const char
         *n = (size_t)(p - start);
     }
     l->p = p + 1;
-    return LEX_OK;
+    return GP_OK;
 }
 
-int json_lex_string_slow(json_lex *l, const char *q, const char **s, size_t *n)
+gp_status json_lex_string_slow(json_lex *l, const char *q, const char **s, size_t *n)
 {
     if (q >= l->end)
-        return LEX_MORE;
+        return GP_MORE;
     return string_slow(l, l->p + 1, q, s, n);
 }
 
 #define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
 
-static int number_special(json_lex *l, json_num *out)
+static gp_status number_special(json_lex *l, json_num *out)
 {
     static const struct {
         const char *word;
@@ -286,11 +292,11 @@ static int number_special(json_lex *l, json_num *out)
         if (memcmp(l->p, words[i].word, have < n ? have : n) != 0)
             continue;
         if (have < n)
-            return LEX_MORE;
+            return GP_MORE;
         l->p += n;
         out->is_int = out->ns_ok = 0;
         out->d = words[i].v;
-        return LEX_OK;
+        return GP_OK;
     }
     return json_lex_error(l, l->p, "invalid value");
 }
@@ -316,8 +322,8 @@ static double to_double(const char *start, const char *p)
 }
 
 /* Parse the digits of a number; out-params describe its parts. */
-static int number_scan(json_lex *l, const char **pp, uint64_t *mant, int *int_digits, int *frac4,
-                       int *frac_digits, int *has_exp)
+static gp_status number_scan(json_lex *l, const char **pp, uint64_t *mant, int *int_digits,
+                             int *frac4, int *frac_digits, int *has_exp)
 {
     const char *p = *pp, *end = l->end;
     uint64_t v = 0;
@@ -358,7 +364,7 @@ static int number_scan(json_lex *l, const char **pp, uint64_t *mant, int *int_di
         *has_exp = 1;
     }
     if (p >= end && !l->eof)
-        return LEX_MORE;
+        return GP_MORE;
     if (nd == 0 || (p >= end &&
                     (p[-1] == '.' || p[-1] == 'e' || p[-1] == 'E' || p[-1] == '-' || p[-1] == '+')))
         return json_lex_error(l, p, "invalid number");
@@ -369,22 +375,22 @@ static int number_scan(json_lex *l, const char **pp, uint64_t *mant, int *int_di
     *int_digits = nd;
     *frac4 = f;
     *frac_digits = nf;
-    return LEX_OK;
+    return GP_OK;
 }
 
-int json_lex_number_slow(json_lex *l, json_num *out)
+gp_status json_lex_number_slow(json_lex *l, json_num *out)
 {
     const char *start = l->p, *p = start;
     if (p >= l->end)
-        return LEX_MORE;
+        return GP_MORE;
     int neg = *p == '-';
     p += neg;
     if (p < l->end && !IS_DIGIT(*p))
         return number_special(l, out);
     uint64_t v = 0;
     int nd = 0, f = 0, nf = 0, has_exp = 0;
-    int rc = number_scan(l, &p, &v, &nd, &f, &nf, &has_exp);
-    if (rc != LEX_OK)
+    gp_status rc = number_scan(l, &p, &v, &nd, &f, &nf, &has_exp);
+    if (rc != GP_OK)
         return rc;
     int has_frac = nf > 0;
     l->p = p;
@@ -402,67 +408,67 @@ int json_lex_number_slow(json_lex *l, json_num *out)
             out->d = (neg ? -1.0 : 1.0) * ((double)v + (double)f / 10000.0);
         else
             out->d = to_double(start, p);
-        return LEX_OK;
+        return GP_OK;
     }
     out->d = to_double(start, p);
     double x = out->d * 1000.0;
     out->ns_ok = isfinite(x) && fabs(x) < 9.0e18;
     out->ns = out->ns_ok ? llround(x) : 0;
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int skip_container(json_lex *l, int depth, char close)
+static gp_status skip_container(json_lex *l, int depth, char close)
 {
-    if (depth >= LEX_MAX_DEPTH)
-        return json_lex_error(l, l->p, "nesting deeper than %d levels", LEX_MAX_DEPTH);
+    if (depth >= JSON_MAX_DEPTH)
+        return json_lex_error(l, l->p, "nesting deeper than %d levels", JSON_MAX_DEPTH);
     l->p++;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch == (unsigned char)close) {
         l->p++;
-        return LEX_OK;
+        return GP_OK;
     }
     for (;;) {
-        int rc, more;
+        int more;
+        gp_status rc;
         if (close == '}') {
             if (json_lex_ws(l) < 0)
-                return LEX_MORE;
+                return GP_MORE;
             if (*l->p != '"')
                 return json_lex_error(l, l->p, "expected a string key");
             const char *s;
             size_t n;
-            if ((rc = json_lex_string(l, &s, &n)) != LEX_OK)
+            if ((rc = json_lex_string(l, &s, &n)) != GP_OK)
                 return rc;
-            if ((rc = json_lex_expect(l, ':', "':' after key")) != LEX_OK)
+            if ((rc = json_lex_expect(l, ':', "':' after key")) != GP_OK)
                 return rc;
         }
-        if ((rc = json_lex_skip(l, depth + 1)) != LEX_OK)
+        if ((rc = json_lex_skip(l, depth + 1)) != GP_OK)
             return rc;
-        if ((rc = json_lex_next(l, close, close == '}' ? "in object" : "in array", &more)) !=
-            LEX_OK)
+        if ((rc = json_lex_next(l, close, close == '}' ? "in object" : "in array", &more)) != GP_OK)
             return rc;
         if (!more)
-            return LEX_OK;
+            return GP_OK;
     }
 }
 
-static int skip_word(json_lex *l, const char *word)
+static gp_status skip_word(json_lex *l, const char *word)
 {
     size_t n = strlen(word), have = (size_t)(l->end - l->p);
     if (memcmp(l->p, word, have < n ? have : n) != 0)
         return json_lex_error(l, l->p, "invalid value");
     if (have < n)
-        return LEX_MORE;
+        return GP_MORE;
     l->p += n;
-    return LEX_OK;
+    return GP_OK;
 }
 
-int json_lex_skip(json_lex *l, int depth)
+gp_status json_lex_skip(json_lex *l, int depth)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     switch (ch) {
     case '"': {
         const char *s;

@@ -1,10 +1,12 @@
 /* json_lex.h: a streaming JSON lexer over a window of bytes. The reader is a measured hot path
  * (the issue's target is >= 30x Python's json at ~35 MB/s, i.e. > 1 GB/s), so instead of a DOM
  * library it scans strings 16 bytes at a time, parses numbers in place (timestamps straight to
- * integer ns), and never builds values it does not keep. Every call returns LEX_MORE when the
+ * integer ns), and never builds values it does not keep. Every call returns GP_MORE when the
  * window ends before the token does: the caller refills and re-parses the whole unit. */
 #ifndef GP_ANALYZE_JSON_LEX_H
 #define GP_ANALYZE_JSON_LEX_H
+
+#include "gp/status.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,20 +15,21 @@
 #    include <emmintrin.h>
 #endif
 
-/* What the lexer and the field parsers built on it return: one convention, each value named.
- * LEX_MORE: the window ended before the token did (refill and re-parse the unit). LEX_SLOW: an
- * inline fast path declines (the general path takes over; the public calls never return it).
- * LEX_NOT_MINE: a field parser leaves the key to the next one. */
-enum { LEX_OK = 0, LEX_MORE = 1, LEX_SLOW = 2, LEX_NOT_MINE = 3, LEX_ERR = -1 };
+/* What the lexer and the field parsers built on it return: gp_status (gp/status.h). GP_EPARSE:
+ * an error, described in err_at/err_msg. GP_MORE: the window ended before the token did (refill
+ * and re-parse the unit). GP_DECLINED: an inline fast path declines (the general path takes over;
+ * the public calls never return it), or a field parser leaves the key to the next one. */
 
-#define LEX_MAX_DEPTH 256
+#define JSON_MAX_DEPTH 256
 
 typedef struct json_lex {
     const char *p, *end; /* current position and end of the window */
     int eof;             /* no input after `end` */
     const char *err_at;  /* where the error is */
     char err_msg[192];
-    char *scratch; /* decoded strings with escapes */
+    const char *err_file; /* where gprof-train found it (json_lex_error's caller), or NULL: */
+    int err_line;         /* a debug build's error trail starts there */
+    char *scratch;        /* decoded strings with escapes */
     size_t scratch_cap, scratch_len;
     uint64_t lenient_escapes; /* invalid escapes kept verbatim (old Kineto files) */
     uint64_t control_chars;   /* raw control characters in strings (accepted) */
@@ -42,10 +45,13 @@ typedef struct json_num {
 void json_lex_init(json_lex *l);
 void json_lex_release(json_lex *l);
 
-/* Record an error at `at` (a position in the window). @return LEX_ERR. */
-int json_lex_error(json_lex *l, const char *at, const char *fmt, ...)
+/* Record an error at `at` (a position in the window), and the call's file:line (err_file,
+ * err_line). @return GP_EPARSE. */
+#define json_lex_error(...) json_lex_error_at(__FILE__, __LINE__, __VA_ARGS__)
+gp_status json_lex_error_at(const char *file, int line, json_lex *l, const char *at,
+                            const char *fmt, ...)
 #if defined(__GNUC__)
-        __attribute__((format(printf, 3, 4)))
+        __attribute__((format(printf, 5, 6)))
 #endif
         ;
 
@@ -68,7 +74,7 @@ static inline int json_lex_ws(json_lex *l)
 }
 
 /* Consume the byte `c` after optional whitespace; `what` names it in the error. */
-int json_lex_expect(json_lex *l, char c, const char *what);
+gp_status json_lex_expect(json_lex *l, char c, const char *what);
 
 /* First position in [p, end) holding '"', '\\' or a byte >= 0x80 or < 0x20; end if none. */
 static inline const char *json_scan_special(const char *p, const char *end)
@@ -95,12 +101,12 @@ static inline const char *json_scan_special(const char *p, const char *end)
     return end;
 }
 
-int json_lex_string_slow(json_lex *l, const char *q, const char **s, size_t *n);
+gp_status json_lex_string_slow(json_lex *l, const char *q, const char **s, size_t *n);
 
-/* A string at l->p (which must be '"'). On LEX_OK (*s, *n) is the decoded text: a slice of the
+/* A string at l->p (which must be '"'). On GP_OK (*s, *n) is the decoded text: a slice of the
  * window when it has no escapes, else the scratch buffer (valid until the next string). The
  * plain case is inline: a trace is mostly short keys. */
-static inline int json_lex_string(json_lex *l, const char **s, size_t *n)
+static inline gp_status json_lex_string(json_lex *l, const char **s, size_t *n)
 {
     const char *start = l->p + 1;
     const char *q = json_scan_special(start, l->end);
@@ -108,7 +114,7 @@ static inline int json_lex_string(json_lex *l, const char **s, size_t *n)
         *s = start;
         *n = (size_t)(q - start);
         l->p = q + 1;
-        return LEX_OK;
+        return GP_OK;
     }
     return json_lex_string_slow(l, q, s, n);
 }
@@ -148,19 +154,21 @@ static inline int json_lead_digits(const char *p, uint64_t *val)
 static const uint64_t json_pow10[9] = {1,      10,      100,      1000,     10000,
                                        100000, 1000000, 10000000, 100000000};
 
+#define JSON_NOT_FAST (-1) /* json_fast_int: not a plain integer (the general path decides) */
+
 /* The integer digits at *pp (at most 18, no leading zero before another digit): their count,
- * or -1 for anything else (the general path decides). */
+ * or JSON_NOT_FAST for anything else. */
 static inline int json_fast_int(const char **pp, uint64_t *out)
 {
     const char *p = *pp;
     uint64_t v, w;
     int k = json_lead_digits(p, &v), nd = k;
     if (k == 0 || (p[0] == '0' && k > 1))
-        return -1;
+        return JSON_NOT_FAST;
     for (int round = 0; k == 8 && round < 2; round++) {
         k = json_lead_digits(p + nd, &w);
         if (nd + k > 18)
-            return -1;
+            return JSON_NOT_FAST;
         v = v * json_pow10[k] + w;
         nd += k;
     }
@@ -171,9 +179,9 @@ static inline int json_fast_int(const char **pp, uint64_t *out)
 
 /* Fast path with >= 40 bytes of window left (no bounds checks): at most 18 integer digits,
  * at most 7 fraction digits, no exponent, |value * 1000| in range. `want_d`: out->d must be
- * set as the general path sets it. @return LEX_OK, or LEX_SLOW: the general path decides (it
+ * set as the general path sets it. @return GP_OK, or GP_DECLINED: the general path decides (it
  * also reports errors). */
-static inline int json_number_fast(json_lex *l, json_num *out, int want_d)
+static inline gp_status json_number_fast(json_lex *l, json_num *out, int want_d)
 {
     const char *p = l->p;
     int neg = *p == '-';
@@ -181,15 +189,15 @@ static inline int json_number_fast(json_lex *l, json_num *out, int want_d)
     uint64_t v, fv = 0;
     int nd = json_fast_int(&p, &v), nf = 0;
     if (nd < 0 || v > (uint64_t)(INT64_MAX / 1000 - 1))
-        return LEX_SLOW;
+        return GP_DECLINED;
     if (*p == '.') {
         nf = json_lead_digits(p + 1, &fv);
         if (nf == 0 || nf == 8 || (want_d && (nf > 4 || nd > 15)))
-            return LEX_SLOW;
+            return GP_DECLINED;
         p += 1 + nf;
     }
     if (*p == 'e' || *p == 'E')
-        return LEX_SLOW;
+        return GP_DECLINED;
     int64_t iv = (int64_t)v;
     l->p = p;
     out->is_int = nf == 0;
@@ -203,27 +211,27 @@ static inline int json_number_fast(json_lex *l, json_num *out, int want_d)
         out->d = (double)out->i;
     else if (want_d)
         out->d = (neg ? -1.0 : 1.0) * ((double)v + (double)f / 10000.0);
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* The general case of json_lex_number: any valid number, errors, the end of the window. */
-int json_lex_number_slow(json_lex *l, json_num *out);
+gp_status json_lex_number_slow(json_lex *l, json_num *out);
 
 /* A number (or NaN/Infinity/-Infinity, which Python writes) at l->p. The fast path is inline so
  * that callers which use only part of json_num let the compiler drop the rest. */
-static inline int json_lex_number(json_lex *l, json_num *out)
+static inline gp_status json_lex_number(json_lex *l, json_num *out)
 {
-    if (l->end - l->p >= 40 && json_number_fast(l, out, 1) == LEX_OK)
-        return LEX_OK;
+    if (l->end - l->p >= 40 && json_number_fast(l, out, 1) == GP_OK)
+        return GP_OK;
     return json_lex_number_slow(l, out);
 }
 
 /* As json_lex_number, for a value only used through is_int/i/ns_ok/ns: out->d may be left
  * unset for fractions (saves a strtod on 16-digit absolute timestamps). */
-static inline int json_lex_time(json_lex *l, json_num *out)
+static inline gp_status json_lex_time(json_lex *l, json_num *out)
 {
-    if (l->end - l->p >= 40 && json_number_fast(l, out, 0) == LEX_OK)
-        return LEX_OK;
+    if (l->end - l->p >= 40 && json_number_fast(l, out, 0) == GP_OK)
+        return GP_OK;
     return json_lex_number_slow(l, out);
 }
 
@@ -232,20 +240,20 @@ static inline int json_lex_time(json_lex *l, json_num *out)
 int64_t json_num_to_i64(const json_num *n);
 
 /* Skip any value, validating it; `depth` is the current nesting. */
-int json_lex_skip(json_lex *l, int depth);
+gp_status json_lex_skip(json_lex *l, int depth);
 
 /* json_lex_next's general case (whitespace, the closing byte, errors, the end of the window). */
-int json_lex_next_slow(json_lex *l, char close, const char *what, int *more);
+gp_status json_lex_next_slow(json_lex *l, char close, const char *what, int *more);
 
 /* After an element of an array or object: consume ',' (*more = 1) or `close` (*more = 0).
- * Inline for the common case of no whitespace before the ','. @return LEX_OK, LEX_MORE or
- * LEX_ERR. */
-static inline int json_lex_next(json_lex *l, char close, const char *what, int *more)
+ * Inline for the common case of no whitespace before the ','. @return GP_OK, GP_MORE or
+ * GP_EPARSE. */
+static inline gp_status json_lex_next(json_lex *l, char close, const char *what, int *more)
 {
     if (l->p < l->end && *l->p == ',') {
         l->p++;
         *more = 1;
-        return LEX_OK;
+        return GP_OK;
     }
     return json_lex_next_slow(l, close, what, more);
 }

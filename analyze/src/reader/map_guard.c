@@ -77,7 +77,7 @@ int map_guard_add(const void *start, size_t len)
 {
     pthread_once(&install_once, install);
     if (!installed)
-        return -1;
+        return MAP_GUARD_NONE;
     for (int i = 0; i < N_SLOTS; i++) {
         int free_slot = 0;
         if (!atomic_compare_exchange_strong(&slots[i].used, &free_slot, 1))
@@ -87,7 +87,7 @@ int map_guard_add(const void *start, size_t len)
         atomic_store(&slots[i].start, (uintptr_t)start);
         return i;
     }
-    return -1;
+    return MAP_GUARD_NONE;
 }
 
 int map_guard_hit(int slot)

@@ -5,8 +5,11 @@
 
 #include <stddef.h>
 
+#define MAP_GUARD_NONE (-1) /* no slot: map_guard_hit says no, map_guard_remove does nothing */
+
 /* Guard the read-only file mapping [start, start + len). @return a slot for the calls below, or
- * -1 when no slot is free or the handler cannot be installed (then do not map: read instead). */
+ * MAP_GUARD_NONE when no slot is free or the handler cannot be installed (then do not map: read
+ * instead). */
 int map_guard_add(const void *start, size_t len);
 
 /* @return 1 when the file shrank under the mapping: from the first page past its new end the

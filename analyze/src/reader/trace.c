@@ -58,7 +58,7 @@ int trace_cat_kind(const char *cat, size_t n)
     for (size_t i = 0; i < sizeof(cat_table) / sizeof(cat_table[0]); i++)
         if (strlen(cat_table[i].cat) == n && memcmp(cat_table[i].cat, cat, n) == 0)
             return (int)cat_table[i].kind;
-    return -1;
+    return TRACE_CAT_UNKNOWN;
 }
 
 static int starts_with(const char *s, const char *prefix)

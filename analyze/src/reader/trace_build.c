@@ -51,7 +51,7 @@ trace_str_info *trace_builder_str_info(trace_builder *b, gp_str id)
         trace_str_info *si = trace_vec_push(&b->str_info);
         if (!si)
             return NULL;
-        si->cat_kind = -2;
+        si->cat_kind = TRACE_CAT_UNSET;
     }
     return TRACE_VEC_AT(&b->str_info, trace_str_info, id);
 }
@@ -63,12 +63,12 @@ static uint64_t track_hash(int64_t pid, int64_t tid, gp_str ps, gp_str ts)
     return h ^ (h >> 31);
 }
 
-static int track_rehash(trace_builder *b)
+static gp_status track_rehash(trace_builder *b)
 {
     uint32_t mask = b->track_mask * 2 + 1;
     uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
     if (!slots)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t k = 0; k < b->tracks.n; k++) {
         build_track *bt = TRACE_VEC_AT(&b->tracks, build_track, k);
         uint32_t i = (uint32_t)track_hash(bt->pid, bt->tid, bt->pid_str, bt->tid_str) & mask;
@@ -79,7 +79,7 @@ static int track_rehash(trace_builder *b)
     free(b->track_slots);
     b->track_slots = slots;
     b->track_mask = mask;
-    return 0;
+    return GP_OK;
 }
 
 static int same_track(const build_track *bt, const raw_ev *r)
@@ -150,29 +150,29 @@ const char *trace_budget_message(const trace_budget *bg, char *buf, size_t cap)
     return buf;
 }
 
-int trace_budget_take(trace_budget *bg, size_t n)
+gp_status trace_budget_take(trace_budget *bg, size_t n)
 {
     size_t was = atomic_fetch_add(&bg->used, n);
     if (bg->limit && was + n > bg->limit) {
         atomic_fetch_sub(&bg->used, n);
-        return -1;
+        return GP_ENOMEM;
     }
-    return 0;
+    return GP_OK;
 }
 
-int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n)
+gp_status trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n)
 {
     if (b->n_chunks == b->cap_chunks) {
         size_t cap = b->cap_chunks ? b->cap_chunks * 2 : 64;
         build_chunk *chunks = realloc(b->chunks, cap * sizeof(*chunks));
         if (!chunks)
-            return -1;
+            return GP_ENOMEM;
         b->chunks = chunks;
         b->cap_chunks = cap;
     }
     b->chunks[b->n_chunks++] = (build_chunk){ev, n};
     b->n_events += n;
-    return 0;
+    return GP_OK;
 }
 
 gp_event *trace_builder_append(trace_builder *b)
@@ -198,13 +198,13 @@ gp_event *trace_builder_append(trace_builder *b)
 static trace_str_info *cat_info(trace_builder *b, gp_str cat)
 {
     trace_str_info *si = trace_builder_str_info(b, cat);
-    if (!si || si->cat_kind != -2)
+    if (!si || si->cat_kind != TRACE_CAT_UNSET)
         return si;
     const char *s = gp_trace_str(b->t, cat);
     si->cat_kind = (int8_t)trace_cat_kind(s, strlen(s));
     if (s[0] >= 'A' && s[0] <= 'Z' && si->cat_kind > 0 && si->cat_kind != GP_EV_TRACE_SPAN)
         b->t->info.old_schema = 1; /* Operator, Runtime, Kernel, Memcpy, Memset */
-    if (si->cat_kind == -1) {
+    if (si->cat_kind == TRACE_CAT_UNKNOWN) {
         gp_cat_count *cc = trace_vec_push(&b->t->unknown_cats);
         if (!cc)
             return NULL;
@@ -214,19 +214,19 @@ static trace_str_info *cat_info(trace_builder *b, gp_str cat)
     return si;
 }
 
-int trace_builder_count_cat(trace_builder *b, gp_str cat, uint64_t n)
+gp_status trace_builder_count_cat(trace_builder *b, gp_str cat, uint64_t n)
 {
     trace_str_info *si = cat_info(b, cat);
     if (!si)
-        return -1;
-    if (si->cat_kind == -1) {
+        return GP_ENOMEM;
+    if (si->cat_kind == TRACE_CAT_UNKNOWN) {
         TRACE_VEC_AT(&b->t->unknown_cats, gp_cat_count, si->unknown_idx - 1)->count += n;
         b->t->info.n_unknown_cat += n;
     }
-    return 0;
+    return GP_OK;
 }
 
-/* The kind of a category, counting unknown ones. -1 = unknown, -3 = out of memory. */
+/* The kind of a category, counting unknown ones: TRACE_CAT_UNKNOWN, or -3 = out of memory. */
 static int cat_kind(trace_builder *b, gp_str cat)
 {
     if (cat == GP_STR_NONE)
@@ -234,7 +234,7 @@ static int cat_kind(trace_builder *b, gp_str cat)
     trace_str_info *si = cat_info(b, cat);
     if (!si)
         return -3;
-    if (si->cat_kind == -1) {
+    if (si->cat_kind == TRACE_CAT_UNKNOWN) {
         TRACE_VEC_AT(&b->t->unknown_cats, gp_cat_count, si->unknown_idx - 1)->count++;
         b->t->info.n_unknown_cat++;
     }
@@ -275,6 +275,8 @@ static unsigned event_flags(unsigned nf, int kind)
     return f;
 }
 
+#define NO_STREAM (-1) /* gp_gpu_info.stream when neither args nor the tid name one */
+
 static int64_t stream_of(const raw_ev *r, const gp_trace *t)
 {
     if (r->seen & SEEN_STREAM)
@@ -284,7 +286,7 @@ static int64_t stream_of(const raw_ev *r, const gp_trace *t)
     const char *s = gp_trace_str(t, r->tid_str);
     if (strncmp(s, "stream ", 7) == 0)
         return strtoll(s + 7, NULL, 10);
-    return -1;
+    return NO_STREAM;
 }
 
 static uint64_t gpu_hash(const gp_gpu_info *g)
@@ -446,46 +448,46 @@ static gp_status event_aux(trace_builder *b, const raw_ev *r, int kind, uint32_t
     }
 }
 
-static int apply_meta(trace_builder *b, const raw_ev *r)
+static gp_status apply_meta(trace_builder *b, const raw_ev *r)
 {
     b->t->info.n_metadata++;
     const char *name = gp_trace_str(b->t, r->name);
     if (r->meta_name == GP_STR_NONE)
-        return 0;
+        return GP_OK;
     if (strcmp(name, GP_NAME_THREAD_NAME) == 0) {
         uint32_t k = trace_builder_track(b, r);
         if (k == GP_NONE)
-            return -1;
+            return GP_ENOMEM;
         TRACE_VEC_AT(&b->tracks, build_track, k)->name = r->meta_name;
     } else if (strcmp(name, GP_NAME_PROCESS_NAME) == 0) {
         build_proc *p = trace_vec_push(&b->procs);
         if (!p)
-            return -1;
+            return GP_ENOMEM;
         p->pid = r->pid;
         p->pid_str = r->pid_str;
         p->name = r->meta_name;
     }
-    return 0;
+    return GP_OK;
 }
 
-static int store_end(trace_builder *b, build_track *bt, const raw_ev *r)
+static gp_status store_end(trace_builder *b, build_track *bt, const raw_ev *r)
 {
     if (bt->open_b.n == 0) {
         if (b->part)
             b->orphan_e++; /* its B may be in an earlier part: the split is abandoned */
         else
             b->t->info.n_skipped++;
-        return 0;
+        return GP_OK;
     }
     gp_event ev = *TRACE_VEC_AT(&bt->open_b, gp_event, bt->open_b.n - 1);
     bt->open_b.n--;
     ev.dur = r->ts > ev.ts ? r->ts - ev.ts : 0;
     gp_event *e = trace_builder_append(b);
     if (!e)
-        return -1;
+        return GP_ENOMEM;
     *e = ev;
     bt->count++;
-    return 0;
+    return GP_OK;
 }
 
 static int phase_stored(char ph)
@@ -494,33 +496,33 @@ static int phase_stored(char ph)
 }
 
 /* A "fwdbwd" flow end is kept for the exports (TensorBoard's backward module tree). */
-static int store_flow(trace_builder *b, const raw_ev *r)
+static gp_status store_flow(trace_builder *b, const raw_ev *r)
 {
     b->t->info.n_flows++;
     if (r->cat != b->fwdbwd_cat || !(r->seen & SEEN_TS))
-        return 0;
+        return GP_OK;
     gp_flow *f = trace_vec_push(&b->t->fwdbwd);
     if (!f)
-        return -1;
+        return GP_ENOMEM;
     *f = (gp_flow){r->ts, r->flow_id, r->pid_str == GP_STR_NONE ? r->pid : -1,
                    r->tid_str == GP_STR_NONE ? r->tid : -1, r->ph};
-    return 0;
+    return GP_OK;
 }
 
 /* A counter sample is kept for the exports when it has a time and a numeric "value". */
-static int store_counter(trace_builder *b, const raw_ev *r)
+static gp_status store_counter(trace_builder *b, const raw_ev *r)
 {
     b->t->info.n_counters++;
     if ((r->seen & (SEEN_TS | SEEN_VALUE)) != (SEEN_TS | SEEN_VALUE) || r->name == GP_STR_NONE)
-        return 0;
+        return GP_OK;
     gp_counter *c = trace_vec_push(&b->t->counters);
     if (!c)
-        return -1;
+        return GP_ENOMEM;
     *c = (gp_counter){r->ts, r->value, r->name, r->pid_str == GP_STR_NONE ? r->pid : -1};
-    return 0;
+    return GP_OK;
 }
 
-int trace_store_event(trace_builder *b, const raw_ev *r)
+gp_status trace_store_event(trace_builder *b, const raw_ev *r)
 {
     gp_trace_info *info = &b->t->info;
     if (r->ph == 'M')
@@ -533,16 +535,16 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
         info->n_skipped++;
         info->n_no_ts += phase_stored(r->ph); /* a phase we keep: only its "ts" is missing */
         info->n_no_ph += r->ph == 0;
-        return 0;
+        return GP_OK;
     }
     if (r->ph == 'X' && r->dur < 0) { /* an end before its start: no span to keep */
         info->n_skipped++;
         info->n_neg_dur++;
-        return 0;
+        return GP_OK;
     }
     uint32_t k = trace_builder_track(b, r);
     if (k == GP_NONE)
-        return -1;
+        return GP_ENOMEM;
     build_track *bt = TRACE_VEC_AT(&b->tracks, build_track, k);
     if (r->ph == 'E')
         return store_end(b, bt, r);
@@ -550,7 +552,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
     int kind = instant ? (r->name == b->memory_name ? GP_EV_MEMORY : GP_EV_INSTANT)
                        : cat_kind(b, r->cat);
     if (kind == -3)
-        return -1;
+        return GP_ENOMEM;
     if (kind < 0)
         kind = GP_EV_OTHER;
     /* flags before aux, in this order: both fill the builder's side tables */
@@ -558,7 +560,7 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
             event_flags(name_flags(b, r->name), kind) | (r->ph == 'B' ? GP_EVF_FROM_BE : 0);
     uint32_t aux;
     if (event_aux(b, r, kind, &aux) != GP_OK)
-        return -1;
+        return GP_ENOMEM;
     gp_event ev = {
             .ts = r->ts,
             .dur = r->ph == 'X' && r->dur > 0 ? r->dur : 0,
@@ -572,18 +574,18 @@ int trace_store_event(trace_builder *b, const raw_ev *r)
             .flags = (uint16_t)flags,
     };
     if (add_comm_info(b, r) != GP_OK || add_op_args(b, r, kind) != GP_OK)
-        return -1;
+        return GP_ENOMEM;
     if (r->ph == 'B') {
         gp_event *open = trace_vec_push(&bt->open_b);
         if (!open)
-            return -1;
+            return GP_ENOMEM;
         *open = ev;
-        return 0;
+        return GP_OK;
     }
     gp_event *e = trace_builder_append(b);
     if (!e)
-        return -1;
+        return GP_ENOMEM;
     *e = ev;
     bt->count++;
-    return 0;
+    return GP_OK;
 }

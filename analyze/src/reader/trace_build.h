@@ -103,21 +103,21 @@ typedef struct trace_builder {
 
 int trace_builder_init(trace_builder *b, gp_trace *t);
 /* Take over a chunk holding n events, allocated (malloc) with room for BUILD_CHUNK_EVENTS as
- * trace_builder_append allocates them: later appends may fill it. @return 0 or -1. */
-int trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n);
+ * trace_builder_append allocates them: later appends may fill it. @return GP_OK or GP_ENOMEM. */
+gp_status trace_builder_adopt(trace_builder *b, gp_event *ev, size_t n);
 void trace_builder_release(trace_builder *b);
 
 /* Parse one element of traceEvents at b->lex.p (after whitespace) and store it.
- * @return LEX_OK, LEX_MORE (nothing stored: refill and call again) or LEX_ERR. */
-int trace_event_parse(trace_builder *b);
+ * @return GP_OK, GP_MORE (nothing stored: refill and call again) or GP_EPARSE. */
+gp_status trace_event_parse(trace_builder *b);
 
 /* Store a parsed element as an event (or apply it: metadata, B/E pairing, counting).
- * @return 0 or -1 when out of memory. */
-int trace_store_event(trace_builder *b, const raw_ev *r);
+ * @return GP_OK, or GP_ENOMEM when out of memory. */
+gp_status trace_store_event(trace_builder *b, const raw_ev *r);
 
 /* Move the events into the trace: grouped per track, tracks sorted, each sorted by start.
- * @return 0 or -1 when out of memory. */
-int trace_builder_finish(trace_builder *b);
+ * @return GP_OK, or GP_ENOMEM when out of memory. */
+gp_status trace_builder_finish(trace_builder *b);
 
 /* @return the track of (pid, tid, pid_str, tid_str), created when new; GP_NONE when out of memory.
  */
@@ -130,8 +130,9 @@ gp_status trace_builder_gpu(trace_builder *b, const gp_gpu_info *g, uint32_t *id
 /* @return room for one more event (chunked storage), or NULL when out of memory. */
 gp_event *trace_builder_append(trace_builder *b);
 
-/* Count `n` events of category `cat` (registering it as unknown when it is). @return 0 or -1. */
-int trace_builder_count_cat(trace_builder *b, gp_str cat, uint64_t n);
+/* Count `n` events of category `cat` (registering it as unknown when it is). @return GP_OK or
+ * GP_ENOMEM. */
+gp_status trace_builder_count_cat(trace_builder *b, gp_str cat, uint64_t n);
 
 /* @return the cached facts of string `id`, or NULL when out of memory. */
 trace_str_info *trace_builder_str_info(trace_builder *b, gp_str id);
@@ -154,8 +155,9 @@ trace_split *trace_split_start(const struct trace_source *src, const char *start
  * in file order. *resume is where to go on: after traceEvents' ']' (*closed = 1), or, when a
  * part could not be used (an error, an E whose B came earlier, a false boundary), after the last
  * merged event (*closed = 0; left unchanged when none was: the caller's position before its
- * ','), to parse on from there in order. Frees `sp`. @return 0, or -1 when out of memory. */
-int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int *closed);
+ * ','), to parse on from there in order. Frees `sp`. @return GP_OK, or GP_ENOMEM when out of
+ * memory. */
+gp_status trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int *closed);
 
 /* Wait for the parts and drop them (the caller did not stop at the split point). NULL: no-op. */
 void trace_split_free(trace_split *sp);

@@ -1,6 +1,6 @@
 /* One element of traceEvents: parse its fields and the args the analysis uses (everything else
  * is skipped, validated), then store a gp_event plus its GPU or memory side record. Nothing is
- * stored until the whole element has parsed, so a LEX_MORE can simply re-parse it. */
+ * stored until the whole element has parsed, so a GP_MORE can simply re-parse it. */
 #include "reader/trace_build.h"
 
 #include "gp/trace_schema.h"
@@ -10,19 +10,19 @@
 
 #define KEY_IS(s, n, lit) ((n) == sizeof(lit) - 1 && memcmp((s), (lit), sizeof(lit) - 1) == 0)
 
-static int lex_key(json_lex *l, const char **k, size_t *kn)
+static gp_status lex_key(json_lex *l, const char **k, size_t *kn)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch != '"')
         return json_lex_error(l, l->p, "expected a string key");
-    int rc = json_lex_string(l, k, kn);
-    if (rc != LEX_OK)
+    gp_status rc = json_lex_string(l, k, kn);
+    if (rc != GP_OK)
         return rc;
     if (l->p < l->end && *l->p == ':') { /* the usual "key": */
         l->p++;
-        return LEX_OK;
+        return GP_OK;
     }
     return json_lex_expect(l, ':', "':' after key");
 }
@@ -52,7 +52,7 @@ static gp_str intern_cached(trace_builder *b, const char *s, size_t n)
 }
 
 /* An allocation failed: past the read's memory ceiling (events or names), or out of memory. */
-static int no_memory(trace_builder *b)
+static gp_status no_memory(trace_builder *b)
 {
     char msg[320];
     if (b->over_budget || b->t->strings.over_budget)
@@ -62,49 +62,49 @@ static int no_memory(trace_builder *b)
 }
 
 /* A string field, interned; null leaves *out unchanged. Other types are an error. */
-static int field_str(trace_builder *b, const char *what, gp_str *out)
+static gp_status field_str(trace_builder *b, const char *what, gp_str *out)
 {
     json_lex *l = &b->lex;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch == 'n')
         return json_lex_skip(l, 1);
     if (ch != '"')
         return json_lex_error(l, l->p, "'%s' must be a string", what);
     const char *s;
     size_t n;
-    int rc = json_lex_string(l, &s, &n);
-    if (rc != LEX_OK)
+    gp_status rc = json_lex_string(l, &s, &n);
+    if (rc != GP_OK)
         return rc;
     *out = intern_cached(b, s, n);
-    return *out == GP_STR_NONE ? no_memory(b) : LEX_OK;
+    return *out == GP_STR_NONE ? no_memory(b) : GP_OK;
 }
 
 /* ts/dur: microseconds as a number (or a numeric string, as Perfetto accepts) -> ns. */
-static int field_time(json_lex *l, const char *what, int64_t *out)
+static gp_status field_time(json_lex *l, const char *what, int64_t *out)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     const char *at = l->p;
     json_num num;
-    int rc;
+    gp_status rc;
     if (ch == '"') {
         const char *s;
         size_t n;
-        if ((rc = json_lex_string(l, &s, &n)) != LEX_OK)
+        if ((rc = json_lex_string(l, &s, &n)) != GP_OK)
             return rc;
         json_lex sub;
         json_lex_init(&sub);
         sub.p = s;
         sub.end = s + n;
         sub.eof = 1;
-        rc = n ? json_lex_number(&sub, &num) : LEX_ERR;
-        if (rc != LEX_OK || sub.p != sub.end)
+        rc = n ? json_lex_number(&sub, &num) : GP_EPARSE;
+        if (rc != GP_OK || sub.p != sub.end)
             return json_lex_error(l, at, "'%s' must be a number", what);
     } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-        if ((rc = json_lex_time(l, &num)) != LEX_OK)
+        if ((rc = json_lex_time(l, &num)) != GP_OK)
             return rc;
     } else {
         return json_lex_error(l, at, "'%s' must be a number", what);
@@ -112,45 +112,44 @@ static int field_time(json_lex *l, const char *what, int64_t *out)
     if (!num.ns_ok)
         return json_lex_error(l, at, "'%s' is out of range", what);
     *out = num.ns;
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* pid/tid: an integer or a string. */
-static int field_id(trace_builder *b, const char *what, int64_t *num, gp_str *str)
+static gp_status field_id(trace_builder *b, const char *what, int64_t *num, gp_str *str)
 {
     json_lex *l = &b->lex;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch == '"') {
         *num = -1;
         return field_str(b, what, str);
     }
     const char *at = l->p;
     json_num n;
-    int rc = json_lex_number(l, &n);
-    if (rc != LEX_OK)
-        return rc == LEX_ERR ? json_lex_error(l, at, "'%s' must be a number or a string", what)
-                             : rc;
+    gp_status rc = json_lex_number(l, &n);
+    if (rc != GP_OK)
+        return rc < 0 ? json_lex_error(l, at, "'%s' must be a number or a string", what) : rc;
     if (!n.is_int && !(isfinite(n.d) && fabs(n.d) < 9.0e18))
         return json_lex_error(l, at, "'%s' is out of range", what);
     *num = n.is_int ? n.i : (int64_t)n.d;
     *str = GP_STR_NONE;
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* A numeric arg: sets *ok, *d and *i for numbers; other types are skipped ("inf" -> +inf). */
-static int arg_num(json_lex *l, int64_t *i, double *d, int *ok)
+static gp_status arg_num(json_lex *l, int64_t *i, double *d, int *ok)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     *ok = 0;
     if (ch == '"') {
         const char *s;
         size_t n;
-        int rc = json_lex_string(l, &s, &n);
-        if (rc == LEX_OK && KEY_IS(s, n, "inf")) {
+        gp_status rc = json_lex_string(l, &s, &n);
+        if (rc == GP_OK && KEY_IS(s, n, "inf")) {
             *d = INFINITY;
             *i = INT64_MAX;
             *ok = 1;
@@ -160,75 +159,79 @@ static int arg_num(json_lex *l, int64_t *i, double *d, int *ok)
     if (ch != '-' && ch != 'N' && ch != 'I' && (ch < '0' || ch > '9'))
         return json_lex_skip(l, 2);
     json_num n;
-    int rc = json_lex_number(l, &n);
-    if (rc != LEX_OK)
+    gp_status rc = json_lex_number(l, &n);
+    if (rc != GP_OK)
         return rc;
     *d = n.d;
     *i = n.is_int ? n.i : (isfinite(n.d) && fabs(n.d) < 9.0e18 ? (int64_t)n.d : 0);
     *ok = 1;
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int arg_int(json_lex *l, int64_t *out)
+static gp_status arg_int(json_lex *l, int64_t *out)
 {
     int64_t i;
     double d;
-    int ok, rc = arg_num(l, &i, &d, &ok);
-    if (rc == LEX_OK && ok)
+    int ok;
+    gp_status rc = arg_num(l, &i, &d, &ok);
+    if (rc == GP_OK && ok)
         *out = i;
     return rc;
 }
 
-static int arg_float(json_lex *l, float *out)
+static gp_status arg_float(json_lex *l, float *out)
 {
     int64_t i;
     double d;
-    int ok, rc = arg_num(l, &i, &d, &ok);
-    if (rc == LEX_OK && ok)
+    int ok;
+    gp_status rc = arg_num(l, &i, &d, &ok);
+    if (rc == GP_OK && ok)
         *out = (float)d;
     return rc;
 }
 
 /* A counter's "value": a number (kept in full), else ignored. */
-static int arg_value(json_lex *l, raw_ev *r)
+static gp_status arg_value(json_lex *l, raw_ev *r)
 {
     int64_t i;
-    int ok, rc = arg_num(l, &i, &r->value, &ok);
-    if (rc == LEX_OK && ok)
+    int ok;
+    gp_status rc = arg_num(l, &i, &r->value, &ok);
+    if (rc == GP_OK && ok)
         r->seen |= SEEN_VALUE;
     return rc;
 }
 
 /* "grid": [x, y, z] */
-static int arg_dim3(json_lex *l, int32_t out[3])
+static gp_status arg_dim3(json_lex *l, int32_t out[3])
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch != '[')
         return json_lex_skip(l, 2);
     l->p++;
     if (json_lex_ws(l) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (*l->p == ']') {
         l->p++;
-        return LEX_OK;
+        return GP_OK;
     }
     for (int k = 0;; k++) {
         int64_t v = 0;
-        int more, rc = arg_int(l, &v);
-        if (rc != LEX_OK)
+        int more;
+        gp_status rc = arg_int(l, &v);
+        if (rc != GP_OK)
             return rc;
         if (k < 3)
             out[k] = (int32_t)v;
-        if ((rc = json_lex_next(l, ']', "in a dim3", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, ']', "in a dim3", &more)) != GP_OK)
             return rc;
         if (!more)
-            return LEX_OK;
+            return GP_OK;
     }
 }
 
-static int buf_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+static gp_status buf_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
     if (*len + n + 1 > *cap) {
         size_t c = *cap ? *cap * 2 : 256;
@@ -236,94 +239,95 @@ static int buf_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n
             c *= 2;
         char *d = realloc(*buf, c);
         if (!d)
-            return -1;
+            return GP_ENOMEM;
         *buf = d;
         *cap = c;
     }
     memcpy(*buf + *len, s, n);
     *len += n;
-    return 0;
+    return GP_OK;
 }
 
-static int shape_put(trace_builder *b, const char *s, size_t n)
+static gp_status shape_put(trace_builder *b, const char *s, size_t n)
 {
     return buf_put(&b->shape_buf, &b->shape_len, &b->shape_cap, s, n);
 }
 
 /* "Concrete Inputs" kept as the JSON text read; the event decides at its end whether it needs
  * it (trace_build.c: aten::conv2d's FLOPs). */
-static int arg_concrete(trace_builder *b, raw_ev *r)
+static gp_status arg_concrete(trace_builder *b, raw_ev *r)
 {
     json_lex *l = &b->lex;
     if (json_lex_ws(l) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     const char *at = l->p;
-    int rc = json_lex_skip(l, 2);
-    if (rc != LEX_OK)
+    gp_status rc = json_lex_skip(l, 2);
+    if (rc != GP_OK)
         return rc;
     b->concrete_len = 0;
     if (buf_put(&b->concrete_buf, &b->concrete_len, &b->concrete_cap, at, (size_t)(l->p - at)))
         return json_lex_error(l, l->p, "out of memory");
     r->seen |= SEEN_CONCRETE;
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* "Input Dims" as Python's str() of PyTorch's input shapes: "[[64, 64], []]"; an input that is
  * a list of tensors ([[2, 1], [2, 1]] in the trace) reads "[]", as key_averages() shows it. */
-static int shape_value(trace_builder *b, int depth)
+static gp_status shape_value(trace_builder *b, int depth)
 {
     json_lex *l = &b->lex;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     const char *at = l->p;
     if (ch != '[') {
-        int rc = json_lex_skip(l, depth);
-        if (rc != LEX_OK)
+        gp_status rc = json_lex_skip(l, depth);
+        if (rc != GP_OK)
             return rc;
         if (ch == 'n')
-            return shape_put(b, "None", 4) ? LEX_ERR : LEX_OK;
-        return shape_put(b, at, (size_t)(l->p - at)) ? LEX_ERR : LEX_OK;
+            return shape_put(b, "None", 4) ? GP_EPARSE : GP_OK;
+        return shape_put(b, at, (size_t)(l->p - at)) ? GP_EPARSE : GP_OK;
     }
-    if (depth >= LEX_MAX_DEPTH)
-        return json_lex_error(l, at, "nesting deeper than %d levels", LEX_MAX_DEPTH);
+    if (depth >= JSON_MAX_DEPTH)
+        return json_lex_error(l, at, "nesting deeper than %d levels", JSON_MAX_DEPTH);
     l->p++;
     if (shape_put(b, "[", 1))
-        return LEX_ERR;
+        return GP_EPARSE;
     if (json_lex_ws(l) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (*l->p == ']') {
         l->p++;
-        return shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
+        return shape_put(b, "]", 1) ? GP_EPARSE : GP_OK;
     }
     if (*l->p == '[' && depth == 3) { /* a tensor list: PyTorch's shapes() has [] for it */
         b->dims_list = 1;
         l->p = at;
-        int rc = json_lex_skip(l, depth);
-        return rc != LEX_OK ? rc : shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
+        gp_status rc = json_lex_skip(l, depth);
+        return rc != GP_OK ? rc : shape_put(b, "]", 1) ? GP_EPARSE : GP_OK;
     }
     for (int first = 1;; first = 0) {
-        int more, rc;
+        int more;
+        gp_status rc;
         if (!first && shape_put(b, ", ", 2))
-            return LEX_ERR;
-        if ((rc = shape_value(b, depth + 1)) != LEX_OK)
+            return GP_EPARSE;
+        if ((rc = shape_value(b, depth + 1)) != GP_OK)
             return rc;
-        if ((rc = json_lex_next(l, ']', "in Input Dims", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, ']', "in Input Dims", &more)) != GP_OK)
             return rc;
         if (!more)
-            return shape_put(b, "]", 1) ? LEX_ERR : LEX_OK;
+            return shape_put(b, "]", 1) ? GP_EPARSE : GP_OK;
     }
 }
 
-static int arg_shape(trace_builder *b, raw_ev *r)
+static gp_status arg_shape(trace_builder *b, raw_ev *r)
 {
     b->shape_len = 0;
     b->dims_list = 0;
     if (json_lex_ws(&b->lex) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     const char *at = b->lex.p;
-    int rc = shape_value(b, 2);
-    if (rc != LEX_OK)
+    gp_status rc = shape_value(b, 2);
+    if (rc != GP_OK)
         return rc;
     if (b->dims_list) { /* kept as read for the exports (gp_trace_event_dims) */
         b->dims_len = 0;
@@ -332,11 +336,11 @@ static int arg_shape(trace_builder *b, raw_ev *r)
         r->seen |= SEEN_DIMS_LIST;
     }
     r->shape = intern_cached(b, b->shape_buf, b->shape_len);
-    return r->shape == GP_STR_NONE ? no_memory(b) : LEX_OK;
+    return r->shape == GP_STR_NONE ? no_memory(b) : GP_OK;
 }
 
 /* One key of "args". Kineto's arg set is large; only what the analysis reads is kept. */
-static int arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
+static gp_status arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
 {
     json_lex *l = &b->lex;
     switch (n) {
@@ -389,11 +393,11 @@ static int arg_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
     default:
         break;
     }
-    return LEX_NOT_MINE; /* no key of length 4..11 that it reads */
+    return GP_DECLINED; /* no key of length 4..11 that it reads */
 }
 
 /* What PyTorch records of a collective (record_param_comms and the kernels it launches). */
-static int arg_comm(trace_builder *b, raw_ev *r, const char *k, size_t n)
+static gp_status arg_comm(trace_builder *b, raw_ev *r, const char *k, size_t n)
 {
     json_lex *l = &b->lex;
     static const char *const strs[] = {"Collective name", "Process Group Name", "dtype"};
@@ -404,7 +408,7 @@ static int arg_comm(trace_builder *b, raw_ev *r, const char *k, size_t n)
         if (n == strlen(strs[i]) && !memcmp(k, strs[i], n)) {
             int ch = json_lex_ws(l);
             if (ch < 0)
-                return LEX_MORE;
+                return GP_MORE;
             if (ch != '"') /* another producer's arg of that name: not ours to judge */
                 return json_lex_skip(l, 2);
             r->seen |= SEEN_COMM;
@@ -415,24 +419,24 @@ static int arg_comm(trace_builder *b, raw_ev *r, const char *k, size_t n)
             r->seen |= SEEN_COMM;
             return arg_int(l, nv[i]);
         }
-    return LEX_NOT_MINE;
+    return GP_DECLINED;
 }
 
-static int arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
+static gp_status arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
 {
     json_lex *l = &b->lex;
-    int comm = arg_comm(b, r, k, n);
-    if (comm != LEX_NOT_MINE)
+    gp_status comm = arg_comm(b, r, k, n);
+    if (comm != GP_DECLINED)
         return comm;
     if (KEY_IS(k, n, GP_ARG_REGISTERS)) {
         int64_t v = 0;
-        int rc = arg_int(l, &v);
+        gp_status rc = arg_int(l, &v);
         r->regs = (int32_t)v;
         return rc;
     }
     if (KEY_IS(k, n, GP_ARG_SHARED_MEMORY)) {
         int64_t v = 0;
-        int rc = arg_int(l, &v);
+        gp_status rc = arg_int(l, &v);
         r->shmem = (int32_t)v;
         return rc;
     }
@@ -461,57 +465,58 @@ static int arg_field_long(trace_builder *b, raw_ev *r, const char *k, size_t n)
     return json_lex_skip(l, 2);
 }
 
-static int parse_args(trace_builder *b, raw_ev *r)
+static gp_status parse_args(trace_builder *b, raw_ev *r)
 {
     json_lex *l = &b->lex;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch == 'n')
         return json_lex_skip(l, 1);
     if (ch != '{')
         return json_lex_error(l, l->p, "'args' must be an object");
     l->p++;
     if (json_lex_ws(l) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (*l->p == '}') {
         l->p++;
-        return LEX_OK;
+        return GP_OK;
     }
     for (;;) {
         const char *k;
         size_t n;
-        int more, rc = lex_key(l, &k, &n);
-        if (rc != LEX_OK)
+        int more;
+        gp_status rc = lex_key(l, &k, &n);
+        if (rc != GP_OK)
             return rc;
         rc = arg_field(b, r, k, n);
-        if (rc == LEX_NOT_MINE)
+        if (rc == GP_DECLINED)
             rc = arg_field_long(b, r, k, n);
-        if (rc != LEX_OK)
+        if (rc != GP_OK)
             return rc;
-        if ((rc = json_lex_next(l, '}', "in 'args'", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, '}', "in 'args'", &more)) != GP_OK)
             return rc;
         if (!more)
-            return LEX_OK;
+            return GP_OK;
     }
 }
 
-static int parse_ph(json_lex *l, raw_ev *r)
+static gp_status parse_ph(json_lex *l, raw_ev *r)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch != '"')
         return json_lex_error(l, l->p, "'ph' must be a string");
     const char *s;
     size_t n;
-    int rc = json_lex_string(l, &s, &n);
-    if (rc == LEX_OK)
+    gp_status rc = json_lex_string(l, &s, &n);
+    if (rc == GP_OK)
         r->ph = n ? s[0] : 0;
     return rc;
 }
 
-static int event_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
+static gp_status event_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
 {
     json_lex *l = &b->lex;
     if (n == 2 && k[0] == 'p' && k[1] == 'h')
@@ -542,12 +547,12 @@ static int event_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
 /* A copy of this template (vector moves) costs less than memset's rep stos plus the stores:
  * raw_init ran once per event and was ~2% of a report. */
 /* One key of a flow event: its place and id; the name and the rest are validated, not read. */
-static int flow_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
+static gp_status flow_field(trace_builder *b, raw_ev *r, const char *k, size_t n)
 {
     if (n == 2 && k[0] == 'i' && k[1] == 'd') {
         int ch = json_lex_ws(&b->lex);
         if (ch < 0)
-            return LEX_MORE;
+            return GP_MORE;
         if (ch == '-' || (ch >= '0' && ch <= '9'))
             return arg_int(&b->lex, &r->flow_id);
         return json_lex_skip(&b->lex, 1); /* a string id: no fwdbwd flow has one */
@@ -585,7 +590,7 @@ static const raw_ev raw_template = {
         .devid = -1,
 };
 
-int trace_event_parse(trace_builder *b)
+gp_status trace_event_parse(trace_builder *b)
 {
     json_lex *l = &b->lex;
     if (*l->p != '{')
@@ -593,27 +598,28 @@ int trace_event_parse(trace_builder *b)
     l->p++;
     raw_ev r = raw_template;
     if (json_lex_ws(l) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (*l->p == '}') {
         l->p++;
-        return LEX_OK; /* {} is skipped, as Perfetto does */
+        return GP_OK; /* {} is skipped, as Perfetto does */
     }
     for (int flow = 0;;) {
         const char *k;
         size_t n;
-        int more, rc = lex_key(l, &k, &n);
-        if (rc != LEX_OK)
+        int more;
+        gp_status rc = lex_key(l, &k, &n);
+        if (rc != GP_OK)
             return rc;
         /* of a flow event, once "ph" says so, only what a fwdbwd flow needs is read */
-        if ((rc = flow ? flow_field(b, &r, k, n) : event_field(b, &r, k, n)) != LEX_OK)
+        if ((rc = flow ? flow_field(b, &r, k, n) : event_field(b, &r, k, n)) != GP_OK)
             return rc;
         flow = r.ph == 's' || r.ph == 'f' || r.ph == 't';
-        if ((rc = json_lex_next(l, '}', "in event", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, '}', "in event", &more)) != GP_OK)
             return rc;
         if (!more)
             break;
     }
     if (trace_store_event(b, &r) == 0)
-        return LEX_OK;
+        return GP_OK;
     return no_memory(b);
 }

@@ -179,7 +179,7 @@ static void scatter_half(void *arg)
 }
 
 /* Scatter the chunks into t->events by track, on two threads (halves by event count). */
-static int scatter(trace_builder *b, const uint32_t *remap)
+static gp_status scatter(trace_builder *b, const uint32_t *remap)
 {
     gp_trace *t = b->t;
     size_t nt = t->n_tracks ? t->n_tracks : 1, mid = 0;
@@ -187,7 +187,7 @@ static int scatter(trace_builder *b, const uint32_t *remap)
     if (!start || !end) {
         free(start);
         free(end);
-        return -1;
+        return GP_ENOMEM;
     }
     for (size_t k = 0; k < t->n_tracks; k++) {
         start[k] = t->tracks[k].first;
@@ -200,10 +200,10 @@ static int scatter(trace_builder *b, const uint32_t *remap)
     b->n_chunks = 0;
     free(start);
     free(end);
-    return 0;
+    return GP_OK;
 }
 
-static int make_tracks(trace_builder *b, uint32_t **remap_out)
+static gp_status make_tracks(trace_builder *b, uint32_t **remap_out)
 {
     gp_trace *t = b->t;
     size_t nt = b->tracks.n;
@@ -213,7 +213,7 @@ static int make_tracks(trace_builder *b, uint32_t **remap_out)
     if (!order || !remap || !t->tracks) {
         free(order);
         free(remap);
-        return -1;
+        return GP_ENOMEM;
     }
     for (size_t k = 0; k < nt; k++) {
         build_track *bt = TRACE_VEC_AT(&b->tracks, build_track, k);
@@ -240,7 +240,7 @@ static int make_tracks(trace_builder *b, uint32_t **remap_out)
     free(order);
     t->n_tracks = nt;
     *remap_out = remap;
-    return 0;
+    return GP_OK;
 }
 
 static int cmp_comm(const void *pa, const void *pb)
@@ -280,7 +280,7 @@ static int cmp_op_args(const void *pa, const void *pb)
     return a->ext_id < b->ext_id ? -1 : a->ext_id > b->ext_id;
 }
 
-int trace_builder_finish(trace_builder *b)
+gp_status trace_builder_finish(trace_builder *b)
 {
     gp_trace *t = b->t;
     uint64_t dropped = 0;
@@ -292,11 +292,11 @@ int trace_builder_finish(trace_builder *b)
     }
     uint32_t *remap;
     if (make_tracks(b, &remap) != 0)
-        return -1;
+        return GP_ENOMEM;
     t->events = malloc((b->n_events ? b->n_events : 1) * sizeof(gp_event));
     if (!t->events || scatter(b, remap) != 0) {
         free(remap);
-        return -1;
+        return GP_ENOMEM;
     }
     free(remap);
     t->n_events = b->n_events;
@@ -308,5 +308,5 @@ int trace_builder_finish(trace_builder *b)
     comm_finish(&t->comm);
     if (t->op_args.n)
         qsort(t->op_args.data, t->op_args.n, sizeof(trace_op_args), cmp_op_args);
-    return 0;
+    return GP_OK;
 }

@@ -63,7 +63,7 @@ void trace_vec_release(trace_vec *v);
 
 /* Per-string cache of derived facts (a category's kind, a name's flags). */
 typedef struct trace_str_info {
-    int8_t cat_kind;   /* gp_ev_kind, -1 = unknown category, -2 = not computed */
+    int8_t cat_kind;   /* gp_ev_kind, TRACE_CAT_UNKNOWN or TRACE_CAT_UNSET (not computed) */
     uint8_t name_done; /* name_flags computed */
     uint16_t name_flags;
     uint32_t unknown_idx; /* 1 + index in gp_trace.unknown_cats, 0 = none */
@@ -109,11 +109,13 @@ void trace_warn(gp_trace *t, const char *fmt, ...)
 #endif
         ;
 
-/* Fill t->quality from the "gprof" config and the events (trace_quality.c). @return 0, or -1
- * when out of memory. */
-int trace_quality_compute(gp_trace *t);
+/* Fill t->quality from the "gprof" config and the events (trace_quality.c). @return GP_OK, or
+ * GP_ENOMEM. */
+gp_status trace_quality_compute(gp_trace *t);
 
-/* @return the kind of a category string ("kernel", "Kernel", ...), or -1 when unknown. */
+#define TRACE_CAT_UNKNOWN (-1) /* a category in no table */
+#define TRACE_CAT_UNSET   (-2) /* trace_str_info.cat_kind not computed yet */
+/* @return the kind of a category string ("kernel", "Kernel", ...), or TRACE_CAT_UNKNOWN. */
 int trace_cat_kind(const char *cat, size_t n);
 /* @return gp_ev_flags derived from an event name alone (step, loader, comm, sync/launch API). */
 /* The bytes of events one read may hold (gp_trace_opts.max_memory), shared by the builders of
@@ -128,8 +130,8 @@ typedef struct trace_budget {
 /* The ceiling of a read of `input_size` bytes under `opts` into bg (used = 0). */
 void trace_budget_init(trace_budget *bg, const gp_trace_opts *opts, uint64_t input_size);
 
-/* Take n bytes: @return 0, or -1 (nothing taken) when they would pass the limit. */
-int trace_budget_take(trace_budget *bg, size_t n);
+/* Take n bytes: @return GP_OK, or GP_ENOMEM (nothing taken) when they would pass the limit. */
+gp_status trace_budget_take(trace_budget *bg, size_t n);
 
 /* What a read past bg's limit says: the limit, what set it, and how to raise it. */
 const char *trace_budget_message(const trace_budget *bg, char *buf, size_t cap);

@@ -45,62 +45,62 @@ static void put_quoted(jbuf *o, const char *s, size_t n)
     put(o, "\"", 1);
 }
 
-static int capture(json_lex *l, jbuf *o, int depth);
+static gp_status capture(json_lex *l, jbuf *o, int depth);
 
-static int capture_container(json_lex *l, jbuf *o, int depth, char close)
+static gp_status capture_container(json_lex *l, jbuf *o, int depth, char close)
 {
-    if (depth >= LEX_MAX_DEPTH)
-        return json_lex_error(l, l->p, "nesting deeper than %d levels", LEX_MAX_DEPTH);
+    if (depth >= JSON_MAX_DEPTH)
+        return json_lex_error(l, l->p, "nesting deeper than %d levels", JSON_MAX_DEPTH);
     put(o, l->p, 1);
     l->p++;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch == (unsigned char)close) {
         l->p++;
         put(o, &close, 1);
-        return LEX_OK;
+        return GP_OK;
     }
     for (int more = 1; more;) {
-        int rc;
+        gp_status rc;
         if (close == '}') {
             if ((ch = json_lex_ws(l)) < 0)
-                return LEX_MORE;
+                return GP_MORE;
             if (ch != '"')
                 return json_lex_error(l, l->p, "expected a string key");
-            if ((rc = capture(l, o, depth + 1)) != LEX_OK)
+            if ((rc = capture(l, o, depth + 1)) != GP_OK)
                 return rc;
-            if ((rc = json_lex_expect(l, ':', "':' after key")) != LEX_OK)
+            if ((rc = json_lex_expect(l, ':', "':' after key")) != GP_OK)
                 return rc;
             put(o, ":", 1);
         }
-        if ((rc = capture(l, o, depth + 1)) != LEX_OK)
+        if ((rc = capture(l, o, depth + 1)) != GP_OK)
             return rc;
-        if ((rc = json_lex_next(l, close, "in a metadata value", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, close, "in a metadata value", &more)) != GP_OK)
             return rc;
         put(o, more ? "," : &close, 1);
     }
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int capture(json_lex *l, jbuf *o, int depth)
+static gp_status capture(json_lex *l, jbuf *o, int depth)
 {
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch == '{' || ch == '[')
         return capture_container(l, o, depth, ch == '{' ? '}' : ']');
     const char *at = l->p;
     if (ch == '"') {
         const char *s;
         size_t n;
-        int rc = json_lex_string(l, &s, &n);
-        if (rc == LEX_OK)
+        gp_status rc = json_lex_string(l, &s, &n);
+        if (rc == GP_OK)
             put_quoted(o, s, n);
         return rc;
     }
-    int rc = json_lex_skip(l, depth);
-    if (rc == LEX_OK)
+    gp_status rc = json_lex_skip(l, depth);
+    if (rc == GP_OK)
         put(o, at, (size_t)(l->p - at));
     return rc;
 }
@@ -114,7 +114,7 @@ static void sub_init(json_lex *sub, const char *s, size_t n)
 }
 
 /* A gp_kv from compact JSON text `s` (arena copies). */
-static int make_kv(gp_trace *t, gp_kv *kv, const char *key, const char *s, size_t n)
+static gp_status make_kv(gp_trace *t, gp_kv *kv, const char *key, const char *s, size_t n)
 {
     kv->key = trace_arena_strdup(&t->arena, key, strlen(key));
     json_lex sub;
@@ -122,7 +122,7 @@ static int make_kv(gp_trace *t, gp_kv *kv, const char *key, const char *s, size_
     if (s[0] == '"') {
         const char *v;
         size_t vn;
-        if (json_lex_string(&sub, &v, &vn) == LEX_OK) {
+        if (json_lex_string(&sub, &v, &vn) == GP_OK) {
             kv->type = GP_KV_STRING;
             kv->str = trace_arena_strdup(&t->arena, v, vn);
         }
@@ -135,49 +135,51 @@ static int make_kv(gp_trace *t, gp_kv *kv, const char *key, const char *s, size_
         kv->d = (double)kv->i;
     } else if (s[0] != 'n') {
         json_num num;
-        if (json_lex_number(&sub, &num) == LEX_OK) {
+        if (json_lex_number(&sub, &num) == GP_OK) {
             kv->type = num.is_int ? GP_KV_INT : GP_KV_DOUBLE;
             kv->d = num.d;
             kv->i = json_num_to_i64(&num);
         }
     }
     json_lex_release(&sub);
-    return kv->key && (kv->type < GP_KV_STRING || kv->str) ? 0 : -1;
+    return kv->key && (kv->type < GP_KV_STRING || kv->str) ? GP_OK : GP_ENOMEM;
 }
 
 /* Call fn(key, value text) for each member of the object in `s`. */
-static int for_each_member(gp_trace *t, const char *s, size_t n, void *ud,
-                           int (*fn)(gp_trace *, void *, const char *, const char *, size_t))
+static gp_status for_each_member(gp_trace *t, const char *s, size_t n, void *ud,
+                                 gp_status (*fn)(gp_trace *, void *, const char *, const char *,
+                                                 size_t))
 {
     json_lex sub;
     sub_init(&sub, s, n);
-    int more = 1, rc = 0;
+    int more = 1;
+    gp_status rc = GP_OK;
     if (n < 2 || s[0] != '{' || s[1] == '}')
-        return 0;
+        return GP_OK;
     sub.p++;
-    while (more && rc == 0) {
+    while (more && rc == GP_OK) {
         const char *k, *v;
         size_t kn;
         char key[128];
-        if (json_lex_string(&sub, &k, &kn) != LEX_OK)
+        if (json_lex_string(&sub, &k, &kn) != GP_OK)
             break;
         snprintf(key, sizeof(key), "%.*s", (int)(kn < 127 ? kn : 127), k);
         sub.p++; /* ':' (compact JSON) */
         v = sub.p;
-        if (json_lex_skip(&sub, 1) != LEX_OK)
+        if (json_lex_skip(&sub, 1) != GP_OK)
             break;
         rc = fn(t, ud, key, v, (size_t)(sub.p - v));
-        if (json_lex_next(&sub, '}', "", &more) != LEX_OK)
+        if (json_lex_next(&sub, '}', "", &more) != GP_OK)
             break;
     }
     json_lex_release(&sub);
     return rc;
 }
 
-static int config_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
+static gp_status config_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
 {
     gp_kv *kv = trace_vec_push((trace_vec *)ud);
-    return kv ? make_kv(t, kv, key, v, n) : -1;
+    return kv ? make_kv(t, kv, key, v, n) : GP_ENOMEM;
 }
 
 static int64_t num_of(const char *v, size_t n)
@@ -185,7 +187,7 @@ static int64_t num_of(const char *v, size_t n)
     json_lex sub;
     json_num num;
     sub_init(&sub, v, n);
-    int64_t r = json_lex_number(&sub, &num) == LEX_OK ? json_num_to_i64(&num) : 0;
+    int64_t r = json_lex_number(&sub, &num) == GP_OK ? json_num_to_i64(&num) : 0;
     json_lex_release(&sub);
     return r;
 }
@@ -197,7 +199,7 @@ static void dist_rank(gp_trace *t, const char *v, size_t n)
     json_lex sub;
     json_num num;
     sub_init(&sub, v, n);
-    int ok = json_lex_number(&sub, &num) == LEX_OK && num.is_int && num.i >= 0 && num.i < 1 << 20;
+    int ok = json_lex_number(&sub, &num) == GP_OK && num.is_int && num.i >= 0 && num.i < 1 << 20;
     json_lex_release(&sub);
     if (ok) {
         t->info.rank = (int)num.i;
@@ -210,7 +212,7 @@ static void dist_rank(gp_trace *t, const char *v, size_t n)
                (int)(n < 40 ? n : 40), v, n < 40 ? "" : "...");
 }
 
-static int dist_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
+static gp_status dist_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
 {
     if (!strcmp(key, "rank"))
         dist_rank(t, v, n);
@@ -218,10 +220,10 @@ static int dist_member(gp_trace *t, void *ud, const char *key, const char *v, si
         t->info.world_size = (int)num_of(v, n);
     else if (!strcmp(key, "backend") && v[0] == '"')
         t->info.backend = trace_arena_strdup(&t->arena, v + 1, n - 2);
-    return 0;
+    return GP_OK;
 }
 
-static int device_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
+static gp_status device_member(gp_trace *t, void *ud, const char *key, const char *v, size_t n)
 {
     gp_device_props *d = ud;
     static const struct {
@@ -244,7 +246,7 @@ static int device_member(gp_trace *t, void *ud, const char *key, const char *v, 
     };
     if (!strcmp(key, "name") && v[0] == '"') {
         d->name = trace_intern_str(&t->strings, v + 1, n - 2);
-        return 0;
+        return GP_OK;
     }
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
         if (strcmp(key, fields[i].key) != 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')))
@@ -255,35 +257,36 @@ static int device_member(gp_trace *t, void *ud, const char *key, const char *v, 
         else
             *(int *)(void *)((char *)d + fields[i].off) = (int)x;
     }
-    return 0;
+    return GP_OK;
 }
 
-static int read_devices(gp_trace *t, const char *s, size_t n)
+static gp_status read_devices(gp_trace *t, const char *s, size_t n)
 {
     json_lex sub;
     sub_init(&sub, s, n);
-    int more = 1, rc = 0;
+    int more = 1;
+    gp_status rc = GP_OK;
     if (n < 2 || s[0] != '[' || s[1] == ']')
-        return 0;
+        return GP_OK;
     sub.p++;
-    while (more && rc == 0) {
+    while (more && rc == GP_OK) {
         const char *v = sub.p;
-        if (json_lex_skip(&sub, 1) != LEX_OK)
+        if (json_lex_skip(&sub, 1) != GP_OK)
             break;
         gp_device_props *d = trace_vec_push(&t->devs);
         if (!d)
-            return -1;
+            return GP_ENOMEM;
         d->id = (int)t->devs.n - 1;
         d->name = GP_STR_NONE;
         rc = for_each_member(t, v, (size_t)(sub.p - v), d, device_member);
-        if (json_lex_next(&sub, ']', "", &more) != LEX_OK)
+        if (json_lex_next(&sub, ']', "", &more) != GP_OK)
             break;
     }
     json_lex_release(&sub);
     return rc;
 }
 
-static int record(trace_builder *b, const char *key, const char *s, size_t n)
+static gp_status record(trace_builder *b, const char *key, const char *s, size_t n)
 {
     gp_trace *t = b->t;
     if (!strcmp(key, GP_KEY_DEVICE_PROPERTIES))
@@ -291,22 +294,22 @@ static int record(trace_builder *b, const char *key, const char *s, size_t n)
     if (!strcmp(key, GP_KEY_GPROF))
         return for_each_member(t, s, n, &t->config, config_member);
     if (!strcmp(key, GP_KEY_DISTRIBUTED_INFO) && for_each_member(t, s, n, NULL, dist_member))
-        return -1;
+        return GP_ENOMEM;
     gp_kv *kv = trace_vec_push(&t->meta);
     if (!kv || make_kv(t, kv, key, s, n) != 0)
-        return -1;
+        return GP_ENOMEM;
     if (!strcmp(key, GP_KEY_SCHEMA_VERSION))
         t->info.schema_version = (int)kv->i;
     if (!strcmp(key, GP_KEY_BASE_TIME_NS))
         t->info.base_time_ns = kv->i;
-    return 0;
+    return GP_OK;
 }
 
-int trace_meta_value(trace_builder *b, const char *key)
+gp_status trace_meta_value(trace_builder *b, const char *key)
 {
     jbuf o = {0};
-    int rc = capture(&b->lex, &o, 1);
-    if (rc == LEX_OK && (o.oom || record(b, key, o.p, o.n) != 0))
+    gp_status rc = capture(&b->lex, &o, 1);
+    if (rc == GP_OK && (o.oom || record(b, key, o.p, o.n) != 0))
         rc = json_lex_error(&b->lex, b->lex.p, "out of memory");
     free(o.p);
     return rc;

@@ -6,7 +6,7 @@
 #include "reader/trace_build.h"
 
 /* Parse the value of top-level `key` at b->lex.p and record it in the trace.
- * @return LEX_OK, LEX_MORE (nothing recorded) or LEX_ERR. */
-int trace_meta_value(trace_builder *b, const char *key);
+ * @return GP_OK, GP_MORE (nothing recorded) or GP_EPARSE. */
+gp_status trace_meta_value(trace_builder *b, const char *key);
 
 #endif

@@ -14,25 +14,26 @@ static uint64_t count_of(gp_cfg_num v)
 }
 
 /* The header's "warnings": a JSON array of strings, copied into the arena. */
-static int decode_warnings(gp_trace *t, const char *s)
+static gp_status decode_warnings(gp_trace *t, const char *s)
 {
     json_lex l;
     json_lex_init(&l);
     l.p = s;
     l.end = s + strlen(s);
     l.eof = 1;
-    int more = json_lex_ws(&l) == '[', rc = 0;
+    int more = json_lex_ws(&l) == '[';
+    gp_status rc = GP_OK;
     if (more && (l.p++, json_lex_ws(&l) == ']'))
         more = 0;
-    while (more && rc == 0 && json_lex_ws(&l) == '"') {
+    while (more && rc == GP_OK && json_lex_ws(&l) == '"') {
         const char *w;
         size_t n;
-        if (json_lex_string(&l, &w, &n) != LEX_OK)
+        if (json_lex_string(&l, &w, &n) != GP_OK)
             break;
         const char **slot = trace_vec_push(&t->quality_warnings);
         if (!slot || !(*slot = trace_arena_strdup(&t->arena, w, n)))
-            rc = -1;
-        if (json_lex_next(&l, ']', "',' or ']'", &more) != LEX_OK)
+            rc = GP_ENOMEM;
+        if (json_lex_next(&l, ']', "',' or ']'", &more) != GP_OK)
             break;
     }
     json_lex_release(&l);
@@ -58,7 +59,7 @@ static int is_gpu_kind(unsigned kind)
     }
 }
 
-int trace_quality_compute(gp_trace *t)
+gp_status trace_quality_compute(gp_trace *t)
 {
     gp_trace_quality *q = &t->quality;
     size_t n;
@@ -80,10 +81,10 @@ int trace_quality_compute(gp_trace *t)
     }
     const gp_kv *w = gp_kv_find(kv, n, GP_CFG_WARNINGS);
     if (w && w->type == GP_KV_JSON && decode_warnings(t, w->str) != 0)
-        return -1;
+        return GP_ENOMEM;
     q->warnings = (const char *const *)t->quality_warnings.data;
     q->n_warnings = t->quality_warnings.n;
-    return 0;
+    return GP_OK;
 }
 
 const gp_trace_quality *gp_trace_get_quality(const gp_trace *t)

@@ -12,7 +12,8 @@
 
 enum read_state { ST_TOP, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_EV_FIRST, ST_EV_NEXT, ST_DONE };
 
-#define LEX_SPLIT 2 /* step() reached the split point at an event boundary */
+/* step() reached the split point at an event boundary: an outcome beside gp_status's own */
+#define STEP_SPLIT ((gp_status)(GP_DECLINED + 1))
 
 typedef struct reader {
     trace_builder b;
@@ -38,31 +39,31 @@ static void abandon_split(reader *r)
     r->split_at = NULL;
 }
 
-static int top_kv(reader *r)
+static gp_status top_kv(reader *r)
 {
     json_lex *l = &r->b.lex;
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch != '"')
         return json_lex_error(l, l->p, "expected a string key");
     const char *k;
     size_t n;
-    int rc = json_lex_string(l, &k, &n);
-    if (rc != LEX_OK)
+    gp_status rc = json_lex_string(l, &k, &n);
+    if (rc != GP_OK)
         return rc;
     char key[64];
     int is_events = n == strlen(GP_KEY_TRACE_EVENTS) && !memcmp(k, GP_KEY_TRACE_EVENTS, n);
     snprintf(key, sizeof(key), "%.*s", (int)(n < 63 ? n : 63), k);
-    if ((rc = json_lex_expect(l, ':', "':' after key")) != LEX_OK)
+    if ((rc = json_lex_expect(l, ':', "':' after key")) != GP_OK)
         return rc;
     if (!is_events) {
-        if ((rc = trace_meta_value(&r->b, key)) == LEX_OK)
+        if ((rc = trace_meta_value(&r->b, key)) == GP_OK)
             r->state = ST_OBJ_NEXT;
         return rc;
     }
     if ((ch = json_lex_ws(l)) < 0)
-        return LEX_MORE;
+        return GP_MORE;
     if (ch != '[')
         return json_lex_error(l, l->p, "'traceEvents' must be an array");
     l->p++;
@@ -70,13 +71,13 @@ static int top_kv(reader *r)
     r->state = ST_EV_FIRST;
     abandon_split(r); /* a second traceEvents: the first one's parts were never joined */
     r->split = trace_split_start(&r->src, l->p, l->end, &r->split_at);
-    return LEX_OK;
+    return GP_OK;
 }
 
-static int event_unit(reader *r)
+static gp_status event_unit(reader *r)
 {
-    int rc = trace_event_parse(&r->b);
-    if (rc == LEX_OK)
+    gp_status rc = trace_event_parse(&r->b);
+    if (rc == GP_OK)
         r->state = ST_EV_NEXT;
     return rc;
 }
@@ -98,7 +99,7 @@ static const char *wide_encoding(const unsigned char *p, const unsigned char *en
     return NULL;
 }
 
-static int step_top(reader *r)
+static gp_status step_top(reader *r)
 {
     json_lex *l = &r->b.lex;
     if (l->end - l->p >= 3 && !memcmp(l->p, "\xEF\xBB\xBF", 3))
@@ -111,7 +112,7 @@ static int step_top(reader *r)
                               wide);
     int ch = json_lex_ws(l);
     if (ch < 0)
-        return LEX_MORE;
+        return GP_MORE;
     l->p++;
     if (ch == '{') {
         r->state = ST_OBJ_FIRST;
@@ -123,65 +124,79 @@ static int step_top(reader *r)
     } else {
         return json_lex_error(l, l->p - 1, "a trace must start with '{' or '['");
     }
-    return LEX_OK;
+    return GP_OK;
 }
 
 /* One unit; state changes only when the unit parsed completely. */
-static int step(reader *r)
+static gp_status step(reader *r)
 {
     json_lex *l = &r->b.lex;
-    int ch, more, rc;
+    int ch, more;
+    gp_status rc;
     switch (r->state) {
     case ST_TOP:
         return step_top(r);
     case ST_OBJ_FIRST:
     case ST_EV_FIRST:
         if ((ch = json_lex_ws(l)) < 0)
-            return LEX_MORE;
+            return GP_MORE;
         if (ch == (r->state == ST_OBJ_FIRST ? '}' : ']')) {
             l->p++;
             if (r->state == ST_OBJ_FIRST)
                 r->state = ST_DONE;
             else
                 end_events(r);
-            return LEX_OK;
+            return GP_OK;
         }
         return r->state == ST_OBJ_FIRST ? top_kv(r) : event_unit(r);
     case ST_OBJ_NEXT:
-        if ((rc = json_lex_next(l, '}', "after a top-level value", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, '}', "after a top-level value", &more)) != GP_OK)
             return rc;
         if (!more)
             r->state = ST_DONE;
-        return more ? top_kv(r) : LEX_OK;
+        return more ? top_kv(r) : GP_OK;
     case ST_EV_NEXT:
-        if ((rc = json_lex_next(l, ']', "after an event", &more)) != LEX_OK)
+        if ((rc = json_lex_next(l, ']', "after an event", &more)) != GP_OK)
             return rc;
         if (more && (ch = json_lex_ws(l)) == ']')
             l->p++; /* trailing comma, accepted as Perfetto does */
         else if (more && l->p == r->split_at)
-            return LEX_SPLIT;
+            return STEP_SPLIT;
         else if (more)
-            return ch < 0 ? LEX_MORE : event_unit(r);
+            return ch < 0 ? GP_MORE : event_unit(r);
         end_events(r);
-        return LEX_OK;
+        return GP_OK;
     case ST_DONE:
         if (json_lex_ws(l) < 0)
-            return LEX_MORE;
+            return GP_MORE;
         return json_lex_error(l, l->p, "unexpected data after the end of the trace");
     }
-    return LEX_ERR;
+    return GP_EPARSE;
 }
 
-static gp_status parse_error(reader *r, gp_status code, const char *msg, const char *at,
-                             gp_error *err)
+/* Set a parse error at `at` in the input; a debug build's trail starts at file:line. */
+#define parse_error(...) parse_error_at(__FILE__, __LINE__, __VA_ARGS__)
+static gp_status parse_error_at(const char *file, int line_no, reader *r, gp_status code,
+                                const char *msg, const char *at, gp_error *err)
 {
     long line, col;
     char what[sizeof err->msg]; /* `msg` may be err->msg, which gp_error_set clears first */
     snprintf(what, sizeof what, "%s", msg);
     trace_source_line_col(&r->src, at, &line, &col);
-    gp_error_set(err, code, r->b.t->info.path, "%s", what);
+    gp_error_set_at(file, line_no, err, code, r->b.t->info.path, "%s", what);
     gp_error_at(err, (long long)trace_source_offset(&r->src, at), line, col);
     return code;
+}
+
+/* The lexer's error: the trail starts where the lexer found it, then notes this forward. */
+static gp_status lex_error(reader *r, gp_error *err)
+{
+    json_lex *l = &r->b.lex;
+    gp_status rc = l->err_file ? parse_error_at(l->err_file, l->err_line, r, GP_EPARSE, l->err_msg,
+                                                l->err_at, err)
+                               : parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+    GP_TRAIL_NOTE();
+    return rc;
 }
 
 /* "1 event has" / "2 events have", for the counts below. */
@@ -269,7 +284,7 @@ static gp_status join_split(reader *r, const char *unit, gp_error *err)
     json_lex *l = &r->b.lex;
     const char *resume = unit;
     int closed;
-    int rc = trace_split_join(r->split, &r->b, &resume, &closed);
+    gp_status rc = trace_split_join(r->split, &r->b, &resume, &closed);
     r->split = NULL;
     r->split_at = NULL;
     char msg[320];
@@ -308,23 +323,23 @@ static gp_status read_all(reader *r, gp_error *err)
     r->dropped = l->p;
     for (;;) {
         const char *unit = l->p;
-        int rc = step(r);
-        if (rc == LEX_OK && trace_source_too_big(&r->src, unit, l->p))
+        gp_status rc = step(r);
+        if (rc == GP_OK && trace_source_too_big(&r->src, unit, l->p))
             return parse_error(r, GP_EPARSE, r->src.too_big_msg, unit, err);
-        if (rc == LEX_OK) {
+        if (rc == GP_OK) {
             r->dropped = trace_source_drop(&r->src, r->dropped, l->p);
             if (r->split && l->p > r->split_at)
                 abandon_split(r); /* the split point was not an event boundary */
             continue;
         }
-        if (rc == LEX_SPLIT) {
+        if (rc == STEP_SPLIT) {
             GP_TRY(join_split(r, unit, err));
             continue;
         }
-        if (rc == LEX_ERR && trace_source_shrank(&r->src))
+        if (rc < 0 && trace_source_shrank(&r->src))
             return cut_while_read(r, unit, err);
-        if (rc == LEX_ERR)
-            return parse_error(r, GP_EPARSE, l->err_msg, l->err_at, err);
+        if (rc < 0)
+            return lex_error(r, err);
         if (l->eof && trace_source_shrank(&r->src))
             return cut_while_read(r, unit, err);
         if (l->eof) {

@@ -25,8 +25,10 @@ static uint64_t count_nl(const char *p, const char *end)
     return n;
 }
 
+#define READ_FAILED (-1L) /* fill_block's result on an error (fail_msg says which) */
+
 /* zlib's message without the "<fd:3>: " gzdopen puts before it, and where in the compressed file
- * it stopped. @return -1 (fail_msg set). */
+ * it stopped. @return READ_FAILED (fail_msg set). */
 static long gz_failure(trace_source *s)
 {
     int zerr;
@@ -37,10 +39,10 @@ static long gz_failure(trace_source *s)
              "cannot decompress: %s (at byte %lld of the gzip file)", m,
              (long long)gzoffset((gzFile)s->gz));
     s->fail_code = GP_EPARSE; /* the data is corrupt; a failed read(2) stays GP_EIO */
-    return -1;
+    return READ_FAILED;
 }
 
-/* Fill `b` from the file; @return bytes read, 0 at end, -1 on error (fail_msg set). */
+/* Fill `b` from the file; @return bytes read, 0 at end, READ_FAILED (fail_msg set). */
 static long fill_block(trace_source *s, source_block *b)
 {
     size_t got = 0;
@@ -57,7 +59,7 @@ static long fill_block(trace_source *s, source_block *b)
                 continue;
             if (n < 0) {
                 snprintf(s->fail_msg, sizeof(s->fail_msg), "cannot read: %s", strerror(errno));
-                return -1;
+                return READ_FAILED;
             }
         }
         if (n == 0)
@@ -177,7 +179,7 @@ gp_status trace_source_open_file(trace_source *s, const char *path, size_t max_u
     memset(s, 0, sizeof(*s));
     s->flags = flags;
     s->fd = -1;
-    s->guard = -1;
+    s->guard = MAP_GUARD_NONE;
     s->path = path;
     s->block_size = BLOCK_SIZE;
     s->max_unit = max_unit;
@@ -243,7 +245,7 @@ gp_status trace_source_open_mem(trace_source *s, const void *data, size_t len, c
     memset(s, 0, sizeof(*s));
     s->max_unit = max_unit;
     s->fd = -1;
-    s->guard = -1;
+    s->guard = MAP_GUARD_NONE;
     s->path = name;
     s->input_size = len;
     const unsigned char *u = data;

@@ -75,12 +75,12 @@ static void part_run(split_part *pt)
     for (;;) {
         int more, ch = 0;
         const char *start = l->p;
-        if (trace_event_parse(&pt->b) != LEX_OK)
+        if (trace_event_parse(&pt->b) != GP_OK)
             return;
         if ((size_t)(l->p - start) > pt->src->max_unit)
             return; /* too big: the sequential parse reports it where it is */
         const char *tail = l->p;
-        if (json_lex_next(l, ']', "after an event", &more) != LEX_OK)
+        if (json_lex_next(l, ']', "after an event", &more) != GP_OK)
             return;
         if (more && (ch = json_lex_ws(l)) == ']') {
             l->p++; /* trailing comma */
@@ -122,15 +122,15 @@ static int threads_wanted(const trace_source *src)
     return n < 1 ? 1 : n > SPLIT_MAX_THREADS + 1 ? SPLIT_MAX_THREADS + 1 : (int)n;
 }
 
-static int part_init(split_part *pt, const trace_source *src, const char *end)
+static gp_status part_init(split_part *pt, const trace_source *src, const char *end)
 {
     gp_trace *t = trace_new_empty(src->path);
     if (!t)
-        return -1;
+        return GP_ENOMEM;
     if (trace_builder_init(&pt->b, t) != 0) {
         trace_builder_release(&pt->b);
         gp_trace_free(t);
-        return -1;
+        return GP_ENOMEM;
     }
     pt->src = src;
     pt->b.part = 1;
@@ -139,7 +139,7 @@ static int part_init(split_part *pt, const trace_source *src, const char *end)
     pt->b.threads = src->threads;
     pt->b.lex.end = end;
     pt->b.lex.eof = 1;
-    return 0;
+    return GP_OK;
 }
 
 static void part_release(split_part *pt)
@@ -229,16 +229,16 @@ static gp_str map_str(const merge_map *m, gp_str s)
     return s == GP_STR_NONE ? GP_STR_NONE : m->str[s];
 }
 
-static int merge_strings(trace_builder *d, const gp_trace *src, merge_map *m)
+static gp_status merge_strings(trace_builder *d, const gp_trace *src, merge_map *m)
 {
     const trace_intern *in = &src->strings;
     m->str = malloc((in->n ? in->n : 1) * sizeof(gp_str));
     if (!m->str)
-        return -1;
+        return GP_ENOMEM;
     for (uint32_t i = 0; i < in->n; i++)
         if ((m->str[i] = trace_intern_str(&d->t->strings, in->strs[i], in->lens[i])) == GP_STR_NONE)
-            return -1;
-    return 0;
+            return GP_ENOMEM;
+    return GP_OK;
 }
 
 static uint32_t map_aux(const merge_map *m, const gp_event *e)
@@ -261,7 +261,8 @@ static uint32_t map_aux(const merge_map *m, const gp_event *e)
     }
 }
 
-static int merge_track(trace_builder *d, const build_track *bt, const merge_map *m, uint32_t *out)
+static gp_status merge_track(trace_builder *d, const build_track *bt, const merge_map *m,
+                             uint32_t *out)
 {
     raw_ev key;
     memset(&key, 0, sizeof(key));
@@ -271,7 +272,7 @@ static int merge_track(trace_builder *d, const build_track *bt, const merge_map 
     key.tid_str = map_str(m, bt->tid_str);
     uint32_t k = trace_builder_track(d, &key);
     if (k == GP_NONE)
-        return -1;
+        return GP_ENOMEM;
     build_track *dt = TRACE_VEC_AT(&d->tracks, build_track, k);
     dt->count += bt->count;
     if (bt->name != GP_STR_NONE)
@@ -279,55 +280,55 @@ static int merge_track(trace_builder *d, const build_track *bt, const merge_map 
     for (size_t i = 0; i < bt->open_b.n; i++) {
         gp_event *e = trace_vec_push(&dt->open_b); /* an E after the split may still close it */
         if (!e)
-            return -1;
+            return GP_ENOMEM;
         *e = *TRACE_VEC_AT(&bt->open_b, gp_event, i);
         e->name = map_str(m, e->name);
         e->track = k;
         e->aux = map_aux(m, e);
     }
     *out = k;
-    return 0;
+    return GP_OK;
 }
 
-static int merge_tracks(trace_builder *d, const trace_builder *s, merge_map *m)
+static gp_status merge_tracks(trace_builder *d, const trace_builder *s, merge_map *m)
 {
     m->track = malloc((s->tracks.n ? s->tracks.n : 1) * sizeof(uint32_t));
     if (!m->track)
-        return -1;
+        return GP_ENOMEM;
     for (size_t k = 0; k < s->tracks.n; k++)
         if (merge_track(d, TRACE_VEC_AT(&s->tracks, build_track, k), m, &m->track[k]) != 0)
-            return -1;
+            return GP_ENOMEM;
     for (size_t p = 0; p < s->procs.n; p++) {
         const build_proc *sp = TRACE_VEC_AT(&s->procs, build_proc, p);
         build_proc *dp = trace_vec_push(&d->procs);
         if (!dp)
-            return -1;
+            return GP_ENOMEM;
         *dp = (build_proc){sp->pid, map_str(m, sp->pid_str), map_str(m, sp->name)};
     }
-    return 0;
+    return GP_OK;
 }
 
-static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
+static gp_status merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
 {
     m->mem_off = (uint32_t)d->t->mem.n;
     m->py_off = (uint32_t)d->t->py.n;
     for (size_t i = 0; i < s->fwdbwd.n; i++) {
         gp_flow *f = trace_vec_push(&d->t->fwdbwd);
         if (!f)
-            return -1;
+            return GP_ENOMEM;
         *f = *TRACE_VEC_AT(&s->fwdbwd, gp_flow, i);
     }
     for (size_t i = 0; i < s->comm.n; i++) {
         gp_comm_info *c = trace_vec_push(&d->t->comm);
         if (!c)
-            return -1;
+            return GP_ENOMEM;
         *c = *TRACE_VEC_AT(&s->comm, gp_comm_info, i);
         c->coll = map_str(m, c->coll), c->pg = map_str(m, c->pg), c->dtype = map_str(m, c->dtype);
     }
     for (size_t i = 0; i < s->op_args.n; i++) {
         trace_op_args *o = trace_vec_push(&d->t->op_args);
         if (!o)
-            return -1;
+            return GP_ENOMEM;
         *o = *TRACE_VEC_AT(&s->op_args, trace_op_args, i);
         o->concrete = map_str(m, o->concrete);
         o->dims = map_str(m, o->dims);
@@ -335,37 +336,37 @@ static int merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
     for (size_t i = 0; i < s->counters.n; i++) {
         gp_counter *c = trace_vec_push(&d->t->counters);
         if (!c)
-            return -1;
+            return GP_ENOMEM;
         *c = *TRACE_VEC_AT(&s->counters, gp_counter, i);
         c->name = map_str(m, c->name);
     }
     for (size_t i = 0; i < s->py.n; i++) {
         gp_py_info *p = trace_vec_push(&d->t->py);
         if (!p)
-            return -1;
+            return GP_ENOMEM;
         *p = *TRACE_VEC_AT(&s->py, gp_py_info, i);
     }
     m->gpu = malloc((s->gpu.n ? s->gpu.n : 1) * sizeof(uint32_t));
     if (!m->gpu)
-        return -1;
+        return GP_ENOMEM;
     for (size_t i = 0; i < s->gpu.n; i++) {
         gp_gpu_info g;
         memcpy(&g, TRACE_VEC_AT(&s->gpu, gp_gpu_info, i), sizeof(g));
         g.sync_kind = map_str(m, g.sync_kind);
         if (trace_builder_gpu(d, &g, &m->gpu[i]) != GP_OK)
-            return -1;
+            return GP_ENOMEM;
     }
     for (size_t i = 0; i < s->mem.n; i++) {
         gp_mem_sample *ms = trace_vec_push(&d->t->mem);
         if (!ms)
-            return -1;
+            return GP_ENOMEM;
         *ms = *TRACE_VEC_AT(&s->mem, gp_mem_sample, i);
     }
-    return 0;
+    return GP_OK;
 }
 
 /* Append the part's events in order: its chunks are renumbered in place and taken over. */
-static int merge_events(trace_builder *d, trace_builder *s, const merge_map *m)
+static gp_status merge_events(trace_builder *d, trace_builder *s, const merge_map *m)
 {
     for (size_t c = 0; c < s->n_chunks; c++) {
         gp_event *ev = s->chunks[c].ev;
@@ -375,14 +376,14 @@ static int merge_events(trace_builder *d, trace_builder *s, const merge_map *m)
             ev[i].aux = map_aux(m, &ev[i]);
         }
         if (trace_builder_adopt(d, ev, s->chunks[c].n) != 0)
-            return -1;
+            return GP_ENOMEM;
         s->chunks[c].ev = NULL;
     }
     s->n_chunks = 0;
-    return 0;
+    return GP_OK;
 }
 
-static int merge_counts(trace_builder *d, const trace_builder *s, const merge_map *m)
+static gp_status merge_counts(trace_builder *d, const trace_builder *s, const merge_map *m)
 {
     const gp_trace_info *si = &s->t->info;
     gp_trace_info *di = &d->t->info;
@@ -398,16 +399,16 @@ static int merge_counts(trace_builder *d, const trace_builder *s, const merge_ma
     d->lex.control_chars += s->lex.control_chars;
     for (gp_str id = 0; id < s->str_info.n; id++) {
         const trace_str_info *x = TRACE_VEC_AT(&s->str_info, trace_str_info, id);
-        if (x->cat_kind != -1)
+        if (x->cat_kind != TRACE_CAT_UNKNOWN)
             continue;
         uint64_t n = TRACE_VEC_AT(&s->t->unknown_cats, gp_cat_count, x->unknown_idx - 1)->count;
         if (trace_builder_count_cat(d, m->str[id], n) != 0)
-            return -1;
+            return GP_ENOMEM;
     }
-    return 0;
+    return GP_OK;
 }
 
-static int merge_part(trace_builder *d, split_part *pt)
+static gp_status merge_part(trace_builder *d, split_part *pt)
 {
     merge_map m = {NULL, NULL, NULL, 0, 0};
     /* side records before tracks: a track's open B events map their side record too */
@@ -417,12 +418,12 @@ static int merge_part(trace_builder *d, split_part *pt)
     free(m.str);
     free(m.track);
     free(m.gpu);
-    return ok ? 0 : -1;
+    return ok ? GP_OK : GP_ENOMEM;
 }
 
-int trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int *closed)
+gp_status trace_split_join(trace_split *sp, trace_builder *b, const char **resume, int *closed)
 {
-    int rc = 0;
+    gp_status rc = GP_OK;
     *closed = 0;
     take_parts(sp); /* help with what no worker has taken yet */
     stop_workers(sp);

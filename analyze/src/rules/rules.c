@@ -56,6 +56,8 @@ void gp_rules_free(gp_rules *r)
     free(r);
 }
 
+#define NO_RULE (-1L) /* find_rule: no rule has that id or name */
+
 static long find_rule(const char *s, size_t len)
 {
     for (size_t i = 0; i < N_RULES; i++) {
@@ -64,7 +66,7 @@ static long find_rule(const char *s, size_t len)
             (strlen(in->name) == len && strncasecmp(in->name, s, len) == 0))
             return (long)i;
     }
-    return -1;
+    return NO_RULE;
 }
 
 gp_status gp_rules_select(gp_rules *r, const char *rule, gp_error *err)

@@ -88,7 +88,11 @@ static int is_linear_op(const char *name)
     return 0;
 }
 
-/* Elements of every input in "[[64, 10], [], []]" (a scalar counts 1); -1 if unreadable. */
+#define SHAPE_UNREAD (-1) /* shape_elems: a shape it does not read */
+#define NO_CEILING   (-1) /* size_ceiling: the op has no size-based ceiling */
+
+/* Elements of every input in "[[64, 10], [], []]" (a scalar counts 1); SHAPE_UNREAD if unreadable.
+ */
 static double shape_elems(const char *s)
 {
     double total = 0, prod = 1;
@@ -105,7 +109,7 @@ static double shape_elems(const char *s)
             prod *= strtod(s, &end);
             s = end - 1;
         } else if (depth > 2)
-            return -1; /* a list of tensors: not read */
+            return SHAPE_UNREAD; /* a list of tensors: not read */
     }
     return depth == 0 ? total : -1;
 }
@@ -115,7 +119,7 @@ static int64_t size_ceiling(const struct rules_ctx *c, const gp_event *e, gp_str
 {
     if (c->has_gpu || shape == GP_STR_NONE || e->kind != GP_EV_CPU_OP || (e->flags & GP_EVF_COMM) ||
         !is_linear_op(gp_trace_str(c->t, e->name)))
-        return -1;
+        return NO_CEILING;
     double elems = shape_elems(gp_trace_str(c->t, shape));
     return elems < 0 ? -1 : k->size_overhead_ns + (int64_t)(elems * k->size_ns_per_elem);
 }

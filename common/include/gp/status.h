@@ -9,8 +9,12 @@
 extern "C" {
 #endif
 
-/** Result of a fallible library call: GP_OK or a negative error code. */
+/** Result of a fallible library call: GP_OK or a negative error code. The positive values are
+ * no failures: outcomes a library passes between its own functions (the trace reader's lexer),
+ * never returned by a public call. */
 typedef enum gp_status {
+    GP_DECLINED = 2, /**< not handled here: a fast path or a field parser leaves it to the next */
+    GP_MORE = 1,     /**< the input window ended before the unit did: refill, parse it again */
     GP_OK = 0,
     GP_EINVAL = -1,      /**< invalid argument or option */
     GP_ENOMEM = -2,      /**< allocation failed or a capped buffer is full */
@@ -66,12 +70,14 @@ void gp_trail_note(const char *file, int line);
 /** Attach a position to an error already set (no-op when NULL). -1/0 mean unknown. */
 void gp_error_at(gp_error *err, long long offset, long line, long col);
 
-/** Propagate a failure: evaluate `expr` (a gp_status) and return it when it is not GP_OK. */
+/** Propagate a result: evaluate `expr` (a gp_status) and return it when it is not GP_OK. Only a
+ * failure (< GP_OK) leaves a trail note; GP_MORE and GP_DECLINED are forwarded silently. */
 #define GP_TRY(expr)                                                                               \
     do {                                                                                           \
         gp_status gp_try_rc = (expr);                                                              \
         if (gp_try_rc != GP_OK) {                                                                  \
-            GP_TRAIL_NOTE();                                                                       \
+            if (gp_try_rc < GP_OK)                                                                 \
+                GP_TRAIL_NOTE();                                                                   \
             return gp_try_rc;                                                                      \
         }                                                                                          \
     } while (0)
