@@ -193,12 +193,12 @@ static void conv(unsigned us)
     nvtxRangePushA("aten::cudnn_convolution");
     host_work(opt.host_us);
     if (!opt.channels_last)
-        CHECK(cuLaunchKernel(g.to_nhwc, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0,
-                             g.compute, NULL, NULL));
+        CHECK(cuLaunchKernel(g.to_nhwc, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0, g.compute,
+                             NULL, NULL));
     CHECK(cuLaunchKernel(g.conv, us, 1, 1, 256, 1, 1, 0, g.compute, NULL, NULL));
     if (!opt.channels_last)
-        CHECK(cuLaunchKernel(g.to_nchw, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0,
-                             g.compute, NULL, NULL));
+        CHECK(cuLaunchKernel(g.to_nchw, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0, g.compute,
+                             NULL, NULL));
     nvtxRangePop();
 }
 

@@ -155,8 +155,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
                              : " or replay the step as one CUDA graph (torch.cuda.graphs, "
                                "torch.compile(mode=\"reduce-overhead\"); --cuda-graphs)",
                       c->cfg.trainer && c->cfg.batch_size > 0 ? "; a larger --batch-size "
-                                                                 "makes each kernel longer"
-                                                               : "");
+                                                                "makes each kernel longer"
+                                                              : "");
 }
 
 gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules_out *o)

@@ -111,8 +111,8 @@ gp_status rules_ckpt_estimate(const struct rules_ctx *c, const gp_mem_series *s,
         size_t k = out->n_allocs, seg = (size_t)ceil(sqrt((double)k));
         double mean = (double)out->activations / (double)k;
         double kept = (double)((k + seg - 1) / seg + seg - 1) * mean;
-        out->saving = kept < (double)out->activations ? (int64_t)((double)out->activations - kept)
-                                                      : 0;
+        out->saving =
+                kept < (double)out->activations ? (int64_t)((double)out->activations - kept) : 0;
     }
     return GP_OK;
 }
