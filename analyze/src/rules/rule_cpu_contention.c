@@ -225,6 +225,19 @@ static const char *steps_line(const struct rules_ctx *c, struct rules_out *o)
                       rules_fmt_ns(b, sizeof(b), w->host_end - w->host_ts));
 }
 
+/* How the wait was measured: over the trainer's loop, else in each step (libprof's step args),
+ * else from CPU time against wall time; with the steps that waited where the steps say. */
+static const char *measured_how(const struct rules_ctx *c, const struct rules_acct *a,
+                                struct rules_out *o)
+{
+    const char *steps = a->per_step ? steps_line(c, o) : "";
+    if (c->cfg.train_runq >= 0)
+        return rules_strf(o, "the scheduler's run-queue time%s", steps);
+    if (a->per_step)
+        return rules_strf(o, "the scheduler's run-queue time in each step%s", steps);
+    return "its CPU time against the steps' wall time";
+}
+
 static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, double share,
                               const char *what)
 {
@@ -277,13 +290,7 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
         rc = rules_summary(o,
                            "the training thread waited for a core %.1f%% of the time (measured: "
                            "%s)%s; operators stalled past their fastest calls: %.1f%%",
-                           a.wait_share,
-                           a.per_step               ? rules_strf(o,
-                                                                 "the scheduler's run-queue time in each "
-                                                                               "step%s",
-                                                                 steps_line(c, o))
-                           : c->cfg.train_runq >= 0 ? "the scheduler's run-queue time"
-                                                    : "its CPU time against the steps' wall time",
+                           a.wait_share, measured_how(c, &a, o),
                            lost > a.wait_share + 0.05
                                    ? rules_strf(o,
                                                 ", and for batches its loader threads made "

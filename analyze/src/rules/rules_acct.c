@@ -26,10 +26,13 @@ static double step_wait_share(const struct rules_ctx *c)
     return wall > 0 ? 100.0 * (double)runq / (double)wall : 0;
 }
 
-/* The training thread's wait for a core: from the scheduler (schedstat's run-queue time: in each
- * analysed step where libprof's step args have it, else over the loop), else on the CPU backend its
- * steps' wall time less its CPU time and less the batch waits it slept in (a thread blocked in I/O
- * counts as waiting there: the trainer's traces since schedstat have the first). */
+/* The training thread's wait for a core: from the scheduler (schedstat's run-queue time: over
+ * the trainer's loop where it says, which counts the waits between the steps' ranges too, on
+ * this VM's kernel most of them: a thread is taken off its core at its system calls, and the
+ * trainer's are at the step boundaries (three busy loops: 53% over the loop, 25% inside the
+ * steps); else in each analysed step, where libprof's step args have it), else on the CPU backend
+ * its steps' wall time less its CPU time and less the batch waits it slept in (a thread blocked in
+ * I/O counts as waiting there: the trainer's traces since schedstat have the first). */
 struct rules_acct rules_read_acct(const struct rules_ctx *c)
 {
     const struct rules_cfg *g = &c->cfg;
@@ -40,14 +43,15 @@ struct rules_acct rules_read_acct(const struct rules_ctx *c)
         a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
     if (g->train_runq >= 0 && w > 0 && g->loader_cpu > 0)
         a.loader_run = (double)g->loader_cpu / (double)(g->loader_cpu + g->loader_runq);
-    if (rules_step_waits_known(c)) { /* the analysed steps' own, not the whole loop's */
-        a.known = a.per_step = 1;
-        a.wait_share = step_wait_share(c);
-        return a;
-    }
-    if (g->train_runq >= 0) {
+    a.per_step = rules_step_waits_known(c);
+    if (g->train_runq >= 0) { /* the loop's: waits between the steps' ranges count too */
         a.known = 1;
         a.wait_share = 100.0 * (double)g->train_runq / (double)g->loop_wall;
+        return a;
+    }
+    if (a.per_step) {
+        a.known = 1;
+        a.wait_share = step_wait_share(c);
         return a;
     }
     if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
