@@ -5,7 +5,8 @@
       one line: "fire <severity> <metric>% <gain>%" or "quiet - <metric>% -", and the knob
       after a tab (the rule's on the first trace)
   accuracy_contention_read.py --strip IN.json.gz OUT.json.gz
-      the same trace without the trainer's CPU accounting: what the rule sees of a PyTorch run
+      the same trace without the trainer's CPU accounting (its "gprof" keys and libprof's step
+      args): what the rule sees of a PyTorch run
   accuracy_contention_read.py --mean-step < diagnose.json
       the mean step time in us
   accuracy_contention_read.py --record NAME EXPECT < diagnose.json
@@ -19,6 +20,7 @@ import sys
 
 ACCOUNTING = ("step_wall_ns", "step_thread_cpu_ns", "loader_cpu_ns", "other_cpu_ns",
               "loop_wall_ns", "train_runq_ns", "loader_runq_ns")
+STEP_ARGS = ("gprof_thread_cpu_ns", "gprof_runq_ns")  # trace_schema.h GP_ARG_STEP_*
 
 
 def strip(src, dst):
@@ -26,6 +28,13 @@ def strip(src, dst):
         doc = json.load(f)
     for k in ACCOUNTING:
         doc.get("gprof", {}).pop(k, None)
+    for ev in doc.get("traceEvents", []):
+        args = ev.get("args") if isinstance(ev, dict) else None
+        if isinstance(args, dict):
+            for k in STEP_ARGS:
+                args.pop(k, None)
+            if not args and str(ev.get("name", "")).startswith("ProfilerStep#"):
+                del ev["args"]
     with gzip.open(dst, "wt") as f:
         json.dump(doc, f)
 

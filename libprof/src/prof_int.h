@@ -108,7 +108,9 @@ enum prof_rec_kind {
     PROF_REC_COUNTER,   /* counter at t0, value = bits of a double in aux */
     PROF_REC_BAD_POP,   /* pop with no open range at t0 */
     PROF_REC_ASYNC,     /* NVTX start/end range t0..t1, aux = tid that started it */
-    PROF_REC_DEEP       /* push past PROF_MAX_DEPTH at t0 */
+    PROF_REC_DEEP,      /* push past PROF_MAX_DEPTH at t0 */
+    PROF_REC_SCHED      /* the next step's scheduler figures: t0 = CPU ns, t1 = run-queue ns in
+                           it (not ticks), aux = its number; emitted just before the step */
 };
 
 typedef struct prof_rec {
@@ -224,6 +226,19 @@ uint32_t prof_intern_n(const char *s, size_t len, gp_prof_cat cat);
 void prof_thread_name_set(int tid, uint32_t name_id);
 /** Copy up to `cap` (tid, name) pairs; @return how many. */
 int prof_thread_names(int *tids, uint32_t *names, int cap);
+
+/* ---- the scheduler's figures for the calling thread (sched.c) ---- */
+
+typedef struct prof_sched {
+    int64_t cpu_ns;  /* on a core so far */
+    int64_t runq_ns; /* runnable, waiting for a core, so far */
+} prof_sched;
+/** Read them (/proc/thread-self/schedstat); @return 0, or -1 where the system does not say. */
+int prof_sched_read(prof_sched *s);
+/** @return the calling thread's schedstat file, open (close it), or -1. */
+int prof_sched_open(void);
+/** prof_sched_read from a file prof_sched_open gave (the thread that opened it). */
+int prof_sched_read_fd(int fd, prof_sched *s);
 
 /* ---- threads and rings (thread.c) ---- */
 
@@ -661,6 +676,9 @@ typedef struct prof_writer_state {
      * pass found its oldest record waiting (ns) */
     uint64_t n_kind[8];
     int64_t max_behind_ns;
+    /* the last PROF_REC_SCHED read, for the step record that follows it on its thread */
+    prof_rec sched;
+    int sched_tid;
     char thread_tail[64]; /* the current thread's ,"pid":P,"tid":T,"ts": */
     size_t thread_tail_len;
     int meta_tids[PROF_MAX_TIDS]; /* thread names, read for the metadata */

@@ -107,6 +107,12 @@ static int64_t next_step;
 static int64_t open_step = -1;
 static int64_t open_step_t0;
 static int open_step_rec;
+/* the scheduler's figures for the open step's thread at its start (ok: read), and the schedstat
+ * file of the thread that last marked a step (sched_tid), kept open */
+static prof_thread *open_step_thread;
+static prof_sched open_step_sched;
+static int open_step_sched_ok;
+static int sched_fd = -1, sched_tid;
 #define MAX_WINDOWS 1024
 static int64_t win_t0[MAX_WINDOWS], win_t1[MAX_WINDOWS];
 static _Atomic int n_windows;
@@ -131,13 +137,8 @@ int64_t gp_prof_now_ns(void)
 
 int64_t gp_prof_thread_runq_ns(void)
 {
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (!f)
-        return -1;
-    unsigned long long run = 0, wait = 0;
-    int n = fscanf(f, "%llu %llu", &run, &wait);
-    fclose(f);
-    return n == 2 ? (int64_t)wait : -1;
+    prof_sched s;
+    return prof_sched_read(&s) == 0 ? s.runq_ns : -1;
 }
 
 void gp_prof_options_init(gp_prof_options *opts)
@@ -243,6 +244,9 @@ static void after_fork_child(void)
     prof_threads_after_fork();
     prof_writer_forget();
     prof_gpu_after_fork();
+    if (sched_fd >= 0) /* the parent's thread's */
+        close(sched_fd);
+    sched_fd = -1;
 }
 
 static void call_old(int sig, const struct sigaction *old, siginfo_t *info, void *uc)
@@ -479,6 +483,13 @@ gp_status gp_prof_init(const gp_prof_options *opts, gp_error *err)
     return rc;
 }
 
+/* The scheduler's figures at a step boundary, read at most once however many steps need them:
+ * state 0 = not read yet, 1 = read, -1 = the system does not say. */
+struct sched_now {
+    prof_sched s;
+    int state;
+};
+
 static void step_end_locked(void);
 
 gp_status gp_prof_shutdown(gp_error *err)
@@ -489,6 +500,9 @@ gp_status gp_prof_shutdown(gp_error *err)
         return GP_OK;
     }
     step_end_locked();
+    if (sched_fd >= 0)
+        close(sched_fd);
+    sched_fd = -1;
     window_set(0, prof_now());
     if (state.session.record & (GP_PROF_RECORD_GPU | GP_PROF_RECORD_DRIVER))
         prof_gpu_sync(); /* work still running would come back without timestamps */
@@ -529,16 +543,88 @@ static int phase_of(int64_t n)
     return pos < s->wait ? 0 : pos < s->wait + s->warmup ? 1 : 2;
 }
 
-static void step_end_locked(void)
+static void sched_close(void)
 {
+    if (sched_fd >= 0)
+        close(sched_fd);
+    sched_fd = -1;
+}
+
+/* Open the calling thread's schedstat file unless it is the one open: before a boundary's
+ * ticks, so that only the read comes between them and the figures. */
+static void sched_open_for(const prof_thread *t)
+{
+    if (!t || (sched_fd >= 0 && sched_tid == t->tid))
+        return;
+    sched_close();
+    sched_fd = prof_sched_open();
+    sched_tid = t->tid;
+}
+
+static const prof_sched *sched_now(struct sched_now *n)
+{
+    if (n->state == 0 && prof_sched_read_fd(sched_fd, &n->s) != 0)
+        sched_close(); /* its thread is gone: the next boundary opens it again */
+    if (n->state == 0)
+        n->state = sched_fd >= 0 ? 1 : -1;
+    return n->state == 1 ? &n->s : NULL;
+}
+
+/* A step being ended: its record waits for the scheduler's figures, read after both boundary
+ * ticks (this step's end, the next one's start): a wait for a core that begins inside that
+ * read (a thread is often preempted on its way out of a system call) then lands in the next
+ * step's wall time and in its run-queue time alike, not in one step's wall and the other's
+ * run-queue time. */
+struct step_close {
+    prof_thread *t; /* NULL: nothing to write */
+    int64_t num, t0, t1;
+    prof_thread *sched_thread; /* the thread that began it, and its figures then */
+    prof_sched sched;
+    int sched_ok;
+};
+
+static void step_close_locked(struct step_close *c)
+{
+    c->t = NULL;
     if (open_step < 0)
         return;
-    prof_thread *t = open_step_rec ? prof_thread_self() : NULL;
-    if (t) {
-        prof_rec r = {open_step_t0, prof_thread_ticks(t), (uint64_t)open_step, 0, PROF_REC_STEP, 0};
-        prof_emit(t, &r);
-    }
+    c->t = open_step_rec ? prof_thread_self() : NULL;
+    c->num = open_step;
+    c->t0 = open_step_t0;
+    c->t1 = c->t ? prof_thread_ticks(c->t) : 0;
+    c->sched_thread = open_step_thread;
+    c->sched = open_step_sched;
+    c->sched_ok = open_step_sched_ok;
     open_step = -1;
+}
+
+/* The closed step's record, just after its CPU and run-queue time (GP_ARG_STEP_*) when the
+ * thread that ends it began it. */
+static void step_emit(const struct step_close *c, struct sched_now *now)
+{
+    if (!c->t)
+        return;
+    const prof_sched *e = c->sched_ok && c->t == c->sched_thread ? sched_now(now) : NULL;
+    if (e) {
+        prof_rec k = {e->cpu_ns - c->sched.cpu_ns,
+                      e->runq_ns - c->sched.runq_ns,
+                      (uint64_t)c->num,
+                      0,
+                      PROF_REC_SCHED,
+                      0};
+        prof_emit(c->t, &k);
+    }
+    prof_rec r = {c->t0, c->t1, (uint64_t)c->num, 0, PROF_REC_STEP, 0};
+    prof_emit(c->t, &r);
+}
+
+static void step_end_locked(void)
+{
+    struct step_close c;
+    struct sched_now now = {.state = 0};
+    sched_open_for(prof_thread_self());
+    step_close_locked(&c);
+    step_emit(&c, &now);
 }
 
 int64_t gp_prof_step_begin(void)
@@ -548,13 +634,21 @@ int64_t gp_prof_step_begin(void)
         pthread_mutex_unlock(&lock);
         return -1;
     }
-    step_end_locked();
+    struct step_close c;
+    struct sched_now now = {.state = 0};
+    sched_open_for(prof_thread_self());
+    step_close_locked(&c);
     int64_t n = next_step++;
     window_set(phase_of(n) == 2, prof_now());
     open_step = n;
     prof_thread *t = prof_thread_self();
-    open_step_t0 = t ? prof_thread_ticks(t) : prof_ticks();
     open_step_rec = prof_recording(GP_PROF_RECORD_CPU);
+    open_step_t0 = t ? prof_thread_ticks(t) : prof_ticks();
+    open_step_thread = t;
+    open_step_sched_ok = open_step_rec && t && sched_now(&now);
+    if (open_step_sched_ok)
+        open_step_sched = now.s;
+    step_emit(&c, &now);
     pthread_mutex_unlock(&lock);
     return n;
 }

@@ -278,6 +278,21 @@ static tid_info *tid_slot(int tid)
     return &prof_state_writer()->tids[prof_state_writer()->n_tids++];
 }
 
+/* The step's scheduler args (GP_ARG_STEP_*) when the PROF_REC_SCHED just before it on its
+ * thread was this step's. */
+static void write_step_sched(prof_out *o, const prof_rec *r, int tid)
+{
+    const prof_rec *k = &prof_state_writer()->sched;
+    if (k->kind != PROF_REC_SCHED || k->aux != r->aux || prof_state_writer()->sched_tid != tid)
+        return;
+    prof_out_str(o, ",\"args\":{\"" GP_ARG_STEP_CPU "\":");
+    prof_out_u64(o, (uint64_t)k->t0);
+    prof_out_str(o, ",\"" GP_ARG_STEP_RUNQ "\":");
+    prof_out_u64(o, (uint64_t)k->t1);
+    prof_out_raw(o, "}", 1);
+    prof_state_writer()->sched.kind = 0;
+}
+
 static void write_step(prof_out *o, const prof_rec *r, int pid, int tid)
 {
     comma(o);
@@ -288,6 +303,7 @@ static void write_step(prof_out *o, const prof_rec *r, int pid, int tid)
     put_pid_tid_ts(o, pid, tid, r->t0);
     prof_out_raw(o, ",\"dur\":", 7);
     prof_out_us(o, r->t1 - r->t0);
+    write_step_sched(o, r, tid);
     prof_out_raw(o, "}", 1);
 }
 
@@ -336,6 +352,11 @@ static void keep_async(const prof_rec *r)
 /* Any record but a range (rare: steps, marks, counters, warnings, NVTX start/end). */
 static void write_rec(prof_out *o, const prof_rec *raw, prof_tick_map *m, int pid, int tid)
 {
+    if (raw->kind == PROF_REC_SCHED) { /* ns, not ticks: kept for the step that follows */
+        prof_state_writer()->sched = *raw;
+        prof_state_writer()->sched_tid = tid;
+        return;
+    }
     prof_rec conv = *raw;
     const prof_rec *r = &conv;
     conv.t0 = map_ns(m, raw->t0);
@@ -809,6 +830,7 @@ gp_status prof_writer_start(const prof_writer_cfg *cfg, gp_error *err)
     prof_state_writer()->n_tids = 0;
     prof_state_writer()->n_async = 0;
     memset(prof_state_writer()->n_kind, 0, sizeof(prof_state_writer()->n_kind));
+    prof_state_writer()->sched.kind = 0;
     prof_state_writer()->max_behind_ns = 0;
     prof_state_writer()->cpu_user_ns = prof_state_writer()->cpu_sys_ns = 0;
     prof_state_writer()->last_sync_ns = prof_state_writer()->last_header_ns = prof_now();

@@ -29,6 +29,20 @@ if(Python3_FOUND)
   set_tests_properties(rules_contention PROPERTIES LABELS cli TIMEOUT 120)
 endif()
 
+# GT14 and GT19 on the steps' own waits for a core (libprof's step args), a libprof program
+# sharing one core with a busy loop (tests/rules/check_step_waits.py)
+if(Python3_FOUND AND TARGET gp_prof)
+  add_executable(waits_app ${gp_rules_dir}/waits_app.c)
+  target_link_libraries(waits_app PRIVATE gp_prof)
+  foreach(case contended bursty paused)
+    add_test(NAME rules_step_waits_${case}
+             COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_step_waits.py
+                     $<TARGET_FILE:waits_app> $<TARGET_FILE:gprof-train> ${case})
+    set_tests_properties(rules_step_waits_${case} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                         TIMEOUT 300)
+  endforeach()
+endif()
+
 add_test(NAME rules_trainer_starved
          COMMAND sh ${gp_rules_dir}/trainer_starved.sh $<TARGET_FILE:gprof-train>
                  ${CMAKE_CURRENT_BINARY_DIR}/rules-trainer)

@@ -148,6 +148,45 @@ static void test_dma_kernels_are_memory(void)
     gp_trace_free(t);
 }
 
+/* libprof's step args (gprof_thread_cpu_ns, gprof_runq_ns) reach the steps: step 0's wait
+ * beyond its range (CPU 6 + wait 8 us in a 10 us step) moves to step 1, whose range holds it
+ * (a thread preempted in the boundary's read before the figures); step 2 has none (-1), and a
+ * range that is no step carries nothing. */
+static void test_step_sched_args(void)
+{
+    static const char doc[] =
+            "{\"traceEvents\":["
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":1,"
+            "\"tid\":1,\"ts\":100,\"dur\":10,"
+            "\"args\":{\"gprof_thread_cpu_ns\":6000,\"gprof_runq_ns\":8000}},"
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+            "\"tid\":1,\"ts\":110,\"dur\":20,"
+            "\"args\":{\"gprof_thread_cpu_ns\":5000,\"gprof_runq_ns\":1000}},"
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"
+            "\"tid\":1,\"ts\":130,\"dur\":10},"
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"work\",\"pid\":1,\"tid\":1,"
+            "\"ts\":101,\"dur\":5,\"args\":{\"gprof_runq_ns\":7}}]}";
+    gp_trace *t = NULL;
+    GP_ASSERT_OK(gp_trace_open_mem(doc, sizeof(doc) - 1, "steps", NULL, &t, NULL));
+    size_t n;
+    const gp_event *ev = gp_trace_events(t, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(gp_trace_str(t, ev[i].name), "work") == 0)
+            GP_CHECK(gp_trace_step_sched(t, &ev[i]) == NULL);
+    gp_analysis *a = NULL;
+    GP_ASSERT_OK(gp_analysis_run(t, NULL, &a, NULL));
+    const gp_step *s = gp_analysis_steps(a, &n);
+    GP_ASSERT_EQ_INT(n, 3);
+    GP_ASSERT_EQ_INT(s[0].cpu_ns, 6000);
+    GP_ASSERT_EQ_INT(s[0].runq_ns, 4000);
+    GP_ASSERT_EQ_INT(s[1].cpu_ns, 5000);
+    GP_ASSERT_EQ_INT(s[1].runq_ns, 5000);
+    GP_ASSERT_EQ_INT(s[2].cpu_ns, -1);
+    GP_ASSERT_EQ_INT(s[2].runq_ns, -1);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* `text` gzipped into `path`, cut to `keep` bytes (0: whole) or with its CRC flipped (keep < 0).
  * @return the bytes written, in `buf` (cap 4096). */
 static size_t write_gz(const char *path, const char *text, long keep, unsigned char *buf)
@@ -361,6 +400,7 @@ int main(void)
     GP_RUN(test_reader_fields);
     GP_RUN(test_analysis);
     GP_RUN(test_dma_kernels_are_memory);
+    GP_RUN(test_step_sched_args);
     GP_RUN(test_gzip_messages);
     GP_RUN(test_no_error_struct);
     GP_RUN(test_memory_ceiling);

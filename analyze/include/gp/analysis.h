@@ -90,6 +90,8 @@ typedef struct gp_step {
     uint32_t n_gpu_ops;        /**< GPU activities launched from inside the host step */
     int64_t mem_alloc_bytes;   /**< churn: sum of positive device "[memory]" Bytes in the step */
     int64_t mem_free_bytes;    /**< sum of |negative| device Bytes in the step */
+    int64_t cpu_ns, runq_ns;   /**< the stepping thread's time on a core and runnable waiting for
+                                    one in the host step (libprof's step args), or -1 */
 } gp_step;
 
 /** @return the steps sorted by start, and their count (>= 1 when the trace has events). */

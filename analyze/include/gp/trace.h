@@ -167,6 +167,14 @@ typedef struct gp_comm_info {
     int64_t group_size; /**< "Group size" */
 } gp_comm_info;
 
+/** What the scheduler said of a libprof step's thread over the step (its args GP_ARG_STEP_CPU
+ * and GP_ARG_STEP_RUNQ, Linux schedstat), keyed by the step's start and thread. */
+typedef struct gp_step_sched {
+    int64_t ts, pid, tid; /**< the step event's start and thread (-1 for string ids) */
+    int64_t cpu_ns;       /**< the thread's time on a core in the step */
+    int64_t runq_ns;      /**< its time runnable but waiting for a core */
+} gp_step_sched;
+
 /** A "fwdbwd" flow end (PyTorch links a forward op to its backward: 's' at the forward, 'f' at
  * the backward, one id). Other flows are only counted (gp_trace_info.n_flows). */
 typedef struct gp_flow {
@@ -344,6 +352,10 @@ gp_str gp_trace_event_dims(const gp_trace *t, const gp_event *e);
 /** @return the collective metadata recorded under External id `ext_id`, or NULL (none, or the
  * trace records no collective args). */
 const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id);
+
+/** @return the scheduler args of step event `e` (GP_EVF_STEP), or NULL (not a step, or the
+ * trace records none: PyTorch's steps, libprof's where the system does not say). */
+const gp_step_sched *gp_trace_step_sched(const gp_trace *t, const gp_event *e);
 
 /** @return deviceProperties[] (position = device id) and their count (0 if absent). */
 const gp_device_props *gp_trace_devices(const gp_trace *t, size_t *n);

@@ -230,6 +230,7 @@ void gp_trace_free(gp_trace *t)
     trace_vec_release(&t->fwdbwd);
     trace_vec_release(&t->comm);
     trace_vec_release(&t->op_args);
+    trace_vec_release(&t->step_sched);
     trace_vec_release(&t->counters);
     trace_vec_release(&t->devs);
     trace_vec_release(&t->config);
@@ -309,6 +310,29 @@ const gp_comm_info *gp_trace_comm_info(const gp_trace *t, int64_t ext_id)
             lo = mid + 1;
         else
             hi = mid;
+    }
+    return NULL;
+}
+
+const gp_step_sched *gp_trace_step_sched(const gp_trace *t, const gp_event *e)
+{
+    if (!(e->flags & GP_EVF_STEP) || e->track >= t->n_tracks)
+        return NULL;
+    const gp_track *k = &t->tracks[e->track];
+    size_t lo = 0, hi = t->step_sched.n;
+    while (lo < hi) { /* the first record at or after e->ts */
+        size_t mid = (lo + hi) / 2;
+        if (TRACE_VEC_AT(&t->step_sched, gp_step_sched, mid)->ts < e->ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < t->step_sched.n; lo++) {
+        const gp_step_sched *s = TRACE_VEC_AT(&t->step_sched, gp_step_sched, lo);
+        if (s->ts != e->ts)
+            break;
+        if (s->pid == k->pid && s->tid == k->tid)
+            return s;
     }
     return NULL;
 }

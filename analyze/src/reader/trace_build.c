@@ -425,6 +425,19 @@ static gp_status add_comm_info(trace_builder *b, const raw_ev *r)
     return GP_OK;
 }
 
+/* A libprof step's scheduler args, kept under its start and thread. */
+static gp_status add_step_sched(trace_builder *b, const raw_ev *r, unsigned flags)
+{
+    if (!(flags & GP_EVF_STEP) || r->step_runq < 0 || r->step_cpu < 0)
+        return GP_OK;
+    gp_step_sched *s = trace_vec_push(&b->t->step_sched);
+    if (!s)
+        return GP_ENOMEM;
+    *s = (gp_step_sched){r->ts, r->pid_str == GP_STR_NONE ? r->pid : -1,
+                         r->tid_str == GP_STR_NONE ? r->tid : -1, r->step_cpu, r->step_runq};
+    return GP_OK;
+}
+
 /* The event's side record (gp_event.aux), stored: GP_ENOMEM when that failed. */
 static gp_status event_aux(trace_builder *b, const raw_ev *r, int kind, uint32_t *aux)
 {
@@ -573,7 +586,8 @@ gp_status trace_store_event(trace_builder *b, const raw_ev *r)
             .ph = instant ? (uint8_t)r->ph : 'X',
             .flags = (uint16_t)flags,
     };
-    if (add_comm_info(b, r) != GP_OK || add_op_args(b, r, kind) != GP_OK)
+    if (add_comm_info(b, r) != GP_OK || add_op_args(b, r, kind) != GP_OK ||
+        add_step_sched(b, r, flags) != GP_OK)
         return GP_ENOMEM;
     if (r->ph == 'B') {
         gp_event *open = trace_vec_push(&bt->open_b);

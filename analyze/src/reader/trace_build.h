@@ -55,6 +55,7 @@ typedef struct raw_ev {
     int64_t corr, ext, stream, device, bytes, wait_on_stream;
     int64_t addr, mbytes, talloc, tres, devtype, devid;
     int64_t py_id, py_parent, py_module;
+    int64_t step_cpu, step_runq; /* a libprof step's GP_ARG_STEP_CPU, GP_ARG_STEP_RUNQ */
     int64_t flow_id;
     int32_t grid[3], block[3], regs, shmem;
     float bps, wps, occ;

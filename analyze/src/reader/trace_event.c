@@ -460,6 +460,10 @@ static gp_status arg_field_long(trace_builder *b, raw_ev *r, const char *k, size
         return arg_int(l, &r->py_parent);
     if (KEY_IS(k, n, GP_ARG_PYTHON_MODULE_ID))
         return arg_int(l, &r->py_module);
+    if (KEY_IS(k, n, GP_ARG_STEP_CPU))
+        return arg_int(l, &r->step_cpu);
+    if (KEY_IS(k, n, GP_ARG_STEP_RUNQ))
+        return arg_int(l, &r->step_runq);
     if (KEY_IS(k, n, "Concrete Inputs"))
         return arg_concrete(b, r);
     return json_lex_skip(l, 2);
@@ -588,6 +592,8 @@ static const raw_ev raw_template = {
         .py_module = -1,
         .flow_id = -1,
         .devid = -1,
+        .step_cpu = -1,
+        .step_runq = -1,
 };
 
 gp_status trace_event_parse(trace_builder *b)

@@ -274,6 +274,12 @@ static void comm_finish(trace_vec *v)
     v->n = k;
 }
 
+static int cmp_step_sched(const void *pa, const void *pb)
+{
+    const gp_step_sched *a = pa, *b = pb;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
 static int cmp_op_args(const void *pa, const void *pb)
 {
     const trace_op_args *a = pa, *b = pb;
@@ -308,5 +314,7 @@ gp_status trace_builder_finish(trace_builder *b)
     comm_finish(&t->comm);
     if (t->op_args.n)
         qsort(t->op_args.data, t->op_args.n, sizeof(trace_op_args), cmp_op_args);
+    if (t->step_sched.n)
+        qsort(t->step_sched.data, t->step_sched.n, sizeof(gp_step_sched), cmp_step_sched);
     return GP_OK;
 }

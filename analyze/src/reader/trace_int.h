@@ -93,6 +93,7 @@ struct gp_trace {
     trace_vec fwdbwd;       /* gp_flow */
     trace_vec comm;         /* gp_comm_info, sorted by ext_id once read */
     trace_vec op_args;      /* trace_op_args, sorted by ext_id once read */
+    trace_vec step_sched;   /* gp_step_sched, sorted by ts once read */
     trace_vec counters;     /* gp_counter */
     trace_vec devs;         /* gp_device_props */
     trace_vec config, meta; /* gp_kv */

@@ -369,6 +369,7 @@ gp_trace *trace_new_empty(const char *path)
     trace_vec_init(&t->fwdbwd, sizeof(gp_flow));
     trace_vec_init(&t->comm, sizeof(gp_comm_info));
     trace_vec_init(&t->op_args, sizeof(trace_op_args));
+    trace_vec_init(&t->step_sched, sizeof(gp_step_sched));
     trace_vec_init(&t->counters, sizeof(gp_counter));
     trace_vec_init(&t->devs, sizeof(gp_device_props));
     trace_vec_init(&t->config, sizeof(gp_kv));

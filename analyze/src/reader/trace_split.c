@@ -333,6 +333,12 @@ static gp_status merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
         o->concrete = map_str(m, o->concrete);
         o->dims = map_str(m, o->dims);
     }
+    for (size_t i = 0; i < s->step_sched.n; i++) {
+        gp_step_sched *k = trace_vec_push(&d->t->step_sched);
+        if (!k)
+            return -1;
+        *k = *TRACE_VEC_AT(&s->step_sched, gp_step_sched, i);
+    }
     for (size_t i = 0; i < s->counters.n; i++) {
         gp_counter *c = trace_vec_push(&d->t->counters);
         if (!c)

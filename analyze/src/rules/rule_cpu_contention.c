@@ -2,7 +2,9 @@
  * (intra-op or OpenBLAS threads x processes, loader workers) or other processes keeping the cores
  * busy. Where the trainer recorded its CPU accounting (the training thread's CPU time in its
  * steps, its loader threads', other processes' from /proc/stat), the metric is measured: the
- * share of step time the training thread could run but had no core. Otherwise it is read from
+ * share of step time the training thread could run but had no core; where the steps carry the
+ * stepping thread's run-queue time (libprof's step args, any libprof program), it is measured
+ * over the analysed steps themselves, naming the steps that waited. Otherwise it is read from
  * timing alone: leaf operators that took at least a scheduler slice (min_stall_ms) and
  * stall_ratio times longer than their own fastest call of the same name, shape and place in the
  * step (rules_stalls.c), in several steps: the machine, not one pause (GT14's). Under load the
@@ -187,6 +189,55 @@ static gp_status advise_other(const struct rules_ctx *c, const double *p,
                       c->n_steps, cores, procs, inflated_line(c, s, o));
 }
 
+/* Any libprof program with the steps' waits for a core (not the trainer, whose threads are
+ * known): the measured share, the cores, and what to cut. */
+static gp_status advise_measured(const struct rules_ctx *c, const struct rules_acct *a,
+                                 struct rules_out *o)
+{
+    const char *cores = c->cfg.cpu_count > 0
+                                ? rules_strf(o, " (this machine has %ld cores)", c->cfg.cpu_count)
+                                : "";
+    GP_TRY(rules_knob(o, "no more runnable threads than cores; stop other load on the machine"));
+    return rules_reco(o,
+                      "The stepping thread was runnable but had no core %.0f%% of step time "
+                      "(the scheduler's run-queue time, per step)%s: more threads want the "
+                      "cores than there are, this program's (thread pools, workers) or other "
+                      "processes'. Keep this program's threads at or below the free cores and "
+                      "stop or move other load (top shows it; taskset/cgroups reserve cores).",
+                      a->wait_share, cores);
+}
+
+/* "; waiting most in ProfilerStep#12 (4.1 ms of 9.0 ms); 30 of 50 steps waited over a tenth of
+ * their time": which steps, from the steps' own run-queue times. */
+static const char *steps_line(const struct rules_ctx *c, struct rules_out *o)
+{
+    size_t worst = 0, over = 0;
+    for (size_t i = 0; i < c->n_steps; i++) {
+        const gp_step *s = &c->steps[i];
+        over += 10 * s->runq_ns > s->host_end - s->host_ts;
+        worst = s->runq_ns > c->steps[worst].runq_ns ? i : worst;
+    }
+    const gp_step *w = &c->steps[worst];
+    char a[32], b[32];
+    return rules_strf(o, "; %zu of %zu steps waited over a tenth of their time, most %s (%s of %s)",
+                      over, c->n_steps, rules_ev_name(c, w->event),
+                      rules_fmt_ns(a, sizeof(a), w->runq_ns),
+                      rules_fmt_ns(b, sizeof(b), w->host_end - w->host_ts));
+}
+
+/* How the wait was measured: over the trainer's loop, else in each step (libprof's step args),
+ * else from CPU time against wall time; with the steps that waited where the steps say. */
+static const char *measured_how(const struct rules_ctx *c, const struct rules_acct *a,
+                                struct rules_out *o)
+{
+    const char *steps = a->per_step ? steps_line(c, o) : "";
+    if (c->cfg.train_runq >= 0)
+        return rules_strf(o, "the scheduler's run-queue time%s", steps);
+    if (a->per_step)
+        return rules_strf(o, "the scheduler's run-queue time in each step%s", steps);
+    return "its CPU time against the steps' wall time";
+}
+
 static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, double share,
                               const char *what)
 {
@@ -239,9 +290,7 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
         rc = rules_summary(o,
                            "the training thread waited for a core %.1f%% of the time (measured: "
                            "%s)%s; operators stalled past their fastest calls: %.1f%%",
-                           a.wait_share,
-                           c->cfg.train_runq >= 0 ? "the scheduler's run-queue time"
-                                                  : "its CPU time against the steps' wall time",
+                           a.wait_share, measured_how(c, &a, o),
                            lost > a.wait_share + 0.05
                                    ? rules_strf(o,
                                                 ", and for batches its loader threads made "
@@ -262,6 +311,7 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
                                     "operators are not counted)");
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
+             : a.per_step   ? advise_measured(c, &a, o)
                             : advise_other(c, p, &s, o);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK) { /* what the stalls explain (rules_explain.c) */
         o->cause = (struct rules_cause){s.ivs, lost, "free the cores first (GT19)", 0};

@@ -1,6 +1,9 @@
 /* GT14 step_outliers: steps longer than median + k * 1.4826 * MAD (a robust 3-sigma, floored at
  * a share of the median) whose excess time is a share of the run; evidence names the breakdown
- * category that grew most. Anchor: SageMaker StepOutlier (3 sigma); the MAD form is ours. */
+ * category that grew most. Where the steps carry their thread's run-queue time (libprof's step
+ * args), each step counts less its wait for a core: one slow only by waiting is a load on the
+ * machine (GT19's), not an outlier of the program. Anchor: SageMaker StepOutlier (3 sigma); the
+ * MAD form is ours. */
 #include "rules/rules_int.h"
 
 #include <string.h>
@@ -27,14 +30,24 @@ static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"x median", GP_UNIT_COUNT},
                                        {"grew most", GP_UNIT_TEXT}};
 
-/* Medians of the step time and of each breakdown category, over analysed steps. */
-static gp_status medians(const struct rules_ctx *c, int64_t *med, int64_t bd_med[GP_BD_COUNT])
+/* A step's time; with `own`, less the time its thread waited for a core in it (libprof's step
+ * args: the scheduler's run-queue time), which a load on the machine adds, not the program. */
+static int64_t step_time(const gp_step *s, int own)
+{
+    int64_t d = s->end - s->ts - (own ? s->runq_ns : 0);
+    return d > 0 ? d : 0;
+}
+
+/* Medians of the step time (own: less its wait for a core) and of each breakdown category,
+ * over analysed steps. */
+static gp_status medians(const struct rules_ctx *c, int own, int64_t *med,
+                         int64_t bd_med[GP_BD_COUNT])
 {
     int64_t *v = malloc(c->n_steps * sizeof(*v));
     if (!v)
         return GP_ENOMEM;
     for (size_t i = 0; i < c->n_steps; i++)
-        v[i] = c->steps[i].end - c->steps[i].ts;
+        v[i] = step_time(&c->steps[i], own);
     *med = rules_median(v, c->n_steps);
     for (int k = 0; k < GP_BD_COUNT; k++) {
         for (size_t i = 0; i < c->n_steps; i++)
@@ -42,12 +55,20 @@ static gp_status medians(const struct rules_ctx *c, int64_t *med, int64_t bd_med
         bd_med[k] = rules_median(v, c->n_steps);
     }
     for (size_t i = 0; i < c->n_steps; i++) {
-        int64_t d = c->steps[i].end - c->steps[i].ts - *med;
+        int64_t d = step_time(&c->steps[i], own) - *med;
         v[i] = d < 0 ? -d : d;
     }
     med[1] = rules_median(v, c->n_steps); /* MAD */
     free(v);
     return GP_OK;
+}
+
+/* The outlier threshold over step times whose median and MAD are med[0], med[1]. */
+static double threshold(const double *p, const int64_t *med)
+{
+    double thr = (double)med[0] + p[MAD_K] * 1.4826 * (double)med[1];
+    double floor = (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100);
+    return thr < floor ? floor : thr;
 }
 
 static const char *grew_most(const gp_step *s, const int64_t bd_med[GP_BD_COUNT])
@@ -95,21 +116,21 @@ static gp_status loader_outliers(const struct rules_ctx *c, struct rules_out *o,
  * too few to tell): slow first steps are a warm-up (memory touched for the first time, caches,
  * the allocator), not a periodic stall (a 512-sample mlp: steps 2 to 9 of 99 at 1.5-2x the
  * median). */
-static int64_t warmup_excess(const struct rules_ctx *c, int64_t med, double thr)
+static int64_t warmup_excess(const struct rules_ctx *c, int own, int64_t med, double thr)
 {
     size_t head = c->n_steps >= 30 ? c->n_steps / 10 : 0;
     int64_t sum = 0;
     for (size_t i = 0; i < c->n_steps && i < head; i++) {
-        int64_t d = c->steps[i].end - c->steps[i].ts;
+        int64_t d = step_time(&c->steps[i], own);
         sum += (double)d > thr ? d - med : 0;
     }
     return sum;
 }
 
-static gp_status warmup_outliers(const struct rules_ctx *c, struct rules_out *o, int64_t med,
-                                 double thr, int64_t excess, double share)
+static gp_status warmup_outliers(const struct rules_ctx *c, struct rules_out *o, int own,
+                                 int64_t med, double thr, int64_t excess, double share)
 {
-    if (o->f.severity < GP_SEV_WARN || 2 * warmup_excess(c, med, thr) < excess)
+    if (o->f.severity < GP_SEV_WARN || 2 * warmup_excess(c, own, med, thr) < excess)
         return GP_OK;
     rules_fire(o, GP_SEV_INFO, o->f.threshold);
     return rules_reco(o,
@@ -198,72 +219,125 @@ static gp_status contended_outliers(const struct rules_ctx *c, struct rules_out 
                       share, n_out);
 }
 
+/* The outliers found: their indices among the analysed steps, count and excess over the median
+ * step; with the steps' waits for a core (own), the steps as slow only by those waits. */
+struct outliers {
+    int own;
+    int64_t med;
+    double thr;
+    size_t *at, n;
+    int64_t excess, loader_excess;
+    size_t n_waited;
+    int64_t waited_excess;
+};
+
+/* "; less each step's wait for a core ...": what the per-step waits changed, for the summary. */
+static const char *waits_line(const struct rules_ctx *c, const struct outliers *u,
+                              struct rules_out *o)
+{
+    if (!u->own)
+        return "";
+    const char *more = u->n_waited ? rules_strf(o,
+                                                "; %zu more step%s as slow only by waiting for "
+                                                "a core (%.1f%% of step time: GT19's)",
+                                                u->n_waited, u->n_waited == 1 ? " was" : "s were",
+                                                rules_pct_of_steps(c, u->waited_excess))
+                                   : "";
+    return rules_strf(o,
+                      " (each step less its thread's wait for a core: the scheduler's "
+                      "run-queue time)%s",
+                      more);
+}
+
 /* The measure, and what the outliers are most likely: an uneven loader, a warm-up, a load on
  * the machine, or else a periodic stall of the program. */
-static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_out *o, int64_t med,
-                       double thr, const size_t *at, size_t n_out, int64_t excess,
-                       int64_t loader_excess)
+static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                       const struct outliers *u)
 {
-    double share = rules_pct_of_steps(c, excess);
+    double share = rules_pct_of_steps(c, u->excess);
     rules_measure(o, "outlier_excess_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
     GP_TRY(rules_summary(o,
                          "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
-                         "of step time",
-                         n_out, c->n_steps, med ? thr / (double)med : 0, share));
+                         "of step time%s",
+                         u->n, c->n_steps, u->med ? u->thr / (double)u->med : 0, share,
+                         waits_line(c, u, o)));
     if (o->f.severity == GP_SEV_OK) {
         o->f.n_rows = o->f.n_ranges = 0;
         return GP_OK;
     }
-    GP_TRY(rules_gain(o, excess, excess / (int64_t)c->n_steps,
+    GP_TRY(rules_gain(o, u->excess, u->excess / (int64_t)c->n_steps,
                       "if the outlier steps took the median time"));
-    GP_TRY(loader_outliers(c, o, loader_excess, excess, share));
-    GP_TRY(warmup_outliers(c, o, med, thr, excess, share));
-    GP_TRY(waited_outliers(c, o, share));
-    GP_TRY(contended_outliers(c, o, at, n_out, share));
+    GP_TRY(loader_outliers(c, o, u->loader_excess, u->excess, share));
+    GP_TRY(warmup_outliers(c, o, u->own, u->med, u->thr, u->excess, share));
+    if (!u->own) { /* the waits are inferred over the run, not measured per step */
+        GP_TRY(waited_outliers(c, o, share));
+        GP_TRY(contended_outliers(c, o, u->at, u->n, share));
+    }
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
     return rules_reco(o,
                       "%zu steps take well over the median step and cost %.1f%% of the run. "
                       "Their extra time is mostly in the category shown; look for periodic "
                       "checkpointing, evaluation or logging, Python GC, or recompilation.",
-                      n_out, share);
+                      u->n, share);
+}
+
+/* With per-step waits: the steps whose time is an outlier only with their wait for a core in
+ * it (over the threshold of the whole times), counted apart. */
+static gp_status waited_only(const struct rules_ctx *c, const double *p, struct outliers *u)
+{
+    int64_t med[2], bd_med[GP_BD_COUNT];
+    GP_TRY(medians(c, 0, med, bd_med));
+    double thr = threshold(p, med);
+    for (size_t i = 0; i < c->n_steps; i++) {
+        int64_t d = step_time(&c->steps[i], 0);
+        if ((double)d > thr && (double)step_time(&c->steps[i], 1) <= u->thr) {
+            u->n_waited++;
+            u->waited_excess += d - med[0];
+        }
+    }
+    return GP_OK;
+}
+
+static gp_status outlier_row(const struct rules_ctx *c, struct rules_out *o, const gp_step *s,
+                             int64_t own, int64_t med, const int64_t bd_med[GP_BD_COUNT])
+{
+    GP_TRY(rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
+                                    {(double)(s->end - s->ts) / 1e3, NULL},
+                                    {(double)(own - med) / 1e3, NULL},
+                                    {med ? (double)own / (double)med : 0, NULL},
+                                    {0, grew_most(s, bd_med)}}));
+    return rules_range(o, s->ts, s->end, rules_ev_name(c, s->event));
 }
 
 gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    int64_t med[2], bd_med[GP_BD_COUNT], excess = 0, loader_excess = 0;
-    size_t n_out = 0;
+    int64_t med[2], bd_med[GP_BD_COUNT];
+    struct outliers u = {.own = rules_step_waits_known(c)};
     if ((double)c->n_steps < p[MIN_STEPS])
         return rules_summary(o, "%zu analysed steps, fewer than %.0f: not applicable", c->n_steps,
                              p[MIN_STEPS]);
-    GP_TRY(medians(c, med, bd_med));
-    double thr = (double)med[0] + p[MAD_K] * 1.4826 * (double)med[1];
-    if (thr < (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100))
-        thr = (double)med[0] * (1 + p[MIN_EXCESS_PCT] / 100);
-    size_t *at = malloc(c->n_steps * sizeof(*at));
-    if (!at)
+    GP_TRY(medians(c, u.own, med, bd_med));
+    u.med = med[0];
+    u.thr = threshold(p, med);
+    u.at = malloc(c->n_steps * sizeof(*u.at));
+    if (!u.at)
         return GP_ENOMEM;
     rules_cols(o, 5, cols);
-    gp_status rc = GP_OK;
+    gp_status rc = u.own ? waited_only(c, p, &u) : GP_OK;
     for (size_t i = 0; i < c->n_steps && rc == GP_OK; i++) {
         const gp_step *s = &c->steps[i];
-        int64_t d = s->end - s->ts;
-        if ((double)d <= thr)
+        int64_t d = step_time(s, u.own);
+        if ((double)d <= u.thr)
             continue;
-        at[n_out++] = i;
-        excess += d - med[0];
+        u.at[u.n++] = i;
+        u.excess += d - u.med;
         int64_t lw = s->bd[GP_BD_DATALOADER] - bd_med[GP_BD_DATALOADER];
-        loader_excess += lw > 0 ? lw : 0;
-        rc = rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
-                                      {(double)d / 1e3, NULL},
-                                      {(double)(d - med[0]) / 1e3, NULL},
-                                      {med[0] ? (double)d / (double)med[0] : 0, NULL},
-                                      {0, grew_most(s, bd_med)}});
-        if (rc == GP_OK)
-            rc = rules_range(o, s->ts, s->end, rules_ev_name(c, s->event));
+        u.loader_excess += lw > 0 ? lw : 0;
+        rc = outlier_row(c, o, s, d, u.med, bd_med);
     }
     if (rc == GP_OK)
-        rc = judge(c, p, o, med[0], thr, at, n_out, excess, loader_excess);
-    free(at);
+        rc = judge(c, p, o, &u);
+    free(u.at);
     return rc;
 }

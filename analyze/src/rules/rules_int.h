@@ -271,12 +271,15 @@ int64_t rules_median(int64_t *v, size_t n);
 /* What the trainer's CPU accounting says (all unknown on other traces). */
 struct rules_acct {
     int known;          /* the training thread's wait for a core is measured */
+    int per_step;       /* ...in each analysed step (libprof's step args), not over the loop */
     double wait_share;  /* its time runnable without a core, % of wall time */
     double loader_run;  /* loader threads' share of a core while runnable; -1 unknown */
     double other_cores; /* other processes' mean busy cores; -1 unknown */
     long threads;       /* this run's compute threads: training, loader workers, extra OpenBLAS */
 };
 struct rules_acct rules_read_acct(const struct rules_ctx *c);
+/* Every analysed step carries its thread's run-queue time (gp_step.runq_ns)? */
+int rules_step_waits_known(const struct rules_ctx *c);
 double rules_wait_lost_pct(const struct rules_ctx *c, const struct rules_acct *a);
 
 /* ---- rules_stalls.c: operators far slower than their own fastest calls (GT19) ---- */

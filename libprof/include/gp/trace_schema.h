@@ -223,6 +223,11 @@
 #define GP_ARG_PYTHON_ID        "Python id"
 #define GP_ARG_PYTHON_PARENT_ID "Python parent id"
 #define GP_ARG_PYTHON_MODULE_ID "Python module id" /* an nn.Module call */
+/* ProfilerStep#N written by libprof (gp_prof_step*), where the system says (Linux schedstat):
+ * the stepping thread's time on a core and its time runnable but waiting for one, ns, over the
+ * step (ours; PyTorch writes no args on its steps) */
+#define GP_ARG_STEP_CPU  "gprof_thread_cpu_ns"
+#define GP_ARG_STEP_RUNQ "gprof_runq_ns"
 /* [memory] instant events */
 #define GP_ARG_COUNTER_VALUE      "value" /* a counter's (ph "C") sample */
 #define GP_ARG_MEM_ADDR           "Addr"
