@@ -73,32 +73,49 @@ static const char *gemm_name(cudaDataType t, int lt)
     return names[lt][t == CUDA_R_32F ? 0 : t == CUDA_R_16F ? 1 : 2];
 }
 
-/* C = alpha op(A) op(B) + beta C, then + bias[row] when bias is set; one kernel record. */
-static cublasStatus_t gemm(cudaStream_t s, int lt, cublasOperation_t ta, cublasOperation_t tb,
-                           int m, int n, int k, float alpha, const void *A, cudaDataType at,
-                           int lda, const void *B, cudaDataType bt, int ldb, float beta, void *C,
-                           cudaDataType ct, int ldc, const float *bias)
+/* One GEMM's arguments, copied into a graph node when captured. */
+struct gemm_job {
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const void *A, *B;
+    void *C;
+    cudaDataType at, bt, ct;
+    const float *bias;
+    int failed; /* out of memory (seen only when run at once) */
+};
+
+/* C = alpha op(A) op(B) + beta C, then + bias[row] when bias is set. */
+static void run_gemm(void *arg)
 {
-    double es = (double)sim_type_size(at), cs = (double)sim_type_size(ct);
-    double bytes = es * ((double)m * k + (double)k * n) + cs * m * n * (beta != 0 ? 2 : 1);
-    uint64_t ns = sim_kernel_ns(2.0 * m * n * k, bytes, at != CUDA_R_32F);
-    sim_kernel(s, gemm_name(at, lt), ns, (unsigned)((m + 127) / 128 * ((n + 127) / 128)), 256);
-    float *a = as_f32(A, at, lda, ta == CUBLAS_OP_N ? k : m);
-    float *b = as_f32(B, bt, ldb, tb == CUBLAS_OP_N ? n : k);
-    float *c = as_f32(C, ct, ldc, n);
-    if (!a || !b || !c) {
-        free(a), free(b), free(c);
-        return CUBLAS_STATUS_ALLOC_FAILED;
+    struct gemm_job *j = arg;
+    float *a = as_f32(j->A, j->at, j->lda, j->ta == CUBLAS_OP_N ? j->k : j->m);
+    float *b = as_f32(j->B, j->bt, j->ldb, j->tb == CUBLAS_OP_N ? j->n : j->k);
+    float *c = as_f32(j->C, j->ct, j->ldc, j->n);
+    j->failed = !a || !b || !c;
+    if (!j->failed) {
+        cblas_sgemm(CblasColMajor, j->ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
+                    j->tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, j->m, j->n, j->k, j->alpha, a,
+                    j->lda, b, j->ldb, j->beta, c, j->ldc);
+        for (int col = 0; j->bias && col < j->n; col++)
+            for (int i = 0; i < j->m; i++)
+                c[(size_t)col * j->ldc + i] += j->bias[i];
+        sim_from_f32(j->C, c, j->ct, (size_t)j->ldc * j->n);
     }
-    cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-                tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha, a, lda, b, ldb, beta,
-                c, ldc);
-    for (int j = 0; bias && j < n; j++)
-        for (int i = 0; i < m; i++)
-            c[(size_t)j * ldc + i] += bias[i];
-    sim_from_f32(C, c, ct, (size_t)ldc * n);
     free(a), free(b), free(c);
-    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The GEMM's kernel on stream s (its record, run now or captured). */
+static cublasStatus_t gemm(cudaStream_t s, int lt, struct gemm_job *j)
+{
+    double es = (double)sim_type_size(j->at), cs = (double)sim_type_size(j->ct);
+    double m = j->m, n = j->n, k = j->k;
+    double bytes = es * (m * k + k * n) + cs * m * n * (j->beta != 0 ? 2 : 1);
+    uint64_t ns = sim_kernel_ns(2.0 * m * n * k, bytes, j->at != CUDA_R_32F);
+    unsigned blocks = (unsigned)((j->m + 127) / 128 * ((j->n + 127) / 128));
+    if (sim_work(s, gemm_name(j->at, lt), ns, blocks, 256, run_gemm, j, sizeof(*j)) != cudaSuccess)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    return j->failed ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -110,8 +127,10 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     (void)algo;
     if (compute != CUBLAS_COMPUTE_32F || at != bt)
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    return gemm(h->stream, 0, ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb,
-                *(const float *)beta, C, ct, ldc, NULL);
+    struct gemm_job j = {
+            ta, tb, m, n,  k,  lda, ldb,  ldc, *(const float *)alpha, *(const float *)beta,
+            A,  B,  C, at, bt, ct,  NULL, 0};
+    return gemm(h->stream, 0, &j);
 }
 
 /* ---- cuBLASLt ---- */
@@ -239,7 +258,23 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
         return CUBLAS_STATUS_NOT_SUPPORTED;
     int m = (int)ld->rows, n = (int)ld->cols;
     int k = (int)(x->ta == CUBLAS_OP_N ? la->cols : la->rows);
-    return gemm(s, 1, x->ta, x->tb, m, n, k, *(const float *)alpha, A, la->t, (int)la->ld, B, lb->t,
-                (int)lb->ld, *(const float *)beta, D, ld->t, (int)ld->ld,
-                has_bias ? x->bias : NULL);
+    struct gemm_job j = {x->ta,
+                         x->tb,
+                         m,
+                         n,
+                         k,
+                         (int)la->ld,
+                         (int)lb->ld,
+                         (int)ld->ld,
+                         *(const float *)alpha,
+                         *(const float *)beta,
+                         A,
+                         B,
+                         D,
+                         la->t,
+                         lb->t,
+                         ld->t,
+                         has_bias ? x->bias : NULL,
+                         0};
+    return gemm(s, 1, &j);
 }

@@ -59,29 +59,38 @@ static uint8_t host_kind(const void *p)
                             : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
 }
 
+/* A copy's record (kinds, bytes, flags) and its modelled duration; not placed. */
+static uint64_t copy_fill(CUpti_ActivityMemcpy6 *m, enum cudaMemcpyKind kind, const void *dst,
+                          const void *src, size_t bytes, int async)
+{
+    memset(m, 0, sizeof(*m));
+    m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m->copyKind = kind == cudaMemcpyHostToDevice   ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+                  : kind == cudaMemcpyDeviceToHost ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+                                                   : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+    m->srcKind =
+            kind == cudaMemcpyHostToDevice ? host_kind(src) : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m->dstKind =
+            kind == cudaMemcpyDeviceToHost ? host_kind(dst) : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    int pinned = m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED ||
+                 m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    double bw = kind == cudaMemcpyDeviceToDevice ? sim_model.mem_bw / 2
+                : pinned                         ? sim_model.pinned_bw
+                                                 : sim_model.pageable_bw;
+    m->bytes = bytes;
+    m->flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+    m->contextId = SIM_CONTEXT;
+    return (uint64_t)((double)bytes / bw * 1e9) + 1000;
+}
+
 /* Place and record a copy on `s`; @return its modelled end. Under sim_lock. */
 static uint64_t copy_record(struct CUstream_st *s, enum cudaMemcpyKind kind, const void *dst,
                             const void *src, size_t bytes, int async, uint64_t t0)
 {
     CUpti_ActivityMemcpy6 m;
-    memset(&m, 0, sizeof(m));
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = kind == cudaMemcpyHostToDevice   ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
-                 : kind == cudaMemcpyDeviceToHost ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
-                                                  : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
-    m.srcKind = kind == cudaMemcpyHostToDevice ? host_kind(src) : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    m.dstKind = kind == cudaMemcpyDeviceToHost ? host_kind(dst) : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    int pinned = m.srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED ||
-                 m.dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-    double bw = kind == cudaMemcpyDeviceToDevice ? sim_model.mem_bw / 2
-                : pinned                         ? sim_model.pinned_bw
-                                                 : sim_model.pageable_bw;
-    uint64_t ns = (uint64_t)((double)bytes / bw * 1e9) + 1000;
+    uint64_t ns = copy_fill(&m, kind, dst, src, bytes, async);
     sim_place(s, t0, ns, kind == cudaMemcpyHostToDevice ? sim_h2d_engine() : NULL, &m.start,
               &m.end);
-    m.bytes = bytes;
-    m.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-    m.contextId = SIM_CONTEXT;
     m.streamId = s->id;
     fake_cupti_enter();
     m.correlationId = fake_cupti_correlation();
@@ -91,6 +100,32 @@ static uint64_t copy_record(struct CUstream_st *s, enum cudaMemcpyKind kind, con
             t0, m.correlationId);
     fake_cupti_leave();
     return m.end;
+}
+
+struct copy_job {
+    void *dst;
+    const void *src;
+    size_t bytes;
+};
+
+static void run_copy(void *arg)
+{
+    struct copy_job *j = arg;
+    memcpy(j->dst, j->src, j->bytes);
+}
+
+/* A copy enqueued on a capturing stream: a node, if it is a device or pinned async copy (a
+ * pageable or blocking one cannot be captured). Under sim_lock. */
+static cudaError_t capture_copy(struct CUgraph_st *g, enum cudaMemcpyKind kind, void *dst,
+                                const void *src, size_t bytes, int async, int pinned, uint64_t t0)
+{
+    if (!async || (kind != cudaMemcpyDeviceToDevice && !pinned))
+        return sim_capture_invalidate(g);
+    CUpti_ActivityMemcpy6 m;
+    uint64_t ns = copy_fill(&m, kind, dst, src, bytes, async);
+    struct copy_job j = {dst, src, bytes};
+    return sim_capture_node(g, (CUpti_Activity *)&m, sizeof(m), ns, run_copy, &j, sizeof(j),
+                            CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, t0);
 }
 
 static enum cudaMemcpyKind resolve(enum cudaMemcpyKind kind)
@@ -106,10 +141,17 @@ static cudaError_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcp
     kind = resolve(kind);
     if (kind == cudaMemcpyHostToHost)
         return cudaErrorInvalidValue;
+    if (!async && sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_lock();
     struct CUstream_st *s = sim_stream(stream);
     const void *host = kind == cudaMemcpyHostToDevice ? src : dst;
     int pinned = kind != cudaMemcpyDeviceToDevice && sim_is_pinned(host);
+    if (sim_capturing(s)) {
+        cudaError_t rc = capture_copy(sim_capturing(s), kind, dst, src, bytes, async, pinned, t0);
+        sim_unlock();
+        return rc;
+    }
     uint64_t before = s->busy_until;
     sim_drain(s, UINT64_MAX);
     if (!pinned && kind == cudaMemcpyHostToDevice) { /* staged: the stream's work first */
@@ -143,22 +185,43 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpy
     return copy(dst, src, bytes, kind, NULL, 0);
 }
 
+struct set_job {
+    void *p;
+    int value;
+    size_t bytes;
+};
+
+static void run_set(void *arg)
+{
+    struct set_job *j = arg;
+    memset(j->p, j->value, j->bytes);
+}
+
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t stream)
 {
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
-    sim_lock();
-    struct CUstream_st *s = sim_stream(stream);
-    sim_drain(s, UINT64_MAX);
-    memset(p, value, bytes);
     CUpti_ActivityMemset4 m;
     memset(&m, 0, sizeof(m));
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     m.bytes = bytes;
     m.value = (uint32_t)value;
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    sim_place(s, t0, sim_kernel_ns(0, (double)bytes, 0), NULL, &m.start, &m.end);
     m.contextId = SIM_CONTEXT;
+    uint64_t ns = sim_kernel_ns(0, (double)bytes, 0);
+    struct set_job j = {p, value, bytes};
+    sim_lock();
+    struct CUstream_st *s = sim_stream(stream);
+    if (sim_capturing(s)) {
+        cudaError_t rc =
+                sim_capture_node(sim_capturing(s), (CUpti_Activity *)&m, sizeof(m), ns, run_set, &j,
+                                 sizeof(j), CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0);
+        sim_unlock();
+        return rc;
+    }
+    sim_drain(s, UINT64_MAX);
+    run_set(&j);
+    sim_place(s, t0, ns, NULL, &m.start, &m.end);
     m.streamId = s->id;
     fake_cupti_enter();
     m.correlationId = fake_cupti_correlation();

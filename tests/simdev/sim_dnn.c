@@ -208,7 +208,42 @@ static float *f32_of(const void *p, cudnnDataType_t t, size_t n, int zero)
     return f;
 }
 
-/* Run direction d once: record its kernel, compute, and write the output (alpha 1, beta 0). */
+/* One convolution call's arguments (descriptors by value), copied into a graph node when
+ * captured. */
+struct conv_job {
+    enum dir d;
+    struct cudnnTensorStruct xd, yd;
+    struct cudnnFilterStruct wd;
+    struct cudnnConvolutionStruct c;
+    const void *x, *w, *y;
+    void *out;
+    int failed; /* out of memory (seen only when run at once) */
+};
+
+/* Compute direction d and write the output (alpha 1, beta 0). */
+static void run_conv(void *arg)
+{
+    struct conv_job *j = arg;
+    enum dir d = j->d;
+    size_t nx = (size_t)j->xd.n * j->xd.c * j->xd.h * j->xd.w;
+    size_t ny = (size_t)j->yd.n * j->yd.c * j->yd.h * j->yd.w;
+    size_t nw = (size_t)j->wd.k * j->wd.c * j->wd.r * j->wd.s;
+    float *fx = f32_of(j->x, j->xd.t, nx, d == BWD_DATA);
+    float *fw = f32_of(j->w, j->wd.t, nw, d == BWD_FILTER);
+    float *fy = f32_of(j->y, j->yd.t, ny, d == FWD);
+    j->failed = !(fx && fw && fy && direct(d, fx, fw, fy, &j->xd, &j->wd, &j->yd, &j->c) == 0);
+    if (!j->failed) {
+        if (d == FWD)
+            sim_from_f32(j->out, fy, dn_cuda_type(j->yd.t), ny);
+        else if (d == BWD_DATA)
+            sim_from_f32(j->out, fx, dn_cuda_type(j->xd.t), nx);
+        else
+            sim_from_f32(j->out, fw, dn_cuda_type(j->wd.t), nw);
+    }
+    free(fx), free(fw), free(fy);
+}
+
+/* Run direction d once: its kernel record, and the computation (now, or captured). */
 static cudnnStatus_t run(cudnnHandle_t h, enum dir d, int algo, const struct cudnnTensorStruct *xd,
                          const void *x, const struct cudnnFilterStruct *wd, const void *w,
                          const struct cudnnTensorStruct *yd, const void *y,
@@ -217,24 +252,11 @@ static cudnnStatus_t run(cudnnHandle_t h, enum dir d, int algo, const struct cud
     int a = algo_index(d, algo);
     if (a < 0)
         return CUDNN_STATUS_NOT_SUPPORTED;
-    sim_kernel(h->stream, kernel_names[d][a], conv_ns(xd, wd, yd, c, a), (unsigned)(yd->n * yd->c),
-               256);
-    size_t nx = (size_t)xd->n * xd->c * xd->h * xd->w, ny = (size_t)yd->n * yd->c * yd->h * yd->w;
-    size_t nw = (size_t)wd->k * wd->c * wd->r * wd->s;
-    float *fx = f32_of(x, xd->t, nx, d == BWD_DATA), *fw = f32_of(w, wd->t, nw, d == BWD_FILTER);
-    float *fy = f32_of(y, yd->t, ny, d == FWD);
-    cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
-    if (fx && fw && fy && direct(d, fx, fw, fy, xd, wd, yd, c) == 0) {
-        if (d == FWD)
-            sim_from_f32(out, fy, dn_cuda_type(yd->t), ny);
-        else if (d == BWD_DATA)
-            sim_from_f32(out, fx, dn_cuda_type(xd->t), nx);
-        else
-            sim_from_f32(out, fw, dn_cuda_type(wd->t), nw);
-        rc = CUDNN_STATUS_SUCCESS;
-    }
-    free(fx), free(fw), free(fy);
-    return rc;
+    struct conv_job j = {d, *xd, *yd, *wd, *c, x, w, y, out, 0};
+    if (sim_work(h->stream, kernel_names[d][a], conv_ns(xd, wd, yd, c, a),
+                 (unsigned)(yd->n * yd->c), 256, run_conv, &j, sizeof(j)) != cudaSuccess)
+        return CUDNN_STATUS_ALLOC_FAILED;
+    return j.failed ? CUDNN_STATUS_ALLOC_FAILED : CUDNN_STATUS_SUCCESS;
 }
 
 static int ones(const void *alpha, const void *beta)
@@ -313,20 +335,22 @@ static void log_search(enum dir d, const struct cudnnTensorStruct *xd)
 
 /* The algorithms ranked by modelled time; `bench`: each is run (and recorded) once, as a
  * search times them; its output is what the last run wrote. */
-static int rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensorStruct *xd,
-                const void *x, const struct cudnnFilterStruct *wd, const void *w,
-                const struct cudnnTensorStruct *yd, const void *y,
-                const struct cudnnConvolutionStruct *c, void *out, struct ranked r[N_ALGOS])
+static cudnnStatus_t
+rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensorStruct *xd, const void *x,
+     const struct cudnnFilterStruct *wd, const void *w, const struct cudnnTensorStruct *yd,
+     const void *y, const struct cudnnConvolutionStruct *c, void *out, struct ranked r[N_ALGOS])
 {
+    if (bench && sim_capture_unsafe()) /* a search syncs to time its runs: not in a capture */
+        return CUDNN_STATUS_NOT_SUPPORTED;
     if (bench)
         log_search(d, xd);
     for (int a = 0; a < N_ALGOS; a++) {
         r[a] = (struct ranked){a, conv_ns(xd, wd, yd, c, a)};
         if (bench && run(h, d, algo_ids[d][a], xd, x, wd, w, yd, y, c, out) != CUDNN_STATUS_SUCCESS)
-            return -1;
+            return CUDNN_STATUS_ALLOC_FAILED;
     }
     qsort(r, N_ALGOS, sizeof(r[0]), by_time);
-    return 0;
+    return CUDNN_STATUS_SUCCESS;
 }
 
 #define FILL(perf, requested, returned, d, r, math)                                                \
@@ -384,8 +408,9 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
 {
     (void)ws, (void)ws_bytes;
     struct ranked r[N_ALGOS];
-    if (rank(h, FWD, 1, xd, x, wd, w, yd, y, c, y, r) != 0)
-        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t rc = rank(h, FWD, 1, xd, x, wd, w, yd, y, c, y, r);
+    if (rc != CUDNN_STATUS_SUCCESS)
+        return rc;
     FILL(perf, requested, returned, FWD, r, c->math);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -398,8 +423,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
 {
     (void)ws, (void)ws_bytes;
     struct ranked r[N_ALGOS];
-    if (rank(h, BWD_DATA, 1, dxd, dx, wd, w, dyd, dy, c, dx, r) != 0)
-        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t rc = rank(h, BWD_DATA, 1, dxd, dx, wd, w, dyd, dy, c, dx, r);
+    if (rc != CUDNN_STATUS_SUCCESS)
+        return rc;
     FILL(perf, requested, returned, BWD_DATA, r, c->math);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -412,8 +438,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
 {
     (void)ws, (void)ws_bytes;
     struct ranked r[N_ALGOS];
-    if (rank(h, BWD_FILTER, 1, xd, x, dwd, dw, dyd, dy, c, dw, r) != 0)
-        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t rc = rank(h, BWD_FILTER, 1, xd, x, dwd, dw, dyd, dy, c, dw, r);
+    if (rc != CUDNN_STATUS_SUCCESS)
+        return rc;
     FILL(perf, requested, returned, BWD_FILTER, r, c->math);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -4,7 +4,9 @@
  * from or to pinned memory: its bytes move when the stream reaches it (sim_drain), so a host
  * that reuses a pinned buffer too early sees what a GPU would give it. Each piece of device work
  * gets a start and end on its stream from the timing model (sim_model.c) and a record in the
- * simulated CUPTI (tests/gpusim/fake_cupti.h), as the driver would make. */
+ * simulated CUPTI (tests/gpusim/fake_cupti.h), as the driver would make. Work enqueued on a
+ * stream under capture (cudaStreamBeginCapture) does not run: it becomes a node of the graph,
+ * and runs, in capture order, each time the instantiated graph is launched (sim_graph.c). */
 #ifndef GP_TESTS_SIM_INT_H
 #define GP_TESTS_SIM_INT_H
 
@@ -32,12 +34,14 @@ extern const struct sim_model sim_model;
 uint64_t sim_kernel_ns(double flops, double bytes, int tensor);
 
 struct sim_pending; /* a pinned copy not yet done */
+struct CUgraph_st;  /* a graph being captured or captured (sim_graph.c) */
 struct CUstream_st {
     uint32_t id;
     uint64_t busy_until; /* modelled end of the last work enqueued */
     uint64_t seq;        /* work enqueued so far */
     struct sim_pending *head, *tail;
-    struct CUstream_st *next; /* every stream, for cudaDeviceSynchronize */
+    struct CUgraph_st *capture; /* the graph work on this stream goes into, or NULL */
+    struct CUstream_st *next;   /* every stream, for cudaDeviceSynchronize */
 };
 struct CUevent_st {
     struct CUstream_st *s; /* NULL: never recorded */
@@ -64,6 +68,33 @@ void sim_api(uint32_t cbid, uint64_t t0, uint32_t corr);
 /* A kernel `name` on `s`: its launch's API record and its kernel record, placed by the model;
  * the stream's pending copies are done first. */
 void sim_kernel(cudaStream_t s, const char *name, uint64_t ns, unsigned blocks, unsigned threads);
+/* A kernel `name` on `s` whose blocks `run(arg)` computes: its records, then run now; or, while
+ * `s` is capturing, a node of the graph (arg_bytes of arg copied) that runs at each launch.
+ * @return cudaSuccess, or cudaErrorMemoryAllocation. */
+typedef void (*sim_run_fn)(void *arg);
+cudaError_t sim_work(cudaStream_t s, const char *name, uint64_t ns, unsigned blocks,
+                     unsigned threads, sim_run_fn run, const void *arg, size_t arg_bytes);
+/* A kernel's CUPTI record with what the launch decides (name, grid); times and ids not set. */
+void sim_kernel_record(CUpti_ActivityKernel10 *k, const char *name, unsigned blocks,
+                       unsigned threads);
+/* The graph `s` is capturing into, or NULL (under sim_lock). */
+struct CUgraph_st *sim_capturing(struct CUstream_st *s);
+/* A node of `g` lasting `ns` whose `run(arg)` does the work (arg_bytes of arg copied), recorded
+ * at each launch as `rec` (a kernel, memset or memcpy record: its times, stream and ids filled
+ * in then); the capturing call's API record `cbid` from t0 is made now. Under sim_lock.
+ * @return cudaSuccess or cudaErrorMemoryAllocation. */
+cudaError_t sim_capture_node(struct CUgraph_st *g, const CUpti_Activity *rec, size_t rec_bytes,
+                             uint64_t ns, sim_run_fn run, const void *arg, size_t arg_bytes,
+                             uint32_t cbid, uint64_t t0);
+/* Invalidate `g` (an illegal call on its stream during capture); @return the error for it. */
+cudaError_t sim_capture_invalidate(struct CUgraph_st *g);
+/* Under sim_lock: if `s` is capturing, a call it cannot capture: the capture is invalidated, the
+ * lock released, and the error returned; else cudaSuccess, still locked. */
+cudaError_t sim_refuse_in_capture(struct CUstream_st *s);
+/* A call not allowed while any stream captures in global mode (a sync, an allocation): every
+ * capture is invalidated. @return 1 if that happened (the call returns
+ * cudaErrorStreamCaptureUnsupported), else 0. */
+int sim_capture_unsafe(void);
 /* Whether [p, p+bytes) lies in pinned host memory. */
 int sim_is_pinned(const void *p);
 /* The last launch error of this thread, cleared (cudaGetLastError). */

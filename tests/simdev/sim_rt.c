@@ -162,6 +162,12 @@ const char *cudaGetErrorString(cudaError_t e)
         return "invalid configuration argument";
     case cudaErrorNotReady:
         return "device not ready";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
+    case cudaErrorIllegalState:
+        return "the operation cannot be performed in the present state";
     default:
         return "simulated CUDA error";
     }
@@ -211,6 +217,8 @@ static void memory_event(int alloc, int pin, const void *p, size_t bytes, uint64
 /* Device allocations carry their size in front, 256-byte aligned as cudaMalloc's. */
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     *p = NULL;
@@ -232,6 +240,8 @@ cudaError_t cudaFree(void *p)
 {
     if (!p)
         return cudaSuccess;
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     char *base = (char *)p - 256;
@@ -255,6 +265,8 @@ int sim_is_pinned(const void *p)
 
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     (void)flags;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
@@ -280,6 +292,8 @@ cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 
 cudaError_t cudaFreeHost(void *p)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     size_t bytes = 0;
@@ -359,6 +373,10 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream)
     uint64_t t0 = fake_cupti_now();
     sim_lock();
     struct CUstream_st *s = sim_stream(stream);
+    /* events inside a capture (fork/join) are not simulated */
+    cudaError_t refused = sim_refuse_in_capture(s);
+    if (refused != cudaSuccess)
+        return refused;
     e->s = s;
     e->seq = s->seq;
     e->at = s->busy_until;
@@ -385,6 +403,10 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int
     uint64_t t0 = fake_cupti_now();
     sim_lock();
     struct CUstream_st *s = sim_stream(stream);
+    /* an event from outside the capture: not allowed */
+    cudaError_t refused = sim_refuse_in_capture(s);
+    if (refused != cudaSuccess)
+        return refused;
     if (e->s) {
         sim_drain(e->s, e->seq);
         if (e->at > s->busy_until)
@@ -398,6 +420,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     sim_wait_until(e->at);
@@ -413,6 +437,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     sim_lock();
@@ -430,6 +456,8 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now(), until = 0;
     sim_lock();

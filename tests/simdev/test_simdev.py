@@ -361,6 +361,114 @@ def case_cnn_bench_shapes(tmp):
           "no search launched inside a profiled step (%d of %d)" % (len(inside), len(timed)))
 
 
+def runtime_calls(ev):
+    return [e for e in ev if e.get("cat") == "cuda_runtime"]
+
+
+def step_ranges(ev):
+    return sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X"
+                  and str(e.get("name", "")).startswith("ProfilerStep#"))
+
+
+def launches_per_step(ev):
+    """Kernel-launch API calls (cudaLaunchKernel, cudaGraphLaunch) in each step, in order."""
+    calls = [e for e in runtime_calls(ev) if e["name"] in ("cudaLaunchKernel", "cudaGraphLaunch")]
+    return [sum(1 for c in calls if a <= c["ts"] < b) for a, b in step_ranges(ev)]
+
+
+def host_wait_share(ev):
+    """GT04's host wait inside steps: in each step, the idle time before a kernel whose launch
+    call began after the step's previous kernel ended (the GPU waited for the host to launch),
+    over the steps' time. The wait before a step's first kernel (loader, copy) is left out: on
+    the simulated device the host computes the device work itself, which no graph removes."""
+    api = {e["args"].get("correlation"): e for e in runtime_calls(ev)}
+    ks = sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    wait, steps = 0.0, step_ranges(ev)
+    for a, b in steps:
+        prev_end = None
+        for k in ks:
+            launch = api.get(k["args"].get("correlation"))
+            if not launch or not a <= launch["ts"] < b:
+                continue
+            if prev_end is not None and launch["ts"] > prev_end and k["ts"] > prev_end:
+                wait += k["ts"] - prev_end
+            prev_end = max(prev_end or 0.0, k["ts"] + k["dur"])
+    total = sum(b - a for a, b in steps)
+    return wait / total if total else 0.0
+
+
+def graph_trace_checks(ev, what):
+    """Every step but a capture is one cudaGraphLaunch, and its kernels are linked to it."""
+    launches = {e["args"].get("correlation"): e for e in runtime_calls(ev)
+                if e["name"] == "cudaGraphLaunch"}
+    ks = [e for e in ev if e.get("cat") == "kernel"]
+    in_graph = [k for k in ks if k["args"].get("correlation") in launches]
+    flows = {e.get("id") for e in ev if e.get("cat") == "ac2g"}
+    linked = [c for c in launches if c in flows]
+    print("%s: %d graph launches, %d of %d kernels from them, %d launches with flows"
+          % (what, len(launches), len(in_graph), len(ks), len(linked)))
+    per = [sum(1 for k in in_graph if k["args"].get("correlation") == c) for c in launches]
+    check(len(launches) > 0 and min(per) >= 10,
+          "%s: each graph launch's kernels carry its correlation (%s)" % (what, per))
+    check(len(linked) == len(launches), "%s: each cudaGraphLaunch has its flow to its kernels"
+          % what)
+    names = {e["name"] for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"}
+    check("CUDAGraph.replay" in names and "CUDAGraph.capture" in names,
+          "%s: capture and replay ranges (%s)" % (what, sorted(names)[:10]))
+
+
+def case_graphs(tmp):
+    """--cuda-graphs: the CPU's weights from the same start (mlp fp32 with the epoch's last,
+    partial batch recaptured; mlp fp16 with the loss scaler on the device and accumulation;
+    the cnn with --cudnn-benchmark searched before capture), the eager device run's weights, a
+    trace with one cudaGraphLaunch a step whose kernels are linked to it, fewer launch calls a
+    step and less GPU time waiting on the host than without graphs."""
+    base = start(tmp, "mlp")
+    args = ["--epochs", "2", "--batch-size", "20", "--non-blocking", "--pin-memory"]
+    _, graph = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_graphs",
+                          gpu_args=["--cuda-graphs"])
+    _, eager, eager_ckpt = train(tmp, "mlp_eager_cuda", "cuda", ["--resume", base] + args,
+                                 sim_env())
+    compare(base, eager_ckpt, os.path.join(tmp, "mlp_graphs_cuda.ckpt"), eager, graph, 1e-6,
+            "mlp_graphs_vs_eager")
+    paths = [x.get("trace") for x in (graph, eager)]
+    if not all(p and os.path.exists(p) for p in paths):
+        check(False, "graphs: traces written")
+        return
+    gev, eev = (load_trace(p)["traceEvents"] for p in paths)
+    check(load_trace(paths[0]).get("gprof", {}).get("cuda_graphs") is True,
+          "the trace's gprof header says cuda_graphs")
+    graph_trace_checks(gev, "mlp fp32")
+    gl, el = launches_per_step(gev), launches_per_step(eev)
+    captures = sum(1 for e in gev if e.get("name") == "CUDAGraph.capture")
+    print("launch calls a step: graphs %s, eager %s; %d captures" % (gl, el, captures))
+    # 96 samples in batches of 20: 4 full and one of 16 an epoch, each size in both input
+    # buffers (the partial batch fills buffer 0 in the first epoch, buffer 1 in the second)
+    check(captures == 4, "four captures: full and partial batch, each input buffer (%d)"
+          % captures)
+    replays = sorted(gl)[:len(gl) - captures]
+    check(len(gl) == 10 and replays and max(replays) == 1 and min(el) >= 10,
+          "one launch call a replayed step, against %s eager" % (min(el) if el else None))
+    hg, he = host_wait_share(gev), host_wait_share(eev)
+    print("GPU waiting on the host: %.1f%% of step time with graphs, %.1f%% without"
+          % (100 * hg, 100 * he))
+    check(hg < he / 4, "graphs cut the GPU's wait on launches (%.3g vs %.3g)" % (hg, he))
+    amp = ["--steps", "6", "--batch-size", "16", "--accumulate", "2", "--zero-grad", "none"]
+    _, g16 = versus_cpu(tmp, base, amp, "fp16", TOL["fp16"], "mlp_fp16_graphs",
+                        gpu_args=["--cuda-graphs"])
+    if g16.get("trace") and os.path.exists(g16["trace"]):
+        graph_trace_checks(load_trace(g16["trace"])["traceEvents"], "mlp fp16")
+    cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8"]
+    versus_cpu(tmp, start(tmp, "cnn"), cnn, "off", TOL["off"], "cnn_graphs",
+               gpu_args=["--cuda-graphs", "--cudnn-benchmark"])
+    p = subprocess.run([BIN, "run", "--device", "cpu", "--cuda-graphs", "--data", DATA, "--steps",
+                        "1", "--no-report", "--out", os.path.join(tmp, "cpu_graphs")],
+                       capture_output=True, text=True, timeout=600)
+    check(p.returncode == 2 and "--cuda-graphs" in p.stderr and "CPU" in p.stderr,
+          "--device cpu --cuda-graphs: refused with exit 2 (%d): %s" % (p.returncode,
+                                                                    p.stderr[-300:]))
+
+
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
 # (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
 # SGD 6.4e-3; a defect moves the weights by more than their whole movement)
@@ -369,7 +477,7 @@ TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
 
 CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
          "mlp_loader": case_mlp_loader, "refusals": case_refusals, "knobs": case_knobs,
-         "cnn_bench_shapes": case_cnn_bench_shapes}
+         "cnn_bench_shapes": case_cnn_bench_shapes, "graphs": case_graphs}
 
 
 def main():

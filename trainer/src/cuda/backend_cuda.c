@@ -167,6 +167,7 @@ static void cuda_close(struct backend *b)
         return;
     if (b->compute)
         cudaStreamSynchronize(b->compute);
+    cuda_graphs_release(b);
     cuda_conv_close(b);
     cuda_lt_close(b);
     if (b->blas)
@@ -334,4 +335,5 @@ const struct backend_ops backend_cuda_ops = {
         .close = cuda_close,
         .activation_bytes = cuda_activation_bytes,
         .prepare_batch = cuda_prepare_batch,
+        .graph_step = cuda_graph_step,
 };

@@ -14,6 +14,7 @@
 #define CUDA_WORKSPACE_BYTES    (64u << 20) /* cuDNN workspace cap */
 #define CUDA_LT_WORKSPACE_BYTES (4u << 20)  /* cuBLASLt workspace */
 #define CUDA_CONV_CACHE         4           /* descriptor sets per layer (batch sizes) */
+#define CUDA_GRAPH_CACHE        8 /* --cuda-graphs: captured steps (slot, batch, optimizer, grads) */
 
 /* Where a failed call is (file:line), for the error message. */
 #ifdef __FILE_NAME__
@@ -46,6 +47,15 @@ struct dev_input {
     cudaEvent_t h2d_done, consumed; /* copy finished; compute finished reading */
 };
 
+/* A training step captured as a graph, for one input slot, batch size, whether it ends with the
+ * optimizer, and whether the gradients were live (added to) when it began. */
+struct step_graph {
+    cudaGraphExec_t exec; /* NULL: a free entry */
+    int slot, n, optimizer, grads_live;
+    int grads_after;    /* grads_live after the step, as its host code left it */
+    long long last_use; /* the least recently used is replaced */
+};
+
 struct backend {
     struct backend_config cfg;
     struct model_spec spec;
@@ -72,12 +82,20 @@ struct backend {
     void *x_in; /* the current batch's input activations (act[0] or the fp32 input) */
     int32_t *labels;
     int n;
+    struct step_graph graphs[CUDA_GRAPH_CACHE];
+    long long graph_uses, captures;
 };
 
 /* cuda_layers.c */
 gp_status cuda_forward(struct backend *b, int train, gp_error *err);
 gp_status cuda_backward(struct backend *b, gp_error *err);
 gp_status cuda_step(struct backend *b, gp_error *err);
+
+/* cuda_graph.c: forward, backward and (with `optimizer`) the optimizer step of the current batch
+ * as one cudaGraphLaunch of the step captured for its input slot and batch size (captured
+ * first, when new); graphs_release destroys them. */
+gp_status cuda_graph_step(struct backend *b, int optimizer, gp_error *err);
+void cuda_graphs_release(struct backend *b);
 
 /* cuda_gemm.c: row-major linear layer on cuBLAS (A/B in b->dt, fp32 compute). */
 gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void *w, int n, int cin,
