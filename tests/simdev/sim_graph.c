@@ -59,13 +59,18 @@ cudaError_t sim_capture_invalidate(struct CUgraph_st *g)
     return cudaErrorStreamCaptureUnsupported;
 }
 
-cudaError_t sim_refuse_in_capture(struct CUstream_st *s)
+struct CUstream_st *sim_enter_uncaptured(cudaStream_t stream, uint64_t *t0, cudaError_t *rc)
 {
+    sim_thread_init();
+    *t0 = fake_cupti_now();
+    sim_lock();
+    struct CUstream_st *s = sim_stream(stream);
+    *rc = cudaSuccess;
     if (!s->capture)
-        return cudaSuccess;
-    cudaError_t rc = sim_capture_invalidate(s->capture);
+        return s;
+    *rc = sim_capture_invalidate(s->capture);
     sim_unlock();
-    return rc;
+    return NULL;
 }
 
 int sim_capture_unsafe(void)
@@ -315,13 +320,11 @@ static void launch_records(const struct CUgraphExec_st *e, struct CUstream_st *s
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 {
-    sim_thread_init();
-    uint64_t t0 = fake_cupti_now();
-    sim_lock();
-    struct CUstream_st *s = sim_stream(stream);
+    uint64_t t0;
+    cudaError_t refused;
     /* a graph launched into a capture: not simulated */
-    cudaError_t refused = sim_refuse_in_capture(s);
-    if (refused != cudaSuccess)
+    struct CUstream_st *s = sim_enter_uncaptured(stream, &t0, &refused);
+    if (!s)
         return refused;
     sim_drain(s, UINT64_MAX);
     fake_cupti_enter();

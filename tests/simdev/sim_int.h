@@ -88,9 +88,10 @@ cudaError_t sim_capture_node(struct CUgraph_st *g, const CUpti_Activity *rec, si
                              uint32_t cbid, uint64_t t0);
 /* Invalidate `g` (an illegal call on its stream during capture); @return the error for it. */
 cudaError_t sim_capture_invalidate(struct CUgraph_st *g);
-/* Under sim_lock: if `s` is capturing, a call it cannot capture: the capture is invalidated, the
- * lock released, and the error returned; else cudaSuccess, still locked. */
-cudaError_t sim_refuse_in_capture(struct CUstream_st *s);
+/* A call on `stream` that cannot be captured begins: the thread's runtime ready, *t0 now, and
+ * the stream returned under sim_lock; or, if the stream is capturing, the capture invalidated,
+ * NULL returned (not locked) and *rc the error. */
+struct CUstream_st *sim_enter_uncaptured(cudaStream_t stream, uint64_t *t0, cudaError_t *rc);
 /* A call not allowed while any stream captures in global mode (a sync, an allocation): every
  * capture is invalidated. @return 1 if that happened (the call returns
  * cudaErrorStreamCaptureUnsupported), else 0. */

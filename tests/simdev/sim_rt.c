@@ -369,13 +369,11 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream)
 {
-    sim_thread_init();
-    uint64_t t0 = fake_cupti_now();
-    sim_lock();
-    struct CUstream_st *s = sim_stream(stream);
+    uint64_t t0;
+    cudaError_t refused;
     /* events inside a capture (fork/join) are not simulated */
-    cudaError_t refused = sim_refuse_in_capture(s);
-    if (refused != cudaSuccess)
+    struct CUstream_st *s = sim_enter_uncaptured(stream, &t0, &refused);
+    if (!s)
         return refused;
     e->s = s;
     e->seq = s->seq;
@@ -399,13 +397,11 @@ static void sync_records(CUpti_ActivitySynchronizationType type, uint32_t stream
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int flags)
 {
     (void)flags;
-    sim_thread_init();
-    uint64_t t0 = fake_cupti_now();
-    sim_lock();
-    struct CUstream_st *s = sim_stream(stream);
+    uint64_t t0;
+    cudaError_t refused;
     /* an event from outside the capture: not allowed */
-    cudaError_t refused = sim_refuse_in_capture(s);
-    if (refused != cudaSuccess)
+    struct CUstream_st *s = sim_enter_uncaptured(stream, &t0, &refused);
+    if (!s)
         return refused;
     if (e->s) {
         sim_drain(e->s, e->seq);
