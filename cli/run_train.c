@@ -171,7 +171,7 @@ int cmd_run_train(int argc, const char **argv)
                     "backward writes them)"),
             OPT_BOOL(0, "fused", &fused,
                      "bias+ReLU in one pass after each linear GEMM, and the optimizer step "
-                     "zeroes the gradients as it updates (CPU)"),
+                     "zeroes the gradients as it updates"),
             OPT_BOOL(0, "channels-last", &channels_last,
                      "the cnn's convolution activations in NHWC, as channels_last (CPU)"),
             OPT_BOOL(0, "cuda-graphs", &cuda_graphs,

@@ -65,11 +65,14 @@ static float *as_f32(const void *p, cudaDataType t, int ld, int cols)
     return f;
 }
 
+/* lt: 0 cublasGemmEx, 1 cublasLtMatmul with the bias epilogue, 2 with bias and ReLU */
 static const char *gemm_name(cudaDataType t, int lt)
 {
-    static const char *names[2][3] = {
+    static const char *names[3][3] = {
             {"sim_gemm_f32", "sim_gemm_f16", "sim_gemm_bf16"},
-            {"sim_lt_gemm_bias_f32", "sim_lt_gemm_bias_f16", "sim_lt_gemm_bias_bf16"}};
+            {"sim_lt_gemm_bias_f32", "sim_lt_gemm_bias_f16", "sim_lt_gemm_bias_bf16"},
+            {"sim_lt_gemm_bias_relu_f32", "sim_lt_gemm_bias_relu_f16",
+             "sim_lt_gemm_bias_relu_bf16"}};
     return names[lt][t == CUDA_R_32F ? 0 : t == CUDA_R_16F ? 1 : 2];
 }
 
@@ -82,6 +85,7 @@ struct gemm_job {
     void *C;
     cudaDataType at, bt, ct;
     const float *bias;
+    int relu;   /* the RELU_BIAS epilogue: max(0, .) after the bias */
     int failed; /* out of memory (seen only when run at once) */
 };
 
@@ -98,8 +102,11 @@ static void run_gemm(void *arg)
                     j->tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, j->m, j->n, j->k, j->alpha, a,
                     j->lda, b, j->ldb, j->beta, c, j->ldc);
         for (int col = 0; j->bias && col < j->n; col++)
-            for (int i = 0; i < j->m; i++)
-                c[(size_t)col * j->ldc + i] += j->bias[i];
+            for (int i = 0; i < j->m; i++) {
+                float *v = &c[(size_t)col * j->ldc + i];
+                *v += j->bias[i];
+                *v = j->relu && *v <= 0.0f ? 0.0f : *v;
+            }
         sim_from_f32(j->C, c, j->ct, (size_t)j->ldc * j->n);
     }
     free(a), free(b), free(c);
@@ -127,9 +134,9 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     (void)algo;
     if (compute != CUBLAS_COMPUTE_32F || at != bt)
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    struct gemm_job j = {
-            ta, tb, m, n,  k,  lda, ldb,  ldc, *(const float *)alpha, *(const float *)beta,
-            A,  B,  C, at, bt, ct,  NULL, 0};
+    struct gemm_job j = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k};
+    j.lda = lda, j.ldb = ldb, j.ldc = ldc, j.A = A, j.B = B, j.C = C, j.at = at, j.bt = bt;
+    j.ct = ct, j.alpha = *(const float *)alpha, j.beta = *(const float *)beta;
     return gemm(h->stream, 0, &j);
 }
 
@@ -252,29 +259,16 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
                            *lc = (const void *)cd->data, *ld = (const void *)dd->data;
     if (lt_refuses() || C != D || lc->ld != ld->ld)
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    int has_bias = x->epi == CUBLASLT_EPILOGUE_BIAS;
+    int relu = x->epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+    int has_bias = x->epi == CUBLASLT_EPILOGUE_BIAS || relu;
     if ((x->epi != CUBLASLT_EPILOGUE_DEFAULT && !has_bias) ||
         (has_bias && x->bias_type != CUDA_R_32F))
         return CUBLAS_STATUS_NOT_SUPPORTED;
     int m = (int)ld->rows, n = (int)ld->cols;
     int k = (int)(x->ta == CUBLAS_OP_N ? la->cols : la->rows);
-    struct gemm_job j = {x->ta,
-                         x->tb,
-                         m,
-                         n,
-                         k,
-                         (int)la->ld,
-                         (int)lb->ld,
-                         (int)ld->ld,
-                         *(const float *)alpha,
-                         *(const float *)beta,
-                         A,
-                         B,
-                         D,
-                         la->t,
-                         lb->t,
-                         ld->t,
-                         has_bias ? x->bias : NULL,
-                         0};
-    return gemm(s, 1, &j);
+    struct gemm_job j = {.ta = x->ta, .tb = x->tb, .m = m, .n = n, .k = k};
+    j.lda = (int)la->ld, j.ldb = (int)lb->ld, j.ldc = (int)ld->ld, j.A = A, j.B = B, j.C = D;
+    j.at = la->t, j.bt = lb->t, j.ct = ld->t, j.alpha = *(const float *)alpha;
+    j.beta = *(const float *)beta, j.bias = has_bias ? x->bias : NULL, j.relu = relu;
+    return gemm(s, 1 + relu, &j);
 }

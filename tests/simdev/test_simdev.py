@@ -252,7 +252,7 @@ def case_refusals(tmp):
         summaries = [d for d, _, files in os.walk(out) if "summary.json" in files]
         check("epoch" not in p.stdout and not summaries,
               "cc %s, --amp %s: nothing trained" % (cc, amp))
-    for flag in ("--fused", "--channels-last"):  # the CPU backend's knobs, not the device's
+    for flag in ("--channels-last",):  # the CPU backend's knob, not the device's
         p = subprocess.run([BIN, "run", "--device", "cuda", flag, "--data", DATA, "--steps", "1",
                             "--no-report", "--out", os.path.join(tmp, "refused" + flag)],
                            env=sim_env(), capture_output=True, text=True, timeout=600)
@@ -469,6 +469,56 @@ def case_graphs(tmp):
                                                                     p.stderr[-300:]))
 
 
+def kernels_per_step(summary):
+    path = summary.get("trace")
+    if not (path and os.path.exists(path)):
+        return 0, set()
+    ev = load_trace(path)["traceEvents"]
+    steps = step_ranges(ev)
+    api = {e["args"].get("correlation"): e for e in runtime_calls(ev)}
+    ks = [k for k in ev if k.get("cat") == "kernel"]
+    inside = [k for k in ks if any(a <= api.get(k["args"].get("correlation"), {}).get("ts", -1) < b
+                                   for a, b in steps)]
+    return len(inside) / len(steps) if steps else 0, {k["name"] for k in inside}
+
+
+def case_fused(tmp):
+    """--fused on the device: the CPU's --fused weights from the same start (fp32 with the bias
+    and ReLU in cuBLASLt's epilogue, and with cuBLASLt refusing: the GEMM then one bias+ReLU
+    kernel; fp16 with accumulation; the cnn's linear layers; --zero-grad none), and fewer
+    kernels a step than without it: no ReLU kernels after a linear layer, no bias-gradient
+    kernels, no memset of the gradients."""
+    base = start(tmp, "mlp")
+    args = ["--steps", "6", "--batch-size", "16", "--fused"]
+    _, fused = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_fused")
+    _, plain, _ = train(tmp, "mlp_unfused_cuda", "cuda", ["--resume", base] + args[:-1],
+                        sim_env())
+    (kf, nf), (kp, np_) = kernels_per_step(fused), kernels_per_step(plain)
+    print("mlp kernels a step: %.1f fused, %.1f not" % (kf, kp))
+    check(0 < kf <= kp - 4, "--fused: at least 4 kernels fewer a step (%.1f vs %.1f)" % (kf, kp))
+    check("sim_lt_gemm_bias_relu_f32" in nf and not any("relu_fwd" in n for n in nf)
+          and any("relu_bias_grad" in n for n in nf) and not any("relu_bwd" in n for n in nf),
+          "--fused: the GEMM's epilogue applies the ReLU, the ReLU's backward sums the bias "
+          "gradient (%s)" % sorted(nf))
+    sets = [sum(1 for e in load_trace(x["trace"])["traceEvents"] if e.get("cat") == "gpu_memset")
+            if x.get("trace") and os.path.exists(x["trace"]) else 0 for x in (fused, plain)]
+    print("memsets: %d fused, %d not (6 steps)" % tuple(sets))
+    check(sets[1] - sets[0] == 6, "--fused: the step zeroes the gradients, no memset (%s)" % sets)
+    _, lt, _ = train(tmp, "mlp_fused_lt_fails_cuda", "cuda",
+                     ["--resume", base] + args, sim_env({"SIMDEV_LT_FAIL": "1"}))
+    compare(base, os.path.join(tmp, "mlp_fused_cuda.ckpt"),
+            os.path.join(tmp, "mlp_fused_lt_fails_cuda.ckpt"), fused, lt, TOL["off"],
+            "mlp_fused_lt_fails")
+    check(any("bias_relu_kernel" in n for n in kernels_per_step(lt)[1]),
+          "--fused with cuBLASLt refusing: the GEMM, then one bias+ReLU kernel")
+    acc = ["--accumulate", "2"]
+    versus_cpu(tmp, base, args + acc, "fp16", TOL["fp16"], "mlp_fused_fp16")
+    versus_cpu(tmp, base, args + acc + ["--zero-grad", "none"], "off", TOL["off"],
+               "mlp_fused_zero_grad_none")
+    cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--fused"]
+    versus_cpu(tmp, start(tmp, "cnn"), cnn, "off", TOL["off"], "cnn_fused")
+
+
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
 # (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
 # SGD 6.4e-3; a defect moves the weights by more than their whole movement)
@@ -477,7 +527,8 @@ TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
 
 CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
          "mlp_loader": case_mlp_loader, "refusals": case_refusals, "knobs": case_knobs,
-         "cnn_bench_shapes": case_cnn_bench_shapes, "graphs": case_graphs}
+         "cnn_bench_shapes": case_cnn_bench_shapes, "graphs": case_graphs,
+         "fused": case_fused}
 
 
 def main():

@@ -86,6 +86,14 @@ struct backend {
     long long graph_uses, captures;
 };
 
+/* --fused: linear layer i is followed by a ReLU, which its forward applies with the bias (into the
+ * ReLU's output, act[i + 2]), and the ReLU's backward sums the bias gradient as it masks. */
+static inline int cuda_fuses_relu(const struct backend *b, int i)
+{
+    return b->cfg.fused && b->spec.l[i].kind == LAYER_LINEAR && i + 1 < b->spec.n_layers &&
+           b->spec.l[i + 1].kind == LAYER_RELU;
+}
+
 /* cuda_layers.c */
 gp_status cuda_forward(struct backend *b, int train, gp_error *err);
 gp_status cuda_backward(struct backend *b, gp_error *err);
@@ -104,8 +112,9 @@ gp_status cuda_linear_fwd(struct backend *b, void *y, const void *x, const void 
 gp_status cuda_linear_bwd(struct backend *b, void *dx, float *dw, const void *dy, const void *x,
                           const void *w, int n, int cin, int cout, int add, gp_error *err);
 
-/* cuda_lt.c: the linear forward with the bias in cuBLASLt's epilogue, for `layer` at the current
- * batch size; *done = 0 when cuBLASLt offers no algorithm (the caller falls back). */
+/* cuda_lt.c: the linear forward with the bias (and the ReLU when cuda_fuses_relu) in cuBLASLt's
+ * epilogue, for `layer` at the current batch size; *done = 0 when cuBLASLt offers no algorithm
+ * (the caller falls back). */
 gp_status cuda_lt_open(struct backend *b, gp_error *err);
 void cuda_lt_close(struct backend *b);
 gp_status cuda_lt_linear_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
