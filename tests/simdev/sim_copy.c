@@ -2,10 +2,10 @@
  * - from pageable memory, cudaMemcpyAsync waits for the stream's earlier work, then stages the
  *   bytes and returns once they are copied (synchronous in effect); to pageable memory it
  *   returns once the copy is done;
- * - from or to pinned memory it returns at once, and the bytes move when the stream reaches
- *   the copy: a later call on that stream, a wait on an event recorded after it, or a sync. A
- *   host that writes a pinned source (or reads a pinned destination) before then races, as on a
- *   GPU. A device source is read at the call (later device work may change it).
+ * - from or to pinned memory (and device to device) it returns at once, and the bytes move
+ *   when the stream's work is done up to it (sim_drain: a sync, an event sync, or a stream that
+ *   waits on an event recorded after it being drained). A host that writes a pinned source (or
+ *   reads a pinned destination) before then races, as on a GPU.
  * Times come from the model's PCIe rates (pinned or pageable) and device-memory bandwidth. */
 #include "sim_int.h"
 
@@ -14,43 +14,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Work enqueued on a stream and not yet done: a closure, or a wait for another stream's work. */
 struct sim_pending {
     uint64_t seq;
-    void *dst;
-    const void *src; /* host memory, or `copy` (a device source read at the call) */
-    size_t bytes;
+    sim_run_fn run; /* NULL: wait for `on`'s work up to on_seq */
+    struct CUstream_st *on;
+    uint64_t on_seq;
     struct sim_pending *next;
-    char copy[];
+    _Alignas(16) char arg[]; /* the closure's bytes */
 };
 
 void sim_drain(struct CUstream_st *s, uint64_t seq)
 {
     while (s->head && s->head->seq <= seq) {
-        struct sim_pending *p = s->head;
-        memcpy(p->dst, p->src, p->bytes);
+        struct sim_pending *p = s->head; /* off the queue first: a wait drains other streams */
         s->head = p->next;
         if (!s->head)
             s->tail = NULL;
+        if (p->run)
+            p->run(p->arg);
+        else
+            sim_drain(p->on, p->on_seq);
         free(p);
     }
 }
 
-static int defer(struct CUstream_st *s, void *dst, const void *src, size_t bytes, int snapshot)
+static int enqueue(struct CUstream_st *s, sim_run_fn run, const void *arg, size_t bytes,
+                   struct CUstream_st *on, uint64_t on_seq)
 {
-    struct sim_pending *p = malloc(sizeof(*p) + (snapshot ? bytes : 0));
+    struct sim_pending *p = malloc(sizeof(*p) + bytes);
     if (!p)
         return -1;
     p->seq = s->seq;
-    p->dst = dst;
-    p->bytes = bytes;
+    p->run = run;
+    p->on = on;
+    p->on_seq = on_seq;
     p->next = NULL;
-    p->src = snapshot ? memcpy(p->copy, src, bytes) : src;
+    memcpy(p->arg, arg, bytes);
     if (s->tail)
         s->tail->next = p;
     else
         s->head = p;
     s->tail = p;
     return 0;
+}
+
+int sim_defer(struct CUstream_st *s, sim_run_fn run, const void *arg, size_t bytes)
+{
+    return enqueue(s, run, arg, bytes, NULL, 0);
+}
+
+int sim_defer_wait(struct CUstream_st *s, struct CUstream_st *on, uint64_t on_seq)
+{
+    return enqueue(s, NULL, NULL, 0, on, on_seq);
 }
 
 static uint8_t host_kind(const void *p)
@@ -152,8 +168,12 @@ static cudaError_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcp
         sim_unlock();
         return rc;
     }
+    /* an async pinned or device copy runs in stream order; any other is done at the call,
+     * after the stream's earlier work */
+    int deferred = async && (pinned || kind == cudaMemcpyDeviceToDevice);
     uint64_t before = s->busy_until;
-    sim_drain(s, UINT64_MAX);
+    if (!deferred)
+        sim_drain(s, UINT64_MAX);
     if (!pinned && kind == cudaMemcpyHostToDevice) { /* staged: the stream's work first */
         sim_unlock();
         sim_wait_until(before);
@@ -162,10 +182,11 @@ static cudaError_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcp
     uint64_t end = copy_record(s, kind, dst, src, bytes, async, t0);
     int wait = !async || !pinned;
     int rc = 0;
-    if (pinned && async)
-        rc = defer(s, dst, src, bytes, kind == cudaMemcpyDeviceToHost);
+    struct copy_job j = {dst, src, bytes};
+    if (deferred)
+        rc = sim_defer(s, run_copy, &j, sizeof(j));
     else
-        memcpy(dst, src, bytes);
+        run_copy(&j);
     sim_unlock();
     if (rc)
         return cudaErrorMemoryAllocation;
@@ -219,9 +240,8 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t strea
         sim_unlock();
         return rc;
     }
-    sim_drain(s, UINT64_MAX);
-    run_set(&j);
     sim_place(s, t0, ns, NULL, &m.start, &m.end);
+    int deferred = sim_defer(s, run_set, &j, sizeof(j));
     m.streamId = s->id;
     fake_cupti_enter();
     m.correlationId = fake_cupti_correlation();
@@ -229,5 +249,5 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t strea
     sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, t0, m.correlationId);
     fake_cupti_leave();
     sim_unlock();
-    return cudaSuccess;
+    return deferred ? cudaErrorMemoryAllocation : cudaSuccess;
 }

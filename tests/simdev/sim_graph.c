@@ -4,10 +4,10 @@
  * graph's nodes, each with its arguments copied; the launch calls are still recorded, with no
  * device work. cudaGraphLaunch places every node on the stream back to back after one launch
  * latency, records each with the launch's correlation id and its graph and node ids (one
- * GRAPH_TRACE record instead while that kind is enabled, as CUPTI does), then runs them in
- * order. As in global capture mode, a call that would sync or allocate while a stream captures
- * (cudaStreamSynchronize, cudaMalloc, a blocking or pageable copy, an event wait) fails with
- * cudaErrorStreamCaptureUnsupported and invalidates the capture: cudaStreamEndCapture then
+ * GRAPH_TRACE record instead while that kind is enabled, as CUPTI does) and enqueues them, to
+ * run in stream order. As in global capture mode, a call that would sync or allocate while a stream
+ * captures (cudaStreamSynchronize, cudaMalloc, a blocking or pageable copy, an event wait) fails
+ * with cudaErrorStreamCaptureUnsupported and invalidates the capture: cudaStreamEndCapture then
  * returns cudaErrorStreamCaptureInvalidated. One stream per capture (no fork/join via events). */
 #include "sim_int.h"
 
@@ -139,8 +139,8 @@ cudaError_t sim_work(cudaStream_t stream, const char *name, uint64_t ns, unsigne
         return rc;
     }
     sim_unlock();
-    sim_kernel(stream, name, ns, blocks, threads);
-    run((void *)arg);
+    if (sim_kernel(stream, name, ns, blocks, threads, run, arg, arg_bytes) != 0)
+        return cudaErrorMemoryAllocation;
     return cudaSuccess;
 }
 
@@ -254,13 +254,15 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
 }
 
 /* Node i's record placed on `s` (the first one a launch latency after t0). */
-static void place_node(const struct CUgraphExec_st *e, int i, struct CUstream_st *s, uint64_t t0,
-                       uint32_t corr, union sim_rec *r)
+static int place_node(const struct CUgraphExec_st *e, int i, struct CUstream_st *s, uint64_t t0,
+                      uint32_t corr, union sim_rec *r)
 {
     const struct sim_node *n = &e->g.node[i];
     uint64_t start, end, node_id = e->first_node_id + (uint64_t)i;
     *r = n->rec;
     sim_place(s, i == 0 ? t0 : 0, n->ns, NULL, &start, &end);
+    if (sim_defer(s, n->run, n->arg, n->arg_bytes) != 0)
+        return -1;
     switch (r->any.kind) {
     case CUPTI_ACTIVITY_KIND_MEMSET:
         r->set.start = start, r->set.end = end, r->set.streamId = s->id;
@@ -276,6 +278,7 @@ static void place_node(const struct CUgraphExec_st *e, int i, struct CUstream_st
         r->kernel.graphNodeId = node_id;
         break;
     }
+    return 0;
 }
 
 static size_t rec_size(const union sim_rec *r)
@@ -292,9 +295,10 @@ static uint64_t rec_end(const union sim_rec *r)
                                                        : r->kernel.end;
 }
 
-/* The launch's device records: one per node, or the GRAPH_TRACE record alone. Under sim_lock. */
-static void launch_records(const struct CUgraphExec_st *e, struct CUstream_st *s, uint64_t t0,
-                           uint32_t corr)
+/* The launch's device records (one per node, or the GRAPH_TRACE record alone), its nodes
+ * enqueued on `s`. Under sim_lock. @return 0, -1 out of memory. */
+static int launch_records(const struct CUgraphExec_st *e, struct CUstream_st *s, uint64_t t0,
+                          uint32_t corr)
 {
     int summary = fake_cupti_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
     CUpti_ActivityGraphTrace2 gr;
@@ -303,7 +307,8 @@ static void launch_records(const struct CUgraphExec_st *e, struct CUstream_st *s
     gr.start = gr.end = t0 + sim_model.launch_ns;
     for (int i = 0; i < e->g.n; i++) {
         union sim_rec r;
-        place_node(e, i, s, t0, corr, &r);
+        if (place_node(e, i, s, t0, corr, &r) != 0)
+            return -1;
         if (i == 0)
             gr.start = rec_end(&r) - e->g.node[0].ns;
         gr.end = rec_end(&r);
@@ -316,6 +321,7 @@ static void launch_records(const struct CUgraphExec_st *e, struct CUstream_st *s
     gr.streamId = s->id;
     if (summary)
         fake_cupti_device_record((CUpti_Activity *)&gr, sizeof(gr), gr.end, SIM_CONTEXT);
+    return 0;
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
@@ -329,11 +335,9 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
     sim_drain(s, UINT64_MAX);
     fake_cupti_enter();
     uint32_t corr = fake_cupti_correlation();
-    launch_records(exec, s, t0, corr);
+    int rc = launch_records(exec, s, t0, corr);
     sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, t0, corr);
     fake_cupti_leave();
     sim_unlock();
-    for (int i = 0; i < exec->g.n; i++)
-        exec->g.node[i].run(exec->g.node[i].arg);
-    return cudaSuccess;
+    return rc ? cudaErrorMemoryAllocation : cudaSuccess;
 }

@@ -50,14 +50,13 @@ void sim_kernel_record(CUpti_ActivityKernel10 *k, const char *name, unsigned blo
     k->contextId = SIM_CONTEXT;
 }
 
-void sim_kernel(cudaStream_t stream, const char *name, uint64_t ns, unsigned blocks,
-                unsigned threads)
+int sim_kernel(cudaStream_t stream, const char *name, uint64_t ns, unsigned blocks,
+               unsigned threads, sim_run_fn run, const void *arg, size_t arg_bytes)
 {
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     sim_lock();
     struct CUstream_st *s = sim_stream(stream);
-    sim_drain(s, UINT64_MAX);
     CUpti_ActivityKernel10 k;
     sim_kernel_record(&k, name, blocks, threads);
     sim_place(s, t0, ns, NULL, &k.start, &k.end);
@@ -68,7 +67,9 @@ void sim_kernel(cudaStream_t stream, const char *name, uint64_t ns, unsigned blo
     fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end, SIM_CONTEXT);
     sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0, k.correlationId);
     fake_cupti_leave();
+    int rc = sim_defer(s, run, arg, arg_bytes);
     sim_unlock();
+    return rc;
 }
 
 static _Thread_local cudaError_t launch_error;

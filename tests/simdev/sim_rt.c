@@ -247,6 +247,7 @@ cudaError_t cudaFree(void *p)
     char *base = (char *)p - 256;
     size_t bytes = *(size_t *)base;
     sim_lock();
+    sim_drain_all(); /* cudaFree waits for the device's work */
     device_used -= bytes;
     sim_unlock();
     memory_event(0, 0, p, bytes, t0);
@@ -298,6 +299,7 @@ cudaError_t cudaFreeHost(void *p)
     uint64_t t0 = fake_cupti_now();
     size_t bytes = 0;
     sim_lock();
+    sim_drain_all(); /* cudaFreeHost waits for the device's work */
     for (int i = 0; i < MAX_PINNED; i++)
         if (pinned[i].p == p) {
             bytes = pinned[i].bytes;
@@ -403,8 +405,11 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int
     struct CUstream_st *s = sim_enter_uncaptured(stream, &t0, &refused);
     if (!s)
         return refused;
+    if (e->s && e->s != s && sim_defer_wait(s, e->s, e->seq) != 0) {
+        sim_unlock();
+        return cudaErrorMemoryAllocation;
+    }
     if (e->s) {
-        sim_drain(e->s, e->seq);
         if (e->at > s->busy_until)
             s->busy_until = e->at;
     }
