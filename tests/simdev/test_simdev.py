@@ -465,6 +465,9 @@ def case_graphs(tmp):
     cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8"]
     versus_cpu(tmp, start(tmp, "cnn"), cnn, "off", TOL["off"], "cnn_graphs",
                gpu_args=["--cuda-graphs", "--cudnn-benchmark"])
+    # the fused step captured: its optimizer zeroes the gradients inside the graph
+    versus_cpu(tmp, base, ["--steps", "6", "--batch-size", "16", "--fused"], "off", TOL["off"],
+               "mlp_fused_graphs", gpu_args=["--cuda-graphs"])
     p = subprocess.run([BIN, "run", "--device", "cpu", "--cuda-graphs", "--data", DATA, "--steps",
                         "1", "--no-report", "--out", os.path.join(tmp, "cpu_graphs")],
                        capture_output=True, text=True, timeout=600)
@@ -489,7 +492,8 @@ def kernels_per_step(summary):
 def case_fused(tmp):
     """--fused on the device: the CPU's --fused weights from the same start (fp32 with the bias
     and ReLU in cuBLASLt's epilogue, and with cuBLASLt refusing: the GEMM then one bias+ReLU
-    kernel; fp16 with accumulation; the cnn's linear layers; --zero-grad none), and fewer
+    kernel; fp16 with accumulation; the cnn's linear layers, with checkpointing too; --zero-grad
+    none), and fewer
     kernels a step than without it: no ReLU kernels after a linear layer, no bias-gradient
     kernels, no memset of the gradients."""
     base = start(tmp, "mlp")
@@ -520,7 +524,10 @@ def case_fused(tmp):
     versus_cpu(tmp, base, args + acc + ["--zero-grad", "none"], "off", TOL["off"],
                "mlp_fused_zero_grad_none")
     cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--fused"]
-    versus_cpu(tmp, start(tmp, "cnn"), cnn, "off", TOL["off"], "cnn_fused")
+    cnn_base = start(tmp, "cnn")
+    versus_cpu(tmp, cnn_base, cnn, "off", TOL["off"], "cnn_fused")
+    versus_cpu(tmp, cnn_base, cnn + ["--checkpoint-activations"], "off", TOL["off"],
+               "cnn_fused_checkpointed")
 
 
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
