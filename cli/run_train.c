@@ -173,7 +173,7 @@ int cmd_run_train(int argc, const char **argv)
                      "bias+ReLU in one pass after each linear GEMM, and the optimizer step "
                      "zeroes the gradients as it updates"),
             OPT_BOOL(0, "channels-last", &channels_last,
-                     "the cnn's convolution activations in NHWC, as channels_last (CPU)"),
+                     "the cnn's convolution activations in NHWC, as channels_last"),
             OPT_BOOL(0, "cuda-graphs", &cuda_graphs,
                      "capture the training step as a CUDA graph, replay it each step; batch "
                      "copies stay outside (CUDA)"),

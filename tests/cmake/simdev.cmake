@@ -44,7 +44,7 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
   endif()
   # each case: --device cuda against --device cpu from the same weights (test_simdev.py)
   foreach(case mlp_fp32 mlp_amp cnn mlp_loader refusals knobs cnn_bench_shapes graphs
-               fused)
+               fused channels_last)
     add_test(NAME simdev_train_${case}
              COMMAND python3 ${sd_src}/test_simdev.py ${case} $<TARGET_FILE:gprof-train>
                      $<TARGET_FILE:gp_train_cuda_sim> ${CMAKE_CURRENT_BINARY_DIR}/gpusim

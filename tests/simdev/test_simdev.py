@@ -256,13 +256,6 @@ def case_refusals(tmp):
         summaries = [d for d, _, files in os.walk(out) if "summary.json" in files]
         check("epoch" not in p.stdout and not summaries,
               "cc %s, --amp %s: nothing trained" % (cc, amp))
-    for flag in ("--channels-last",):  # the CPU backend's knob, not the device's
-        p = subprocess.run([BIN, "run", "--device", "cuda", flag, "--data", DATA, "--steps", "1",
-                            "--no-report", "--out", os.path.join(tmp, "refused" + flag)],
-                           env=sim_env(), capture_output=True, text=True, timeout=600)
-        check(p.returncode == 2 and flag in p.stderr and "epoch" not in p.stdout,
-              "--device cuda %s: refused with exit 2 naming it (%d): %s" % (
-                  flag, p.returncode, p.stderr[-300:]))
     _, ok, _ = train(tmp, "fp16_on_75", "cuda", ["--steps", "1", "--amp", "fp16"],
                      sim_env({"SIMDEV_CC": "75"}))
     check(ok.get("device") == "cuda", "cc 7.5 trains --amp fp16 on the device")
@@ -530,6 +523,30 @@ def case_fused(tmp):
                "cnn_fused_checkpointed")
 
 
+def case_channels_last(tmp):
+    """--channels-last on the device: the cnn's convolutions on NHWC tensor descriptors, bias,
+    ReLU and max-pool on NHWC activations, the first linear layer's flatten in NCHW order: the
+    CPU's --channels-last weights from the same start (with --cudnn-benchmark, with
+    checkpointing and --fused, under --cuda-graphs, in bf16), and the trace's convolutions are
+    NHWC."""
+    base = start(tmp, "cnn")
+    args = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--channels-last"]
+    _, gpu = versus_cpu(tmp, base, args, "off", TOL["off"], "cnn_channels_last",
+                        gpu_args=["--cudnn-benchmark"])
+    names = {k["name"] for k in kernels_of(gpu)}
+    convs = [n for n in names if n.startswith("sim_cudnn_")]
+    check(convs and all(n.endswith("_nhwc") for n in convs)
+          and any("pool_nhwc_fwd" in n for n in names) and any("layout_kernel" in n for n in names),
+          "--channels-last: NHWC convolutions and pooling, the flatten's reorder (%s)"
+          % sorted(names))
+    versus_cpu(tmp, base, args + ["--checkpoint-activations", "--fused"], "off", TOL["off"],
+               "cnn_channels_last_ckpt_fused")
+    versus_cpu(tmp, base, args, "off", TOL["off"], "cnn_channels_last_graphs",
+               gpu_args=["--cuda-graphs"])
+    versus_cpu(tmp, base, args + ["--amp", "bf16"], "bf16", TOL["bf16"],
+               "cnn_channels_last_bf16")
+
+
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
 # (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
 # SGD 6.4e-3; a defect moves the weights by more than their whole movement)
@@ -539,7 +556,7 @@ TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
 CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
          "mlp_loader": case_mlp_loader, "refusals": case_refusals, "knobs": case_knobs,
          "cnn_bench_shapes": case_cnn_bench_shapes, "graphs": case_graphs,
-         "fused": case_fused}
+         "fused": case_fused, "channels_last": case_channels_last}
 
 
 def main():

@@ -103,9 +103,6 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(!r->use_cuda && r->amp == AMP_FP16, GP_EINVAL, err,
                "--amp fp16 needs a CUDA device; training runs on the CPU here (use --amp bf16 "
                "or --amp off)");
-    GP_FAIL_IF(r->use_cuda && r->cfg.channels_last, GP_EINVAL, err,
-               "--channels-last runs on the CPU backend only (--device cpu); the CUDA backend's "
-               "convolutions are NCHW");
     GP_FAIL_IF(!r->use_cuda && r->cfg.cuda_graphs, GP_EINVAL, err,
                "--cuda-graphs captures the training step's kernel launches on a CUDA device and "
                "replays them; training runs on the CPU here, which launches none (drop "

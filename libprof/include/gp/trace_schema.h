@@ -121,7 +121,7 @@
     X(GP_CFG_BF16_GEMM,          STR,    bf16_gemm,           "trainer", "CPU `--amp bf16`: \"sbgemm\" or \"rounded-sgemm\"") \
     X(GP_CFG_ZERO_GRAD,          STR,    zero_grad,           "trainer", "\"zero\" or \"none\" (set_to_none)") \
     X(GP_CFG_FUSED,              SWITCH, fused,               "trainer", "bias+ReLU in one pass, gradients zeroed in the optimizer's pass") \
-    X(GP_CFG_CHANNELS_LAST,      SWITCH, channels_last,       "trainer", "the CNN's convolutions in NHWC (CPU)") \
+    X(GP_CFG_CHANNELS_LAST,      SWITCH, channels_last,       "trainer", "the CNN's convolutions in NHWC") \
     X(GP_CFG_CUDA_GRAPHS,        SWITCH, cuda_graphs,         "trainer", "each training step one launch of a captured CUDA graph") \
     X(GP_CFG_ELEMENTWISE_PASSES, NUM,    elementwise_passes,  "trainer", "elementwise passes over memory per optimizer step (CPU; GEMMs and im2col not counted)") \
     X(GP_CFG_CKPT_SAVING,        NUM,    checkpoint_saving_bytes, "trainer", "bytes `--checkpoint-activations` would save (CPU)") \

@@ -124,6 +124,10 @@ static size_t layout(struct backend *b, char *base)
     }
     b->dbuf[0] = take_act(b, base, &used, nb * model_max_act(m) * b->es);
     b->dbuf[1] = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+    if (b->cfg.channels_last && m->kind == MODEL_CNN) {
+        b->flat = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+        b->flat_grad = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+    }
     b->dw_tmp = take(base, &used, filt * 4);
     b->prob = take(base, &used, nb * (size_t)m->classes * 4);
     b->stats = take(base, &used, sizeof(struct cuk_stats));

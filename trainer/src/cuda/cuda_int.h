@@ -74,6 +74,7 @@ struct backend {
     long long act_bytes; /* activation, argmax and gradient buffers */
     int32_t *arg[MODEL_MAX_LAYERS];
     void *dbuf[2], *dw_tmp, *workspace, *lt_workspace;
+    void *flat, *flat_grad; /* --channels-last: the first linear layer's NCHW input, its gradient */
     float *prob;
     struct cuk_stats *stats;
     struct cuk_amp *amp;
@@ -92,6 +93,24 @@ static inline int cuda_fuses_relu(const struct backend *b, int i)
 {
     return b->cfg.fused && b->spec.l[i].kind == LAYER_LINEAR && i + 1 < b->spec.n_layers &&
            b->spec.l[i + 1].kind == LAYER_RELU;
+}
+
+/* --channels-last: layer i works on NHWC activations (the cnn's convolution blocks, before any
+ * linear layer). */
+static inline int cuda_nhwc(const struct backend *b, int i)
+{
+    if (!b->cfg.channels_last || b->spec.kind != MODEL_CNN)
+        return 0;
+    for (int j = 0; j <= i; j++)
+        if (b->spec.l[j].kind == LAYER_LINEAR)
+            return 0;
+    return 1;
+}
+
+/* --channels-last: linear layer i flattens an NHWC input (through b->flat, in NCHW order). */
+static inline int cuda_flattens(const struct backend *b, int i)
+{
+    return i > 0 && b->spec.l[i].kind == LAYER_LINEAR && cuda_nhwc(b, i - 1);
 }
 
 /* cuda_layers.c */

@@ -63,6 +63,15 @@ void cuk_maxpool2_fwd(enum cuk_dtype dt, void *y, int32_t *arg, const void *x, i
 void cuk_maxpool2_bwd(enum cuk_dtype dt, void *dx, const void *dy, const int32_t *arg, int n, int c,
                       int h, int w, cudaStream_t s);
 
+/* --channels-last: the same on x (n, h, w, c); arg offsets within an image of (h, w, c) */
+void cuk_maxpool2_nhwc_fwd(enum cuk_dtype dt, void *y, int32_t *arg, const void *x, int n, int c,
+                           int h, int w, cudaStream_t s);
+void cuk_maxpool2_nhwc_bwd(enum cuk_dtype dt, void *dx, const void *dy, const int32_t *arg, int n,
+                           int c, int h, int w, cudaStream_t s);
+/* --channels-last's flatten: dst (n, c, hw) from src (n, hw, c) with to_nchw, else the reverse */
+void cuk_layout(enum cuk_dtype dt, void *dst, const void *src, int n, int c, int hw, int to_nchw,
+                cudaStream_t s);
+
 /* ---- k_loss.cu: softmax cross-entropy over logits (n, k) ---- */
 void cuk_softmax_ce_fwd(enum cuk_dtype dt, float *prob, const void *logits, const int32_t *labels,
                         int n, int k, struct cuk_stats *st, cudaStream_t s);
