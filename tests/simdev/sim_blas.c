@@ -55,6 +55,12 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *workspace, size_t bytes)
+{
+    (void)h;
+    return workspace || !bytes ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
 /* A column-major matrix of type t as fp32: rows x cols of storage with leading dimension ld. */
 static float *as_f32(const void *p, cudaDataType t, int ld, int cols)
 {

@@ -136,6 +136,7 @@ static size_t layout(struct backend *b, char *base)
     b->in[1].buf = take(base, &used, input_bytes(b));
     b->workspace = b->spec.kind == MODEL_CNN ? take(base, &used, CUDA_WORKSPACE_BYTES) : NULL;
     b->lt_workspace = take(base, &used, CUDA_LT_WORKSPACE_BYTES);
+    b->blas_workspace = take(base, &used, CUDA_BLAS_WORKSPACE_BYTES);
     return used;
 }
 
@@ -155,6 +156,7 @@ static gp_status open_device(struct backend *b, gp_error *err)
     }
     CUBLAS_TRY(cublasCreate(&b->blas), err);
     CUBLAS_TRY(cublasSetStream(b->blas, b->compute), err);
+    CUBLAS_TRY(cublasSetWorkspace(b->blas, b->blas_workspace, CUDA_BLAS_WORKSPACE_BYTES), err);
     GP_TRY(cuda_lt_open(b, err));
     struct cuk_amp a = {
             b->cfg.amp == AMP_FP16 ? AMP_INIT_SCALE : 1.0f, 0, 0, b->cfg.amp == AMP_FP16, 0, 0};

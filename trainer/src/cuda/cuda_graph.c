@@ -1,12 +1,14 @@
 /* --cuda-graphs: the training step (forward, backward and, when due, the optimizer) captured from
- * the compute stream into a CUDA graph once, then replayed with one cudaGraphLaunch a step, as
- * PyTorch's whole-network capture does. The loader's host-to-device copy stays outside the
- * graph: set_input copies each batch into one of the two static input buffers, and a graph is
- * captured per buffer, since its kernels read fixed addresses. A graph also fixes the batch size
- * (the epoch's last, partial batch gets its own capture), whether it ends with the optimizer
- * (--accumulate) and whether backward adds to live gradients (--zero-grad none). Nothing in a
- * step may sync with the host or allocate: the fp16 loss scaler's check and skip run on the
- * device, and --cudnn-benchmark's search is done before a capture, never inside it. */
+ * the compute stream into a CUDA graph, then replayed with one cudaGraphLaunch a step, as
+ * PyTorch's whole-network capture does; the first step of each shape runs eagerly (the guides'
+ * warm-up: lazy initialisation in the libraries happens outside the capture), the second is
+ * captured. The loader's host-to-device copy stays outside the graph: set_input copies each batch
+ * into one of the two static input buffers, and a graph is captured per buffer, since its kernels
+ * read fixed addresses. A graph also fixes the batch size (the epoch's last, partial batch gets
+ * its own capture), whether it ends with the optimizer (--accumulate) and whether backward adds
+ * to live gradients (--zero-grad none). Nothing in a step may sync with the host or allocate:
+ * the fp16 loss scaler's check and skip run on the device, cuBLAS has its workspace set at open,
+ * and --cudnn-benchmark's search is done before a capture, never inside it. */
 #include "cuda_int.h"
 
 #include "gp/prof.h"
@@ -48,17 +50,17 @@ static gp_status capture(struct backend *b, struct step_graph *e, int optimizer,
     return rc;
 }
 
-/* The entry for the current step, or NULL with *free_entry the one to capture into. */
+/* The entry for the current step, or NULL with *free_entry the one to take for it. */
 static struct step_graph *lookup(struct backend *b, int slot, int optimizer,
                                  struct step_graph **free_entry)
 {
     struct step_graph *lru = &b->graphs[0];
     for (int i = 0; i < CUDA_GRAPH_CACHE; i++) {
         struct step_graph *e = &b->graphs[i];
-        if (e->exec && e->slot == slot && e->n == b->n && e->optimizer == optimizer &&
+        if (e->used && e->slot == slot && e->n == b->n && e->optimizer == optimizer &&
             e->grads_live == b->grads_live)
             return e;
-        if (!e->exec || (lru->exec && e->last_use < lru->last_use))
+        if (!e->used || (lru->used && e->last_use < lru->last_use))
             lru = e;
     }
     *free_entry = lru;
@@ -68,23 +70,28 @@ static struct step_graph *lookup(struct backend *b, int slot, int optimizer,
 gp_status cuda_graph_step(struct backend *b, int optimizer, gp_error *err)
 {
     int slot = (int)((b->n_inputs - 1) % 2); /* the buffer set_input filled */
-    struct step_graph *e = NULL, *fresh = NULL;
-    e = lookup(b, slot, optimizer, &fresh);
-    if (!e) {
+    struct step_graph *fresh = NULL, *e = lookup(b, slot, optimizer, &fresh);
+    if (!e) { /* a new shape: one eager step first, as the guides warm up before capturing */
         if (fresh->exec)
             cudaGraphExecDestroy(fresh->exec);
-        *fresh = (struct step_graph){
-                .slot = slot, .n = b->n, .optimizer = optimizer, .grads_live = b->grads_live};
+        *fresh = (struct step_graph){.used = 1,
+                                     .slot = slot,
+                                     .n = b->n,
+                                     .optimizer = optimizer,
+                                     .grads_live = b->grads_live,
+                                     .last_use = ++b->graph_uses};
+        return step_body(b, optimizer, err);
+    }
+    if (!e->exec) {
         GP_PROF_PUSH(GP_NAME_GRAPH_CAPTURE);
-        gp_status rc = capture(b, fresh, optimizer, err);
+        gp_status rc = capture(b, e, optimizer, err);
         GP_PROF_POP();
         if (rc != GP_OK) {
-            fresh->exec = NULL;
+            e->exec = NULL;
             return rc;
         }
-        fresh->grads_after = b->grads_live; /* what the step's host code left */
+        e->grads_after = b->grads_live; /* what the step's host code left */
         b->captures++;
-        e = fresh;
     }
     e->last_use = ++b->graph_uses;
     b->grads_live = e->grads_after;

@@ -13,8 +13,10 @@
 
 #define CUDA_WORKSPACE_BYTES    (64u << 20) /* cuDNN workspace cap */
 #define CUDA_LT_WORKSPACE_BYTES (4u << 20)  /* cuBLASLt workspace */
-#define CUDA_CONV_CACHE         4           /* descriptor sets per layer (batch sizes) */
-#define CUDA_GRAPH_CACHE        8 /* --cuda-graphs: captured steps (slot, batch, optimizer, grads) */
+/* cuBLAS's own, set so that it never allocates one inside a captured step (32 MiB on Hopper) */
+#define CUDA_BLAS_WORKSPACE_BYTES (32u << 20)
+#define CUDA_CONV_CACHE           4 /* descriptor sets per layer (batch sizes) */
+#define CUDA_GRAPH_CACHE          8 /* --cuda-graphs: captured steps (slot, batch, optimizer, grads) */
 
 /* Where a failed call is (file:line), for the error message. */
 #ifdef __FILE_NAME__
@@ -50,7 +52,8 @@ struct dev_input {
 /* A training step captured as a graph, for one input slot, batch size, whether it ends with the
  * optimizer, and whether the gradients were live (added to) when it began. */
 struct step_graph {
-    cudaGraphExec_t exec; /* NULL: a free entry */
+    int used;             /* 0: a free entry */
+    cudaGraphExec_t exec; /* NULL: not captured yet (its shape's warm-up step ran) */
     int slot, n, optimizer, grads_live;
     int grads_after;    /* grads_live after the step, as its host code left it */
     long long last_use; /* the least recently used is replaced */
@@ -73,7 +76,7 @@ struct backend {
     int grads_live; /* 0: --zero-grad none left the gradients "None": backward writes, not adds */
     long long act_bytes; /* activation, argmax and gradient buffers */
     int32_t *arg[MODEL_MAX_LAYERS];
-    void *dbuf[2], *dw_tmp, *workspace, *lt_workspace;
+    void *dbuf[2], *dw_tmp, *workspace, *lt_workspace, *blas_workspace;
     void *flat, *flat_grad; /* --channels-last: the first linear layer's NCHW input, its gradient */
     float *prob;
     struct cuk_stats *stats;
