@@ -143,7 +143,7 @@ int cmd_run_train(int argc, const char **argv)
     long epochs = 0, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
     int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
-    int verbose = 0, ckpt_act = 0, fused = 0, channels_last = 0;
+    int verbose = 0, ckpt_act = 0, fused = 0, channels_last = 0, cuda_graphs = 0;
     const struct opt opts[] = {
             OPT_GROUP("model and training:"),
             OPT_STR('m', "model", &model, "NAME", "mlp (784-128-64-10, default) or cnn"),
@@ -171,9 +171,12 @@ int cmd_run_train(int argc, const char **argv)
                     "backward writes them)"),
             OPT_BOOL(0, "fused", &fused,
                      "bias+ReLU in one pass after each linear GEMM, and the optimizer step "
-                     "zeroes the gradients as it updates (CPU)"),
+                     "zeroes the gradients as it updates"),
             OPT_BOOL(0, "channels-last", &channels_last,
-                     "the cnn's convolution activations in NHWC, as channels_last (CPU)"),
+                     "the cnn's convolution activations in NHWC, as channels_last"),
+            OPT_BOOL(0, "cuda-graphs", &cuda_graphs,
+                     "capture the training step as a CUDA graph, replay it each step; batch "
+                     "copies stay outside (CUDA)"),
             OPT_GROUP("data loading (PyTorch DataLoader's knobs):"),
             OPT_STR(0, "data", &data, "DIR", "IDX folder or image folder (default: Fashion-MNIST)"),
             OPT_STR('w', "workers", &workers, "N",
@@ -237,7 +240,7 @@ int cmd_run_train(int argc, const char **argv)
     cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
     cfg.checkpoint_activations = ckpt_act, cfg.zero_grad = zero_grad;
-    cfg.fused = fused, cfg.channels_last = channels_last;
+    cfg.fused = fused, cfg.channels_last = channels_last, cfg.cuda_graphs = cuda_graphs;
     return train_and_report(&cfg, no_report ? RUN_NO_REPORT
                                   : verbose ? RUN_REPORT_VERBOSE
                                             : RUN_REPORT_BRIEF);

@@ -33,6 +33,7 @@ static const struct trainer_flag {
         {"zero-grad", 0},
         {"fused", 1},
         {"channels-last", 1},
+        {"cuda-graphs", 1},
 };
 #define N_TRAINER_FLAGS (sizeof(trainer_flags) / sizeof(trainer_flags[0]))
 
@@ -93,7 +94,7 @@ static int check_trainer_key(const char *arg, const char *name, struct sweep_key
         cli_error("invalid --vary '%s': '%s' is not a trainer flag sweep can vary", arg, name);
         cli_hint("workers, prefetch, batch-size, model, amp, device, optimizer, lr, accumulate, "
                  "seed, epochs, data, pin-memory, non-blocking, cudnn-benchmark, augment, "
-                 "checkpoint-activations, zero-grad, fused, channels-last; or "
+                 "checkpoint-activations, zero-grad, fused, channels-last, cuda-graphs; or "
                  "sweep any program: gprof-train sweep --vary KEY=... -- CMD ... {KEY}");
         return CLI_ERROR;
     }

@@ -5,8 +5,8 @@ enable_language(CUDA)
 set(gp_train_cuda_kernels src/cuda/k_elementwise.cu src/cuda/k_pool.cu src/cuda/k_loss.cu
     src/cuda/k_optim.cu)
 add_library(gp_train_cuda SHARED src/cuda/backend_cuda.c src/cuda/cuda_layers.c
-            src/cuda/cuda_gemm.c src/cuda/cuda_lt.c src/cuda/cuda_conv.c src/model.c
-            ${gp_train_cuda_kernels})
+            src/cuda/cuda_gemm.c src/cuda/cuda_lt.c src/cuda/cuda_conv.c src/cuda/cuda_graph.c
+            src/model.c ${gp_train_cuda_kernels})
 set_target_properties(gp_train_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
 target_include_directories(gp_train_cuda PRIVATE include src src/cpu src/cuda)
 target_compile_definitions(gp_train_cuda PRIVATE GP_HAVE_CUDA GP_CUDA_ARCHS="${GP_CUDA_ARCHS}")

@@ -11,9 +11,10 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
   set(tsrc ${CMAKE_SOURCE_DIR}/trainer/src)
   add_library(gp_train_cuda_sim SHARED
               ${tsrc}/cuda/backend_cuda.c ${tsrc}/cuda/cuda_layers.c ${tsrc}/cuda/cuda_gemm.c
-              ${tsrc}/cuda/cuda_lt.c ${tsrc}/cuda/cuda_conv.c ${tsrc}/model.c
+              ${tsrc}/cuda/cuda_lt.c ${tsrc}/cuda/cuda_conv.c ${tsrc}/cuda/cuda_graph.c
+              ${tsrc}/model.c
               ${sd_src}/sim_model.c ${sd_src}/sim_rt.c ${sd_src}/sim_copy.c ${sd_src}/sim_blas.c
-              ${sd_src}/sim_kernels.cc)
+              ${sd_src}/sim_graph.c ${sd_src}/sim_kernels.cc)
   set_source_files_properties(${sd_src}/sim_kernels.cc PROPERTIES OBJECT_DEPENDS "${kc_cc}")
   set_target_properties(gp_train_cuda_sim PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS OFF
                         LIBRARY_OUTPUT_DIRECTORY ${sd_out})
@@ -42,7 +43,8 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
     set(sd_timeout 1200)
   endif()
   # each case: --device cuda against --device cpu from the same weights (test_simdev.py)
-  foreach(case mlp_fp32 mlp_amp cnn mlp_loader refusals knobs cnn_bench_shapes)
+  foreach(case mlp_fp32 mlp_amp cnn mlp_loader refusals knobs cnn_bench_shapes graphs
+               fused channels_last)
     add_test(NAME simdev_train_${case}
              COMMAND python3 ${sd_src}/test_simdev.py ${case} $<TARGET_FILE:gprof-train>
                      $<TARGET_FILE:gp_train_cuda_sim> ${CMAKE_CURRENT_BINARY_DIR}/gpusim

@@ -150,13 +150,13 @@ static void test_adam_skip(void)
     struct cuk_amp a = {1.0f, 0, 1, 0, 0, 0}; /* found_inf set: the step is skipped */
     struct cuk_amp *ad = up(&a, sizeof(a));
     cuk_amp_update(ad, 0);
-    cuk_adam(pd, NULL, CUK_F32, gd, md, vd, n, 1e-2f, 0.9f, 0.999f, 1e-8f, ad, 0);
+    cuk_adam(pd, NULL, CUK_F32, gd, md, vd, n, 1e-2f, 0.9f, 0.999f, 1e-8f, ad, 0, 0);
     down(out, pd, n * 4);
     GP_ASSERT_NEAR(max_diff(out, p, n), 0, 0);
     a.found_inf = 0;
     must(cudaMemcpy(ad, &a, sizeof(a), cudaMemcpyHostToDevice), "cudaMemcpy to the device");
     cuk_amp_update(ad, 0);
-    cuk_adam(pd, NULL, CUK_F32, gd, md, vd, n, 1e-2f, 0.9f, 0.999f, 1e-8f, ad, 0);
+    cuk_adam(pd, NULL, CUK_F32, gd, md, vd, n, 1e-2f, 0.9f, 0.999f, 1e-8f, ad, 0, 0);
     cpu_adam_step(p, g, m, v, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 1, 1.0f);
     down(out, pd, n * 4);
     GP_CHECK(max_diff(out, p, n) < 1e-6);

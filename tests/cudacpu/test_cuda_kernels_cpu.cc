@@ -315,7 +315,7 @@ static void test_optimizers(cuk_dtype dt)
     cuk_amp amp = {1.0f, 0, 0, 0, 0, 0};
     for (int t = 1; t <= 3; t++) {
         amp.t = t;
-        cuk_adam(p, lp, dt, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, &amp, 0);
+        cuk_adam(p, lp, dt, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, &amp, 0, 0);
         cpu_adam_step(pr, g, mr, vr, n, 1e-3f, 0.9f, 0.999f, 1e-8f, t, 1.0f);
     }
     for (size_t i = 0; i < n; i++) {
@@ -325,18 +325,18 @@ static void test_optimizers(cuk_dtype dt)
     }
     amp.found_inf = 1; /* a skipped step changes nothing */
     float before = p[0];
-    cuk_adam(p, lp, dt, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, &amp, 0);
+    cuk_adam(p, lp, dt, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, &amp, 0, 0);
     CHECK(p[0] == before, "adam skipped on found_inf");
     float buf0[n] = {0};
     float p_last = p[n - 1];
-    cuk_sgd(p, lp, dt, g, buf0, n, 0.1f, 0.9f, &amp, 0);
+    cuk_sgd(p, lp, dt, g, buf0, n, 0.1f, 0.9f, &amp, 0, 0);
     CHECK(p[0] == before && p[n - 1] == p_last && buf0[0] == 0.0f && buf0[n - 1] == 0.0f,
           "sgd skipped on found_inf");
     amp.found_inf = 0;
     float buf[n] = {0}, bufr[n] = {0};
     memcpy(pr, p, sizeof(p));
     for (int t = 0; t < 2; t++) {
-        cuk_sgd(p, lp, dt, g, buf, n, 0.1f, 0.9f, &amp, 0);
+        cuk_sgd(p, lp, dt, g, buf, n, 0.1f, 0.9f, &amp, 0, 0);
         cpu_sgd_step(pr, g, bufr, n, 0.1f, 0.9f, 1.0f);
     }
     for (size_t i = 0; i < n; i++)

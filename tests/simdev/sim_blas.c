@@ -55,6 +55,12 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *workspace, size_t bytes)
+{
+    (void)h;
+    return workspace || !bytes ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
 /* A column-major matrix of type t as fp32: rows x cols of storage with leading dimension ld. */
 static float *as_f32(const void *p, cudaDataType t, int ld, int cols)
 {
@@ -65,40 +71,64 @@ static float *as_f32(const void *p, cudaDataType t, int ld, int cols)
     return f;
 }
 
+/* lt: 0 cublasGemmEx, 1 cublasLtMatmul with the bias epilogue, 2 with bias and ReLU */
 static const char *gemm_name(cudaDataType t, int lt)
 {
-    static const char *names[2][3] = {
+    static const char *names[3][3] = {
             {"sim_gemm_f32", "sim_gemm_f16", "sim_gemm_bf16"},
-            {"sim_lt_gemm_bias_f32", "sim_lt_gemm_bias_f16", "sim_lt_gemm_bias_bf16"}};
+            {"sim_lt_gemm_bias_f32", "sim_lt_gemm_bias_f16", "sim_lt_gemm_bias_bf16"},
+            {"sim_lt_gemm_bias_relu_f32", "sim_lt_gemm_bias_relu_f16",
+             "sim_lt_gemm_bias_relu_bf16"}};
     return names[lt][t == CUDA_R_32F ? 0 : t == CUDA_R_16F ? 1 : 2];
 }
 
-/* C = alpha op(A) op(B) + beta C, then + bias[row] when bias is set; one kernel record. */
-static cublasStatus_t gemm(cudaStream_t s, int lt, cublasOperation_t ta, cublasOperation_t tb,
-                           int m, int n, int k, float alpha, const void *A, cudaDataType at,
-                           int lda, const void *B, cudaDataType bt, int ldb, float beta, void *C,
-                           cudaDataType ct, int ldc, const float *bias)
+/* One GEMM's arguments, copied into a graph node when captured. */
+struct gemm_job {
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const void *A, *B;
+    void *C;
+    cudaDataType at, bt, ct;
+    const float *bias;
+    int relu;   /* the RELU_BIAS epilogue: max(0, .) after the bias */
+    int failed; /* out of memory (seen only when run at once) */
+};
+
+/* C = alpha op(A) op(B) + beta C, then + bias[row] when bias is set. */
+static void run_gemm(void *arg)
 {
-    double es = (double)sim_type_size(at), cs = (double)sim_type_size(ct);
-    double bytes = es * ((double)m * k + (double)k * n) + cs * m * n * (beta != 0 ? 2 : 1);
-    uint64_t ns = sim_kernel_ns(2.0 * m * n * k, bytes, at != CUDA_R_32F);
-    sim_kernel(s, gemm_name(at, lt), ns, (unsigned)((m + 127) / 128 * ((n + 127) / 128)), 256);
-    float *a = as_f32(A, at, lda, ta == CUBLAS_OP_N ? k : m);
-    float *b = as_f32(B, bt, ldb, tb == CUBLAS_OP_N ? n : k);
-    float *c = as_f32(C, ct, ldc, n);
-    if (!a || !b || !c) {
-        free(a), free(b), free(c);
-        return CUBLAS_STATUS_ALLOC_FAILED;
+    struct gemm_job *j = arg;
+    float *a = as_f32(j->A, j->at, j->lda, j->ta == CUBLAS_OP_N ? j->k : j->m);
+    float *b = as_f32(j->B, j->bt, j->ldb, j->tb == CUBLAS_OP_N ? j->n : j->k);
+    float *c = as_f32(j->C, j->ct, j->ldc, j->n);
+    j->failed = !a || !b || !c;
+    if (!j->failed) {
+        cblas_sgemm(CblasColMajor, j->ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
+                    j->tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, j->m, j->n, j->k, j->alpha, a,
+                    j->lda, b, j->ldb, j->beta, c, j->ldc);
+        for (int col = 0; j->bias && col < j->n; col++)
+            for (int i = 0; i < j->m; i++) {
+                float *v = &c[(size_t)col * j->ldc + i];
+                *v += j->bias[i];
+                *v = j->relu && *v <= 0.0f ? 0.0f : *v;
+            }
+        sim_from_f32(j->C, c, j->ct, (size_t)j->ldc * j->n);
     }
-    cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-                tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha, a, lda, b, ldb, beta,
-                c, ldc);
-    for (int j = 0; bias && j < n; j++)
-        for (int i = 0; i < m; i++)
-            c[(size_t)j * ldc + i] += bias[i];
-    sim_from_f32(C, c, ct, (size_t)ldc * n);
     free(a), free(b), free(c);
-    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The GEMM's kernel on stream s (its record, run now or captured). */
+static cublasStatus_t gemm(cudaStream_t s, int lt, struct gemm_job *j)
+{
+    double es = (double)sim_type_size(j->at), cs = (double)sim_type_size(j->ct);
+    double m = j->m, n = j->n, k = j->k;
+    double bytes = es * (m * k + k * n) + cs * m * n * (j->beta != 0 ? 2 : 1);
+    uint64_t ns = sim_kernel_ns(2.0 * m * n * k, bytes, j->at != CUDA_R_32F);
+    unsigned blocks = (unsigned)((j->m + 127) / 128 * ((j->n + 127) / 128));
+    if (sim_work(s, gemm_name(j->at, lt), ns, blocks, 256, run_gemm, j, sizeof(*j)) != cudaSuccess)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    return j->failed ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -110,8 +140,10 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     (void)algo;
     if (compute != CUBLAS_COMPUTE_32F || at != bt)
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    return gemm(h->stream, 0, ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb,
-                *(const float *)beta, C, ct, ldc, NULL);
+    struct gemm_job j = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k};
+    j.lda = lda, j.ldb = ldb, j.ldc = ldc, j.A = A, j.B = B, j.C = C, j.at = at, j.bt = bt;
+    j.ct = ct, j.alpha = *(const float *)alpha, j.beta = *(const float *)beta;
+    return gemm(h->stream, 0, &j);
 }
 
 /* ---- cuBLASLt ---- */
@@ -233,13 +265,16 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const 
                            *lc = (const void *)cd->data, *ld = (const void *)dd->data;
     if (lt_refuses() || C != D || lc->ld != ld->ld)
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    int has_bias = x->epi == CUBLASLT_EPILOGUE_BIAS;
+    int relu = x->epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+    int has_bias = x->epi == CUBLASLT_EPILOGUE_BIAS || relu;
     if ((x->epi != CUBLASLT_EPILOGUE_DEFAULT && !has_bias) ||
         (has_bias && x->bias_type != CUDA_R_32F))
         return CUBLAS_STATUS_NOT_SUPPORTED;
     int m = (int)ld->rows, n = (int)ld->cols;
     int k = (int)(x->ta == CUBLAS_OP_N ? la->cols : la->rows);
-    return gemm(s, 1, x->ta, x->tb, m, n, k, *(const float *)alpha, A, la->t, (int)la->ld, B, lb->t,
-                (int)lb->ld, *(const float *)beta, D, ld->t, (int)ld->ld,
-                has_bias ? x->bias : NULL);
+    struct gemm_job j = {.ta = x->ta, .tb = x->tb, .m = m, .n = n, .k = k};
+    j.lda = (int)la->ld, j.ldb = (int)lb->ld, j.ldc = (int)ld->ld, j.A = A, j.B = B, j.C = D;
+    j.at = la->t, j.bt = lb->t, j.ct = ld->t, j.alpha = *(const float *)alpha;
+    j.beta = *(const float *)beta, j.bias = has_bias ? x->bias : NULL, j.relu = relu;
+    return gemm(s, 1 + relu, &j);
 }

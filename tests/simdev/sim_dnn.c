@@ -1,8 +1,9 @@
-/* The simulated cuDNN (legacy convolution API): NCHW 2-D convolutions computed in fp32 on the
- * host by im2col and OpenBLAS (16-bit data converted), one kernel record per call. Algorithms
- * differ only in the time the model gives them (a fraction of peak each); the *_v7 heuristics rank
- * them without running anything, and cudnnFind*AlgorithmEx runs (and records) each candidate once,
- * as cuDNN's benchmark mode does, and returns them fastest first. */
+/* The simulated cuDNN (legacy convolution API): NCHW or NHWC (tensors; filters KCRS) 2-D
+ * convolutions computed in fp32 on the host by im2col and OpenBLAS (16-bit data converted), one
+ * kernel record per call. Algorithms differ only in the time the model gives them (a fraction of
+ * peak each); the *_v7 heuristics rank them without running anything, and cudnnFind*AlgorithmEx
+ * runs (and records) each candidate once, as cuDNN's benchmark mode does, and returns them fastest
+ * first. */
 #include "sim_half.h"
 #include "sim_int.h"
 
@@ -10,6 +11,7 @@
 #include <cudnn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct cudnnContext {
     cudaStream_t stream;
@@ -17,6 +19,7 @@ struct cudnnContext {
 struct cudnnTensorStruct {
     cudnnDataType_t t;
     int n, c, h, w;
+    int nhwc; /* CUDNN_TENSOR_NHWC: stored (n, h, w, c) */
 };
 struct cudnnFilterStruct {
     cudnnDataType_t t;
@@ -29,6 +32,13 @@ struct cudnnConvolutionStruct {
 
 #define N_ALGOS 3
 static const double algo_eff[N_ALGOS] = {0.35, 0.6, 0.5}; /* share of peak each achieves */
+static const char *const kernel_names_nhwc[3][N_ALGOS] = {
+        {"sim_cudnn_fwd_implicit_gemm_nhwc", "sim_cudnn_fwd_implicit_precomp_gemm_nhwc",
+         "sim_cudnn_fwd_winograd_nonfused_nhwc"},
+        {"sim_cudnn_bwd_data_algo_0_nhwc", "sim_cudnn_bwd_data_algo_1_nhwc",
+         "sim_cudnn_bwd_data_winograd_nonfused_nhwc"},
+        {"sim_cudnn_bwd_filter_algo_0_nhwc", "sim_cudnn_bwd_filter_algo_1_nhwc",
+         "sim_cudnn_bwd_filter_winograd_nonfused_nhwc"}};
 static const char *const kernel_names[3][N_ALGOS] = {
         {"sim_cudnn_fwd_implicit_gemm", "sim_cudnn_fwd_implicit_precomp_gemm",
          "sim_cudnn_fwd_winograd_nonfused"},
@@ -87,9 +97,9 @@ CREATE_DESTROY(Convolution, cudnnConvolutionStruct)
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                          cudnnDataType_t t, int n, int c, int h, int w)
 {
-    if (f != CUDNN_TENSOR_NCHW)
+    if (f != CUDNN_TENSOR_NCHW && f != CUDNN_TENSOR_NHWC)
         return CUDNN_STATUS_NOT_SUPPORTED;
-    *d = (struct cudnnTensorStruct){t, n, c, h, w};
+    *d = (struct cudnnTensorStruct){t, n, c, h, w, f == CUDNN_TENSOR_NHWC};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -200,15 +210,84 @@ static int direct(enum dir d, float *x, float *w, float *y, const struct cudnnTe
     return 0;
 }
 
-static float *f32_of(const void *p, cudnnDataType_t t, size_t n, int zero)
+/* Reorder f between NHWC and NCHW (to_nchw or back), in place through a copy. */
+static int reorder(float *f, const struct cudnnTensorStruct *d, int to_nchw)
 {
+    size_t hw = (size_t)d->h * d->w, img = hw * d->c, n = img * d->n;
+    float *t = malloc((n ? n : 1) * sizeof(float));
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = i / img, r = i % img;
+        size_t nchw = b * img + (r % d->c) * hw + r / d->c; /* r: (p, ch) in NHWC */
+        if (to_nchw)
+            t[nchw] = f[i];
+        else
+            t[i] = f[nchw];
+    }
+    memcpy(f, t, n * sizeof(float));
+    free(t);
+    return 0;
+}
+
+/* Tensor p of descriptor d as fp32 NCHW (zeros with `zero`). */
+static float *f32_of(const void *p, const struct cudnnTensorStruct *d, int zero)
+{
+    size_t n = (size_t)d->n * d->c * d->h * d->w;
     float *f = calloc(n ? n : 1, sizeof(float));
     if (f && !zero)
-        sim_to_f32(f, p, dn_cuda_type(t), n);
+        sim_to_f32(f, p, dn_cuda_type(d->t), n);
+    if (f && !zero && d->nhwc && reorder(f, d, 1) != 0) {
+        free(f);
+        return NULL;
+    }
     return f;
 }
 
-/* Run direction d once: record its kernel, compute, and write the output (alpha 1, beta 0). */
+/* fp32 NCHW f into p, laid out and typed as d says. */
+static int f32_to(void *p, float *f, const struct cudnnTensorStruct *d)
+{
+    if (d->nhwc && reorder(f, d, 0) != 0)
+        return -1;
+    sim_from_f32(p, f, dn_cuda_type(d->t), (size_t)d->n * d->c * d->h * d->w);
+    return 0;
+}
+
+/* One convolution call's arguments (descriptors by value), copied into a graph node when
+ * captured. */
+struct conv_job {
+    enum dir d;
+    struct cudnnTensorStruct xd, yd;
+    struct cudnnFilterStruct wd;
+    struct cudnnConvolutionStruct c;
+    const void *x, *w, *y;
+    void *out;
+    int failed; /* out of memory (seen only when run at once) */
+};
+
+/* Compute direction d and write the output (alpha 1, beta 0). */
+static void run_conv(void *arg)
+{
+    struct conv_job *j = arg;
+    enum dir d = j->d;
+    size_t nw = (size_t)j->wd.k * j->wd.c * j->wd.r * j->wd.s;
+    float *fx = f32_of(j->x, &j->xd, d == BWD_DATA), *fy = f32_of(j->y, &j->yd, d == FWD);
+    float *fw = calloc(nw ? nw : 1, sizeof(float));
+    if (fw && d != BWD_FILTER)
+        sim_to_f32(fw, j->w, dn_cuda_type(j->wd.t), nw);
+    j->failed = !(fx && fw && fy && direct(d, fx, fw, fy, &j->xd, &j->wd, &j->yd, &j->c) == 0);
+    if (!j->failed) {
+        if (d == FWD)
+            j->failed = f32_to(j->out, fy, &j->yd) != 0;
+        else if (d == BWD_DATA)
+            j->failed = f32_to(j->out, fx, &j->xd) != 0;
+        else
+            sim_from_f32(j->out, fw, dn_cuda_type(j->wd.t), nw);
+    }
+    free(fx), free(fw), free(fy);
+}
+
+/* Run direction d once: its kernel record, and the computation (now, or captured). */
 static cudnnStatus_t run(cudnnHandle_t h, enum dir d, int algo, const struct cudnnTensorStruct *xd,
                          const void *x, const struct cudnnFilterStruct *wd, const void *w,
                          const struct cudnnTensorStruct *yd, const void *y,
@@ -217,24 +296,12 @@ static cudnnStatus_t run(cudnnHandle_t h, enum dir d, int algo, const struct cud
     int a = algo_index(d, algo);
     if (a < 0)
         return CUDNN_STATUS_NOT_SUPPORTED;
-    sim_kernel(h->stream, kernel_names[d][a], conv_ns(xd, wd, yd, c, a), (unsigned)(yd->n * yd->c),
-               256);
-    size_t nx = (size_t)xd->n * xd->c * xd->h * xd->w, ny = (size_t)yd->n * yd->c * yd->h * yd->w;
-    size_t nw = (size_t)wd->k * wd->c * wd->r * wd->s;
-    float *fx = f32_of(x, xd->t, nx, d == BWD_DATA), *fw = f32_of(w, wd->t, nw, d == BWD_FILTER);
-    float *fy = f32_of(y, yd->t, ny, d == FWD);
-    cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
-    if (fx && fw && fy && direct(d, fx, fw, fy, xd, wd, yd, c) == 0) {
-        if (d == FWD)
-            sim_from_f32(out, fy, dn_cuda_type(yd->t), ny);
-        else if (d == BWD_DATA)
-            sim_from_f32(out, fx, dn_cuda_type(xd->t), nx);
-        else
-            sim_from_f32(out, fw, dn_cuda_type(wd->t), nw);
-        rc = CUDNN_STATUS_SUCCESS;
-    }
-    free(fx), free(fw), free(fy);
-    return rc;
+    struct conv_job j = {d, *xd, *yd, *wd, *c, x, w, y, out, 0};
+    const char *name = xd->nhwc ? kernel_names_nhwc[d][a] : kernel_names[d][a];
+    if (sim_work(h->stream, name, conv_ns(xd, wd, yd, c, a), (unsigned)(yd->n * yd->c), 256,
+                 run_conv, &j, sizeof(j)) != cudaSuccess)
+        return CUDNN_STATUS_ALLOC_FAILED;
+    return j.failed ? CUDNN_STATUS_ALLOC_FAILED : CUDNN_STATUS_SUCCESS;
 }
 
 static int ones(const void *alpha, const void *beta)
@@ -313,20 +380,22 @@ static void log_search(enum dir d, const struct cudnnTensorStruct *xd)
 
 /* The algorithms ranked by modelled time; `bench`: each is run (and recorded) once, as a
  * search times them; its output is what the last run wrote. */
-static int rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensorStruct *xd,
-                const void *x, const struct cudnnFilterStruct *wd, const void *w,
-                const struct cudnnTensorStruct *yd, const void *y,
-                const struct cudnnConvolutionStruct *c, void *out, struct ranked r[N_ALGOS])
+static cudnnStatus_t
+rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensorStruct *xd, const void *x,
+     const struct cudnnFilterStruct *wd, const void *w, const struct cudnnTensorStruct *yd,
+     const void *y, const struct cudnnConvolutionStruct *c, void *out, struct ranked r[N_ALGOS])
 {
+    if (bench && sim_capture_unsafe()) /* a search syncs to time its runs: not in a capture */
+        return CUDNN_STATUS_NOT_SUPPORTED;
     if (bench)
         log_search(d, xd);
     for (int a = 0; a < N_ALGOS; a++) {
         r[a] = (struct ranked){a, conv_ns(xd, wd, yd, c, a)};
         if (bench && run(h, d, algo_ids[d][a], xd, x, wd, w, yd, y, c, out) != CUDNN_STATUS_SUCCESS)
-            return -1;
+            return CUDNN_STATUS_ALLOC_FAILED;
     }
     qsort(r, N_ALGOS, sizeof(r[0]), by_time);
-    return 0;
+    return CUDNN_STATUS_SUCCESS;
 }
 
 #define FILL(perf, requested, returned, d, r, math)                                                \
@@ -384,8 +453,9 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
 {
     (void)ws, (void)ws_bytes;
     struct ranked r[N_ALGOS];
-    if (rank(h, FWD, 1, xd, x, wd, w, yd, y, c, y, r) != 0)
-        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t rc = rank(h, FWD, 1, xd, x, wd, w, yd, y, c, y, r);
+    if (rc != CUDNN_STATUS_SUCCESS)
+        return rc;
     FILL(perf, requested, returned, FWD, r, c->math);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -398,8 +468,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
 {
     (void)ws, (void)ws_bytes;
     struct ranked r[N_ALGOS];
-    if (rank(h, BWD_DATA, 1, dxd, dx, wd, w, dyd, dy, c, dx, r) != 0)
-        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t rc = rank(h, BWD_DATA, 1, dxd, dx, wd, w, dyd, dy, c, dx, r);
+    if (rc != CUDNN_STATUS_SUCCESS)
+        return rc;
     FILL(perf, requested, returned, BWD_DATA, r, c->math);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -412,8 +483,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
 {
     (void)ws, (void)ws_bytes;
     struct ranked r[N_ALGOS];
-    if (rank(h, BWD_FILTER, 1, xd, x, dwd, dw, dyd, dy, c, dw, r) != 0)
-        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t rc = rank(h, BWD_FILTER, 1, xd, x, dwd, dw, dyd, dy, c, dw, r);
+    if (rc != CUDNN_STATUS_SUCCESS)
+        return rc;
     FILL(perf, requested, returned, BWD_FILTER, r, c->math);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -3,15 +3,19 @@
  * thread would take seconds each. A block's threads are fibers (ucontext) on the calling
  * thread, switched only at __syncthreads; a launch whose first thread ends without reaching a
  * barrier runs its other threads as plain calls. Blocks still run in the shim's shuffled order.
- * Each launch is reported to the simulated runtime first (sim_launch_kernel: its API and kernel
- * records, its modelled duration). Included by cuda_cpu_shim.h when CUSIM_SIMDEV is defined. */
+ * Each launch is handed to the simulated runtime (sim_launch_kernel) as a closure holding its
+ * arguments by value: it makes the API and kernel records and runs the closure at once, or,
+ * under stream capture, keeps it as a graph node run at each graph launch. Included by
+ * cuda_cpu_shim.h when CUSIM_SIMDEV is defined. */
 #ifndef GP_TESTS_SIM_LAUNCH_H
 #define GP_TESTS_SIM_LAUNCH_H
 
 #include <string.h>
+#include <type_traits>
 #include <ucontext.h>
 
-extern "C" int sim_launch_kernel(cudaStream_t s, unsigned blocks, unsigned threads, const void *fn);
+extern "C" int sim_launch_kernel(cudaStream_t s, unsigned blocks, unsigned threads, const void *fn,
+                                 void (*run)(void *), const void *arg, size_t arg_bytes);
 
 /* Fiber `slot` t runs thread t of the current block. A slot's stack is entered once, with
  * swapcontext; after that every switch is a __builtin_setjmp/__builtin_longjmp pair: no
@@ -122,15 +126,11 @@ template <typename F> static void cusim_call(void *f)
     (*(F *)f)();
 }
 
-/* kernel<<<grid, block, smem, stream>>>(args...) with the same grid arithmetic. */
+/* Run every block of kernel k over grid x block with these arguments. */
 template <typename... P, typename... A>
-static void cusim_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, void (*k)(P...),
-                         A... args)
+static void cusim_run_grid(dim3 grid, dim3 block, void (*k)(P...), A... args)
 {
-    (void)smem;
     unsigned threads = block.x * block.y * block.z, n_blocks = grid.x * grid.y * grid.z;
-    if (sim_launch_kernel(stream, n_blocks, threads, reinterpret_cast<const void *>(k)) != 0)
-        return; /* an invalid configuration: cudaGetLastError reports it */
     auto body = [&]() { k((P)args...); };
     gridDim = grid;
     blockDim = block;
@@ -152,6 +152,22 @@ static void cusim_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream
         }
     }
     free(order);
+}
+
+/* kernel<<<grid, block, smem, stream>>>(args...) with the same grid arithmetic. The launch is a
+ * closure over copies of the arguments (kernel arguments are plain values, as CUDA copies them
+ * at launch), so a graph can run it again later. */
+template <typename... P, typename... A>
+static void cusim_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, void (*k)(P...),
+                         A... args)
+{
+    (void)smem;
+    unsigned threads = block.x * block.y * block.z, n_blocks = grid.x * grid.y * grid.z;
+    auto job = [=]() { cusim_run_grid(grid, block, k, args...); };
+    static_assert(std::is_trivially_copyable<decltype(job)>::value, "a launch is copied as bytes");
+    /* on an invalid configuration nothing runs: cudaGetLastError reports it */
+    sim_launch_kernel(stream, n_blocks, threads, reinterpret_cast<const void *>(k),
+                      cusim_call<decltype(job)>, &job, sizeof(job));
 }
 
 #endif

@@ -37,32 +37,39 @@ uint64_t sim_kernel_ns(double flops, double bytes, int tensor)
     return ns > sim_model.min_kernel_ns ? ns : sim_model.min_kernel_ns;
 }
 
-void sim_kernel(cudaStream_t stream, const char *name, uint64_t ns, unsigned blocks,
-                unsigned threads)
+void sim_kernel_record(CUpti_ActivityKernel10 *k, const char *name, unsigned blocks,
+                       unsigned threads)
+{
+    memset(k, 0, sizeof(*k));
+    k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k->name = name;
+    k->gridX = (int32_t)blocks;
+    k->gridY = k->gridZ = k->blockY = k->blockZ = 1;
+    k->blockX = (int32_t)threads;
+    k->registersPerThread = 32;
+    k->contextId = SIM_CONTEXT;
+}
+
+int sim_kernel(cudaStream_t stream, const char *name, uint64_t ns, unsigned blocks,
+               unsigned threads, sim_run_fn run, const void *arg, size_t arg_bytes)
 {
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     sim_lock();
     struct CUstream_st *s = sim_stream(stream);
-    sim_drain(s, UINT64_MAX);
     CUpti_ActivityKernel10 k;
-    memset(&k, 0, sizeof(k));
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    sim_kernel_record(&k, name, blocks, threads);
     sim_place(s, t0, ns, NULL, &k.start, &k.end);
     k.queued = fake_cupti_latency() ? t0 : 0;
-    k.name = name;
-    k.gridX = (int32_t)blocks;
-    k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-    k.blockX = (int32_t)threads;
-    k.registersPerThread = 32;
-    k.contextId = SIM_CONTEXT;
     k.streamId = s->id;
     fake_cupti_enter();
     k.correlationId = fake_cupti_correlation();
     fake_cupti_device_record((CUpti_Activity *)&k, sizeof(k), k.end, SIM_CONTEXT);
     sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0, k.correlationId);
     fake_cupti_leave();
+    int rc = sim_defer(s, run, arg, arg_bytes);
     sim_unlock();
+    return rc;
 }
 
 static _Thread_local cudaError_t launch_error;
@@ -75,8 +82,10 @@ cudaError_t sim_take_launch_error(void)
 }
 
 /* Our own kernels (k_*.cu through the shim): named by their symbol, as CUPTI names them, and
- * modelled as streaming 12 bytes and 4 FLOPs per thread, the shape of an elementwise kernel. */
-int sim_launch_kernel(cudaStream_t s, unsigned blocks, unsigned threads, const void *fn)
+ * modelled as streaming 12 bytes and 4 FLOPs per thread, the shape of an elementwise kernel;
+ * `run(arg)` runs the blocks (now, or at each launch of the graph capturing the stream). */
+int sim_launch_kernel(cudaStream_t s, unsigned blocks, unsigned threads, const void *fn,
+                      sim_run_fn run, const void *arg, size_t arg_bytes)
 {
     if (blocks == 0 || threads == 0 || threads > 1024) {
         launch_error = cudaErrorInvalidConfiguration;
@@ -85,6 +94,9 @@ int sim_launch_kernel(cudaStream_t s, unsigned blocks, unsigned threads, const v
     Dl_info info;
     const char *name = dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "sim_kernel";
     double n = (double)blocks * threads;
-    sim_kernel(s, name, sim_kernel_ns(4 * n, 12 * n, 0), blocks, threads);
-    return 0;
+    cudaError_t rc = sim_work(s, name, sim_kernel_ns(4 * n, 12 * n, 0), blocks, threads, run, arg,
+                              arg_bytes);
+    if (rc != cudaSuccess)
+        launch_error = rc;
+    return rc == cudaSuccess ? 0 : -1;
 }

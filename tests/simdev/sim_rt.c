@@ -162,6 +162,12 @@ const char *cudaGetErrorString(cudaError_t e)
         return "invalid configuration argument";
     case cudaErrorNotReady:
         return "device not ready";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
+    case cudaErrorIllegalState:
+        return "the operation cannot be performed in the present state";
     default:
         return "simulated CUDA error";
     }
@@ -211,6 +217,8 @@ static void memory_event(int alloc, int pin, const void *p, size_t bytes, uint64
 /* Device allocations carry their size in front, 256-byte aligned as cudaMalloc's. */
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     *p = NULL;
@@ -232,11 +240,14 @@ cudaError_t cudaFree(void *p)
 {
     if (!p)
         return cudaSuccess;
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     char *base = (char *)p - 256;
     size_t bytes = *(size_t *)base;
     sim_lock();
+    sim_drain_all(); /* cudaFree waits for the device's work */
     device_used -= bytes;
     sim_unlock();
     memory_event(0, 0, p, bytes, t0);
@@ -255,6 +266,8 @@ int sim_is_pinned(const void *p)
 
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     (void)flags;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
@@ -280,10 +293,13 @@ cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 
 cudaError_t cudaFreeHost(void *p)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     size_t bytes = 0;
     sim_lock();
+    sim_drain_all(); /* cudaFreeHost waits for the device's work */
     for (int i = 0; i < MAX_PINNED; i++)
         if (pinned[i].p == p) {
             bytes = pinned[i].bytes;
@@ -355,10 +371,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream)
 {
-    sim_thread_init();
-    uint64_t t0 = fake_cupti_now();
-    sim_lock();
-    struct CUstream_st *s = sim_stream(stream);
+    uint64_t t0;
+    cudaError_t refused;
+    /* events inside a capture (fork/join) are not simulated */
+    struct CUstream_st *s = sim_enter_uncaptured(stream, &t0, &refused);
+    if (!s)
+        return refused;
     e->s = s;
     e->seq = s->seq;
     e->at = s->busy_until;
@@ -381,12 +399,17 @@ static void sync_records(CUpti_ActivitySynchronizationType type, uint32_t stream
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int flags)
 {
     (void)flags;
-    sim_thread_init();
-    uint64_t t0 = fake_cupti_now();
-    sim_lock();
-    struct CUstream_st *s = sim_stream(stream);
+    uint64_t t0;
+    cudaError_t refused;
+    /* an event from outside the capture: not allowed */
+    struct CUstream_st *s = sim_enter_uncaptured(stream, &t0, &refused);
+    if (!s)
+        return refused;
+    if (e->s && e->s != s && sim_defer_wait(s, e->s, e->seq) != 0) {
+        sim_unlock();
+        return cudaErrorMemoryAllocation;
+    }
     if (e->s) {
-        sim_drain(e->s, e->seq);
         if (e->at > s->busy_until)
             s->busy_until = e->at;
     }
@@ -398,6 +421,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     sim_wait_until(e->at);
@@ -413,6 +438,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now();
     sim_lock();
@@ -430,6 +457,8 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    if (sim_capture_unsafe())
+        return cudaErrorStreamCaptureUnsupported;
     sim_thread_init();
     uint64_t t0 = fake_cupti_now(), until = 0;
     sim_lock();

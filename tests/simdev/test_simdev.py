@@ -210,7 +210,11 @@ def case_cnn(tmp):
 
 def case_mlp_loader(tmp):
     """The loader's modes: pinned slots filled by workers, copied on the copy stream (events),
-    and pinned with blocking copies; each trains as the CPU does."""
+    and pinned with blocking copies; each trains as the CPU does. The simulated device does its
+    work in stream order when something waits for it, so a backend that hands a pinned slot back
+    to the loader before its copy's event was waited on trains on a later batch's bytes (taking
+    the cudaEventSynchronize out of cuda_input_done moves the weights by 0.43 of their
+    movement)."""
     base = start(tmp, "mlp")
     args = ["--steps", "6", "--batch-size", "16", "--workers", "2"]
     for what, gpu_args, stream_apart in (
@@ -252,13 +256,6 @@ def case_refusals(tmp):
         summaries = [d for d, _, files in os.walk(out) if "summary.json" in files]
         check("epoch" not in p.stdout and not summaries,
               "cc %s, --amp %s: nothing trained" % (cc, amp))
-    for flag in ("--fused", "--channels-last"):  # the CPU backend's knobs, not the device's
-        p = subprocess.run([BIN, "run", "--device", "cuda", flag, "--data", DATA, "--steps", "1",
-                            "--no-report", "--out", os.path.join(tmp, "refused" + flag)],
-                           env=sim_env(), capture_output=True, text=True, timeout=600)
-        check(p.returncode == 2 and flag in p.stderr and "epoch" not in p.stdout,
-              "--device cuda %s: refused with exit 2 naming it (%d): %s" % (
-                  flag, p.returncode, p.stderr[-300:]))
     _, ok, _ = train(tmp, "fp16_on_75", "cuda", ["--steps", "1", "--amp", "fp16"],
                      sim_env({"SIMDEV_CC": "75"}))
     check(ok.get("device") == "cuda", "cc 7.5 trains --amp fp16 on the device")
@@ -361,6 +358,202 @@ def case_cnn_bench_shapes(tmp):
           "no search launched inside a profiled step (%d of %d)" % (len(inside), len(timed)))
 
 
+def runtime_calls(ev):
+    return [e for e in ev if e.get("cat") == "cuda_runtime"]
+
+
+def step_ranges(ev):
+    return sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X"
+                  and str(e.get("name", "")).startswith("ProfilerStep#"))
+
+
+def launches_per_step(ev):
+    """Kernel-launch API calls (cudaLaunchKernel, cudaGraphLaunch) in each step, in order."""
+    calls = [e for e in runtime_calls(ev) if e["name"] in ("cudaLaunchKernel", "cudaGraphLaunch")]
+    return [sum(1 for c in calls if a <= c["ts"] < b) for a, b in step_ranges(ev)]
+
+
+def host_wait_shares(ev):
+    """GT04's host wait inside each step: the idle time before a kernel whose launch call began
+    after the step's previous kernel ended (the GPU waited for the host to launch), as a share
+    of the step. The wait before a step's first kernel (loader, copy) is left out: on the
+    simulated device the host computes the device work itself, which no graph removes."""
+    api = {e["args"].get("correlation"): e for e in runtime_calls(ev)}
+    ks = sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    shares = []
+    for a, b in step_ranges(ev):
+        wait, prev_end = 0.0, None
+        for k in ks:
+            launch = api.get(k["args"].get("correlation"))
+            if not launch or not a <= launch["ts"] < b:
+                continue
+            if prev_end is not None and launch["ts"] > prev_end and k["ts"] > prev_end:
+                wait += k["ts"] - prev_end
+            prev_end = max(prev_end or 0.0, k["ts"] + k["dur"])
+        shares.append(wait / (b - a) if b > a else 0.0)
+    return shares
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2] if xs else 0.0
+
+
+def graph_trace_checks(ev, what):
+    """Every step but a capture is one cudaGraphLaunch, and its kernels are linked to it."""
+    launches = {e["args"].get("correlation"): e for e in runtime_calls(ev)
+                if e["name"] == "cudaGraphLaunch"}
+    ks = [e for e in ev if e.get("cat") == "kernel"]
+    in_graph = [k for k in ks if k["args"].get("correlation") in launches]
+    flows = {e.get("id") for e in ev if e.get("cat") == "ac2g"}
+    linked = [c for c in launches if c in flows]
+    print("%s: %d graph launches, %d of %d kernels from them, %d launches with flows"
+          % (what, len(launches), len(in_graph), len(ks), len(linked)))
+    per = [sum(1 for k in in_graph if k["args"].get("correlation") == c) for c in launches]
+    check(len(launches) > 0 and min(per) >= 10,
+          "%s: each graph launch's kernels carry its correlation (%s)" % (what, per))
+    check(len(linked) == len(launches), "%s: each cudaGraphLaunch has its flow to its kernels"
+          % what)
+    names = {e["name"] for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"}
+    check("CUDAGraph.replay" in names and "CUDAGraph.capture" in names,
+          "%s: capture and replay ranges (%s)" % (what, sorted(names)[:10]))
+
+
+def case_graphs(tmp):
+    """--cuda-graphs: the CPU's weights from the same start (mlp fp32 over 3 epochs, the last,
+    partial batch captured too; mlp fp16 with the loss scaler on the device and accumulation;
+    the cnn with --cudnn-benchmark searched before capture), the eager device run's weights, a
+    trace with one cudaGraphLaunch a step whose kernels are linked to it, fewer launch calls a
+    step and less GPU time waiting on the host than without graphs."""
+    base = start(tmp, "mlp")
+    args = ["--epochs", "3", "--batch-size", "20", "--non-blocking", "--pin-memory"]
+    _, graph = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_graphs",
+                          gpu_args=["--cuda-graphs"])
+    _, eager, eager_ckpt = train(tmp, "mlp_eager_cuda", "cuda", ["--resume", base] + args,
+                                 sim_env())
+    compare(base, eager_ckpt, os.path.join(tmp, "mlp_graphs_cuda.ckpt"), eager, graph, 1e-6,
+            "mlp_graphs_vs_eager")
+    paths = [x.get("trace") for x in (graph, eager)]
+    if not all(p and os.path.exists(p) for p in paths):
+        check(False, "graphs: traces written")
+        return
+    gev, eev = (load_trace(p)["traceEvents"] for p in paths)
+    check(load_trace(paths[0]).get("gprof", {}).get("cuda_graphs") is True,
+          "the trace's gprof header says cuda_graphs")
+    graph_trace_checks(gev, "mlp fp32")
+    gl, el = launches_per_step(gev), launches_per_step(eev)
+    captures = sum(1 for e in gev if e.get("name") == "CUDAGraph.capture")
+    print("launch calls a step: graphs %s, eager %s; %d captures" % (gl, el, captures))
+    # 96 samples in batches of 20: 4 full and one of 16 an epoch, the two input buffers taking
+    # turns (the evaluation's 2 batches keep the turn). Each (buffer, size) runs eagerly once,
+    # then is captured: full batches in both buffers, and the partial one in buffer 0, which it
+    # fills in the first and third epochs (in buffer 1 in the second: a warm-up only)
+    check(captures == 3, "three captures: the full batch in each buffer, the partial one (%d)"
+          % captures)
+    warmups, replays = 4, len(gl) - 4 - captures
+    check(len(gl) == 15 and sorted(gl)[:replays] == [1] * replays
+          and min(sorted(gl)[replays:]) >= 19 and min(el) >= 19,
+          "one launch call in each of the %d replayed steps, against %s eager" % (replays, min(el)))
+    hg, he = median(host_wait_shares(gev)), median(host_wait_shares(eev))
+    print("GPU waiting on the host inside a step (median): %.1f%% with graphs, %.1f%% without"
+          % (100 * hg, 100 * he))
+    check(hg < he / 4, "graphs cut the GPU's wait on launches (%.3g vs %.3g)" % (hg, he))
+    amp = ["--steps", "6", "--batch-size", "16", "--accumulate", "2", "--zero-grad", "none"]
+    _, g16 = versus_cpu(tmp, base, amp, "fp16", TOL["fp16"], "mlp_fp16_graphs",
+                        gpu_args=["--cuda-graphs"])
+    if g16.get("trace") and os.path.exists(g16["trace"]):
+        graph_trace_checks(load_trace(g16["trace"])["traceEvents"], "mlp fp16")
+    cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8"]
+    versus_cpu(tmp, start(tmp, "cnn"), cnn, "off", TOL["off"], "cnn_graphs",
+               gpu_args=["--cuda-graphs", "--cudnn-benchmark"])
+    # the fused step captured: its optimizer zeroes the gradients inside the graph
+    versus_cpu(tmp, base, ["--steps", "6", "--batch-size", "16", "--fused"], "off", TOL["off"],
+               "mlp_fused_graphs", gpu_args=["--cuda-graphs"])
+    p = subprocess.run([BIN, "run", "--device", "cpu", "--cuda-graphs", "--data", DATA, "--steps",
+                        "1", "--no-report", "--out", os.path.join(tmp, "cpu_graphs")],
+                       capture_output=True, text=True, timeout=600)
+    check(p.returncode == 2 and "--cuda-graphs" in p.stderr and "CPU" in p.stderr,
+          "--device cpu --cuda-graphs: refused with exit 2 (%d): %s" % (p.returncode,
+                                                                    p.stderr[-300:]))
+
+
+def kernels_per_step(summary):
+    path = summary.get("trace")
+    if not (path and os.path.exists(path)):
+        return 0, set()
+    ev = load_trace(path)["traceEvents"]
+    steps = step_ranges(ev)
+    api = {e["args"].get("correlation"): e for e in runtime_calls(ev)}
+    ks = [k for k in ev if k.get("cat") == "kernel"]
+    inside = [k for k in ks if any(a <= api.get(k["args"].get("correlation"), {}).get("ts", -1) < b
+                                   for a, b in steps)]
+    return len(inside) / len(steps) if steps else 0, {k["name"] for k in inside}
+
+
+def case_fused(tmp):
+    """--fused on the device: the CPU's --fused weights from the same start (fp32 with the bias
+    and ReLU in cuBLASLt's epilogue, and with cuBLASLt refusing: the GEMM then one bias+ReLU
+    kernel; fp16 with accumulation; the cnn's linear layers, with checkpointing too; --zero-grad
+    none), and fewer
+    kernels a step than without it: no ReLU kernels after a linear layer, no bias-gradient
+    kernels, no memset of the gradients."""
+    base = start(tmp, "mlp")
+    args = ["--steps", "6", "--batch-size", "16", "--fused"]
+    _, fused = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_fused")
+    _, plain, _ = train(tmp, "mlp_unfused_cuda", "cuda", ["--resume", base] + args[:-1],
+                        sim_env())
+    (kf, nf), (kp, np_) = kernels_per_step(fused), kernels_per_step(plain)
+    print("mlp kernels a step: %.1f fused, %.1f not" % (kf, kp))
+    check(0 < kf <= kp - 4, "--fused: at least 4 kernels fewer a step (%.1f vs %.1f)" % (kf, kp))
+    check("sim_lt_gemm_bias_relu_f32" in nf and not any("relu_fwd" in n for n in nf)
+          and any("relu_bias_grad" in n for n in nf) and not any("relu_bwd" in n for n in nf),
+          "--fused: the GEMM's epilogue applies the ReLU, the ReLU's backward sums the bias "
+          "gradient (%s)" % sorted(nf))
+    sets = [sum(1 for e in load_trace(x["trace"])["traceEvents"] if e.get("cat") == "gpu_memset")
+            if x.get("trace") and os.path.exists(x["trace"]) else 0 for x in (fused, plain)]
+    print("memsets: %d fused, %d not (6 steps)" % tuple(sets))
+    check(sets[1] - sets[0] == 6, "--fused: the step zeroes the gradients, no memset (%s)" % sets)
+    _, lt, _ = train(tmp, "mlp_fused_lt_fails_cuda", "cuda",
+                     ["--resume", base] + args, sim_env({"SIMDEV_LT_FAIL": "1"}))
+    compare(base, os.path.join(tmp, "mlp_fused_cuda.ckpt"),
+            os.path.join(tmp, "mlp_fused_lt_fails_cuda.ckpt"), fused, lt, TOL["off"],
+            "mlp_fused_lt_fails")
+    check(any("bias_relu_kernel" in n for n in kernels_per_step(lt)[1]),
+          "--fused with cuBLASLt refusing: the GEMM, then one bias+ReLU kernel")
+    acc = ["--accumulate", "2"]
+    versus_cpu(tmp, base, args + acc, "fp16", TOL["fp16"], "mlp_fused_fp16")
+    versus_cpu(tmp, base, args + acc + ["--zero-grad", "none"], "off", TOL["off"],
+               "mlp_fused_zero_grad_none")
+    cnn = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--fused"]
+    cnn_base = start(tmp, "cnn")
+    versus_cpu(tmp, cnn_base, cnn, "off", TOL["off"], "cnn_fused")
+    versus_cpu(tmp, cnn_base, cnn + ["--checkpoint-activations"], "off", TOL["off"],
+               "cnn_fused_checkpointed")
+
+
+def case_channels_last(tmp):
+    """--channels-last on the device: the cnn's convolutions on NHWC tensor descriptors, bias,
+    ReLU and max-pool on NHWC activations, the first linear layer's flatten in NCHW order: the
+    CPU's --channels-last weights from the same start (with --cudnn-benchmark, with
+    checkpointing and --fused, under --cuda-graphs, in bf16), and the trace's convolutions are
+    NHWC."""
+    base = start(tmp, "cnn")
+    args = ["--model", "cnn", "--steps", "4", "--batch-size", "8", "--channels-last"]
+    _, gpu = versus_cpu(tmp, base, args, "off", TOL["off"], "cnn_channels_last",
+                        gpu_args=["--cudnn-benchmark"])
+    names = {k["name"] for k in kernels_of(gpu)}
+    convs = [n for n in names if n.startswith("sim_cudnn_")]
+    check(convs and all(n.endswith("_nhwc") for n in convs)
+          and any("pool_nhwc_fwd" in n for n in names) and any("layout_kernel" in n for n in names),
+          "--channels-last: NHWC convolutions and pooling, the flatten's reorder (%s)"
+          % sorted(names))
+    versus_cpu(tmp, base, args + ["--checkpoint-activations", "--fused"], "off", TOL["off"],
+               "cnn_channels_last_ckpt_fused")
+    versus_cpu(tmp, base, args, "off", TOL["off"], "cnn_channels_last_graphs",
+               gpu_args=["--cuda-graphs"])
+    versus_cpu(tmp, base, args + ["--amp", "bf16"], "bf16", TOL["bf16"],
+               "cnn_channels_last_bf16")
+
+
 # ||w_cuda - w_cpu|| as a share of ||w_cpu - w_start||, per --amp
 # (measured on 2026-11-26: fp32 2e-7 to 9e-7, fp16 2e-4 to 2.5e-3, bf16 0.044 to 0.092, fp16 with
 # SGD 6.4e-3; a defect moves the weights by more than their whole movement)
@@ -369,7 +562,8 @@ TOL = {"off": 1e-4, "fp16": 2e-2, "bf16": 0.25, "fp16_sgd": 0.05}
 
 CASES = {"mlp_fp32": case_mlp_fp32, "mlp_amp": case_mlp_amp, "cnn": case_cnn,
          "mlp_loader": case_mlp_loader, "refusals": case_refusals, "knobs": case_knobs,
-         "cnn_bench_shapes": case_cnn_bench_shapes}
+         "cnn_bench_shapes": case_cnn_bench_shapes, "graphs": case_graphs,
+         "fused": case_fused, "channels_last": case_channels_last}
 
 
 def main():

@@ -81,6 +81,9 @@ struct backend_ops {
      * `train`, backward), so per-shape work such as --cudnn-benchmark's search is not timed
      * inside a profiled step. */
     gp_status (*prepare_batch)(struct backend *b, int n, int train, gp_error *err);
+    /* --cuda-graphs (NULL: no graphs here): forward, backward and (with `optimizer`) the step of
+     * the batch set_input took, as one launch of a graph captured from the first such step. */
+    gp_status (*graph_step)(struct backend *b, int optimizer, gp_error *err);
 };
 
 /* Optimizer moments per parameter: 2 for Adam, 1 for SGD. */

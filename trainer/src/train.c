@@ -103,17 +103,17 @@ static gp_status pick_device(struct train_run *r, gp_error *err)
     GP_FAIL_IF(!r->use_cuda && r->amp == AMP_FP16, GP_EINVAL, err,
                "--amp fp16 needs a CUDA device; training runs on the CPU here (use --amp bf16 "
                "or --amp off)");
-    GP_FAIL_IF(r->use_cuda && r->cfg.fused, GP_EINVAL, err,
-               "--fused runs on the CPU backend only (--device cpu); the CUDA backend has no "
-               "fused kernels yet");
-    GP_FAIL_IF(r->use_cuda && r->cfg.channels_last, GP_EINVAL, err,
-               "--channels-last runs on the CPU backend only (--device cpu); the CUDA backend's "
-               "convolutions are NCHW");
+    GP_FAIL_IF(!r->use_cuda && r->cfg.cuda_graphs, GP_EINVAL, err,
+               "--cuda-graphs captures the training step's kernel launches on a CUDA device and "
+               "replays them; training runs on the CPU here, which launches none (drop "
+               "--cuda-graphs, or use --device cuda)");
     r->ops = &backend_cpu_ops;
 #ifdef GP_HAVE_CUDA
     if (r->use_cuda)
         r->ops = train_cuda_ops();
 #endif
+    GP_FAIL_IF(r->cfg.cuda_graphs && !r->ops->graph_step, GP_EUNSUPPORTED, err,
+               "--cuda-graphs: the %s backend cannot capture a step", r->ops->name);
     return GP_OK;
 }
 

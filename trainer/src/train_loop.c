@@ -77,6 +77,22 @@ static gp_status optimizer_step(struct train_run *r, gp_error *err)
     return rc;
 }
 
+/* --cuda-graphs: forward, backward and (every `accumulate` batches) the optimizer as one
+ * replay of the captured step; the batch's copy was made outside it. */
+static gp_status graph_batch(struct train_run *r, struct batch *b, gp_error *err)
+{
+    int opt = r->micro + 1 == r->cfg.accumulate;
+    GP_PROF_PUSH(GP_NAME_GRAPH_REPLAY);
+    gp_status rc = r->ops->graph_step(r->be, opt, err);
+    GP_PROF_POP();
+    GP_TRY(rc);
+    GP_TRY(r->ops->input_done(r->be, err));
+    r->res->samples += b->n;
+    r->micro = opt ? 0 : r->micro + 1;
+    r->res->steps += opt;
+    return GP_OK;
+}
+
 /* Forward, backward and (every `accumulate` batches) the optimizer, for one batch. */
 static gp_status train_batch(struct train_run *r, struct batch *b, gp_error *err)
 {
@@ -86,6 +102,8 @@ static gp_status train_batch(struct train_run *r, struct batch *b, gp_error *err
     if (r->use_cuda)
         GP_PROF_POP();
     GP_TRY(rc);
+    if (r->cfg.cuda_graphs)
+        return graph_batch(r, b, err);
     GP_PROF_PUSH(GP_NAME_FORWARD);
     rc = r->ops->forward(r->be, 1, err);
     GP_PROF_POP();

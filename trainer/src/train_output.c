@@ -112,6 +112,7 @@ static void set_prof_config(const struct train_run *r)
     gp_prof_config_str(GP_CFG_ZERO_GRAD, r->zero_grad_none ? "none" : "zero");
     gp_prof_config_bool(GP_CFG_FUSED, c->fused);
     gp_prof_config_bool(GP_CFG_CHANNELS_LAST, c->channels_last);
+    gp_prof_config_bool(GP_CFG_CUDA_GRAPHS, c->cuda_graphs);
     gp_prof_config_str(GP_CFG_DEVICE, r->use_cuda ? "cuda" : "cpu");
     gp_prof_config_int(GP_CFG_CPU_COUNT, sysconf(_SC_NPROCESSORS_ONLN));
     gp_prof_config_int(GP_CFG_PHYSICAL_CORES, gp_train_physical_cores());

@@ -41,6 +41,7 @@
 #define GP_CFG_ZERO_GRAD     "zero_grad" /* trainer: "zero" | "none" (set_to_none) */
 #define GP_CFG_FUSED         "fused"     /* bool: trainer fuses bias+ReLU and zero_grad */
 #define GP_CFG_CHANNELS_LAST "channels_last" /* bool: trainer's convolutions in NHWC */
+#define GP_CFG_CUDA_GRAPHS   "cuda_graphs"   /* bool: trainer replays a captured step (CUDA) */
 /* trainer (CPU): elementwise passes over activations, gradients and parameters per optimizer
  * step (GEMMs and im2col aside): what --fused saves */
 #define GP_CFG_ELEMENTWISE_PASSES "elementwise_passes"
@@ -119,8 +120,9 @@
     X(GP_CFG_CKPT_ACTIVATIONS,   SWITCH, checkpoint_activations, "trainer", "activations recomputed in backward") \
     X(GP_CFG_BF16_GEMM,          STR,    bf16_gemm,           "trainer", "CPU `--amp bf16`: \"sbgemm\" or \"rounded-sgemm\"") \
     X(GP_CFG_ZERO_GRAD,          STR,    zero_grad,           "trainer", "\"zero\" or \"none\" (set_to_none)") \
-    X(GP_CFG_FUSED,              SWITCH, fused,               "trainer", "bias+ReLU in one pass, gradients zeroed in the optimizer's pass (CPU)") \
-    X(GP_CFG_CHANNELS_LAST,      SWITCH, channels_last,       "trainer", "the CNN's convolutions in NHWC (CPU)") \
+    X(GP_CFG_FUSED,              SWITCH, fused,               "trainer", "bias+ReLU in one pass, gradients zeroed in the optimizer's pass") \
+    X(GP_CFG_CHANNELS_LAST,      SWITCH, channels_last,       "trainer", "the CNN's convolutions in NHWC") \
+    X(GP_CFG_CUDA_GRAPHS,        SWITCH, cuda_graphs,         "trainer", "each training step one launch of a captured CUDA graph") \
     X(GP_CFG_ELEMENTWISE_PASSES, NUM,    elementwise_passes,  "trainer", "elementwise passes over memory per optimizer step (CPU; GEMMs and im2col not counted)") \
     X(GP_CFG_CKPT_SAVING,        NUM,    checkpoint_saving_bytes, "trainer", "bytes `--checkpoint-activations` would save (CPU)") \
     X(GP_CFG_ACTIVATION_BYTES,   NUM,    activation_bytes,    "trainer", "activation and gradient buffers, bytes (CPU)") \
@@ -259,6 +261,9 @@
 #define GP_NAME_PROCESS_SORT   "process_sort_index"
 #define GP_NAME_THREAD_NAME    "thread_name"
 #define GP_NAME_THREAD_SORT    "thread_sort_index"
+/* trainer --cuda-graphs: the step's one graph launch, and the capture of a new shape's step */
+#define GP_NAME_GRAPH_REPLAY   "CUDAGraph.replay"
+#define GP_NAME_GRAPH_CAPTURE  "CUDAGraph.capture"
 #define GP_GPU_SORT_INDEX_BASE 5000000 /* Kineto: GPU process_sort_index = base + n */
 
 /* ---- Memory kinds as they appear in memcpy names: "Memcpy HtoD (Pageable -> Device)". ---- */

@@ -65,6 +65,7 @@ typedef struct gp_train_config {
     const char *zero_grad; /**< "zero" (NULL: memset after each step) or "none" (set_to_none) */
     int fused;             /**< CPU: linear bias+ReLU in one pass; the step zeroes as it updates */
     int channels_last;     /**< CPU, cnn: the convolutions' activations in NHWC */
+    int cuda_graphs;       /**< CUDA: each step replays a graph captured from the first */
     int profile;           /**< write the trace with libprof (when built with it) */
     const char *command;   /**< the command line, recorded in the trace; may be NULL */
     gp_train_progress_fn on_progress; /**< may be NULL */

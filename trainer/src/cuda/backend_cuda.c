@@ -124,6 +124,10 @@ static size_t layout(struct backend *b, char *base)
     }
     b->dbuf[0] = take_act(b, base, &used, nb * model_max_act(m) * b->es);
     b->dbuf[1] = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+    if (b->cfg.channels_last && m->kind == MODEL_CNN) {
+        b->flat = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+        b->flat_grad = take_act(b, base, &used, nb * model_max_act(m) * b->es);
+    }
     b->dw_tmp = take(base, &used, filt * 4);
     b->prob = take(base, &used, nb * (size_t)m->classes * 4);
     b->stats = take(base, &used, sizeof(struct cuk_stats));
@@ -132,6 +136,7 @@ static size_t layout(struct backend *b, char *base)
     b->in[1].buf = take(base, &used, input_bytes(b));
     b->workspace = b->spec.kind == MODEL_CNN ? take(base, &used, CUDA_WORKSPACE_BYTES) : NULL;
     b->lt_workspace = take(base, &used, CUDA_LT_WORKSPACE_BYTES);
+    b->blas_workspace = take(base, &used, CUDA_BLAS_WORKSPACE_BYTES);
     return used;
 }
 
@@ -151,6 +156,7 @@ static gp_status open_device(struct backend *b, gp_error *err)
     }
     CUBLAS_TRY(cublasCreate(&b->blas), err);
     CUBLAS_TRY(cublasSetStream(b->blas, b->compute), err);
+    CUBLAS_TRY(cublasSetWorkspace(b->blas, b->blas_workspace, CUDA_BLAS_WORKSPACE_BYTES), err);
     GP_TRY(cuda_lt_open(b, err));
     struct cuk_amp a = {
             b->cfg.amp == AMP_FP16 ? AMP_INIT_SCALE : 1.0f, 0, 0, b->cfg.amp == AMP_FP16, 0, 0};
@@ -167,6 +173,7 @@ static void cuda_close(struct backend *b)
         return;
     if (b->compute)
         cudaStreamSynchronize(b->compute);
+    cuda_graphs_release(b);
     cuda_conv_close(b);
     cuda_lt_close(b);
     if (b->blas)
@@ -334,4 +341,5 @@ const struct backend_ops backend_cuda_ops = {
         .close = cuda_close,
         .activation_bytes = cuda_activation_bytes,
         .prepare_batch = cuda_prepare_batch,
+        .graph_step = cuda_graph_step,
 };

@@ -106,8 +106,10 @@ static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
     CUDNN_TRY(cudnnCreateTensorDescriptor(&s->y), err);
     CUDNN_TRY(cudnnCreateFilterDescriptor(&s->w), err);
     CUDNN_TRY(cudnnCreateConvolutionDescriptor(&s->conv), err);
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->x, CUDNN_TENSOR_NCHW, t, n, l->cin, l->h, l->w), err);
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->y, CUDNN_TENSOR_NCHW, t, n, l->cout, l->h, l->w), err);
+    /* --channels-last: the activations NHWC; the filter stays KCRS (the CPU's weights) */
+    cudnnTensorFormat_t f = b->cfg.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->x, f, t, n, l->cin, l->h, l->w), err);
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(s->y, f, t, n, l->cout, l->h, l->w), err);
     CUDNN_TRY(cudnnSetFilter4dDescriptor(s->w, t, CUDNN_TENSOR_NCHW, l->cout, l->cin, 3, 3), err);
     CUDNN_TRY(cudnnSetConvolution2dDescriptor(s->conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),

@@ -9,7 +9,36 @@ static void *lw(const struct backend *b, const struct layer_spec *l)
 
 static void *layer_in(const struct backend *b, int i)
 {
-    return i == 0 ? b->x_in : b->act[i];
+    return i == 0 ? b->x_in : cuda_flattens(b, i) ? b->flat : b->act[i];
+}
+
+/* --channels-last: the channels and positions of linear layer i's NHWC input. */
+static void flat_shape(const struct backend *b, int i, int *c, int *hw)
+{
+    int j = i - 1;
+    while (j > 0 && b->spec.l[j].kind != LAYER_CONV3)
+        j--;
+    *c = b->spec.l[j].cout;
+    *hw = (int)(model_act_size(&b->spec, i) / (size_t)*c);
+}
+
+/* A linear layer: the GEMM with the bias (and, --fused, the next layer's ReLU, into its output)
+ * in cuBLASLt's epilogue, else cuBLAS and a bias (or bias+ReLU) pass. */
+static gp_status linear_forward(struct backend *b, int i, gp_error *err)
+{
+    const struct layer_spec *l = &b->spec.l[i];
+    int relu = cuda_fuses_relu(b, i), done = 0;
+    void *x = layer_in(b, i), *y = b->act[i + 1 + relu];
+    float *bias = b->params + l->b_off;
+    GP_TRY(cuda_lt_linear_fwd(b, i, y, x, lw(b, l), bias, &done, err));
+    if (done)
+        return GP_OK;
+    GP_TRY(cuda_linear_fwd(b, y, x, lw(b, l), b->n, l->cin, l->cout, err));
+    if (relu)
+        cuk_bias_relu_fwd(b->dt, y, bias, b->n, l->cout, 1, b->compute);
+    else
+        cuk_bias_add(b->dt, y, bias, b->n, l->cout, 1, b->compute);
+    return GP_OK;
 }
 
 static gp_status layer_forward(struct backend *b, int i, gp_error *err)
@@ -17,24 +46,31 @@ static gp_status layer_forward(struct backend *b, int i, gp_error *err)
     const struct layer_spec *l = &b->spec.l[i];
     void *x = layer_in(b, i), *y = b->act[i + 1];
     float *bias = b->params + l->b_off;
-    int fused = 0;
     switch (l->kind) {
     case LAYER_LINEAR:
-        GP_TRY(cuda_lt_linear_fwd(b, i, y, x, lw(b, l), bias, &fused, err));
-        if (fused)
-            break;
-        GP_TRY(cuda_linear_fwd(b, y, x, lw(b, l), b->n, l->cin, l->cout, err));
-        cuk_bias_add(b->dt, y, bias, b->n, l->cout, 1, b->compute);
+        if (cuda_flattens(b, i)) { /* PyTorch's flatten of a channels_last tensor: NCHW order */
+            int c, hw;
+            flat_shape(b, i, &c, &hw);
+            cuk_layout(b->dt, b->flat, b->act[i], b->n, c, hw, 1, b->compute);
+        }
+        GP_TRY(linear_forward(b, i, err));
         break;
     case LAYER_CONV3:
         GP_TRY(cuda_conv_fwd(b, i, y, x, lw(b, l), err));
-        cuk_bias_add(b->dt, y, bias, b->n, l->cout, l->h * l->w, b->compute);
+        if (cuda_nhwc(b, i)) /* (n*h*w, c): the channel innermost */
+            cuk_bias_add(b->dt, y, bias, b->n * l->h * l->w, l->cout, 1, b->compute);
+        else
+            cuk_bias_add(b->dt, y, bias, b->n, l->cout, l->h * l->w, b->compute);
         break;
     case LAYER_RELU:
-        cuk_relu_fwd(b->dt, y, x, (size_t)b->n * model_act_size(&b->spec, i), b->compute);
+        if (i == 0 || !cuda_fuses_relu(b, i - 1)) /* else the linear layer applied it */
+            cuk_relu_fwd(b->dt, y, x, (size_t)b->n * model_act_size(&b->spec, i), b->compute);
         break;
     case LAYER_POOL2:
-        cuk_maxpool2_fwd(b->dt, y, b->arg[i], x, b->n, l->cin, l->h, l->w, b->compute);
+        if (cuda_nhwc(b, i))
+            cuk_maxpool2_nhwc_fwd(b->dt, y, b->arg[i], x, b->n, l->cin, l->h, l->w, b->compute);
+        else
+            cuk_maxpool2_fwd(b->dt, y, b->arg[i], x, b->n, l->cin, l->h, l->w, b->compute);
         break;
     }
     return GP_OK;
@@ -57,8 +93,12 @@ static gp_status conv_backward(struct backend *b, int i, const void *dy, void *d
     float *dw = b->grads + l->w_off;
     GP_TRY(cuda_conv_bwd(b, i, dx, b->dw_tmp, dy, layer_in(b, i), lw(b, l), err));
     cuk_accum_f32(b->dt, dw, b->dw_tmp, l->w_len, b->grads_live, b->compute);
-    cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, l->h * l->w, b->grads_live,
-                  b->compute);
+    if (cuda_nhwc(b, i))
+        cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n * l->h * l->w, l->cout, 1, b->grads_live,
+                      b->compute);
+    else
+        cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, l->h * l->w, b->grads_live,
+                      b->compute);
     return GP_OK;
 }
 
@@ -68,19 +108,32 @@ static gp_status layer_backward(struct backend *b, int i, const void *dy, void *
     size_t n_in = (size_t)b->n * model_act_size(&b->spec, i);
     switch (l->kind) {
     case LAYER_LINEAR:
-        GP_TRY(cuda_linear_bwd(b, dx, b->grads + l->w_off, dy, layer_in(b, i), lw(b, l), b->n,
-                               l->cin, l->cout, b->grads_live, err));
-        cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, 1, b->grads_live, b->compute);
+        GP_TRY(cuda_linear_bwd(b, dx && cuda_flattens(b, i) ? b->flat_grad : dx,
+                               b->grads + l->w_off, dy, layer_in(b, i), lw(b, l), b->n, l->cin,
+                               l->cout, b->grads_live, err));
+        if (dx && cuda_flattens(b, i)) { /* the gradient back to NHWC */
+            int c, hw;
+            flat_shape(b, i, &c, &hw);
+            cuk_layout(b->dt, dx, b->flat_grad, b->n, c, hw, 0, b->compute);
+        }
+        if (!cuda_fuses_relu(b, i)) /* else the ReLU's backward summed it */
+            cuk_bias_grad(b->dt, b->grads + l->b_off, dy, b->n, l->cout, 1, b->grads_live,
+                          b->compute);
         break;
     case LAYER_CONV3:
         GP_TRY(conv_backward(b, i, dy, dx, err));
         break;
     case LAYER_RELU:
-        if (dx)
+        if (dx && i > 0 && cuda_fuses_relu(b, i - 1))
+            cuk_relu_bwd_bias_grad(b->dt, dx, b->grads + b->spec.l[i - 1].b_off, dy, b->act[i + 1],
+                                   b->n, b->spec.l[i - 1].cout, 1, b->grads_live, b->compute);
+        else if (dx)
             cuk_relu_bwd(b->dt, dx, dy, b->act[i + 1], n_in, b->compute);
         break;
     case LAYER_POOL2:
-        if (dx)
+        if (dx && cuda_nhwc(b, i))
+            cuk_maxpool2_nhwc_bwd(b->dt, dx, dy, b->arg[i], b->n, l->cin, l->h, l->w, b->compute);
+        else if (dx)
             cuk_maxpool2_bwd(b->dt, dx, dy, b->arg[i], b->n, l->cin, l->h, l->w, b->compute);
         break;
     }
@@ -137,19 +190,20 @@ gp_status cuda_step(struct backend *b, gp_error *err)
 {
     size_t np = b->spec.n_params;
     void *lp = b->dt == CUK_F32 ? NULL : b->wlp;
+    int zero = b->cfg.fused && !b->cfg.zero_grad_none; /* the update zeroes as it reads */
     if (b->cfg.amp == AMP_FP16)
         cuk_unscale_check(b->grads, np, b->amp, b->compute);
     cuk_amp_update(b->amp, b->compute);
     if (b->cfg.optimizer == OPTIM_ADAM)
         cuk_adam(b->params, lp, b->dt, b->grads, b->opt, b->opt + np, np, b->cfg.lr, OPTIM_BETA1,
-                 OPTIM_BETA2, OPTIM_EPS, b->amp, b->compute);
+                 OPTIM_BETA2, OPTIM_EPS, b->amp, zero, b->compute);
     else
-        cuk_sgd(b->params, lp, b->dt, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, b->amp,
+        cuk_sgd(b->params, lp, b->dt, b->grads, b->opt, np, b->cfg.lr, OPTIM_MOMENTUM, b->amp, zero,
                 b->compute);
     CU_TRY(cudaMemsetAsync(&b->amp->found_inf, 0, sizeof(int), b->compute), err);
     if (b->cfg.zero_grad_none) /* zero_grad(set_to_none=True): no pass over the gradients */
         b->grads_live = 0;
-    else
+    else if (!zero)
         CU_TRY(cudaMemsetAsync(b->grads, 0, np * sizeof(float), b->compute), err);
     CU_TRY(cudaGetLastError(), err);
     return GP_OK;

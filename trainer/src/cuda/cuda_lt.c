@@ -98,14 +98,16 @@ static int set_prefs(cublasLtMatmulPreference_t pref, struct lt_plan *p, const v
  * Any refusal leaves the plan unusable, which is not an error: the caller falls back to
  * cublasGemmEx. The bias is fp32 (the master weights), and cublasLt.h documents the bias type
  * as the output's (fp8 and int8 kernels aside): fp16/bf16 outputs take the fallback. */
-static void plan_make(struct backend *b, struct lt_plan *p, const struct layer_spec *l,
-                      const float *bias, const void *const mats[3])
+static void plan_make(struct backend *b, struct lt_plan *p, int layer, const float *bias,
+                      const void *const mats[3])
 {
+    const struct layer_spec *l = &b->spec.l[layer];
     cudaDataType_t t = lt_type(b->dt), bt = CUDA_R_32F;
     if (b->dt != CUK_F32)
         return; /* p->usable stays 0 */
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    cublasLtEpilogue_t epi =
+            cuda_fuses_relu(b, layer) ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     cublasLtMatmulDescAttributes_t keys[5] = {
             CUBLASLT_MATMUL_DESC_TRANSA, CUBLASLT_MATMUL_DESC_TRANSB, CUBLASLT_MATMUL_DESC_EPILOGUE,
             CUBLASLT_MATMUL_DESC_BIAS_POINTER, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE};
@@ -147,7 +149,7 @@ static gp_status plan_for(struct backend *b, int layer, const float *bias,
     plan_free(p);
     p->n = b->n;
     *out = p;
-    plan_make(b, p, &b->spec.l[layer], bias, mats);
+    plan_make(b, p, layer, bias, mats);
     return GP_OK;
 }
 

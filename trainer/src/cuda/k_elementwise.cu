@@ -87,17 +87,11 @@ extern "C" void cuk_bias_add(enum cuk_dtype dt, void *y, const float *b, int n, 
     CUK_DISPATCH(dt, bias_add_launch, y, b, n, c, hw, s);
 }
 
-// one block per channel: db[ch] += sum over (n, hw) of dy[i, ch, p]
-template <typename T>
-__global__ void bias_grad_kernel(float *db, const T *dy, int n, int c, int hw, int add)
+// Called by every thread of the block with its partial sum s: db[ch] = the block's total (added
+// to db[ch] with add)
+static __device__ void block_sum_into(float *db, int ch, float s, int add)
 {
     __shared__ float part[CUK_THREADS];
-    int ch = blockIdx.x;
-    float s = 0.0f;
-    for (int j = threadIdx.x; j < n * hw; j += blockDim.x) {
-        int i = j / hw, p = j % hw;
-        s += to_f(dy[((size_t)i * c + ch) * hw + p]);
-    }
     part[threadIdx.x] = s;
     __syncthreads();
     for (int w = blockDim.x / 2; w > 0; w /= 2) {
@@ -107,6 +101,19 @@ __global__ void bias_grad_kernel(float *db, const T *dy, int n, int c, int hw, i
     }
     if (threadIdx.x == 0)
         db[ch] = add ? db[ch] + part[0] : part[0];
+}
+
+// one block per channel: db[ch] += sum over (n, hw) of dy[i, ch, p]
+template <typename T>
+__global__ void bias_grad_kernel(float *db, const T *dy, int n, int c, int hw, int add)
+{
+    int ch = blockIdx.x;
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < n * hw; j += blockDim.x) {
+        int i = j / hw, p = j % hw;
+        s += to_f(dy[((size_t)i * c + ch) * hw + p]);
+    }
+    block_sum_into(db, ch, s, add);
 }
 
 template <typename T>
@@ -140,4 +147,61 @@ extern "C" void cuk_accum_f32(enum cuk_dtype dt, float *dst, const void *src, si
                               cudaStream_t s)
 {
     CUK_DISPATCH(dt, accum_launch, dst, src, n, add, s);
+}
+
+// --fused: the bias add and the ReLU in one pass; the sum rounded to T first, as bias_add then
+// relu_fwd would give it (NaN stays NaN)
+template <typename T>
+__global__ void bias_relu_kernel(T *y, const float *b, int c, int hw, size_t n)
+{
+    CUK_GRID_LOOP(i, n)
+    {
+        T v = from_f<T>(to_f(y[i]) + b[(i / hw) % c]);
+        y[i] = to_f(v) <= 0.0f ? from_f<T>(0.0f) : v;
+    }
+}
+
+template <typename T>
+static void bias_relu_launch(void *y, const float *b, int n, int c, int hw, cudaStream_t s)
+{
+    size_t total = (size_t)n * c * hw;
+    bias_relu_kernel<T><<<cuk_blocks(total), CUK_THREADS, 0, s>>>((T *)y, b, c, hw, total);
+}
+
+extern "C" void cuk_bias_relu_fwd(enum cuk_dtype dt, void *y, const float *b, int n, int c, int hw,
+                                  cudaStream_t s)
+{
+    CUK_DISPATCH(dt, bias_relu_launch, y, b, n, c, hw, s);
+}
+
+// --fused: one block per channel masks the gradient by the ReLU's output and sums it for the bias
+template <typename T>
+__global__ void relu_bias_grad_kernel(T *dx, float *db, const T *dy, const T *y, int n, int c,
+                                      int hw, int add)
+{
+    int ch = blockIdx.x;
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < n * hw; j += blockDim.x) {
+        size_t at = ((size_t)(j / hw) * c + ch) * hw + j % hw;
+        T v = to_f(y[at]) <= 0.0f ? from_f<T>(0.0f) : dy[at]; // threshold_backward
+        dx[at] = v;
+        s += to_f(v);
+    }
+    block_sum_into(db, ch, s, add);
+}
+
+template <typename T>
+static void relu_bias_grad_launch(void *dx, float *db, const void *dy, const void *y, int n, int c,
+                                  int hw, int add, cudaStream_t s)
+{
+    if (c <= 0)
+        return;
+    relu_bias_grad_kernel<T>
+            <<<c, CUK_THREADS, 0, s>>>((T *)dx, db, (const T *)dy, (const T *)y, n, c, hw, add);
+}
+
+extern "C" void cuk_relu_bwd_bias_grad(enum cuk_dtype dt, void *dx, float *db, const void *dy,
+                                       const void *y, int n, int c, int hw, int add, cudaStream_t s)
+{
+    CUK_DISPATCH(dt, relu_bias_grad_launch, dx, db, dy, y, n, c, hw, add, s);
 }
