@@ -336,7 +336,7 @@ static gp_status merge_side(trace_builder *d, const gp_trace *s, merge_map *m)
     for (size_t i = 0; i < s->step_sched.n; i++) {
         gp_step_sched *k = trace_vec_push(&d->t->step_sched);
         if (!k)
-            return -1;
+            return GP_ENOMEM;
         *k = *TRACE_VEC_AT(&s->step_sched, gp_step_sched, i);
     }
     for (size_t i = 0; i < s->counters.n; i++) {
