@@ -151,8 +151,12 @@ CASES = [
     # GT19 CPU contention: the loop pinned to one core beside a busy loop pinned there too
     # (fault_app records its thread's run-queue wait). The host-timed rules that the wait
     # inflates must defer to GT19 (rules_explain.c); their faults elsewhere still show.
+    # None of these is in the fast subset: whether the busy loop beside the case really takes
+    # the core depends on the machine's other load (CI's main stage at load 6.9 missed GT09 on
+    # contended_exposed_4mib; at load 17 here one run in 3 of it waited 0.1%, GT19 quiet).
+    # ctest's rules_step_waits_* check GT19 and GT14 beside a busy loop with their own retries.
     ("contended_launch_near_miss", ["--host-us", "60", "--kernel-us", "120"], ["GT19"],
-     ["GT02"], True, {"hog": True}),
+     ["GT02"], False, {"hog": True}),
     ("contended_launch_bound", ["--host-us", "150", "--kernel-us", "20"], ["GT04", "GT19"],
      ["GT02"], False, {"hog": True}),
     ("contended_loader_hidden", ["--loader-us", "800"], ["GT19"], ["GT02"], False,
@@ -162,7 +166,7 @@ CASES = [
     # of the loop over 9 runs (under GT19's 10% on the quiet machine, 2026-11-26 14:40); with 80
     # it runs about 40% of the loop and waited 45-51% over 5)
     ("contended_exposed_4mib", ["--same-stream", "--batch-kib", "4096", "--host-us", "80"],
-     ["GT09", "GT19"], ["GT02"], True, {"hog": True}),
+     ["GT09", "GT19"], ["GT02"], False, {"hog": True}),
     ("drops_gpu_tiny", ["--tiny", "1500"], ["GT00"], "ANY", True,
      {"env": {"FAKE_CUPTI": "hoard=8"}}),
     # GT10 -> activation checkpointing (T-ckpt): a step's activations (--activations-mib a layer,
