@@ -98,7 +98,7 @@ gp_status rules_allocator_churn(struct rules_ctx *c, const double *p, struct rul
     if (total > 0)
         GP_TRY(rules_gain(o, total, (int64_t)rules_per_step(c, (double)total),
                           "the allocation calls would be cache hits"));
-    if (!c->cfg.trainer)
+    if (!c->cfg.rc.trainer)
         GP_TRY(rules_knob(o, "no torch.cuda.empty_cache() in the loop; fixed/bucketed shapes"));
     return rules_reco(o, "The allocator calls cudaMalloc/cudaFree during steady-state steps. "
                          "Usually caused by variable input shapes or empty_cache(): pad or bucket "

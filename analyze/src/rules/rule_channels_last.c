@@ -93,7 +93,7 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, int64_
 
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double share)
 {
-    if (c->cfg.trainer) {
+    if (c->cfg.rc.trainer) {
         GP_TRY(rules_knob(o, "--channels-last"));
         return rules_reco(o,
                           "cuDNN transposes the convolutions' NCHW tensors to NHWC and back "

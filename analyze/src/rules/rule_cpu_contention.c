@@ -79,8 +79,9 @@ static const char *machine_line(const struct rules_ctx *c, const struct rules_ac
                                 struct rules_out *o)
 {
     const struct rules_cfg *g = &c->cfg;
-    long w = g->workers > 0 ? g->workers : 0, b = g->blas_threads;
-    const char *cores = g->cpu_count > 0 ? rules_strf(o, " on %ld cores", g->cpu_count) : "";
+    long w = rules_count(g->rc.workers), b = rules_count(g->rc.blas_threads);
+    long n_cores = rules_count(g->rc.cpu_count);
+    const char *cores = n_cores > 0 ? rules_strf(o, " on %ld cores", n_cores) : "";
     const char *other = a->other_cores >= 0
                                 ? rules_strf(o, "; other processes kept %.1f cores busy meanwhile",
                                              a->other_cores)
@@ -102,11 +103,11 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct rules_ac
 {
     const struct rules_cfg *g = &c->cfg;
     /* our own threads beyond the cores: the loader threads GT01 would leave (all cores but one) */
-    long w = g->workers > 0 ? g->workers : 0;
-    long fit = g->cpu_count > 1 ? g->cpu_count - 1 : 1;
-    int cut_workers = w > fit && g->cpu_count > 0 && a->threads > g->cpu_count;
+    long w = rules_count(g->rc.workers), cores = rules_count(g->rc.cpu_count);
+    long fit = cores > 1 ? cores - 1 : 1;
+    int cut_workers = w > fit && cores > 0 && a->threads > cores;
     int busy = a->other_cores >= 0.5, unknown = a->other_cores < 0;
-    const char *blas = g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1; " : "";
+    const char *blas = rules_count(g->rc.blas_threads) > 1 ? "OPENBLAS_NUM_THREADS=1; " : "";
     GP_TRY(rules_knob(o, "%s%s%s", cut_workers ? rules_strf(o, "--workers %ld; ", fit) : "", blas,
                       busy || unknown || !(cut_workers || blas[0])
                               ? "stop the other load on the machine"
@@ -125,7 +126,7 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct rules_ac
             busy ? rules_strf(o,
                               "Other processes used %.1f of the %ld cores: stop them, or run "
                               "where cores are free (taskset/cgroups to reserve them). ",
-                              a->other_cores, g->cpu_count)
+                              a->other_cores, cores)
                  : "",
             unknown ? "The trace does not say what else ran: look for other processes keeping "
                       "the cores busy (top). "
@@ -136,9 +137,10 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct rules_ac
                                      "thread. ",
                                      fit, w)
                         : "",
-            g->blas_threads > 1 ? "OPENBLAS_NUM_THREADS=1 stops OpenBLAS's threads spinning "
-                                  "against the others. "
-                                : "");
+            rules_count(g->rc.blas_threads) > 1
+                    ? "OPENBLAS_NUM_THREADS=1 stops OpenBLAS's threads spinning "
+                      "against the others. "
+                    : "");
 }
 
 /* " Even the fastest aten::_log_softmax [[64, 10], [], []] took 2.1 ms, 10x what its size
@@ -171,9 +173,9 @@ static gp_status advise_other(const struct rules_ctx *c, const double *p,
                                                         "threads count.",
                                                         ti->world_size)
                                            : "";
-    const char *cores = c->cfg.cpu_count > 0
-                                ? rules_strf(o, " (this machine has %ld cores)", c->cfg.cpu_count)
-                                : " (the trace records no thread or core counts)";
+    long n_cores = rules_count(c->cfg.rc.cpu_count);
+    const char *cores = n_cores > 0 ? rules_strf(o, " (this machine has %ld cores)", n_cores)
+                                    : " (the trace records no thread or core counts)";
     GP_TRY(rules_knob(o, "torch.set_num_threads(k) with k x processes + DataLoader num_workers "
                          "<= cores; stop other load on the machine"));
     return rules_reco(o,
@@ -194,9 +196,8 @@ static gp_status advise_other(const struct rules_ctx *c, const double *p,
 static gp_status advise_measured(const struct rules_ctx *c, const struct rules_acct *a,
                                  struct rules_out *o)
 {
-    const char *cores = c->cfg.cpu_count > 0
-                                ? rules_strf(o, " (this machine has %ld cores)", c->cfg.cpu_count)
-                                : "";
+    long n_cores = rules_count(c->cfg.rc.cpu_count);
+    const char *cores = n_cores > 0 ? rules_strf(o, " (this machine has %ld cores)", n_cores) : "";
     GP_TRY(rules_knob(o, "no more runnable threads than cores; stop other load on the machine"));
     return rules_reco(o,
                       "The stepping thread was runnable but had no core %.0f%% of step time "
@@ -310,9 +311,9 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
                                   : "no call waited for a core (at least: waits between "
                                     "operators are not counted)");
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
-        rc = c->cfg.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
-             : a.per_step   ? advise_measured(c, &a, o)
-                            : advise_other(c, p, &s, o);
+        rc = c->cfg.rc.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
+             : a.per_step      ? advise_measured(c, &a, o)
+                               : advise_other(c, p, &s, o);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK) { /* what the stalls explain (rules_explain.c) */
         o->cause = (struct rules_cause){s.ivs, lost, "free the cores first (GT19)", 0};
         s.ivs = (struct rules_ivs){0};

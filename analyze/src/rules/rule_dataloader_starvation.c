@@ -144,9 +144,11 @@ static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
 {
     const struct rules_cfg *g = &c->cfg;
     pl->slow = 1;
-    if (g->step_wall <= 0 || g->cpu_count <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
+    if (g->step_wall <= 0 || rules_count(g->rc.cpu_count) <= 0 || !g->rc.device ||
+        strcmp(g->rc.device, "cpu") != 0)
         return; /* on a GPU the training thread waits for the device too */
-    long w = g->workers > 0 ? g->workers : 0, blas = g->blas_threads > 1 ? g->blas_threads - 1 : 0;
+    long w = rules_count(g->rc.workers),
+         blas = rules_count(g->rc.blas_threads) > 1 ? rules_count(g->rc.blas_threads) - 1 : 0;
     double blocked =
             w > 0 && c->step_ns > 0
                     ? (double)g->step_wall * (double)c->bd[GP_BD_DATALOADER] / (double)c->step_ns
@@ -157,7 +159,7 @@ static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
                    (double)g->train_runq * (double)g->step_wall / (double)g->loop_wall;
     if (runnable <= 0)
         return;
-    double cores = (double)g->cpu_count, n0 = (double)(1 + w + blas),
+    double cores = (double)rules_count(g->rc.cpu_count), n0 = (double)(1 + w + blas),
            n1 = (double)(1 + w_new + blas);
     pl->run_now = fmin(1.0, (double)g->step_cpu / runnable);
     double others = pl->run_now < 0.9 ? fmax(0, cores / pl->run_now - n0) : 0;
@@ -180,13 +182,15 @@ static double serial_share(const struct rules_ctx *c, const double *p, struct pl
     double loading = pl->load_ns / (double)pl->workers;
     pl->others = g->other_cpu >= 0 && g->loop_wall > 0 ? (double)g->other_cpu / (double)g->loop_wall
                                                        : -1;
-    if (g->workers > 0) /* the loader threads' hand-off is in the measured step already */
+    if (rules_count(g->rc.workers) >
+        0) /* the loader threads' hand-off is in the measured step already */
         return 0;
-    if (loading >= pl->compute_ns || g->cpu_count <= 0 || !g->device ||
-        strcmp(g->device, "cpu") != 0)
+    if (loading >= pl->compute_ns || rules_count(g->rc.cpu_count) <= 0 || !g->rc.device ||
+        strcmp(g->rc.device, "cpu") != 0)
         return 0;
-    long blas = g->blas_threads > 1 ? g->blas_threads - 1 : 0;
-    double spare = (double)(g->cpu_count - 1 - blas) - (pl->others > 0 ? pl->others : 0);
+    long blas = rules_count(g->rc.blas_threads) > 1 ? rules_count(g->rc.blas_threads) - 1 : 0;
+    double spare =
+            (double)(rules_count(g->rc.cpu_count) - 1 - blas) - (pl->others > 0 ? pl->others : 0);
     double need = pl->load_ns / (pl->compute_ns > 1e3 ? pl->compute_ns : 1e3);
     double fits = spare <= 0 ? 0 : fmin(1.0, spare / need);
     return 1 - (1 - p[KEEPUP_SERIAL]) * fits;
@@ -196,10 +200,10 @@ static struct plan plan_trainer(const struct rules_ctx *c, const double *p, doub
                                 double step)
 {
     const struct rules_cfg *g = &c->cfg;
-    long w = g->workers > 0 ? g->workers : 0;
+    long w = rules_count(g->rc.workers);
     struct plan pl = {
             .load_ns = w ? (double)w * step : wait, .compute_ns = step - wait, .step_ns = step};
-    long cap = g->cpu_count > 1 ? g->cpu_count - 1 : 0;
+    long cap = rules_count(g->rc.cpu_count) > 1 ? rules_count(g->rc.cpu_count) - 1 : 0;
     pl.need = workers_needed(pl.load_ns, pl.compute_ns, p[HEADROOM]);
     pl.workers = cap && pl.need > cap ? cap : pl.need;
     if (pl.workers <= w)
@@ -219,15 +223,16 @@ static gp_status knob_busy_cores(const struct rules_ctx *c, const struct plan *p
 {
     rules_fire(o, GP_SEV_INFO, o->f.threshold);
     GP_TRY(rules_knob(o, "free the cores first (GT19), then --workers %ld", pl->workers));
-    return rules_reco(o,
-                      "More loader threads would not help now: the training thread ran %.0f%% "
-                      "of the time it could, and with --workers %ld each thread would get "
-                      "about %.0f%% of a core. Free the cores (GT19 names what took them), then "
-                      "--workers %ld%s.",
-                      100 * pl->run_now, pl->workers, 100 * pl->run_after, pl->workers,
-                      c->cfg.cpu_count > 0
-                              ? rules_strf(o, " on this %ld-core machine", c->cfg.cpu_count)
-                              : "");
+    return rules_reco(
+            o,
+            "More loader threads would not help now: the training thread ran %.0f%% "
+            "of the time it could, and with --workers %ld each thread would get "
+            "about %.0f%% of a core. Free the cores (GT19 names what took them), then "
+            "--workers %ld%s.",
+            100 * pl->run_now, pl->workers, 100 * pl->run_after, pl->workers,
+            rules_count(c->cfg.rc.cpu_count) > 0
+                    ? rules_strf(o, " on this %ld-core machine", rules_count(c->cfg.rc.cpu_count))
+                    : "");
 }
 
 static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, struct rules_out *o)
@@ -236,10 +241,11 @@ static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, 
         return knob_busy_cores(c, pl, o);
     char a[32], b[32];
     const struct rules_cfg *g = &c->cfg;
-    const char *pin = g->device && strcmp(g->device, "cuda") == 0 && g->pin_memory == 0
-                              ? " Add --pin-memory so batches are copied from pinned buffers."
-                              : "";
-    const char *what = g->device && strcmp(g->device, "cpu") == 0 ? "model" : "GPU";
+    const char *pin =
+            g->rc.device && strcmp(g->rc.device, "cuda") == 0 && g->rc.pin_memory == GP_CFG_OFF
+                    ? " Add --pin-memory so batches are copied from pinned buffers."
+                    : "";
+    const char *what = g->rc.device && strcmp(g->rc.device, "cpu") == 0 ? "model" : "GPU";
     const char *outcome =
             pl->capped ? rules_strf(o,
                                     "--workers %ld would keep the %s fed, but that is more than "
@@ -252,8 +258,10 @@ static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, 
     return rules_reco(o,
                       "--workers %ld: you ran --workers %ld%s; a batch takes %s to load per "
                       "loader thread and %s to train on, so %s%s",
-                      pl->workers, g->workers > 0 ? g->workers : 0,
-                      g->cpu_count > 0 ? rules_strf(o, " on a %ld-core machine", g->cpu_count) : "",
+                      pl->workers, rules_count(g->rc.workers),
+                      rules_count(g->rc.cpu_count) > 0 ? rules_strf(o, " on a %ld-core machine",
+                                                                    rules_count(g->rc.cpu_count))
+                                                       : "",
                       rules_fmt_ns(a, sizeof(a), (int64_t)pl->load_ns),
                       rules_fmt_ns(b, sizeof(b), (int64_t)pl->compute_ns), outcome, pin);
 }
@@ -262,7 +270,7 @@ static gp_status knob_trainer(const struct rules_ctx *c, const struct plan *pl, 
  * cores the trace reports. @return it; *capped set when the cores limited it. */
 static long pytorch_workers(const struct rules_ctx *c, double need, int *capped)
 {
-    long cores = c->cfg.cpu_count, cap = cores > 2 ? cores - 1 : 1;
+    long cores = rules_count(c->cfg.rc.cpu_count), cap = cores > 2 ? cores - 1 : 1;
     *capped = cores > 0 && need > cap;
     return *capped ? cap : (long)need;
 }
@@ -288,7 +296,7 @@ static gp_status knob_pytorch(const struct rules_ctx *c, const struct plan *pl, 
                           "persistent_workers=True; move decoding/augmentation%s offline.",
                           c->has_gpu ? ", set pin_memory=True" : "", gpu_move);
     }
-    long cores = c->cfg.cpu_count;
+    long cores = rules_count(c->cfg.rc.cpu_count);
     const char *why = pl->capped
                               ? rules_strf(o,
                                            " (%ld would keep up, but this machine has %ld cores: "
@@ -316,7 +324,7 @@ static const char *serial_note(const struct rules_ctx *c, const struct plan *pl,
     char busy[64] = "";
     if (pl->others >= 0)
         snprintf(busy, sizeof(busy), " (other processes kept %.1f of %ld cores busy)", pl->others,
-                 c->cfg.cpu_count);
+                 rules_count(c->cfg.rc.cpu_count));
     double share = 100 * pl->serial;
     if (pl->serial > 0.9)
         return rules_strf(o,
@@ -349,7 +357,8 @@ static const char *cores_note(const struct rules_ctx *c, const struct plan *pl, 
         return rules_strf(o,
                           "; assumes the loader threads find a free core (other processes kept "
                           "%.1f of %ld cores busy, without slowing the training thread)",
-                          (double)g->other_cpu / (double)g->loop_wall, g->cpu_count);
+                          (double)g->other_cpu / (double)g->loop_wall,
+                          rules_count(g->rc.cpu_count));
     if (pl && pl->run_now > 0)
         return "";
     return "; assumes a free core for each loader thread (the trace does not say how busy the "
@@ -397,7 +406,7 @@ gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, stru
     double step = rules_per_step(c, (double)c->step_ns);
     double r = rules_pct_of_steps(c, c->bd[GP_BD_DATALOADER]);
     rules_measure(o, "loader_wait_share", GP_UNIT_PCT, r, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    if (wait < (c->cfg.trainer ? p[MIN_WAIT_TRAINER_MS] : p[MIN_WAIT_MS]) * 1e6)
+    if (wait < (c->cfg.rc.trainer ? p[MIN_WAIT_TRAINER_MS] : p[MIN_WAIT_MS]) * 1e6)
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
     GP_TRY(rules_summary(o, "%.1f%% of step time waits for the next batch (%s per step)", r,
                          rules_fmt_ns(a, sizeof(a), (int64_t)wait)));
@@ -405,14 +414,15 @@ gp_status rules_dataloader_starvation(struct rules_ctx *c, const double *p, stru
         return GP_OK;
     rules_cols(o, 4, cols);
     GP_TRY(worst_steps(c, o));
-    if (c->cfg.workers > 0) /* loader threads waiting for a core make the steps wait longer */
+    if (rules_count(c->cfg.rc.workers) >
+        0) /* loader threads waiting for a core make the steps wait longer */
         o->cause.needs = RULES_WAIT_INFLATED;
     struct plan pl;
     const struct plan *planned = NULL;
-    if (c->cfg.trainer)
+    if (c->cfg.rc.trainer)
         pl = plan_trainer(c, p, wait, step), planned = &pl;
     else if (single_process(c))
         pl = plan_pytorch(c, p, wait, step), planned = &pl;
     GP_TRY(predict_gain(c, planned, wait, step, o));
-    return c->cfg.trainer ? knob_trainer(c, planned, o) : knob_pytorch(c, planned, o);
+    return c->cfg.rc.trainer ? knob_trainer(c, planned, o) : knob_pytorch(c, planned, o);
 }

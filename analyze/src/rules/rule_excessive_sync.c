@@ -97,7 +97,7 @@ gp_status rules_excessive_sync(struct rules_ctx *c, const double *p, struct rule
             rc = rules_gain(o, idle, (int64_t)rules_per_step(c, (double)idle),
                             "the GPU idle time the syncs cause (the host's wait while queued "
                             "work drains is not lost)");
-        if (rc == GP_OK && !c->cfg.trainer)
+        if (rc == GP_OK && !c->cfg.rc.trainer)
             rc = rules_knob(o, "no torch.cuda.synchronize()/.item()/.nonzero() in the loop");
         if (rc == GP_OK)
             rc = rules_reco(o, "Synchronisation APIs block the host until all issued CUDA work is "

@@ -81,8 +81,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double e
     const char *why = same ? " The copies run on a stream that also runs kernels, so nothing "
                              "overlaps them."
                            : "";
-    if (c->cfg.trainer) {
-        int nb = c->cfg.non_blocking == 0, pin = c->cfg.pin_memory == 0;
+    if (c->cfg.rc.trainer) {
+        int nb = c->cfg.rc.non_blocking == GP_CFG_OFF, pin = c->cfg.rc.pin_memory == GP_CFG_OFF;
         if (nb || pin)
             GP_TRY(rules_knob(o, "%s%s%s", nb ? "--non-blocking" : "", nb && pin ? " " : "",
                               pin ? "--pin-memory" : ""));

@@ -88,9 +88,9 @@ static gp_status advise(struct rules_ctx *c, struct rules_out *o, double u)
                           "explained by %s (%s): fixing it would save about %s per step.",
                           u, best->rule->id, best->rule->title,
                           rules_fmt_ns(a, sizeof(a), best->gain_step_ns));
-    if (c->cfg.trainer && c->cfg.batch_size > 0)
-        GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
-    else if (!c->cfg.trainer)
+    if (c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0)
+        GP_TRY(rules_knob(o, "--batch-size %ld", rules_count(c->cfg.rc.batch_size) * 2));
+    else if (!c->cfg.rc.trainer)
         GP_TRY(rules_knob(o, "a larger batch size"));
     return rules_reco(o,
                       "The GPU is busy only %.1f%% of step time and no other rule explains "

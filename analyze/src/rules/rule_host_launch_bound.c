@@ -147,8 +147,8 @@ static gp_status evidence(struct rules_ctx *c, struct rules_out *o, struct rules
 static gp_status advise_synced(const struct rules_ctx *c, struct rules_out *o, double h,
                                double syncs)
 {
-    if (c->cfg.trainer && c->cfg.batch_size > 0)
-        GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 2));
+    if (c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0)
+        GP_TRY(rules_knob(o, "--batch-size %ld", rules_count(c->cfg.rc.batch_size) * 2));
     else
         GP_TRY(rules_knob(o, "torch.compile(model); no .item()/sync in the loop"));
     return rules_reco(o,
@@ -168,7 +168,7 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h
     double syncs = rules_host_syncs_per_step(c);
     if (syncs >= 1)
         return advise_synced(c, o, h, syncs);
-    if (c->cfg.trainer)
+    if (c->cfg.rc.trainer)
         GP_TRY(rules_knob(o, "--cuda-graphs"));
     else
         GP_TRY(rules_knob(o, "torch.cuda.graphs / torch.compile(model, mode=\"reduce-overhead\")"));
@@ -180,7 +180,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h
                       "host-wait idle, %s a step. Fewer, fused ops (torch.compile; the trainer's "
                       "--fused) or a larger batch%s cut the launches too.",
                       h, launches, rules_fmt_ns(a, sizeof(a), gain_step),
-                      c->cfg.trainer && c->cfg.batch_size > 0 ? " (--batch-size)" : "");
+                      c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0 ? " (--batch-size)"
+                                                                                 : "");
 }
 
 gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct rules_out *o)

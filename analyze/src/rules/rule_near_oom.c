@@ -63,7 +63,7 @@ static gp_status advise_ckpt(const struct rules_ctx *c, struct rules_out *o, int
                                         : "the rise of allocated memory within each step, "
                                           "segments of sqrt(allocations)";
     const char *cost = k->forward_ns > 0 ? rules_fmt_ns(t, sizeof(t), k->forward_ns) : "unknown";
-    if (c->cfg.trainer)
+    if (c->cfg.rc.trainer)
         GP_TRY(rules_knob(o, "--checkpoint-activations"));
     else
         GP_TRY(rules_knob(o, "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"));
@@ -75,10 +75,10 @@ static gp_status advise_ckpt(const struct rules_ctx *c, struct rules_out *o, int
                       rules_fmt_bytes(a, sizeof(a), (double)k->saving),
                       rules_fmt_bytes(b, sizeof(b), (double)peak),
                       rules_fmt_bytes(d, sizeof(d), (double)(peak - k->saving)), basis, cost,
-                      c->cfg.trainer ? "--checkpoint-activations (torch.utils.checkpoint in "
-                                       "PyTorch)"
-                                     : "torch.utils.checkpoint around each block (the bundled "
-                                       "trainer's --checkpoint-activations)");
+                      c->cfg.rc.trainer ? "--checkpoint-activations (torch.utils.checkpoint in "
+                                          "PyTorch)"
+                                        : "torch.utils.checkpoint around each block (the bundled "
+                                          "trainer's --checkpoint-activations)");
 }
 
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, const gp_mem_series *s,
@@ -91,12 +91,12 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, const gp
     char a[32];
     if (ckpt)
         return advise_ckpt(c, o, s->peak_reserved > 0 ? s->peak_reserved : s->peak_allocated, k);
-    if (c->cfg.trainer) {
-        int amp_off = !c->cfg.amp || strcmp(c->cfg.amp, "off") == 0;
+    if (c->cfg.rc.trainer) {
+        int amp_off = !c->cfg.rc.amp || strcmp(c->cfg.rc.amp, "off") == 0;
         if (amp_off)
             GP_TRY(rules_knob(o, "--amp bf16"));
-        else if (c->cfg.batch_size > 1)
-            GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size / 2));
+        else if (rules_count(c->cfg.rc.batch_size) > 1)
+            GP_TRY(rules_knob(o, "--batch-size %ld", rules_count(c->cfg.rc.batch_size) / 2));
         return rules_reco(o, "Device memory is at the limit. %s%s",
                           amp_off ? "--amp bf16 halves activation memory (you ran --amp off); "
                                     "or lower --batch-size with --accumulate to keep the "

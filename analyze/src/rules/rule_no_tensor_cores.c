@@ -54,12 +54,12 @@ static gp_status evidence(struct rules_ctx *c, struct rules_out *o, int64_t all)
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, int major, double share)
 {
     const char *dtype = major >= 8 ? "bf16" : "fp16";
-    if (c->cfg.trainer) {
+    if (c->cfg.rc.trainer) {
         GP_TRY(rules_knob(o, "--amp %s", dtype));
         return rules_reco(o,
                           "No Tensor Core kernels while fp32 GEMM/conv take %.1f%% of GPU "
                           "time. --amp %s runs them on Tensor Cores (you ran --amp %s).",
-                          share, dtype, c->cfg.amp ? c->cfg.amp : "off");
+                          share, dtype, c->cfg.rc.amp ? c->cfg.rc.amp : "off");
     }
     GP_TRY(rules_knob(o, "torch.autocast('cuda', dtype=torch.%s)",
                       major >= 8 ? "bfloat16" : "float16"));

@@ -195,7 +195,8 @@ static gp_status advise_multi_tensor(struct rules_out *o, double share, const st
 /* The knob is the trainer's --batch-size (not a PyTorch optimizer's own implementation)? */
 static int batch_knob(const struct rules_ctx *c, const char *cls)
 {
-    return !(cls[0] && !has_foreach(cls)) && c->cfg.trainer && c->cfg.batch_size > 0;
+    return !(cls[0] && !has_foreach(cls)) && c->cfg.rc.trainer &&
+           rules_count(c->cfg.rc.batch_size) > 0;
 }
 
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double share,
@@ -205,12 +206,13 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
     if (cls[0] && !has_foreach(cls))
         return advise_other(o, share, cls);
     if (batch_knob(c, cls)) {
-        GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 4));
+        GP_TRY(rules_knob(o, "--batch-size %ld", rules_count(c->cfg.rc.batch_size) * 4));
         return rules_reco(o,
                           "The optimizer takes %.0f%% of each step, and its cost is per step, not "
                           "per sample: a larger batch (--batch-size %ld, you ran %ld) spreads it "
                           "over more samples.",
-                          share, c->cfg.batch_size * 4, c->cfg.batch_size);
+                          share, rules_count(c->cfg.rc.batch_size) * 4,
+                          rules_count(c->cfg.rc.batch_size));
     }
     if (x->impl != IMPL_PER_PARAM)
         return advise_multi_tensor(o, share, x);

@@ -45,10 +45,10 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o)
     static const char nsys[] = "Asynchronous copies from PAGEABLE memory are staged by the driver "
                                "and run synchronously, blocking the host and the overlap with "
                                "compute.";
-    if (c->cfg.trainer) {
+    if (c->cfg.rc.trainer) {
         GP_TRY(rules_knob(o, "--pin-memory"));
         return rules_reco(o, "%s Use PINNED memory: --pin-memory%s.", nsys,
-                          c->cfg.pin_memory == 0 ? " (you ran without it)" : "");
+                          c->cfg.rc.pin_memory == GP_CFG_OFF ? " (you ran without it)" : "");
     }
     GP_TRY(rules_knob(o, "DataLoader(pin_memory=True) + tensor.to(device, non_blocking=True)"));
     return rules_reco(o,

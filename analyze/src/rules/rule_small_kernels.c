@@ -138,7 +138,7 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 {
     char a[32];
     int synced = rules_host_syncs_per_step(c) >= 1;
-    if (c->cfg.trainer)
+    if (c->cfg.rc.trainer)
         GP_TRY(rules_knob(o, synced ? "--fused" : "--cuda-graphs; --fused"));
     else
         GP_TRY(rules_knob(o, synced ? "torch.compile(model); optimizer(fused=True)"
@@ -154,9 +154,10 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
                                "capturing it in a CUDA graph"
                              : " or replay the step as one CUDA graph (torch.cuda.graphs, "
                                "torch.compile(mode=\"reduce-overhead\"); --cuda-graphs)",
-                      c->cfg.trainer && c->cfg.batch_size > 0 ? "; a larger --batch-size "
-                                                                "makes each kernel longer"
-                                                              : "");
+                      c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0
+                              ? "; a larger --batch-size "
+                                "makes each kernel longer"
+                              : "");
 }
 
 gp_status rules_small_kernels(struct rules_ctx *c, const double *p, struct rules_out *o)

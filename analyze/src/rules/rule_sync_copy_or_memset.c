@@ -41,14 +41,14 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *hos
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, size_t n_d2h, size_t n_h2d)
 {
     static const char base[] = "Each blocking copy or memset waits for all queued GPU work.";
-    if (c->cfg.trainer && n_h2d > 0 && c->cfg.non_blocking == 0) {
+    if (c->cfg.rc.trainer && n_h2d > 0 && c->cfg.rc.non_blocking == GP_CFG_OFF) {
         GP_TRY(rules_knob(o, "--non-blocking"));
         return rules_reco(o,
                           "%s --non-blocking copies batches with cudaMemcpyAsync on a copy "
                           "stream instead (you ran without it).",
                           base);
     }
-    if (!c->cfg.trainer)
+    if (!c->cfg.rc.trainer)
         GP_TRY(rules_knob(o, "tensor.to(device, non_blocking=True); no .item()/.cpu() per step"));
     return rules_reco(o,
                       "%s Use cudaMemcpy*Async / non_blocking=True; avoid .item(), .cpu() and "

@@ -183,13 +183,14 @@ static gp_status advise_cell(const struct rules_ctx *c, struct rules_out *o, dou
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double share, double ops,
                         const struct rules_agg_row *cell)
 {
-    if (c->cfg.trainer && c->cfg.batch_size > 0) {
-        GP_TRY(rules_knob(o, "--batch-size %ld", c->cfg.batch_size * 4));
+    if (c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0) {
+        GP_TRY(rules_knob(o, "--batch-size %ld", rules_count(c->cfg.rc.batch_size) * 4));
         return rules_reco(o,
                           "%.0f tiny operators per step take %.0f%% of it: their cost is per "
                           "call, so a larger batch (--batch-size %ld, you ran %ld) does more "
                           "work per call.",
-                          ops, share, c->cfg.batch_size * 4, c->cfg.batch_size);
+                          ops, share, rules_count(c->cfg.rc.batch_size) * 4,
+                          rules_count(c->cfg.rc.batch_size));
     }
     if (cell)
         return advise_cell(c, o, share, ops, cell);

@@ -82,8 +82,8 @@ static gp_status capture(const struct rules_ctx *c, struct rules_out *o, int *n)
         GP_TRY(problem(o, n, "the trace was not finished",
                        "the program ended early (killed or crashed): its last moments are "
                        "missing"));
-    const char *g = c->cfg.gpu_status;
-    int cuda = c->cfg.device && strcmp(c->cfg.device, "cuda") == 0;
+    const char *g = c->cfg.rc.gpu_status;
+    int cuda = c->cfg.rc.device && strcmp(c->cfg.rc.device, "cuda") == 0;
     /* "simulated": a simulated device's records (tests/simdev), as "recorded" */
     int got = g && (strncmp(g, "recorded", 8) == 0 || strncmp(g, "simulated", 9) == 0);
     if (g && cuda && !got)
@@ -162,7 +162,7 @@ static gp_status reco_info(const struct rules_ctx *c, const double *p, struct ru
     if (!few && gp_trace_get_quality(c->t)->incomplete)
         return rules_reco(o, "Let the program finish, or stop it with Ctrl-C or SIGTERM (which "
                              "finish the trace); a killed program keeps all but its last moments.");
-    if (c->cfg.trainer)
+    if (c->cfg.rc.trainer)
         return rules_reco(o,
                           "Profile at least %.0f steady-state steps: gprof-train run --steps "
                           "%.0f or more.",

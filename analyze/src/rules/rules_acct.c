@@ -37,8 +37,9 @@ struct rules_acct rules_read_acct(const struct rules_ctx *c)
 {
     const struct rules_cfg *g = &c->cfg;
     struct rules_acct a = {.loader_run = -1, .other_cores = -1};
-    long w = g->workers > 0 ? g->workers : 0;
-    a.threads = 1 + w + (g->blas_threads > 1 ? g->blas_threads - 1 : 0);
+    long w = rules_count(g->rc.workers);
+    a.threads =
+            1 + w + (rules_count(g->rc.blas_threads) > 1 ? rules_count(g->rc.blas_threads) - 1 : 0);
     if (g->other_cpu >= 0)
         a.other_cores = (double)g->other_cpu / (double)g->loop_wall;
     if (g->train_runq >= 0 && w > 0 && g->loader_cpu > 0)
@@ -54,7 +55,7 @@ struct rules_acct rules_read_acct(const struct rules_ctx *c)
         a.wait_share = step_wait_share(c);
         return a;
     }
-    if (g->step_wall <= 0 || !g->device || strcmp(g->device, "cpu") != 0)
+    if (g->step_wall <= 0 || !g->rc.device || strcmp(g->rc.device, "cpu") != 0)
         return a; /* on a GPU the training thread also blocks in syncs */
     double blocked =
             w > 0 && c->step_ns > 0

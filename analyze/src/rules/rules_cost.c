@@ -152,9 +152,9 @@ gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
         gap = rules_kth(s.gaps, s.n_gaps, s.n_gaps * GAP_PERCENTILE / 100);
         gap = gap < GAP_COST_MAX_NS ? gap : GAP_COST_MAX_NS;
     }
-    if (rc == GP_OK && c->cfg.record_cost_ns > 0) {
+    if (rc == GP_OK && c->cfg.rc.record_cost_ns.v > 0) {
         out->source = GP_COST_MEASURED;
-        records_ns = (int64_t)s.records * c->cfg.record_cost_ns;
+        records_ns = (int64_t)s.records * c->cfg.rc.record_cost_ns.v;
     } else if (have_gap && !c->cfg.libprof) {
         out->source = GP_COST_TORCH;
         records_ns = torch_cost(&s, gap);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rules' view of the run configuration: -1 (NULL) where the trace does not say. */
+/* The run configuration, decoded, and what the rules derive from it (rules_int.h). */
 static void read_cfg(struct rules_ctx *c)
 {
     struct rules_cfg *g = &c->cfg;
@@ -18,19 +18,7 @@ static void read_cfg(struct rules_ctx *c)
     const gp_run_config rc = g->rc;
     /* Knobs are `gprof-train run` flags only for the trainer's own traces; a program run under
      * `run -- CMD` (producer "inject") or linking libprof ("api") has its own settings. */
-    g->trainer = rc.trainer;
     g->libprof = rc.trainer || rc.producer != NULL;
-    g->workers = rc.workers.known ? (long)rc.workers.v : -1;
-    g->cpu_count = rc.cpu_count.known ? (long)rc.cpu_count.v : -1;
-    g->batch_size = rc.batch_size.known ? (long)rc.batch_size.v : -1;
-    g->pin_memory = rc.pin_memory;
-    g->non_blocking = rc.non_blocking;
-    g->amp = rc.amp;
-    g->device = rc.device;
-    g->device_mem = rc.device_memory.known ? rc.device_memory.v : 0;
-    g->gpu_status = rc.gpu_status;
-    g->record_cost_ns = rc.record_cost_ns.known ? rc.record_cost_ns.v : 0;
-    g->blas_threads = rc.blas_threads.known ? (long)rc.blas_threads.v : -1;
     if (rc.step_wall.known && rc.step_cpu.known && rc.step_wall.v > 0) {
         g->step_wall = rc.step_wall.v;
         g->step_cpu = rc.step_cpu.v;
@@ -438,7 +426,7 @@ int64_t rules_device_mem(const struct rules_ctx *c, int id)
     const gp_device_props *d = gp_trace_devices(c->t, &nd);
     if (id >= 0 && (size_t)id < nd && d[id].total_global_mem > 0)
         return d[id].total_global_mem;
-    return c->cfg.device_mem;
+    return c->cfg.rc.device_memory.v;
 }
 
 double rules_host_syncs_per_step(const struct rules_ctx *c)

@@ -15,24 +15,13 @@
 #define RULES_MAX_COLS 8
 
 /* The trainer's run configuration ("gprof" object), or what is known of a PyTorch run. `rc` is
- * every key, decoded (gp/run_config.h: unknown is `known` 0, NULL or GP_CFG_UNKNOWN): a rule that
- * needs a new key reads it there. The fields after it are the older view (-1 or 0 unknown, as
- * each says), with the gating of the CPU accounting the rules share. */
+ * every key, decoded (gp/run_config.h: unknown is `known` 0, NULL or GP_CFG_UNKNOWN; a POS
+ * key's `v` is 0 unknown): the rules read the keys there, counts through rules_count. The
+ * fields after it are derived: who wrote the trace and the gating of the CPU accounting the
+ * rules share. */
 struct rules_cfg {
     gp_run_config rc;
-    int trainer;            /* the trainer wrote this trace: knobs are `gprof-train run` flags */
-    int libprof;            /* libprof wrote it (the trainer, `run -- CMD`, a linked program) */
-    long workers;           /* -1 unknown */
-    long cpu_count;         /* -1 unknown */
-    long batch_size;        /* -1 unknown */
-    int pin_memory;         /* -1 unknown */
-    int non_blocking;       /* -1 unknown */
-    const char *amp;        /* "off", "fp16", "bf16" or NULL */
-    const char *device;     /* "cuda", "cpu" or NULL */
-    int64_t device_mem;     /* bytes, 0 unknown */
-    const char *gpu_status; /* the profiler's word on GPU capture, or NULL */
-    int64_t record_cost_ns; /* libprof's measure of one recorded range; 0 unknown */
-    long blas_threads;      /* the trainer's OpenBLAS threads; -1 unknown */
+    int libprof; /* libprof wrote it (the trainer, `run -- CMD`, a linked program) */
     /* the trainer's CPU accounting over its loop (ns): steps' wall time, the training thread's
      * CPU time in them, loader threads' CPU time (all 0 unknown); other processes' CPU time (-1
      * unknown) and the loop's wall time (0 unknown) */
@@ -41,6 +30,14 @@ struct rules_cfg {
      * (ns; -1 unknown) */
     int64_t train_runq, loader_runq;
 };
+
+/* A count the trace states (workers, cores, batch size, BLAS threads): its value where it
+ * states a positive one, else 0. The rules act on positive counts only: a header's 0 (e.g.
+ * `--workers 0`) and no header read alike, as they did when unknown was -1. */
+static inline long rules_count(gp_cfg_num n)
+{
+    return n.known && n.v > 0 ? (long)n.v : 0;
+}
 
 /* A sorted, disjoint list of [ts, end) intervals (ns). */
 struct rules_ivs {
