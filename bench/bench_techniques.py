@@ -15,7 +15,8 @@ host, so its table runs the mlp for a few steps by default (--sim-model, --sim-s
 columns are the peak device memory allocated in the profiled window (`report --format json`).
 
 usage: bench_techniques.py GPROF_TRAIN OUT_DIR [--model cnn] [--steps N] [--repeat N]
-                           [--sim BUILD_DIR] [--sim-model mlp] [--sim-steps N] [--only cpu|sim]"""
+                           [--sim BUILD_DIR] [--sim-model mlp] [--sim-steps N] [--data DIR]
+                           [--only cpu|sim]"""
 import argparse
 import gzip
 import json
@@ -62,6 +63,8 @@ def run_sweep(t, key, values, out):
            "--vary", "%s=%s" % (key, ",".join(values)), "--steps", str(t.steps),
            "--repeat", str(t.repeat), "--warmup", str(t.warmup),
            "--profile-steps", str(t.profile_steps), "-o", out]
+    if t.data:
+        cmd[2:2] = ["--vary", "data=" + t.data]
     p = subprocess.run(cmd, capture_output=True, text=True,
                        env=dict(os.environ, **SIM_ENV) if t.device == "cuda" else None)
     path = os.path.join(out, "sweep.json")
@@ -188,7 +191,7 @@ def table(t, label):
 
 def cpu_table(args):
     t = argparse.Namespace(bin=args.bin, out=args.out, model=args.model, steps=args.steps,
-                           repeat=args.repeat, warmup=1, profile_steps=5, device="cpu",
+                           repeat=args.repeat, warmup=1, data=args.data, profile_steps=5, device="cpu",
                            tag="CPU", mem_column="act. mem")
     return table(t, "CPU")
 
@@ -208,7 +211,7 @@ def sim_table(args):
     own = os.path.join(args.sim, "bin", "gprof-train")  # the module's own build's binary
     t = argparse.Namespace(bin=own if os.path.exists(own) else args.bin, out=args.out,
                            model=args.sim_model,
-                           steps=args.sim_steps, repeat=args.sim_repeat, warmup=0,
+                           steps=args.sim_steps, repeat=args.sim_repeat, warmup=0, data=args.data,
                            profile_steps=args.sim_steps, device="cuda", tag="simulated",
                            mem_column="peak dev")
     return table(t, "simulated device, not a GPU: per-epoch times are the host's wall time running "
@@ -230,6 +233,7 @@ def main():
                     help="the simulated table's timed (and profiled) steps a run (6)")
     ap.add_argument("--sim-repeat", type=int, default=1,
                     help="the simulated table's timed runs a setting (1)")
+    ap.add_argument("--data", help="the trainer's --data (default: the installed Fashion-MNIST)")
     ap.add_argument("--only", choices=("cpu", "sim"), help="print one of the two tables")
     args = ap.parse_args()
     status = 0
