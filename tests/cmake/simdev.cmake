@@ -52,4 +52,11 @@ if(TARGET fake_cupti AND TARGET fake_cuda AND TARGET cudacpu_kernels AND TARGET 
     set_tests_properties(simdev_train_${case} PROPERTIES LABELS gpu-sim TIMEOUT ${sd_timeout}
                          ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
   endforeach()
+  # the guides' techniques table on the simulated device (bench/bench_techniques.py, 2 steps)
+  add_test(NAME simdev_techniques_table
+           COMMAND python3 ${sd_src}/test_techniques_table.py
+                   ${CMAKE_SOURCE_DIR}/bench/bench_techniques.py $<TARGET_FILE:gprof-train>
+                   ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/data/idx)
+  set_tests_properties(simdev_techniques_table PROPERTIES LABELS gpu-sim TIMEOUT ${sd_timeout}
+                       ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
 endif()
