@@ -50,7 +50,8 @@ static int enqueue(struct CUstream_st *s, sim_run_fn run, const void *arg, size_
     p->on = on;
     p->on_seq = on_seq;
     p->next = NULL;
-    memcpy(p->arg, arg, bytes);
+    if (bytes) /* a wait carries no argument: memcpy from NULL is undefined even for 0 */
+        memcpy(p->arg, arg, bytes);
     if (s->tail)
         s->tail->next = p;
     else

@@ -105,7 +105,8 @@ static cudaError_t add_node(struct CUgraph_st *g, const CUpti_Activity *rec, siz
     n->arg = malloc(arg_bytes ? arg_bytes : 1);
     if (!n->arg)
         return cudaErrorMemoryAllocation;
-    memcpy(n->arg, arg, arg_bytes);
+    if (arg_bytes)
+        memcpy(n->arg, arg, arg_bytes);
     n->arg_bytes = arg_bytes;
     g->n++;
     return cudaSuccess;
