@@ -117,11 +117,7 @@ gp_status rules_channels_last(struct rules_ctx *c, const double *p, struct rules
 {
     int major = rules_compute_major(c);
     if (major < 7)
-        return rules_summary(o,
-                             major ? "compute capability %d has no Tensor Cores: not applicable"
-                                   : "compute capability unknown (no deviceProperties): not "
-                                     "applicable",
-                             major);
+        return rules_summary_no_tensor_cores(o, major);
     struct layout_sums s = sum_kernels(c);
     double share = s.all ? 100.0 * (double)s.transpose / (double)s.all : 0;
     rules_measure(o, "nchw_transpose_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);

@@ -168,10 +168,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h
     double syncs = rules_host_syncs_per_step(c);
     if (syncs >= 1)
         return advise_synced(c, o, h, syncs);
-    if (c->cfg.rc.trainer)
-        GP_TRY(rules_knob(o, "--cuda-graphs"));
-    else
-        GP_TRY(rules_knob(o, "torch.cuda.graphs / torch.compile(model, mode=\"reduce-overhead\")"));
+    GP_TRY(rules_knob_for(c, o, "--cuda-graphs",
+                          "torch.cuda.graphs / torch.compile(model, mode=\"reduce-overhead\")"));
     return rules_reco(o,
                       "The GPU idles %.1f%% of step time because the host launches work too "
                       "slowly. Capture the step in a CUDA graph (torch.cuda.graphs, or "

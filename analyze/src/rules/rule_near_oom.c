@@ -63,10 +63,8 @@ static gp_status advise_ckpt(const struct rules_ctx *c, struct rules_out *o, int
                                         : "the rise of allocated memory within each step, "
                                           "segments of sqrt(allocations)";
     const char *cost = k->forward_ns > 0 ? rules_fmt_ns(t, sizeof(t), k->forward_ns) : "unknown";
-    if (c->cfg.rc.trainer)
-        GP_TRY(rules_knob(o, "--checkpoint-activations"));
-    else
-        GP_TRY(rules_knob(o, "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"));
+    GP_TRY(rules_knob_for(c, o, "--checkpoint-activations",
+                          "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"));
     return rules_reco(o,
                       "Device memory is at the limit and the activations kept for backward "
                       "hold much of it. Activation checkpointing saves about %s (peak %s to "

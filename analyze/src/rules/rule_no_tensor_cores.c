@@ -76,11 +76,7 @@ gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rul
     int major = rules_compute_major(c);
     int64_t all, tc, fp;
     if (major < 7)
-        return rules_summary(o,
-                             major ? "compute capability %d has no Tensor Cores: not applicable"
-                                   : "compute capability unknown (no deviceProperties): not "
-                                     "applicable",
-                             major);
+        return rules_summary_no_tensor_cores(o, major);
     classify(c, &all, &tc, &fp);
     double share = all ? 100.0 * (double)fp / (double)all : 0;
     rules_measure(o, "fp32_gemm_share", GP_UNIT_PCT, share, ">=", p[GEMM_PCT], INFINITY);

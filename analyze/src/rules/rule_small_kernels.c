@@ -138,12 +138,10 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 {
     char a[32];
     int synced = rules_host_syncs_per_step(c) >= 1;
-    if (c->cfg.rc.trainer)
-        GP_TRY(rules_knob(o, synced ? "--fused" : "--cuda-graphs; --fused"));
-    else
-        GP_TRY(rules_knob(o, synced ? "torch.compile(model); optimizer(fused=True)"
-                                    : "torch.compile(model, mode=\"reduce-overhead\") / "
-                                      "torch.cuda.graphs; optimizer(fused=True)"));
+    GP_TRY(rules_knob_for(c, o, synced ? "--fused" : "--cuda-graphs; --fused",
+                          synced ? "torch.compile(model); optimizer(fused=True)"
+                                 : "torch.compile(model, mode=\"reduce-overhead\") / "
+                                   "torch.cuda.graphs; optimizer(fused=True)"));
     return rules_reco(o,
                       "%.0f%% of kernels run shorter than it takes to launch them (%.0f "
                       "kernels per step): their launches cost about %s a step beyond their "

@@ -448,6 +448,21 @@ int rules_compute_major(const struct rules_ctx *c)
     return major;
 }
 
+gp_status rules_summary_no_tensor_cores(struct rules_out *o, int major)
+{
+    return rules_summary(o,
+                         major ? "compute capability %d has no Tensor Cores: not applicable"
+                               : "compute capability unknown (no deviceProperties): not "
+                                 "applicable",
+                         major);
+}
+
+gp_status rules_knob_for(const struct rules_ctx *c, struct rules_out *o, const char *trainer,
+                         const char *torch)
+{
+    return rules_knob(o, "%s", c->cfg.rc.trainer ? trainer : torch);
+}
+
 const char *rules_no_device_mem_why(const struct rules_ctx *c)
 {
     size_t n;

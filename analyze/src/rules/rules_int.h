@@ -224,6 +224,8 @@ gp_status rules_ckpt_estimate(const struct rules_ctx *c, const gp_mem_series *s,
 double rules_host_syncs_per_step(const struct rules_ctx *c);
 /* The highest compute capability (major) among the trace's devices; 0 unknown. */
 int rules_compute_major(const struct rules_ctx *c);
+/* The summary of a Tensor Core rule on a device without them (`major` < 7; 0 unknown). */
+gp_status rules_summary_no_tensor_cores(struct rules_out *o, int major);
 /* Why a memory rule has no device series to read: no GPU activity at all; no [memory] records
  * (PyTorch: profile_memory off; libprof: CUPTI's memory records missing); or only host
  * allocations (profile_memory on, nothing on a GPU). */
@@ -321,6 +323,9 @@ gp_status rules_reco(struct rules_out *o, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 gp_status rules_knob(struct rules_out *o, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+/* The knob: the bundled trainer's flag on its traces, the PyTorch call on any other. */
+gp_status rules_knob_for(const struct rules_ctx *c, struct rules_out *o, const char *trainer,
+                         const char *torch);
 gp_status rules_gain(struct rules_out *o, int64_t total_ns, int64_t per_step_ns, const char *fmt,
                      ...) __attribute__((format(printf, 4, 5)));
 /* Set the evidence columns: pairs of (name, unit), n of them. */
