@@ -78,6 +78,7 @@ void rules_ctx_fork(struct rules_ctx *dst, const struct rules_ctx *src)
     memset(&dst->comm, 0, sizeof(dst->comm));
     memset(&dst->copies, 0, sizeof(dst->copies));
     memset(&dst->busy, 0, sizeof(dst->busy));
+    memset(&dst->compute, 0, sizeof(dst->compute));
     dst->have_ivs = 0;
     dst->name_cls = NULL;
     dst->n_name_cls = 0;
@@ -89,6 +90,7 @@ void rules_ctx_release_fork(struct rules_ctx *c)
     free(c->comm.iv);
     free(c->copies.iv);
     free(c->busy.iv);
+    free(c->compute.iv);
     free(c->name_cls);
 }
 
@@ -154,6 +156,8 @@ static gp_status collect_gpu(struct rules_ctx *c, const gp_track *tr)
             GP_TRY(rules_ivs_push(dst, e->ts, e->ts + e->dur));
         if (dst || e->kind == GP_EV_MEMSET)
             GP_TRY(rules_ivs_push(&c->busy, e->ts, e->ts + e->dur));
+        if (e->kind == GP_EV_KERNEL || e->kind == GP_EV_MEMSET)
+            GP_TRY(rules_ivs_push(&c->compute, e->ts, e->ts + e->dur));
     }
     return GP_OK;
 }
@@ -171,6 +175,7 @@ gp_status rules_ctx_intervals(struct rules_ctx *c)
     rules_ivs_merge(&c->comm);
     rules_ivs_merge(&c->copies);
     rules_ivs_merge(&c->busy);
+    rules_ivs_merge(&c->compute);
     c->have_ivs = 1;
     return GP_OK;
 }

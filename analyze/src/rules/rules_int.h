@@ -63,6 +63,7 @@ struct rules_ctx {
     int64_t trace_ts;          /* earliest event start: "at" times are relative to it */
     /* lazily built caches (rules_ctx.c) */
     struct rules_ivs kernels, comm, copies, busy; /* compute kernels, comm kernels, memcpys, all */
+    struct rules_ivs compute; /* the work that occupies the SMs: kernels, comm kernels, memsets */
     int have_ivs;
     uint8_t *name_cls;
     size_t n_name_cls;
@@ -147,8 +148,9 @@ void rules_ctx_release_fork(struct rules_ctx *c);
 gp_status rules_ctx_intervals(struct rules_ctx *c);
 
 /* ---- rules_idle_cost.c: what a stall costs the GPU ---- */
-/* GPU idle host-blocking calls cause: device idle from a call's start to the first GPU work at
- * or after its end (0 when the GPU stays busy throughout), at most its duration; calls made
+/* GPU idle host-blocking calls cause: compute idle from a call's start to the first compute work
+ * at or after its end (0 when compute stays busy throughout), less the copies that work waits
+ * for on its own stream, at most the call's duration; calls made
  * before the GPU resumed after the previous one join its stall (idle capped by their summed
  * duration). Add calls in time order to a zeroed stall; `idle` is what this call adds. */
 struct rules_stall {
