@@ -17,10 +17,12 @@ memory saving (GiB).
 usage: accuracy_table.py GPROF_TRAIN [--cpu FILE] [--gpu FILE] [--torch FILE]
                          [--contention FILE] [--no-job] [--cases] [--markdown]
 --cases: list every case with the rules it must fire and those that fired.
---markdown: the table as README's markdown."""
+--markdown: the table (with each rule's title) and the cases as README's markdown."""
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -108,7 +110,36 @@ def pct(a, b):
     return "%5.0f%%" % (100.0 * a / b) if b else "     -"
 
 
-def print_cases(results):
+def rule_names(bin_):
+    """GTxx -> its title, from `diagnose --list-rules` ({} where that fails)."""
+    try:
+        out = subprocess.run([bin_, "diagnose", "--list-rules"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    names = {"T-ckpt": "activation checkpointing advised (GT10)",
+             "T-graphs": "CUDA graphs advised (GT04/GT05)"}
+    for line in out.splitlines():
+        m = re.match(r"^(GT[0-9]+) +[a-z0-9_]+ +(.+)$", line)
+        if m:
+            names[m.group(1)] = m.group(2)
+    return names
+
+
+def print_cases_markdown(results):
+    """Every case as a markdown table row: its source, the rules it must fire, those that fired."""
+    print("\n| case | source | must fire | fired | may fire |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        may = "any" if len(r["may"]) > 10 else ", ".join(r["may"])
+        print("| `%s` | %s | %s | %s | %s |" % (r["name"], r["source"],
+                                               ", ".join(r["must"]) or "-",
+                                               ", ".join(r["fired"]) or "-", may))
+
+
+def print_cases(results, markdown=False):
+    if markdown:
+        return print_cases_markdown(results)
     print("\ncase                              source      must           fired")
     for r in results:
         may = "ANY" if len(r["may"]) > 10 else ",".join(r["may"])
@@ -117,8 +148,9 @@ def print_cases(results):
                                          "  (may: %s)" % may if may else ""))
 
 
-def print_table(results, markdown=False):
+def print_table(results, markdown=False, names=None):
     rules = judged(results)
+    names = names or {}
     by_source = {}
     for r in results:
         by_source[r["source"]] = by_source.get(r["source"], 0) + 1
@@ -137,7 +169,8 @@ def print_table(results, markdown=False):
         if markdown:
             g = gains_of(results, rule)
             print("| %s | %d | %d | %d | %d | %s | %s | %s |" % (
-                rule, tp, fp, fn, tn, pct(tp, tp + fp).strip(), pct(tp, tp + fn).strip(),
+                (rule + " " + names[rule]) if rule in names else rule, tp, fp, fn, tn,
+                pct(tp, tp + fp).strip(), pct(tp, tp + fn).strip(),
                 "" if g == "-" else g))
             continue
         print("%-5s %3d %3d %3d %3d     %s  %s  %4d/%-4d %s%s" % (
@@ -163,9 +196,10 @@ def main():
     if not results:
         print("accuracy_table: no results")
         return 1
+    markdown = "--markdown" in args
     if "--cases" in args:
-        print_cases(results)
-    print_table(results, "--markdown" in args)
+        print_cases(results, markdown)
+    print_table(results, markdown, rule_names(args[0]) if markdown else None)
     return 0
 
 
