@@ -25,7 +25,8 @@ static int is_compute(const gp_event *e)
 }
 
 /* The GPU track of the first compute work starting at `ts` (the one rules_stall_add resumes
- * at), or -1. Each track is sorted by start. */
+ * at), or NO_TRACK. Each track is sorted by start. */
+#define NO_TRACK (-1L)
 static long resume_track(const struct rules_ctx *c, int64_t ts)
 {
     size_t nt;
@@ -45,14 +46,14 @@ static long resume_track(const struct rules_ctx *c, int64_t ts)
             if (is_compute(&c->ev[lo]))
                 return (long)t;
     }
-    return -1;
+    return NO_TRACK;
 }
 
 /* Copy time on `track` within [ts, end) outside compute: what the resuming work waited for in
  * line. */
 static int64_t inline_copies(const struct rules_ctx *c, long track, int64_t ts, int64_t end)
 {
-    if (track < 0)
+    if (track == NO_TRACK)
         return 0;
     size_t nt;
     const gp_track *tr = &gp_trace_tracks(c->t, &nt)[track];
