@@ -182,8 +182,10 @@ typedef enum gp_cost_source {
  * the cost of one, plus the "overhead" events CUPTI reports. GPU-side instrumentation that
  * leaves no record is not seen. */
 typedef struct gp_profiler_cost {
-    int64_t per_step_ns;     /**< mean per analysed step: records + overhead events */
+    int64_t per_step_ns;     /**< mean per analysed step: records + overhead events + step reads */
     int64_t overhead_ns;     /**< of it, "overhead" events inside the steps, per step */
+    int64_t step_reads_ns;   /**< of it, libprof's scheduler reads at step boundaries (steps with
+                                  gprof_thread_cpu_ns / gprof_runq_ns), per step */
     double records_per_step; /**< host records per analysed step */
     int64_t record_cost_ns;  /**< per record (0 with GP_COST_NONE) */
     gp_cost_source source;

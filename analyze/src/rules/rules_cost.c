@@ -30,6 +30,13 @@
 #define TORCH_RECORD_X 2.5
 #define TORCH_SHAPES_X 3.0
 #define TORCH_GAP_X    1.0 /* memory records, CUDA runtime and driver calls */
+/* libprof reads the stepping thread's CPU time and /proc/thread-self/schedstat at each step
+ * boundary (a step's gprof_thread_cpu_ns and gprof_runq_ns args): two system calls inside the
+ * step, beyond the step's record (a range, at record_cost_ns). bench/prof/bench_prof_step.c on
+ * this project's 2-core VM (the thread's CPU time, median of 9 rounds of 20,000 boundaries, at
+ * load 9-10, in a session of its own at SCHED_FIFO): a boundary cost 1.9-2.5 us more than a
+ * range (median 2.1 us over 8 runs), of which the scheduler read alone 1.7-2.3 us. */
+#define STEP_SCHED_NS 2100
 
 int rules_host_record(const gp_event *e)
 {
@@ -130,6 +137,15 @@ static int64_t torch_cost(const struct cost_scan *s, int64_t gap)
     return sum;
 }
 
+/* The scheduler reads of the analysed steps that carry their figures, per step. */
+static int64_t step_reads_ns(const struct rules_ctx *c)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < c->n_steps; i++)
+        n += c->steps[i].cpu_ns >= 0 || c->steps[i].runq_ns >= 0;
+    return n * STEP_SCHED_NS / (int64_t)c->n_steps;
+}
+
 gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
 {
     struct cost_scan s = {0};
@@ -168,7 +184,9 @@ gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
     /* the mean over the kinds, and the total from it: records x cost + overhead, as printed */
     out->record_cost_ns = s.records ? records_ns / (int64_t)s.records : 0;
     out->overhead_ns = s.overhead_ns / n;
-    out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n;
+    out->step_reads_ns = step_reads_ns(c);
+    out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n +
+                       out->step_reads_ns;
     return rc;
 }
 
