@@ -129,6 +129,11 @@ typedef struct gp_finding {
      * the records of the operators it counts); -1 unknown. Known, the gain without the profiler
      * is one share, (gain_step_ns - this) / (step - profiler's cost), not a range. */
     int64_t gain_prof_step_ns;
+    /** where the rule's own pricing of the gain is a model measured to err beyond what the
+     * trace's steps and the profiler's cost say (GT18 when most of the tiny ops' time is taken
+     * for arithmetic): why; the gain without the profiler is then at most medium-sure, and
+     * its why leads with this. NULL otherwise. */
+    const char *gain_why;
     const gp_evidence_col *cols;
     size_t n_cols;
     const gp_cell *cells; /**< row-major, n_rows * n_cols, most costly row first */

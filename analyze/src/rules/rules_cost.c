@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define GAP_PERCENTILE 10 /* of the gaps between records: one record's cost, on the high side */
 #define MIN_GAPS       20 /* fewer gaps estimate nothing */
@@ -259,6 +260,21 @@ static void unprofiled_point(const gp_findings *fs, const gp_finding *f, gp_unpr
     out->low_pct = out->high_pct = clamp_pct(100.0 * (double)net / (double)(s - o));
 }
 
+/* A rule's own doubt about its pricing (gp_finding.gain_why) bounds the gain at medium and
+ * leads the why. */
+static void rule_doubt(const gp_finding *f, gp_unprofiled_gain *g)
+{
+    if (!f->gain_why)
+        return;
+    char why[sizeof(g->why)];
+    if (g->sure == GP_SURE_HIGH)
+        snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, f->gain_why);
+    else
+        snprintf(why, sizeof(why), "%.140s; %.80s", f->gain_why, g->why);
+    memcpy(g->why, why, sizeof(why));
+    g->sure = g->sure < GP_SURE_MEDIUM ? g->sure : GP_SURE_MEDIUM;
+}
+
 int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out)
 {
     int64_t s = fs->mean_step_ns, g = f->gain_step_ns, o = fs->cost.per_step_ns;
@@ -275,6 +291,7 @@ int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_un
         out->high_pct = clamp_pct(100.0 * (double)(g < s - o ? g : s - o) / rest);
     }
     judge(fs, 100.0 * (double)o / (double)s, out);
+    rule_doubt(f, out);
     rules_ledger_sureness(fs, f, out);
     return 1;
 }
