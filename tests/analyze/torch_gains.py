@@ -6,8 +6,8 @@ profiler on the same machine. GT18 must fire, price its gain without the profile
 (the profiler's records inside the tiny ops are its own cost, not the loop's: the profiled
 share said 79% where the fix gained 71%, 72% for 57%, 53% for 34%), and that share must be
 within 25% of the measured gain, or, where GT18 says its pricing is a model that errs there
-(most of the tiny ops' time taken for arithmetic: 'fixes measured A-Bx such a prediction' in
-the gain's why, at most medium-sure), the measured gain must lie within the A-B it states.
+(most of the tiny ops' time taken for arithmetic: 'fixes measured A-Bx such a prediction in N
+of M runs' in the gain's why, at most medium-sure), the measured gain must lie within the A-B it states.
 lstm_b256_load9 is such a case (an LSTMCell loop at batch 256 at load 9: 49.7% predicted, 28.8%
 measured; made by make_gain_traces.write). No torch is needed here.
 usage: torch_gains.py GPROF_TRAIN GAINS_DIR"""

@@ -249,8 +249,8 @@ static gp_status price(const struct rules_ctx *c, struct rules_out *o, const str
     if (arith > ARITH_PCT &&
         !(o->f.gain_why = rules_strf(o,
                                      "%.0f%% of the tiny ops' own time is taken for arithmetic "
-                                     "the fix keeps (over half: fixes measured 0.5-1.2x such "
-                                     "a prediction)",
+                                     "the fix keeps (over half: fixes measured 0.47-1.24x "
+                                     "such a prediction in 22 of 24 runs)",
                                      arith)))
         return GP_ENOMEM;
     return GP_OK;

@@ -270,7 +270,7 @@ static void rule_doubt(const gp_finding *f, gp_unprofiled_gain *g)
     if (g->sure == GP_SURE_HIGH)
         snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, f->gain_why);
     else
-        snprintf(why, sizeof(why), "%.140s; %.80s", f->gain_why, g->why);
+        snprintf(why, sizeof(why), "%.150s; %.70s", f->gain_why, g->why);
     memcpy(g->why, why, sizeof(why));
     g->sure = g->sure < GP_SURE_MEDIUM ? g->sure : GP_SURE_MEDIUM;
 }
