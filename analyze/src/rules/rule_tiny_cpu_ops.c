@@ -225,7 +225,7 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
  * of the fix (-20% to +14%); the 24 over half (batches 64-512) had the fix at 0.47-1.24x the
  * prediction (two more at 2.1x and 3.5x, whose steps stretched under load), 9 outside 25%, the
  * worst at batches 128-256 (+31% to +112%). Pricing each op at a floor instead (its 25th or
- * 10th percentile, its name's fastest call, or nothing) missed 14-30 of the 42: the gaps
+ * 10th percentile, its name's fastest call, or nothing) missed 15-29 of the 42: the gaps
  * between the tiny ops grow with the batch too (4.4 ms a step at batch 4, 6.5-7.9 ms at
  * 128-256), while the fix saved 3.0-4.1 ms a step at every batch on a quiet machine. */
 #define ARITH_PCT 50.0
