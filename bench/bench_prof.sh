@@ -3,7 +3,8 @@
 # bursts of 10 K / 100 K / 1 M after idle; timed in the thread's CPU time), and the writer's
 # throughput (plain and gzip) on 10 M and 20 M events: wall rate, the writer thread's CPU an
 # event (independent of other load) next to the floor (the same bytes through write(2) / zlib
-# alone), and peak memory (must not grow with N).
+# alone), and peak memory (must not grow with N); and a step boundary's cost beside a range's
+# (its scheduler read, which analyze counts as the profiler's cost: rules_cost.c STEP_SCHED_NS).
 # usage: bench_prof.sh BUILD_DIR   (a Release build)
 build=${1:-build-release}
 bin=$build/bench
@@ -11,6 +12,7 @@ bin=$build/bench
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bin/bench_prof_range" 1000000 || exit 1
+[ -x "$bin/bench_prof_step" ] && { "$bin/bench_prof_step" || exit 1; }
 for fmt in plain gzip; do
     for n in 10000000 20000000; do
         "$bin/bench_prof_writer" $fmt $n "$out/t.json" || exit 1

@@ -5,10 +5,15 @@ LSTMCell loop at one batch and the gain of replacing the loop by one nn.LSTM, ti
 profiler on the same machine. GT18 must fire, price its gain without the profiler as one share
 (the profiler's records inside the tiny ops are its own cost, not the loop's: the profiled
 share said 79% where the fix gained 71%, 72% for 57%, 53% for 34%), and that share must be
-within 25% of the measured gain. No torch is needed here.
+within 25% of the measured gain, or, where GT18 says its pricing is a model that errs there
+(most of the tiny ops' time taken for arithmetic: 'fixes measured A-Bx such a prediction in N
+of M runs' in the gain's why, at most medium-sure), the measured gain must lie within the A-B it states.
+lstm_b256_load9 is such a case (an LSTMCell loop at batch 256 at load 9: 49.7% predicted, 28.8%
+measured; made by make_gain_traces.write). No torch is needed here.
 usage: torch_gains.py GPROF_TRAIN GAINS_DIR"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -33,8 +38,18 @@ def check(binary, data, name):
           f"profiled step), measured {measured:.1f}%")
     if abs(w["high_pct"] - w["low_pct"]) > 0.5:
         return [f"the gain without the profiler is a range, {w['low_pct']:.0f}-{w['high_pct']:.0f}%"]
-    if abs(w["low_pct"] - measured) > 0.25 * measured:
-        return [f"predicted {w['low_pct']:.1f}%, measured {measured:.1f}%: more than 25% apart"]
+    if abs(w["low_pct"] - measured) <= 0.25 * measured:
+        return []
+    band = re.search(r"fixes measured ([0-9.]+)-([0-9.]+)x such a prediction", w["why"])
+    if not band or w["sure"] == "high":
+        return [f"predicted {w['low_pct']:.1f}%, measured {measured:.1f}%: more than 25% apart, "
+                f"and the finding says it is {w['sure']}-sure: {w['why']}"]
+    lo, hi = float(band.group(1)), float(band.group(2))
+    print(f"   unsure of its split ({w['sure']}): measured {measured / w['low_pct']:.2f}x the "
+          f"prediction, stated {lo}-{hi}x")
+    if not lo * w["low_pct"] <= measured <= hi * w["low_pct"]:
+        return [f"predicted {w['low_pct']:.1f}%, measured {measured:.1f}%: outside the stated "
+                f"{lo}-{hi}x"]
     return []
 
 

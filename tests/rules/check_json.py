@@ -79,12 +79,15 @@ def check_capture(u, where):
 
 
 def check_cost(t):
-    """The profiler's own cost per trace: records times a cost, plus CUPTI's overhead events."""
+    """The profiler's own cost per trace: records times a cost, plus CUPTI's overhead events and
+    libprof's scheduler reads at step boundaries."""
     k = t["profiler_cost"]
-    check(set(k) == {"per_step_us", "overhead_per_step_us", "records_per_step", "record_cost_ns",
-                     "source", "step_cv"}, t["trace"] + ": profiler_cost keys")
+    check(set(k) == {"per_step_us", "overhead_per_step_us", "step_reads_per_step_us",
+                     "records_per_step", "record_cost_ns", "source", "step_cv"},
+          t["trace"] + ": profiler_cost keys")
     check(k["source"] in ("none", "measured", "gaps", "torch"), t["trace"] + ": cost source")
-    est = k["records_per_step"] * k["record_cost_ns"] / 1e3 + k["overhead_per_step_us"]
+    est = k["records_per_step"] * k["record_cost_ns"] / 1e3 + k["overhead_per_step_us"] + \
+        k["step_reads_per_step_us"]
     check(abs(k["per_step_us"] - est) <= 0.01 + 1e-3 * est, t["trace"] + ": cost sum")
 
 

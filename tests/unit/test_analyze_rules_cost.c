@@ -21,6 +21,7 @@ struct scen {
     long cost_ns;       /* "record_cost_ns" in the gprof object; 0: not written */
     double overhead_us; /* one "overhead" event per step */
     const char *health; /* libprof's capture-health ledger: "health_*" members, or NULL */
+    int sched_from;     /* steps from this one on carry libprof's scheduler args; 0: none */
 };
 
 struct buf {
@@ -50,7 +51,14 @@ static void one_step(struct buf *b, const struct scen *sc, int k, double t0, dou
 {
     char name[32];
     snprintf(name, sizeof(name), "ProfilerStep#%d", k);
-    put(b, EV, "user_annotation", name, t0, step);
+    if (sc->sched_from > 0 && k >= sc->sched_from)
+        put(b,
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"%s\",\"pid\":1,\"tid\":1,"
+            "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"gprof_thread_cpu_ns\":%.0f,"
+            "\"gprof_runq_ns\":0}},",
+            name, t0, step, step * 1e3);
+    else
+        put(b, EV, "user_annotation", name, t0, step);
     put(b, EV, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
         t0 + 1, sc->loader_us);
     for (int j = 0; j < sc->frames; j++)
@@ -240,6 +248,31 @@ static void test_overhead_events_count(void)
     release(&r);
 }
 
+/* libprof's steps carrying the thread's CPU and run-queue time cost a scheduler read each
+ * (2.1 us, bench_prof_step), which no record shows: counted per step that has them. */
+static void test_step_reads_count(void)
+{
+    struct scen sc = cheap;
+    sc.sched_from = 1; /* every analysed step (step 0 is the warm-up) */
+    struct run r;
+    GP_CHECK(diagnose(&sc, &r) == 0);
+    const gp_profiler_cost *k = gp_findings_profiler_cost(r.f);
+    GP_ASSERT_EQ_INT(k->step_reads_ns, 2100);
+    GP_ASSERT_EQ_INT(k->per_step_ns, 23 * 25 + 2100);
+    release(&r);
+    sc.sched_from = 7; /* the last 6 of 12 */
+    GP_CHECK(diagnose(&sc, &r) == 0);
+    k = gp_findings_profiler_cost(r.f);
+    GP_ASSERT_EQ_INT(k->step_reads_ns, 1050);
+    release(&r);
+    sc.sched_from = 0;
+    GP_CHECK(diagnose(&sc, &r) == 0);
+    k = gp_findings_profiler_cost(r.f);
+    GP_ASSERT_EQ_INT(k->step_reads_ns, 0);
+    GP_ASSERT_EQ_INT(k->per_step_ns, 23 * 25);
+    release(&r);
+}
+
 /* GT01 of the cheap, steady run with libprof's capture-health ledger `health`. */
 static void gt01_with_ledger(const char *health, gp_unprofiled_gain *g)
 {
@@ -305,6 +338,7 @@ int main(void)
     GP_RUN(test_sureness_follows_steps_and_noise);
     GP_RUN(test_cost_of_torch_records);
     GP_RUN(test_overhead_events_count);
+    GP_RUN(test_step_reads_count);
     GP_RUN(test_ledger_loss_of_what_the_rule_reads);
     GP_RUN(test_ledger_profiler_cost_of_host_time);
     GP_RUN(test_no_ledger_says_nothing);

@@ -129,6 +129,11 @@ typedef struct gp_finding {
      * the records of the operators it counts); -1 unknown. Known, the gain without the profiler
      * is one share, (gain_step_ns - this) / (step - profiler's cost), not a range. */
     int64_t gain_prof_step_ns;
+    /** where the rule's own pricing of the gain is a model measured to err beyond what the
+     * trace's steps and the profiler's cost say (GT18 when most of the tiny ops' time is taken
+     * for arithmetic): why; the gain without the profiler is then at most medium-sure, and
+     * its why leads with this. NULL otherwise. */
+    const char *gain_why;
     const gp_evidence_col *cols;
     size_t n_cols;
     const gp_cell *cells; /**< row-major, n_rows * n_cols, most costly row first */
@@ -182,8 +187,10 @@ typedef enum gp_cost_source {
  * the cost of one, plus the "overhead" events CUPTI reports. GPU-side instrumentation that
  * leaves no record is not seen. */
 typedef struct gp_profiler_cost {
-    int64_t per_step_ns;     /**< mean per analysed step: records + overhead events */
+    int64_t per_step_ns;     /**< mean per analysed step: records + overhead events + step reads */
     int64_t overhead_ns;     /**< of it, "overhead" events inside the steps, per step */
+    int64_t step_reads_ns;   /**< of it, libprof's scheduler reads at step boundaries (steps with
+                                  gprof_thread_cpu_ns / gprof_runq_ns), per step */
     double records_per_step; /**< host records per analysed step */
     int64_t record_cost_ns;  /**< per record (0 with GP_COST_NONE) */
     gp_cost_source source;

@@ -194,6 +194,9 @@ static void write_cost(FILE *out, const gp_profiler_cost *k)
                                           : "a record's cost not known");
     if (k->overhead_ns > 0)
         fprintf(out, "; %s of CUPTI overhead", rules_fmt_ns(o, sizeof(o), k->overhead_ns));
+    if (k->step_reads_ns > 0)
+        fprintf(out, "; %s reading the scheduler's figures at the step boundary",
+                rules_fmt_ns(o, sizeof(o), k->step_reads_ns));
     fputs(")\n", out);
 }
 
@@ -363,6 +366,8 @@ static void json_cost(FILE *out, const gp_profiler_cost *k)
     json_num(out, (double)k->per_step_ns / 1e3);
     fputs(",\"overhead_per_step_us\":", out);
     json_num(out, (double)k->overhead_ns / 1e3);
+    fputs(",\"step_reads_per_step_us\":", out);
+    json_num(out, (double)k->step_reads_ns / 1e3);
     fputs(",\"records_per_step\":", out);
     json_num(out, k->records_per_step);
     fputs(",\"record_cost_ns\":", out);

@@ -42,6 +42,7 @@ struct tiny {
     int64_t *durs;        /* first pass: each tiny leaf's duration */
     size_t cap;
     int64_t floor_ns; /* second pass: a tiny leaf counts up to this (the median) */
+    int64_t own_ns, counted_ns; /* second pass: the tiny leaves' own time, and what counts of it */
     size_t records;   /* second pass: the profiler's records in steps, outside the others' ranges */
 };
 
@@ -86,8 +87,10 @@ static gp_status add_leaf(const struct rules_ctx *c, struct tiny *t, struct walk
     }
     const int64_t gap_ns = (int64_t)(t->p[GAP_US] * 1e3);
     int64_t gap = w->prev_end != INT64_MIN ? e->ts - w->prev_end : gap_ns + 1;
-    int64_t ns =
-            (e->dur < t->floor_ns ? e->dur : t->floor_ns) + (gap >= 0 && gap <= gap_ns ? gap : 0);
+    int64_t own = e->dur < t->floor_ns ? e->dur : t->floor_ns;
+    int64_t ns = own + (gap >= 0 && gap <= gap_ns ? gap : 0);
+    t->own_ns += e->dur;
+    t->counted_ns += own;
     t->ns += ns;
     t->n++;
     w->prev_end = e->ts + e->dur;
@@ -212,7 +215,21 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
  * elementwise layer run over the whole sequence) gained 70-73% at batch 4, 57-58% at 64 and
  * 33-34% at 256 (thread CPU time, interleaved, load 14), where GT18 said 79%, 71-73% and 52-54%
  * of the profiled step; net of the records' cost, 65-69%, 58-59% and 38-43% of the step
- * without the profiler. */
+ * without the profiler.
+ * How a tiny op's own time splits into overhead (which the fix removes) and arithmetic (which
+ * the fused layer still does) is this rule's model: each counts up to the median tiny op's.
+ * Where that sets aside over half of their own time (ARITH_PCT), the split decides the gain and
+ * the model errs both ways, so the gain says it is at most medium-sure. Measured on 42 traces
+ * of that loop at batches 4-512 (2026-11-26, load 0.4-10, quiet and beside a busy loop, the fix
+ * timed beside each): 18 set aside 37-49% of the time (batches 4-64) and all were within 25%
+ * of the fix (-20% to +14%); the 24 over half (batches 64-512) had the fix at 0.47-1.24x the
+ * prediction (two more at 2.1x and 3.5x, whose steps stretched under load), 9 outside 25%, the
+ * worst at batches 128-256 (+31% to +112%). Pricing each op at a floor instead (its 25th or
+ * 10th percentile, its name's fastest call, or nothing) missed 15-29 of the 42: the gaps
+ * between the tiny ops grow with the batch too (4.4 ms a step at batch 4, 6.5-7.9 ms at
+ * 128-256), while the fix saved 3.0-4.1 ms a step at every batch on a quiet machine. */
+#define ARITH_PCT 50.0
+
 static gp_status price(const struct rules_ctx *c, struct rules_out *o, const struct tiny *t)
 {
     char a[32];
@@ -227,6 +244,15 @@ static gp_status price(const struct rules_ctx *c, struct rules_out *o, const str
                       "one vectorised op costs about one of them",
                       rules_fmt_ns(a, sizeof(a), (int64_t)rules_per_step(c, prof))));
     o->f.gain_prof_step_ns = k.record_cost_ns > 0 ? (int64_t)rules_per_step(c, prof) : -1;
+    double arith = t->own_ns > 0 ? 100.0 * (double)(t->own_ns - t->counted_ns) / (double)t->own_ns
+                                 : 0;
+    if (arith > ARITH_PCT &&
+        !(o->f.gain_why = rules_strf(o,
+                                     "%.0f%% of the tiny ops' own time is taken for arithmetic "
+                                     "the fix keeps (over half: fixes measured 0.47-1.24x "
+                                     "such a prediction in 22 of 24 runs)",
+                                     arith)))
+        return GP_ENOMEM;
     return GP_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define GAP_PERCENTILE 10 /* of the gaps between records: one record's cost, on the high side */
 #define MIN_GAPS       20 /* fewer gaps estimate nothing */
@@ -30,6 +31,13 @@
 #define TORCH_RECORD_X 2.5
 #define TORCH_SHAPES_X 3.0
 #define TORCH_GAP_X    1.0 /* memory records, CUDA runtime and driver calls */
+/* libprof reads the stepping thread's CPU time and /proc/thread-self/schedstat at each step
+ * boundary (a step's gprof_thread_cpu_ns and gprof_runq_ns args): two system calls inside the
+ * step, beyond the step's record (a range, at record_cost_ns). bench/prof/bench_prof_step.c on
+ * this project's 2-core VM (the thread's CPU time, median of 9 rounds of 20,000 boundaries, at
+ * load 9-10, in a session of its own at SCHED_FIFO): a boundary cost 1.9-2.5 us more than a
+ * range (median 2.1 us over 8 runs), of which the scheduler read alone 1.7-2.3 us. */
+#define STEP_SCHED_NS 2100
 
 int rules_host_record(const gp_event *e)
 {
@@ -130,6 +138,15 @@ static int64_t torch_cost(const struct cost_scan *s, int64_t gap)
     return sum;
 }
 
+/* The scheduler reads of the analysed steps that carry their figures, per step. */
+static int64_t step_reads_ns(const struct rules_ctx *c)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < c->n_steps; i++)
+        n += c->steps[i].cpu_ns >= 0 || c->steps[i].runq_ns >= 0;
+    return n * STEP_SCHED_NS / (int64_t)c->n_steps;
+}
+
 gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
 {
     struct cost_scan s = {0};
@@ -168,7 +185,9 @@ gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
     /* the mean over the kinds, and the total from it: records x cost + overhead, as printed */
     out->record_cost_ns = s.records ? records_ns / (int64_t)s.records : 0;
     out->overhead_ns = s.overhead_ns / n;
-    out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n;
+    out->step_reads_ns = step_reads_ns(c);
+    out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n +
+                       out->step_reads_ns;
     return rc;
 }
 
@@ -241,6 +260,21 @@ static void unprofiled_point(const gp_findings *fs, const gp_finding *f, gp_unpr
     out->low_pct = out->high_pct = clamp_pct(100.0 * (double)net / (double)(s - o));
 }
 
+/* A rule's own doubt about its pricing (gp_finding.gain_why) bounds the gain at medium and
+ * leads the why. */
+static void rule_doubt(const gp_finding *f, gp_unprofiled_gain *g)
+{
+    if (!f->gain_why)
+        return;
+    char why[sizeof(g->why)];
+    if (g->sure == GP_SURE_HIGH)
+        snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, f->gain_why);
+    else
+        snprintf(why, sizeof(why), "%.150s; %.70s", f->gain_why, g->why);
+    memcpy(g->why, why, sizeof(why));
+    g->sure = g->sure < GP_SURE_MEDIUM ? g->sure : GP_SURE_MEDIUM;
+}
+
 int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out)
 {
     int64_t s = fs->mean_step_ns, g = f->gain_step_ns, o = fs->cost.per_step_ns;
@@ -257,6 +291,7 @@ int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_un
         out->high_pct = clamp_pct(100.0 * (double)(g < s - o ? g : s - o) / rest);
     }
     judge(fs, 100.0 * (double)o / (double)s, out);
+    rule_doubt(f, out);
     rules_ledger_sureness(fs, f, out);
     return 1;
 }
