@@ -41,9 +41,9 @@ struct tiny {
     size_t n;             /* tiny leaves in steps */
     int64_t *durs;        /* first pass: each tiny leaf's duration */
     size_t cap;
-    int64_t floor_ns; /* second pass: a tiny leaf counts up to this (the median) */
+    int64_t floor_ns;           /* second pass: a tiny leaf counts up to this (the median) */
     int64_t own_ns, counted_ns; /* second pass: the tiny leaves' own time, and what counts of it */
-    size_t records;   /* second pass: the profiler's records in steps, outside the others' ranges */
+    size_t records; /* second pass: the profiler's records in steps, outside the others' ranges */
 };
 
 /* DataLoader waits and the optimizer: other rules' time. */
@@ -244,8 +244,8 @@ static gp_status price(const struct rules_ctx *c, struct rules_out *o, const str
                       "one vectorised op costs about one of them",
                       rules_fmt_ns(a, sizeof(a), (int64_t)rules_per_step(c, prof))));
     o->f.gain_prof_step_ns = k.record_cost_ns > 0 ? (int64_t)rules_per_step(c, prof) : -1;
-    double arith = t->own_ns > 0 ? 100.0 * (double)(t->own_ns - t->counted_ns) / (double)t->own_ns
-                                 : 0;
+    double arith =
+            t->own_ns > 0 ? 100.0 * (double)(t->own_ns - t->counted_ns) / (double)t->own_ns : 0;
     if (arith > ARITH_PCT &&
         !(o->f.gain_why = rules_strf(o,
                                      "%.0f%% of the tiny ops' own time is taken for arithmetic "

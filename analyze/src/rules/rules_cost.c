@@ -186,8 +186,8 @@ gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out)
     out->record_cost_ns = s.records ? records_ns / (int64_t)s.records : 0;
     out->overhead_ns = s.overhead_ns / n;
     out->step_reads_ns = step_reads_ns(c);
-    out->per_step_ns = ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n +
-                       out->step_reads_ns;
+    out->per_step_ns =
+            ((int64_t)s.records * out->record_cost_ns + s.overhead_ns) / n + out->step_reads_ns;
     return rc;
 }
 
