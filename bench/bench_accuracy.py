@@ -132,7 +132,10 @@ def gain(bin_, name, args, fix, rule, a, out):
     """The rule's predicted gain (the first sweep's profiled baseline) and the measured one: the
     median of per-pair gains with its ± (gain_stats), more pairs timed (--no-profile) while the ±
     is wider than the 25% band, up to --max-pairs and --pair-budget seconds."""
-    cmd = sweep_cmd(bin_, args, fix, a.repeat, a.steps, out)
+    # the profiled window as long as a timed run, so that the prediction meets the same spell of
+    # the machine's load as the runs that measure it (100 IDX steps last 0.1 s: their windows saw
+    # the other core free or busy, 7.3-7.6% or 0.0-1.4% predicted, within one sweep's minutes)
+    cmd = sweep_cmd(bin_, args, fix, a.repeat, max(a.steps, fix[3] or 0), out)
     doc, pairs = sweep(cmd, name, out)
     pred = sweep_meas = None
     for x in doc["predictions"]:
