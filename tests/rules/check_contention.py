@@ -38,6 +38,7 @@ usage: check_contention.py GPROF_TRAIN FIXTURE_DIR
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -97,6 +98,31 @@ def check_gt01_gains(binary, d, bad):
             text = f["estimated_gain"]["text"] if f.get("estimated_gain") else ""
             if name.startswith("gain_idx") and "free core" not in text:
                 bad.append(f"{name}: GT01's gain does not say it needs a free core: {text}")
+
+
+def check_gt01_either_way(binary, d, bad):
+    """GT01 on IDX tells the gain of the case it did not see: with no free core (load 15), the
+    gain a free core would give, within 25% of the gain measured on the quiet host; with a free
+    core, that without one it gains nothing (before: "the gain needs a free core", 0%, and no
+    word of the 7.7% it gives with one)."""
+    measured = {}
+    with open(os.path.join(d, "gains.txt")) as f:
+        for line in f:
+            line = line.split("#")[0].split()
+            if line:
+                measured[line[0]] = float(line[1])
+    quiet = measured["gain_idx_workers0_quiet.json.gz"]
+    busy = finding(binary, os.path.join(d, "gain_idx_workers0_load15.json.gz"), "GT01")
+    text = busy["estimated_gain"]["text"]
+    m = re.search(r"with one, about (\d+)% of the step", text)
+    print(f"GT01 with no free core, the gain with one: {m.group(1) if m else None}% "
+          f"(measured quiet: {quiet:.1f}%)")
+    if not m or abs(float(m.group(1)) - quiet) > 0.25 * quiet:
+        bad.append(f"gain_idx_workers0_load15.json.gz: no free-core gain near {quiet}%: {text}")
+    free = finding(binary, os.path.join(d, "gain_idx_workers0_quiet.json.gz"), "GT01")
+    if "with no core free it gains nothing" not in free["estimated_gain"]["text"]:
+        bad.append(f"gain_idx_workers0_quiet.json.gz: no word of a busy core: "
+                   f"{free['estimated_gain']['text']}")
 
 
 def all_findings(binary, trace):
@@ -164,6 +190,7 @@ def main():
     check_verdicts(binary, d, bad)
     check_gt01(binary, d, bad)
     check_gt01_gains(binary, d, bad)
+    check_gt01_either_way(binary, d, bad)
     check_one_verdict(binary, d, bad)
     check_step_waits(binary, d, bad)
     for b in bad:

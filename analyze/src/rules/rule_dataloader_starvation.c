@@ -118,6 +118,7 @@ struct plan {
     double step_ns;    /* the step now */
     double serial;     /* share of a batch's load still taken from the training thread's core */
     double others;     /* cores other processes kept busy; -1 unknown */
+    double free_step;  /* the step with the workers asked for, each on a core of its own; 0 unknown */
 };
 
 /* The step with p->workers loader threads: the slower of training and loading, each thread
@@ -176,12 +177,11 @@ static void core_shares(const struct rules_ctx *c, long w_new, struct plan *pl)
  * the loop); with none free it all stays (the same case at load 15, others 1.0 core: 2.8%
  * slower). A loader that cannot keep up never sleeps and holds a core of its own (PNG, quiet:
  * 28.4% predicted, 26.7% measured). */
-static double serial_share(const struct rules_ctx *c, const double *p, struct plan *pl)
+static double serial_share(const struct rules_ctx *c, const double *p, const struct plan *pl,
+                           double others)
 {
     const struct rules_cfg *g = &c->cfg;
     double loading = pl->load_ns / (double)pl->workers;
-    pl->others = g->other_cpu >= 0 && g->loop_wall > 0 ? (double)g->other_cpu / (double)g->loop_wall
-                                                       : -1;
     if (rules_count(g->rc.workers) >
         0) /* the loader threads' hand-off is in the measured step already */
         return 0;
@@ -189,11 +189,24 @@ static double serial_share(const struct rules_ctx *c, const double *p, struct pl
         strcmp(g->rc.device, "cpu") != 0)
         return 0;
     long blas = rules_count(g->rc.blas_threads) > 1 ? rules_count(g->rc.blas_threads) - 1 : 0;
-    double spare =
-            (double)(rules_count(g->rc.cpu_count) - 1 - blas) - (pl->others > 0 ? pl->others : 0);
+    double spare = (double)(rules_count(g->rc.cpu_count) - 1 - blas) - (others > 0 ? others : 0);
     double need = pl->load_ns / (pl->compute_ns > 1e3 ? pl->compute_ns : 1e3);
     double fits = spare <= 0 ? 0 : fmin(1.0, spare / need);
     return 1 - (1 - p[KEEPUP_SERIAL]) * fits;
+}
+
+/* The step where nothing else holds the cores: the loader threads each on a free core; 0 where
+ * the machine has too few cores for that. */
+static double step_free(const struct rules_ctx *c, const double *p, const struct plan *pl)
+{
+    const struct rules_cfg *g = &c->cfg;
+    long blas = rules_count(g->rc.blas_threads) > 1 ? rules_count(g->rc.blas_threads) - 1 : 0;
+    if (1 + pl->workers + blas > rules_count(g->rc.cpu_count))
+        return 0;
+    struct plan f = *pl;
+    f.slow = 1;
+    f.serial = serial_share(c, p, pl, 0);
+    return step_after(&f);
 }
 
 static struct plan plan_trainer(const struct rules_ctx *c, const double *p, double wait,
@@ -210,7 +223,10 @@ static struct plan plan_trainer(const struct rules_ctx *c, const double *p, doub
         pl.workers = w + 1;
     pl.capped = pl.workers < pl.need;
     core_shares(c, pl.workers, &pl);
-    pl.serial = serial_share(c, p, &pl);
+    pl.others = g->other_cpu >= 0 && g->loop_wall > 0 ? (double)g->other_cpu / (double)g->loop_wall
+                                                      : -1;
+    pl.serial = serial_share(c, p, &pl, pl.others);
+    pl.free_step = step_free(c, p, &pl);
     return pl;
 }
 
@@ -317,6 +333,16 @@ static gp_status knob_pytorch(const struct rules_ctx *c, const struct plan *pl, 
 
 /* The gain of the knob: the whole wait where the threads asked for keep up (or where the trace
  * cannot say how many would: PyTorch's worker processes), else the part they remove. */
+/* The gain where the loader threads each find a free core, for a prediction that the busy cores
+ * hold down; "" where that is no more. */
+static const char *free_core_gain(const struct plan *pl, const char *lead, struct rules_out *o)
+{
+    double gain = pl->step_ns - pl->free_step;
+    if (pl->free_step <= 0 || gain <= 0.005 * pl->step_ns || pl->free_step >= step_after(pl))
+        return "";
+    return rules_strf(o, "%s about %.0f%% of the step", lead, 100 * gain / pl->step_ns);
+}
+
 /* What the trace says of the free core a loader thread that keeps up needs. */
 static const char *serial_note(const struct rules_ctx *c, const struct plan *pl,
                                struct rules_out *o)
@@ -330,12 +356,12 @@ static const char *serial_note(const struct rules_ctx *c, const struct plan *pl,
         return rules_strf(o,
                           "; no free core%s: a loader thread would run beside the training "
                           "thread and take about %.0f%% of each batch's load from its core, so "
-                          "the gain needs a free core",
-                          busy, share);
+                          "the gain needs a free core%s",
+                          busy, share, free_core_gain(pl, ": with one,", o));
     return rules_strf(o,
                       "; needs a free core for the loader thread%s, and even then a loader "
                       "thread woken for each batch takes about %.0f%% of its load from the "
-                      "training thread's core",
+                      "training thread's core; with no core free it gains nothing",
                       busy, share);
 }
 
@@ -347,9 +373,9 @@ static const char *cores_note(const struct rules_ctx *c, const struct plan *pl, 
         return rules_strf(o,
                           "; the cores are busy: the training thread ran %.0f%% of the time it "
                           "could, and with %ld loader thread%s each thread would get about "
-                          "%.0f%% of a core",
+                          "%.0f%% of a core%s",
                           100 * pl->run_now, pl->workers, pl->workers == 1 ? "" : "s",
-                          100 * pl->run_after);
+                          100 * pl->run_after, free_core_gain(pl, "; with the cores free,", o));
     if (pl && pl->serial > 0)
         return serial_note(c, pl, o);
     if (pl && pl->run_now > 0 && g->other_cpu >= 0 &&
