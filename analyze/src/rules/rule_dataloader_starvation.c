@@ -118,7 +118,8 @@ struct plan {
     double step_ns;    /* the step now */
     double serial;     /* share of a batch's load still taken from the training thread's core */
     double others;     /* cores other processes kept busy; -1 unknown */
-    double free_step;  /* the step with the workers asked for, each on a core of its own; 0 unknown */
+    double free_step;  /* the step with the workers asked for, each on a core of its own; 0 unknown
+                        */
 };
 
 /* The step with p->workers loader threads: the slower of training and loading, each thread
