@@ -5,6 +5,7 @@
  * machine (GT19's), not an outlier of the program. Anchor: SageMaker StepOutlier (3 sigma); the
  * MAD form is ours. */
 #include "rules/rules_int.h"
+#include "rules/rules_step_shape.h"
 
 #include <string.h>
 
@@ -231,6 +232,37 @@ struct outliers {
     int64_t waited_excess;
 };
 
+/* Outliers whose stall-shaped part (all but the steps slowed all over: rules_slowed_steps) is
+ * under warn_pct: the machine's, said at info (torch.profiler runs of small CPU loops at load
+ * 9-13, even as SCHED_FIFO with no wait for a core: 1 step of 7 or 11 at 1.6-1.7x the median,
+ * its longest stretch 0.06-0.18 ms longer, 5.2-7.9% of step time: warn before). Where GT19
+ * fires, its stalls explain the outliers they cover (one verdict across rules, rules_explain.c)
+ * and it names the load. */
+static gp_status slowed_outliers(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                                 const struct outliers *u, double share)
+{
+    struct rules_slowed w = {0};
+    if (o->f.severity < GP_SEV_WARN || rule_fired(c, "GT19"))
+        return GP_OK;
+    GP_TRY(rules_slowed_steps(c, u->at, u->n, u->own, u->med, &w));
+    double rest = rules_pct_of_steps(c, u->excess - w.excess);
+    if (!w.n || rest >= p[WARN_PCT])
+        return GP_OK;
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    return rules_reco(o,
+                      "%.1f%% of the run is spent in %zu steps well over the median, but %zu of "
+                      "them ran the same %u ranges as a median step with every part slower: "
+                      "none has a stretch without an operator starting or ending more than "
+                      "%.2f ms longer than a median step's, against %.1f ms of excess in all. "
+                      "The machine ran slower in those steps (another process taking the core "
+                      "in many short slices, a slower or shared core), not the program: a stall "
+                      "(checkpoint, evaluation, logging, GC) is one long operator or gap, or "
+                      "extra work. The rest is %.1f%% of step time. Profile on a quiet machine "
+                      "to tell.",
+                      share, u->n, w.n, w.ranges, (double)w.grew / 1e6, (double)w.excess / 1e6,
+                      rest);
+}
+
 /* "; less each step's wait for a core ...": what the per-step waits changed, for the summary. */
 static const char *waits_line(const struct rules_ctx *c, const struct outliers *u,
                               struct rules_out *o)
@@ -273,6 +305,7 @@ static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_
         GP_TRY(waited_outliers(c, o, share));
         GP_TRY(contended_outliers(c, o, u->at, u->n, share));
     }
+    GP_TRY(slowed_outliers(c, p, o, u, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
     return rules_reco(o,
