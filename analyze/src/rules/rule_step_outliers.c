@@ -263,6 +263,30 @@ static gp_status slowed_outliers(const struct rules_ctx *c, const double *p, str
                       rest);
 }
 
+/* One outlier step (stall-shaped: not slowed all over) in a trace with no CPU accounting and no
+ * per-step waits: once in the window, it shows no period, and timing alone cannot tell a
+ * one-off (the thread preempted for a few scheduler slices, a GC pause) from a stall that
+ * recurs every more steps than the window holds. Info, saying so (torch.profiler's opt_high
+ * beside a busy loop at load 7-15: 1 step of 11 at 1.6x the median, one 4 ms stretch between
+ * two operators, which /proc/thread-self/schedstat showed the thread spent waiting for a core:
+ * warn before). Where GT19 fires, its stalls explain what they cover (rules_explain.c). */
+static gp_status one_off_outlier(const struct rules_ctx *c, struct rules_out *o,
+                                 const struct outliers *u, double share)
+{
+    if (o->f.severity < GP_SEV_WARN || u->n != 1 || u->own || rules_read_acct(c).known ||
+        rule_fired(c, "GT19"))
+        return GP_OK;
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    return rules_reco(o,
+                      "%.1f%% of the run is spent in one step of %zu well over the median: seen "
+                      "once, it shows no period. From timing alone (the trace has no CPU "
+                      "accounting) a one-off, such as the thread waiting a few scheduler slices "
+                      "for a core or a GC pause, reads the same as a stall that recurs every %zu "
+                      "steps or more (checkpoint, evaluation, logging). Profile more steps to "
+                      "see whether it recurs.",
+                      share, c->n_steps, c->n_steps);
+}
+
 /* "; less each step's wait for a core ...": what the per-step waits changed, for the summary. */
 static const char *waits_line(const struct rules_ctx *c, const struct outliers *u,
                               struct rules_out *o)
@@ -306,6 +330,7 @@ static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_
         GP_TRY(contended_outliers(c, o, u->at, u->n, share));
     }
     GP_TRY(slowed_outliers(c, p, o, u, share));
+    GP_TRY(one_off_outlier(c, o, u, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
     return rules_reco(o,
