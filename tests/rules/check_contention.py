@@ -30,7 +30,11 @@
   one busy loop beside the trainer, 14 outlier steps whose excess (8.9% of step time) was all
   waits, is not warn (warn before) and counts them as GT19's. A PyTorch loop whose one outlier
   step ran every operator slower (the machine: 8.2 ms of CPU for a 4.9 ms step, no wait for a
-  core; GT19 quiet) is info, saying the machine ran slower (warn before).
+  core; GT19 quiet) is info, saying the machine ran slower (warn before); where GT19 fires from
+  timing alone, such steps are GT19's (torch_cases.py's opt_high beside two busy loops
+  (accuracy_contention.sh's torch_opt_high_2hogs, load 10, 2026-11-26, not remade by make.sh):
+  1 step of 11 at 1.6x the median, its longest stretch 1.1 ms longer against 9.4 ms of excess,
+  GT19 warn: GT14 warn before, which GT19's own explanation did not cover).
 - GT01's predicted gain is within 25% of the gain `sweep` measured for its knob (gains.txt):
   IDX with --workers 0 on a quiet host (15.4% predicted, 7.7% measured before: a loader thread
   that keeps up still takes part of the training thread's core) and at load 15 (no free core:
@@ -137,6 +141,7 @@ def check_one_verdict(binary, d, bad):
                                   ("two_hogs_png_workers2.timing.json.gz", "GT14", True),
                                   ("idx_workers1_loaded.json.gz", "GT01", True),
                                   ("one_hog_mlp_outliers.json.gz", "GT14", True),
+                                  ("torch_opt_high_2hogs.json.gz", "GT14", True),
                                   ("two_hogs_png_workers2.json.gz", "GT17", False)):
         f = all_findings(binary, os.path.join(d, name))[rule]
         print(f"{rule} beside GT19 in {name}: {f['severity']}, knob {f.get('knob')!r}")
