@@ -133,7 +133,9 @@ CASES
         t=$work/$name.pt.trace.json
         beside_hogs "$hogs" "$py" "$here/torch_cases.py" --trace-only "$model" "$t"
         gzip -9 "$t"
-        got=$(verdict "$t.gz" GT14 | cut -f1)
+        # with every rule run: GT14's verdict reads GT19's
+        got=$("$bin" diagnose "$t.gz" -f json | python3 "$here/accuracy_contention_read.py" GT14 |
+            cut -f1)
         record "$name" any "$t.gz"
         t14=$((t14 + 1))
         case $got in "fire warn"* | "fire crit"*) ;; *) r14=$((r14 + 1)) ;; esac
