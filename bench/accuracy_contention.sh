@@ -1,6 +1,7 @@
 #!/bin/sh
 # Cases for GT19 (CPU contention) and GT01's gain under load (issue 24 §2), made by running the
-# trainer on the CPU beside busy-loop "hogs" this script starts and stops. Prints, per case, the
+# trainer on the CPU beside busy-loop "hogs" this script starts and stops, and GT14 (step
+# outliers) on the accuracy suite's PyTorch loops beside them. Prints, per case, the
 # expected and the found GT19 verdict, from the trace with the trainer's CPU accounting and from
 # the same trace with it removed (the rule's timing-only path, as on a PyTorch trace), then GT01's
 # predicted gain beside the gain measured by running its knob under the same load.
@@ -67,7 +68,7 @@ record() {
 }
 
 printf '%-22s %-5s %-8s %-40s %-40s\n' case hogs expected "GT19 (with CPU accounting)" "GT19 (timing only)"
-total=0 right=0
+total=0 right=0 t14=0 r14=0
 # name hogs expected trainer-args
 while read -r name hogs expect args; do
     [ -n "$name" ] || continue
@@ -123,10 +124,35 @@ torch_starved          0 quiet 1 0 slow
 torch_2threads_2hogs   2 fire  2 2
 torch_2threads_1hog    1 fire  2 2
 CASES
+    # The accuracy suite's PyTorch loops (torch_cases.py, one thread) beside busy loops: no stall
+    # is put in, so GT14 must not warn (its outliers are the machine's: GT19's, or steps whose
+    # every operator ran slower). GT19 is not judged: beside one busy loop the scheduler's
+    # placement decides (above), and beside two it fires only where an operator's wait stands out.
+    while read -r name hogs model; do
+        [ -n "$name" ] || continue
+        t=$work/$name.pt.trace.json
+        beside_hogs "$hogs" "$py" "$here/torch_cases.py" --trace-only "$model" "$t"
+        gzip -9 "$t"
+        # with every rule run: GT14's verdict reads GT19's
+        got=$("$bin" diagnose "$t.gz" -f json | python3 "$here/accuracy_contention_read.py" GT14 |
+            cut -f1)
+        record "$name" any "$t.gz"
+        t14=$((t14 + 1))
+        case $got in "fire warn"* | "fire crit"*) ;; *) r14=$((r14 + 1)) ;; esac
+        printf '%-22s %-5s %-8s %-40s %-40s\n' "$name" "$hogs" "GT14 -" "-" "GT14: $got"
+    done <<CASES
+torch_lstm_1hog        1 lstm_b256
+torch_lstm_2hogs       2 lstm_b256
+torch_opt_high_1hog    1 opt_high
+torch_opt_high_2hogs   2 opt_high
+torch_opt_near_1hog    1 opt_near
+torch_opt_near_2hogs   2 opt_near
+CASES
 else
     echo "(no python with torch at $py: PyTorch cases skipped)"
 fi
 echo "GT19: $right of $total verdicts as expected"
+[ "$t14" -eq 0 ] || echo "GT14: $r14 of $t14 PyTorch loops under load not warn or crit, as expected"
 
 # GT01's predicted gain against the gain of its knob, run under the same load: the median of 3
 # runs' mean step on each side (one run against one moved by up to 30 points here).

@@ -13,8 +13,10 @@ same process measured without the profiler, as JSON on stdout:
                 the line's value at this case's batch): what all per-operator overhead costs,
                 an upper bound on the fix's gain (nn.LSTM still runs some ops)
 
-usage: torch_cases.py NAME TRACE   (NAME: lstm_b4, lstm_b16, lstm_b64, lstm_b256, lstm_b1024, opt_low,
-                                    opt_near, opt_high, opt_foreach, mlp_big)"""
+usage: torch_cases.py [--trace-only] NAME TRACE   (NAME: lstm_b4, lstm_b16, lstm_b64, lstm_b256,
+                                    lstm_b1024, opt_low, opt_near, opt_high, opt_foreach, mlp_big)
+--trace-only: the trace and step_ms/opt_share_pct, not GT18's fix or the batch sweep
+(accuracy_contention.sh's cases under load judge the verdicts only)"""
 import json
 import os
 import statistics
@@ -67,7 +69,8 @@ def per_op_pct(batch):
 
 
 def main():
-    name, trace = sys.argv[1], sys.argv[2]
+    trace_only = sys.argv[1] == "--trace-only"
+    name, trace = sys.argv[1 + trace_only], sys.argv[2 + trace_only]
     torch.set_num_threads(1)
     torch.manual_seed(0)
     build, active = BUILDERS[name]
@@ -81,7 +84,7 @@ def main():
     mv.profiled(case, active, trace)
     after = mv.timed(case, 20)
     out = mv.summary(before[0] + after[0], before[1] + after[1])
-    if name.startswith("lstm"):
+    if name.startswith("lstm") and not trace_only:
         out.update(mv.fix_gain(case.batch))
         out["per_op_pct"], out["sweep_ms"] = per_op_pct(case.batch)
     json.dump(out, sys.stdout)

@@ -395,6 +395,8 @@ def nchw_convs(transpose_us):
 
 
 def step_outliers():
+    """One 12 ms checkpoint in step 7 of 12, no CPU accounting: seen once, it shows no period,
+    and timing alone cannot tell it from the thread waiting for a core (GT14 at info)."""
     def ckpt(g, n):
         if n == 7:
             g.range("user_annotation", "save_checkpoint", lambda: g.work(12000.0))
@@ -544,7 +546,7 @@ SCENARIOS = {
     # transposes 8% of kernel time (GT20 warns from 5%), and 1.7%
     "nchw_convs": (nchw_convs(100.0), "GT20:warn"),
     "nchw_convs_short": (nchw_convs(20.0), ""),
-    "step_outliers": (step_outliers, "GT02:info GT04:warn GT14:warn"),
+    "step_outliers": (step_outliers, "GT02:info GT04:warn GT14:info"),
     "idle_gap": (idle_gap, "GT03:crit"),
     "uneven_loader": (uneven_loader, "GT01:crit GT14:info"),
     "warmup_steps": (warmup_steps, "GT02:info GT04:warn GT14:info"),

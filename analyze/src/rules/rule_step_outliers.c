@@ -5,6 +5,7 @@
  * machine (GT19's), not an outlier of the program. Anchor: SageMaker StepOutlier (3 sigma); the
  * MAD form is ours. */
 #include "rules/rules_int.h"
+#include "rules/rules_step_shape.h"
 
 #include <string.h>
 
@@ -231,6 +232,88 @@ struct outliers {
     int64_t waited_excess;
 };
 
+/* Info, and where GT19 fires (*gt19 set) its knob first: the machine's outliers are its. */
+static gp_status info_or_gt19(const struct rules_ctx *c, struct rules_out *o, int *gt19)
+{
+    *gt19 = rule_fired(c, "GT19");
+    if (*gt19)
+        return defer_to_gt19(o);
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    return GP_OK;
+}
+
+/* What the outlier steps slowed all over are: another process taking the core where GT19
+ * fires, else a slower machine. */
+static gp_status slowed_reco(const struct rules_ctx *c, struct rules_out *o,
+                             const struct outliers *u, const struct rules_slowed *w, double share,
+                             double rest)
+{
+    int gt19;
+    GP_TRY(info_or_gt19(c, o, &gt19));
+    const char *what = gt19 ? "Explained by GT19 (CPU contention): threads waited for a core, "
+                              "and these steps ran slower all over, as another process taking "
+                              "the core in many short slices leaves them"
+                            : "The machine ran slower in those steps (another process taking "
+                              "the core in many short slices, a slower or shared core)";
+    return rules_reco(o,
+                      "%s, not the program. %.1f%% of the run is spent in %zu steps well over "
+                      "the median; %zu of them ran the same %u ranges as a median step with "
+                      "every part slower: none has a stretch without an operator starting or "
+                      "ending more than %.2f ms longer than a median step's, against %.1f ms "
+                      "of excess in all. A stall (checkpoint, evaluation, logging, GC) is one "
+                      "long operator or gap, or extra work. The rest is %.1f%% of step time. "
+                      "Profile on a quiet machine to tell.",
+                      what, share, u->n, w->n, w->ranges, (double)w->grew / 1e6,
+                      (double)w->excess / 1e6, rest);
+}
+
+/* Outliers whose stall-shaped part (all but the steps slowed all over: rules_slowed_steps) is
+ * under warn_pct: the machine's, said at info (torch.profiler runs of small CPU loops at load
+ * 9-13, even as SCHED_FIFO with no wait for a core: 1 step of 7 or 11 at 1.6-1.7x the median,
+ * its longest stretch 0.06-0.18 ms longer, 5.2-7.9% of step time: warn before); GT19's where it
+ * fires (the LSTM loop beside two busy loops: 2 of 7 steps 2.1x the median, each a few 4 ms
+ * preemptions, GT19 warn from 6 stalled calls that cover too little of them for its own
+ * explanation: crit before). */
+static gp_status slowed_outliers(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                                 const struct outliers *u, double share)
+{
+    struct rules_slowed w = {0};
+    if (o->f.severity < GP_SEV_WARN)
+        return GP_OK;
+    GP_TRY(rules_slowed_steps(c, u->at, u->n, u->own, u->med, &w));
+    double rest = rules_pct_of_steps(c, u->excess - w.excess);
+    if (!w.n || rest >= p[WARN_PCT])
+        return GP_OK;
+    return slowed_reco(c, o, u, &w, share, rest);
+}
+
+/* One outlier step (stall-shaped: not slowed all over) in a trace with no CPU accounting and no
+ * per-step waits: once in the window, it shows no period, and timing alone cannot tell a
+ * one-off (the thread preempted for a few scheduler slices, a GC pause) from a stall that
+ * recurs every more steps than the window holds. Info, saying so (torch.profiler's opt_high
+ * beside a busy loop at load 7-15: 1 step of 11 at 1.6x the median, one 4 ms stretch between
+ * two operators, which /proc/thread-self/schedstat showed the thread spent waiting for a core:
+ * warn before); where GT19 fires from timing alone, its knob first. */
+static gp_status one_off_outlier(const struct rules_ctx *c, struct rules_out *o,
+                                 const struct outliers *u, double share)
+{
+    if (o->f.severity < GP_SEV_WARN || u->n != 1 || u->own || rules_read_acct(c).known)
+        return GP_OK;
+    int gt19;
+    GP_TRY(info_or_gt19(c, o, &gt19));
+    return rules_reco(o,
+                      "%s%.1f%% of the run is spent in one step of %zu well over the median: "
+                      "seen once, it shows no period. From timing alone (the trace has no CPU "
+                      "accounting) a one-off, such as the thread waiting a few scheduler slices "
+                      "for a core or a GC pause, reads the same as a stall that recurs every "
+                      "%zu steps or more (checkpoint, evaluation, logging). Profile more steps "
+                      "to see whether it recurs.",
+                      gt19 ? "Explained by GT19 (CPU contention), from timing alone, where "
+                             "operators stalled past their own fastest calls: "
+                           : "",
+                      share, c->n_steps, c->n_steps);
+}
+
 /* "; less each step's wait for a core ...": what the per-step waits changed, for the summary. */
 static const char *waits_line(const struct rules_ctx *c, const struct outliers *u,
                               struct rules_out *o)
@@ -273,6 +356,8 @@ static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_
         GP_TRY(waited_outliers(c, o, share));
         GP_TRY(contended_outliers(c, o, u->at, u->n, share));
     }
+    GP_TRY(slowed_outliers(c, p, o, u, share));
+    GP_TRY(one_off_outlier(c, o, u, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
     return rules_reco(o,
