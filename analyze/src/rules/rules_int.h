@@ -293,6 +293,8 @@ struct rules_stalls {
     int64_t stall_ns;        /* the calls' time beyond their group's fastest call, stalls only */
     uint64_t calls, stalled; /* leaf calls compared (in groups of >= 3), of them stalls */
     size_t steps_hit;        /* analysed steps with a stall */
+    uint64_t faulted;        /* calls a slice slower than their fastest, all of it faults' cost */
+    int64_t fault_ns;        /* ...their time beyond their fastest */
     size_t inflated;         /* ops whose fastest call took longer than their size warrants */
     gp_str inflated_name, inflated_shape; /* the one most over, its fastest call and ceiling */
     int64_t inflated_fastest, inflated_ceiling;
@@ -303,6 +305,7 @@ struct rules_stall_cfg {
     double ratio;             /* ...and this many times its group's fastest call */
     int64_t size_overhead_ns; /* the most a linear-cost op may take per call... */
     double size_ns_per_elem;  /* ...plus per element of its inputs (CPU-only traces) */
+    double fault_ns_per_page; /* a call's first-touch page faults may cost this a page */
 };
 /* Group the leaf CPU ranges of the analysed steps by (thread, name, shape, k-th call in its
  * step); a call min_ns and ratio times longer than its group's fastest, or min_ns beyond what
@@ -310,6 +313,13 @@ struct rules_stall_cfg {
 gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_cfg *k,
                             struct rules_stalls *s);
 void rules_stalls_release(struct rules_stalls *s);
+
+/* ---- rules_fault_allow.c: what first-touch page faults could add to a call (GT19) ---- */
+/* Elements of the inputs in op `name`'s shape text plus an output's: their broadcast envelope,
+ * or a convolution's output where that is more (-1: unreadable). */
+double rules_touched_elems(const char *name, const char *shape);
+/* Those elements' 4 KiB pages (4 bytes each) times ns_per_page; 0 where unreadable. */
+int64_t rules_fault_allowance(const char *name, const char *shape, double ns_per_page);
 
 /* ---- rules_out.c: filling in a finding ---- */
 /* Record the measurement. `cmp` is ">=" or "<"; the tiers decide the severity. */
