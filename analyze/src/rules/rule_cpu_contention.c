@@ -50,7 +50,8 @@ static const gp_rule_param params[] = {
         {"fault_us_per_page", 3,
          "without CPU accounting, on a CPU-only trace with shapes: a call's time past its "
          "fastest is first-touch page faults up to this per 4 KiB page of its inputs and "
-         "their broadcast envelope (measured: 2.6-3.1 us a first touch on a 2-core VM, 0.01 "
+         "one output (their broadcast envelope, or a convolution's) (measured: 2.6-3.1 us a first "
+         "touch on a 2-core VM, 0.01 "
          "us a second; a quiet 1-thread CNN faulted 0-5301 pages a step, never waiting for "
          "a core)"},
 };

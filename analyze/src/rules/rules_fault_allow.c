@@ -32,10 +32,10 @@
 #define ELEM_BYTES    4.0
 
 struct tensor_sum {
-    double elems;                  /* the inputs' elements, all of them */
-    double env[ENVELOPE_DIMS];     /* the envelope, env[0] the last dimension */
-    int n_env;                     /* dims the envelope has */
-    double dims[ENVELOPE_DIMS];    /* the tensor being read, in order */
+    double elems;               /* the inputs' elements, all of them */
+    double env[ENVELOPE_DIMS];  /* the envelope, env[0] the last dimension */
+    int n_env;                  /* dims the envelope has */
+    double dims[ENVELOPE_DIMS]; /* the tensor being read, in order */
     int n_dims;
     int n_tensors;                 /* tensors read so far */
     double x_elems, x_chan, w_out; /* a convolution's input: elements, dim 1; weight's dim 0 */
