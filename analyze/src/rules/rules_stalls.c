@@ -319,9 +319,6 @@ static gp_status mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n
         }
         s->calls += e - g;
     }
-    for (size_t i = 0; i < c->n_steps; i++)
-        s->steps_hit += hit[i];
-    rules_ivs_merge(&s->ivs);
     return GP_OK;
 }
 
@@ -377,6 +374,11 @@ gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_
         return free(v), GP_ENOMEM;
     number_calls(c, v, n);
     gp_status rc = mark_stalls(c, v, n, k, s, hit);
+    if (rc == GP_OK)
+        rc = rules_gaps_scan(c, k, s, hit);
+    for (size_t i = 0; i < c->n_steps; i++)
+        s->steps_hit += hit[i];
+    rules_ivs_merge(&s->ivs);
     if (rc == GP_OK)
         rc = make_rows(v, n, k->min_ns, s);
     free(hit);
