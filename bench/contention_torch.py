@@ -8,6 +8,7 @@ GP_TORCH_TRUTH=1: print to stderr, per step, the training thread's wall time, ru
 import os
 import resource
 import sys
+import time
 
 import torch
 from torch import nn
@@ -30,7 +31,6 @@ class Slow(Dataset):
 
 def thread_state():
     """(wall ns, run-queue wait ns, minor faults) of the calling thread."""
-    import time
     with open("/proc/thread-self/schedstat") as f:
         wait = int(f.read().split()[1])
     return time.perf_counter_ns(), wait, resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
