@@ -11,8 +11,9 @@
  * where a program sleeps, reads or writes a file, which no range shows: a wait for a core lasts
  * a few scheduler slices (the longest gap past its fastest beside 1-3 busy loops: 8.9 ms, with
  * 2 intra-op threads beside 2 loops), so a gap longer than its fastest by over max_gap_ns is
- * the program's own pause (a 100 ms sleep every 8 steps: GT14's), not counted. Only on CPU-only
- * traces: on a GPU trace the thread may wait for the device between its ranges. */
+ * the program's own pause (a 100 ms sleep every 8 steps: GT14's), not counted, and so are a
+ * group's waits that come every N steps (own_pause). Only on CPU-only traces: on a GPU trace
+ * the thread may wait for the device between its ranges. */
 #include "rules/rules_int.h"
 
 #include <stdlib.h>
@@ -68,18 +69,45 @@ static int cmp_gap(const void *pa, const void *pb)
     return a->dur < b->dur ? -1 : a->dur > b->dur;
 }
 
-/* A gap's wait: its time beyond its group's fastest, a slice or more and `ratio` times it, and
- * no more than a wait for a core lasts (max_gap_ns): a longer one is the program's own pause. */
+/* A gap's wait (v[g] the fastest of its group): its time beyond that, a slice or more and
+ * `ratio` times it, and no more than a wait for a core lasts (max_gap_ns): a longer one is the
+ * program's own pause. 0 where none. */
+static int64_t gap_wait(const struct gap *v, size_t g, size_t i, const struct rules_stall_cfg *k)
+{
+    int64_t x = v[i].dur - v[g].dur;
+    if (x < k->min_ns || x > k->max_gap_ns || (double)v[i].dur < k->ratio * (double)v[g].dur)
+        return 0;
+    return x;
+}
+
+/* Do the group's waits come every N >= 2 steps, as the program's own pause (logging, a
+ * checkpoint, a sleep every so many steps) leaves them? Waits for a core land on random steps:
+ * a 15 ms sleep every 8 steps between no ranges read as 48.5% waiting before this test. */
+static int own_pause(const struct gap *v, size_t g, size_t e, const struct rules_stall_cfg *k,
+                     size_t *at)
+{
+    size_t n = 0;
+    for (size_t i = g; i < e; i++)
+        if (gap_wait(v, g, i, k))
+            at[n++] = (size_t)v[i].step;
+    if (n < 3)
+        return 0;
+    qsort(at, n, sizeof(*at), rules_cmp_size);
+    return at[n - 1] - at[0] >= 2 * (n - 1) && rules_periodic(at, n);
+}
+
 static gp_status mark_gaps(struct gap *v, size_t n, const struct rules_stall_cfg *k,
-                           struct rules_stalls *s, uint8_t *hit)
+                           struct rules_stalls *s, uint8_t *hit, size_t *at)
 {
     for (size_t g = 0, e; g < n; g = e) {
         for (e = g + 1; e < n && v[e].n_gaps == v[g].n_gaps && v[e].k == v[g].k; e++)
             ;
-        for (size_t i = g; i < e && e - g >= 3; i++) {
-            int64_t x = v[i].dur - v[g].dur;
-            if (x < k->min_ns || x > k->max_gap_ns ||
-                (double)v[i].dur < k->ratio * (double)v[g].dur)
+        if (e - g < 3 || own_pause(v, g, e, k, at))
+            continue;
+        s->gaps += e - g;
+        for (size_t i = g; i < e; i++) {
+            int64_t x = gap_wait(v, g, i, k);
+            if (!x)
                 continue;
             GP_TRY(rules_ivs_push(&s->ivs, v[i].end - x, v[i].end));
             if (!s->gap_stalled || v[g].dur < s->gap_fastest)
@@ -89,7 +117,6 @@ static gp_status mark_gaps(struct gap *v, size_t n, const struct rules_stall_cfg
             s->gap_stalled++;
             hit[v[i].step] = 1;
         }
-        s->gaps += e - g >= 3 ? e - g : 0;
     }
     return GP_OK;
 }
@@ -107,8 +134,10 @@ gp_status rules_gaps_scan(const struct rules_ctx *c, const struct rules_stall_cf
             rc = step_gaps(c, i, &v, &n, &cap);
     if (rc == GP_OK && n > 1)
         qsort(v, n, sizeof(*v), cmp_gap);
+    size_t *at = rc == GP_OK ? malloc((c->n_steps ? c->n_steps : 1) * sizeof(*at)) : NULL;
     if (rc == GP_OK)
-        rc = mark_gaps(v, n, k, s, hit);
+        rc = at ? mark_gaps(v, n, k, s, hit, at) : GP_ENOMEM;
+    free(at);
     free(v);
     return rc;
 }

@@ -318,6 +318,14 @@ gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_
                             struct rules_stalls *s);
 void rules_stalls_release(struct rules_stalls *s);
 
+/* ---- rules_periodic.c ---- */
+/* Are the steps at `at` (indices among the analysed steps, ascending) evenly spaced, as a stall
+ * that comes every N steps leaves them? 3/4 of the spacings within a quarter of their median;
+ * under 3 steps: 1 (nothing tells). */
+int rules_periodic(const size_t *at, size_t n);
+/* qsort's comparison of size_t values, ascending. */
+int rules_cmp_size(const void *pa, const void *pb);
+
 /* ---- rules_gaps.c: waits between operators (GT19) ---- */
 /* The gaps between the ranges on each analysed step's track (CPU-only traces), grouped by
  * (gaps in the step, k-th gap); a gap min_ns and ratio times longer than its group's fastest
