@@ -114,3 +114,12 @@ int64_t rules_fault_allowance(const char *name, const char *shape, double ns_per
     double pages = elems * ELEM_BYTES / PAGE_BYTES;
     return (int64_t)(pages * ns_per_page);
 }
+
+int64_t rules_call_faults(const struct rules_ctx *c, const gp_event *e, gp_str shape,
+                          double ns_per_page)
+{
+    if (c->has_gpu || shape == GP_STR_NONE || e->kind != GP_EV_CPU_OP)
+        return 0;
+    return rules_fault_allowance(gp_trace_str(c->t, e->name), gp_trace_str(c->t, shape),
+                                 ns_per_page);
+}

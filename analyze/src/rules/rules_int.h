@@ -339,6 +339,10 @@ gp_status rules_gaps_scan(const struct rules_ctx *c, const struct rules_stall_cf
 double rules_touched_elems(const char *name, const char *shape);
 /* Those elements' 4 KiB pages (4 bytes each) times ns_per_page; 0 where unreadable. */
 int64_t rules_fault_allowance(const char *name, const char *shape, double ns_per_page);
+/* The same for a CPU op of a CPU-only trace with shapes; 0 on a GPU trace (its tensors are the
+ * device's) or without shapes. */
+int64_t rules_call_faults(const struct rules_ctx *c, const gp_event *e, gp_str shape,
+                          double ns_per_page);
 
 /* ---- rules_out.c: filling in a finding ---- */
 /* Record the measurement. `cmp` is ">=" or "<"; the tiers decide the severity. */

@@ -125,17 +125,6 @@ static int64_t size_ceiling(const struct rules_ctx *c, const gp_event *e, gp_str
     return elems < 0 ? -1 : k->size_overhead_ns + (int64_t)(elems * k->size_ns_per_elem);
 }
 
-/* First-touch faults of a CPU op's tensors; none on a GPU trace, whose tensors are the
- * device's, or without shapes. */
-static int64_t fault_allowance(const struct rules_ctx *c, const gp_event *e, gp_str shape,
-                               const struct rules_stall_cfg *k)
-{
-    if (c->has_gpu || shape == GP_STR_NONE || e->kind != GP_EV_CPU_OP)
-        return 0;
-    return rules_fault_allowance(gp_trace_str(c->t, e->name), gp_trace_str(c->t, shape),
-                                 k->fault_ns_per_page);
-}
-
 /* A CPU range the stall count reads: an operator or annotation, not a step or a loader wait. */
 static int counted(const gp_event *e)
 {
@@ -188,7 +177,7 @@ static gp_status scan_track(const struct rules_ctx *c, const struct rules_stall_
             GP_TRY(push_leaf(v, n, cap,
                              (struct leaf){t, e->name, shape, (int32_t)step, 0, e->ts, e->dur, 0,
                                            e->ts + e->dur, size_ceiling(c, e, shape, k),
-                                           fault_allowance(c, e, shape, k)}));
+                                           rules_call_faults(c, e, shape, k->fault_ns_per_page)}));
             rec = (long)*n - 1;
         }
         if (depth < sizeof(st) / sizeof(st[0]))
