@@ -35,6 +35,15 @@
   (accuracy_contention.sh's torch_opt_high_2hogs, load 10, 2026-11-26, not remade by make.sh):
   1 step of 11 at 1.6x the median, its longest stretch 1.1 ms longer against 9.4 ms of excess,
   GT19 warn: GT14 warn before, which GT19's own explanation did not cover).
+- GT19 from timing alone does not take first-touch page faults for waits for a core: the PyTorch
+  CNN with 1 thread under SCHED_FIFO (torch_quiet_faults_*: run-queue wait 0.000 ms a step,
+  785-3903 minor faults a step) read warn 12.5% and 13.0% before; quiet now, its summary says
+  how many calls the faults covered and names the allocator fix.
+- GT19 from timing alone counts the waits that fall between operators (the gaps between the
+  stepping thread's ranges against the same gap's fastest over the steps): beside busy loops
+  with loader threads the trainer lost its core mostly at its step boundaries, outside every
+  range; the timing-only share is within 0.5-1.5x the measured one (one_hog_png_workers3: 18.7%
+  against 46.8% before, 61.1% now; two_hogs_png_workers2: 30.6% against 49.7%, now 49.2%).
 - GT01's predicted gain is within 25% of the gain `sweep` measured for its knob (gains.txt):
   IDX with --workers 0 on a quiet host (15.4% predicted, 7.7% measured before: a loader thread
   that keeps up still takes part of the training thread's core) and at load 15 (no free core:
@@ -204,6 +213,26 @@ def check_slowed(binary, d, bad):
         bad.append(f"{name}: GT14 {f['severity']}: {f.get('recommendation')}")
 
 
+def check_faults(binary, d, bad):
+    for name in ("torch_quiet_faults_a.json.gz", "torch_quiet_faults_b.json.gz"):
+        f = finding(binary, os.path.join(d, name), "GT19")
+        said = "first-touch page faults" in f["summary"] and "MALLOC_TRIM_THRESHOLD_" in f["summary"]
+        print(f"GT19 on first-touch faults in {name}: {f['severity']}, faults said: {said}")
+        if not said:
+            bad.append(f"{name}: GT19's summary does not name the faults: {f['summary']}")
+
+
+def check_timing_share(binary, d, bad):
+    for name in ("one_hog_png_workers3", "two_hogs_png_workers2"):
+        measured = finding(binary, os.path.join(d, name + ".json.gz"), "GT19")["metric"]["value"]
+        timing = finding(binary, os.path.join(d, name + ".timing.json.gz"), "GT19")
+        t = timing["metric"]["value"]
+        print(f"GT19 in {name}: timing alone {t:.1f}%, measured {measured:.1f}%")
+        if not 0.5 * measured <= t <= 1.5 * measured or "gaps between them" not in timing["summary"]:
+            bad.append(f"{name}: GT19 from timing alone {t:.1f}%, measured {measured:.1f}%: "
+                       f"{timing['summary']}")
+
+
 def main():
     binary, d = sys.argv[1], sys.argv[2]
     bad = []
@@ -214,6 +243,8 @@ def main():
     check_one_verdict(binary, d, bad)
     check_step_waits(binary, d, bad)
     check_slowed(binary, d, bad)
+    check_faults(binary, d, bad)
+    check_timing_share(binary, d, bad)
     for b in bad:
         print("FAIL:", b)
     sys.exit(1 if bad else 0)

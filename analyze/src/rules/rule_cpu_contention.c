@@ -7,7 +7,9 @@
  * over the analysed steps themselves, naming the steps that waited. Otherwise it is read from
  * timing alone: leaf operators that took at least a scheduler slice (min_stall_ms) and
  * stall_ratio times longer than their own fastest call of the same name, shape and place in the
- * step (rules_stalls.c), in several steps: the machine, not one pause (GT14's). Under load the
+ * step (rules_stalls.c), less what first-touch page faults of their tensors could cost
+ * (rules_fault_allow.c), and gaps between the ranges a slice longer than the same gap's fastest
+ * (rules_gaps.c), in several steps: the machine, not one pause (GT14's). Under load the
  * stalls are few and long (two busy loops beside a 1.3 ms step: 7 calls of 897 stalled, each by
  * a slice of 10 ms and more, 10% of step time), so their count is no measure, their time is.
  * No anchor has this rule (issue 24 §2): thresholds ours. */
@@ -24,7 +26,9 @@ enum {
     MIN_STALL_STEPS,
     SIZE_CALL_US,
     SIZE_ELEM_NS,
-    MIN_OVER_SIZE
+    MIN_OVER_SIZE,
+    FAULT_US_PAGE,
+    MAX_GAP_WAIT_MS
 };
 static const gp_rule_param params[] = {
         {"warn_pct", 10, "step time waiting for a core, share (ours)"},
@@ -46,6 +50,17 @@ static const gp_rule_param params[] = {
         {"min_over_size_ops", 2,
          "...crit where even the fastest call of this many such ops is over: every call waited "
          "(ours)"},
+        {"fault_us_per_page", 3,
+         "without CPU accounting, on a CPU-only trace with shapes: a call's time past its "
+         "fastest is first-touch page faults up to this per 4 KiB page of its inputs and "
+         "one output (their broadcast envelope, or a convolution's) (measured: 2.6-3.1 us a first "
+         "touch on a 2-core VM, 0.01 "
+         "us a second; a quiet 1-thread CNN faulted 0-5301 pages a step, never waiting for "
+         "a core)"},
+        {"max_gap_wait_ms", 20,
+         "without CPU accounting, on a CPU-only trace: a gap between operators past its fastest "
+         "by min_stall_ms up to this waited for a core; longer, it is the program's own pause "
+         "(ours: the longest such wait beside 1-3 busy loops was 8.9 ms)"},
 };
 RULES_INFO(cpu_contention, "GT19", "CPU contention (threads waiting for a core)", 0,
            RULES_NEEDS_STEPS | RULES_READS_CPU | RULES_HOST_TIMED);
@@ -55,12 +70,29 @@ static const gp_evidence_col cols[] = {{"operator", GP_UNIT_TEXT},  {"shape", GP
                                        {"fastest", GP_UNIT_US},     {"slowest", GP_UNIT_US},
                                        {"time stalled", GP_UNIT_US}};
 
+/* The waits between operators as one row, where their time ranks among the calls'. */
+static gp_status gap_row(struct rules_out *o, const struct rules_stalls *s)
+{
+    return rules_row(o, (gp_cell[]){{0, "(between operators)"},
+                                    {0, ""},
+                                    {(double)s->gaps, NULL},
+                                    {(double)s->gap_stalled, NULL},
+                                    {(double)s->gap_fastest / 1e3, NULL},
+                                    {(double)s->gap_worst / 1e3, NULL},
+                                    {(double)s->gap_ns / 1e3, NULL}});
+}
+
 static gp_status evidence(const struct rules_ctx *c, struct rules_out *o,
                           const struct rules_stalls *s)
 {
     rules_cols(o, 7, cols);
+    int gap_due = s->gap_stalled > 0;
     for (size_t i = 0; i < s->n && i < RULES_MAX_ROWS; i++) {
         const struct rules_stall_row *r = &s->rows[i];
+        if (gap_due && s->gap_ns >= r->stall_ns) {
+            GP_TRY(gap_row(o, s));
+            gap_due = 0;
+        }
         const char *shape = r->shape != GP_STR_NONE ? gp_trace_str(c->t, r->shape) : "";
         GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->name)},
                                         {0, shape},
@@ -70,7 +102,7 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o,
                                         {(double)r->worst / 1e3, NULL},
                                         {(double)r->stall_ns / 1e3, NULL}}));
     }
-    return GP_OK;
+    return gap_due ? gap_row(o, s) : GP_OK;
 }
 
 /* "this run: 3 compute threads (training, 2 loader, OpenBLAS 1) on 2 cores; other processes
@@ -119,8 +151,9 @@ static gp_status advise_trainer(const struct rules_ctx *c, const struct rules_ac
             a->known ? rules_strf(o, "The training thread waited for a core %.0f%% of the time",
                                   share)
                      : rules_strf(o,
-                                  "Operators took %.0f%% of step time past their own fastest "
-                                  "calls, in stalls of a scheduler slice or more",
+                                  "Operators and the gaps between them took %.0f%% of step "
+                                  "time past their own fastest, in stalls of a scheduler "
+                                  "slice or more",
                                   share),
             machine_line(c, a, o),
             busy ? rules_strf(o,
@@ -250,6 +283,36 @@ static gp_status predict_gain(const struct rules_ctx *c, struct rules_out *o, do
                       "if %s, the step would drop from %s to %s", what, a, b);
 }
 
+/* ", and 148 of 1490 gaps between them, 42.7%": the waits between operators (rules_gaps.c). */
+static const char *gaps_part(const struct rules_ctx *c, const struct rules_stalls *s,
+                             struct rules_out *o)
+{
+    if (!s->gap_stalled)
+        return "";
+    return rules_strf(o, ", and %llu of %llu gaps between them, %.1f%%",
+                      (unsigned long long)s->gap_stalled, (unsigned long long)s->gaps,
+                      rules_pct_of_steps(c, s->gap_ns));
+}
+
+/* "; 4 calls were slower than their fastest by no more than first-touch page faults of their
+ * tensors' memory cost (...)": not counted, and what keeps the memory mapped. Said where the
+ * rule stays quiet: beside real waits a slice that the faults could cover may be a wait too. */
+static const char *faults_line(const struct rules_ctx *c, const struct rules_stalls *s,
+                               struct rules_out *o)
+{
+    if (!s->faulted || o->f.severity != GP_SEV_OK)
+        return "";
+    return rules_strf(o,
+                      "; %llu call%s slower than %s fastest by no more than first-touch page "
+                      "faults of %s tensors' memory cost (%.1f%% of step time, not counted): "
+                      "freed memory given back to the OS and faulted in again; a caching "
+                      "allocator keeps it (jemalloc or tcmalloc by LD_PRELOAD, or glibc's "
+                      "MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ raised)",
+                      (unsigned long long)s->faulted, s->faulted == 1 ? " was" : "s were",
+                      s->faulted == 1 ? "its" : "their", s->faulted == 1 ? "its" : "their",
+                      rules_pct_of_steps(c, s->fault_ns));
+}
+
 /* Without accounting: the stalled share, or, where even the fastest calls of several
  * elementwise ops took longer than their size warrants, that count (every call waited: the
  * share is then a floor, a CNN 16x slower than at rest showed 8.5%). */
@@ -270,27 +333,31 @@ static gp_status measure_timing(const struct rules_ctx *c, const double *p,
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
     return rules_summary(o,
                          "%.1f%% of step time is operators stalled past their fastest call or "
-                         "their size (%llu of %llu calls, in %zu of %zu steps; no CPU accounting "
-                         "in the trace)%s",
+                         "their size (%llu of %llu calls%s, in %zu of %zu steps; no CPU "
+                         "accounting in the trace)%s%s",
                          stall, (unsigned long long)s->stalled, (unsigned long long)s->calls,
-                         s->steps_hit, c->n_steps, what);
+                         gaps_part(c, s, o), s->steps_hit, c->n_steps, what, faults_line(c, s, o));
 }
 
 gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     struct rules_acct a = rules_read_acct(c);
     struct rules_stalls s;
-    struct rules_stall_cfg k = {(int64_t)(p[MIN_STALL_MS] * 1e6), p[STALL_RATIO],
-                                (int64_t)(p[SIZE_CALL_US] * 1e3), p[SIZE_ELEM_NS]};
+    struct rules_stall_cfg k = {.min_ns = (int64_t)(p[MIN_STALL_MS] * 1e6),
+                                .ratio = p[STALL_RATIO],
+                                .size_overhead_ns = (int64_t)(p[SIZE_CALL_US] * 1e3),
+                                .size_ns_per_elem = p[SIZE_ELEM_NS],
+                                .fault_ns_per_page = p[FAULT_US_PAGE] * 1e3,
+                                .max_gap_ns = (int64_t)(p[MAX_GAP_WAIT_MS] * 1e6)};
     GP_TRY(rules_stalls_scan(c, &k, &s));
-    double stall = rules_pct_of_steps(c, s.stall_ns);
+    double stall = rules_pct_of_steps(c, s.stall_ns + s.gap_ns);
     gp_status rc;
     double lost = rules_wait_lost_pct(c, &a);
     if (a.known) {
         rules_measure(o, "cpu_wait_share", GP_UNIT_PCT, lost, ">=", p[WARN_PCT], p[CRIT_PCT]);
         rc = rules_summary(o,
                            "the training thread waited for a core %.1f%% of the time (measured: "
-                           "%s)%s; operators stalled past their fastest calls: %.1f%%",
+                           "%s)%s; stalls in and between operators past their fastest: %.1f%%",
                            a.wait_share, measured_how(c, &a, o),
                            lost > a.wait_share + 0.05
                                    ? rules_strf(o,
@@ -308,8 +375,8 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = predict_gain(c, o, a.known ? lost : stall,
                           a.known ? "the step's threads had a core whenever they could run"
-                                  : "no call waited for a core (at least: waits between "
-                                    "operators are not counted)");
+                                  : "nothing waited for a core (at least: only the stalls seen "
+                                    "are counted)");
     if (rc == GP_OK && o->f.severity != GP_SEV_OK)
         rc = c->cfg.rc.trainer ? advise_trainer(c, &a, a.known ? a.wait_share : stall, o)
              : a.per_step      ? advise_measured(c, &a, o)

@@ -169,33 +169,6 @@ static gp_status waited_outliers(const struct rules_ctx *c, struct rules_out *o,
                       share, lost);
 }
 
-static int cmp_size(const void *pa, const void *pb)
-{
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Are the outlier steps (their indices among the analysed steps, ascending) evenly spaced, as a
- * stall that comes every N steps leaves them (a checkpoint, evaluation, logging, GC every so
- * many allocations)? At least 3/4 of the spacings within a quarter of their median (exactly the
- * median under 4). Under 3 outliers nothing tells: taken as periodic. */
-static int periodic(const size_t *at, size_t n)
-{
-    if (n < 3)
-        return 1;
-    size_t *gap = malloc((n - 1) * sizeof(*gap)), near = 0;
-    if (!gap)
-        return 1;
-    for (size_t i = 0; i + 1 < n; i++)
-        gap[i] = at[i + 1] - at[i];
-    qsort(gap, n - 1, sizeof(*gap), cmp_size);
-    size_t med = gap[(n - 1) / 2], tol = med / 4;
-    for (size_t i = 0; i + 1 < n; i++)
-        near += gap[i] + tol >= med && gap[i] <= med + tol;
-    free(gap);
-    return 4 * near >= 3 * (n - 1);
-}
-
 /* Outliers at no period while GT19 (CPU contention) fires from timing alone (no CPU accounting
  * in the trace): a load on the machine preempts whatever runs, at random steps; a periodic stall
  * repeats every N steps. Timing cannot tell more (a stall that recurs irregularly reads the
@@ -205,7 +178,7 @@ static gp_status contended_outliers(const struct rules_ctx *c, struct rules_out 
                                     const size_t *at, size_t n_out, double share)
 {
     if (o->f.severity < GP_SEV_WARN || rules_read_acct(c).known || !rule_fired(c, "GT19") ||
-        periodic(at, n_out))
+        rules_periodic(at, n_out))
         return GP_OK;
     GP_TRY(defer_to_gt19(o));
     return rules_reco(o,

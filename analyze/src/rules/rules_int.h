@@ -292,19 +292,26 @@ struct rules_stall_row {
 struct rules_stalls {
     struct rules_stall_row *rows; /* ops with a stall, most stalled time first */
     size_t n;
-    int64_t stall_ns;        /* the calls' time beyond their group's fastest call, stalls only */
-    uint64_t calls, stalled; /* leaf calls compared (in groups of >= 3), of them stalls */
-    size_t steps_hit;        /* analysed steps with a stall */
-    size_t inflated;         /* ops whose fastest call took longer than their size warrants */
+    int64_t stall_ns;           /* the calls' time beyond their group's fastest call, stalls only */
+    uint64_t calls, stalled;    /* leaf calls compared (in groups of >= 3), of them stalls */
+    size_t steps_hit;           /* analysed steps with a stall */
+    uint64_t gaps, gap_stalled; /* gaps between ranges compared (rules_gaps.c), of them waits */
+    int64_t gap_ns;             /* the waits' time beyond their gap's fastest */
+    int64_t gap_fastest, gap_worst; /* of the groups with a wait: the fastest gap, the longest */
+    uint64_t faulted; /* calls a slice slower than their fastest, all of it faults' cost */
+    int64_t fault_ns; /* ...their time beyond their fastest */
+    size_t inflated;  /* ops whose fastest call took longer than their size warrants */
     gp_str inflated_name, inflated_shape; /* the one most over, its fastest call and ceiling */
     int64_t inflated_fastest, inflated_ceiling;
-    struct rules_ivs ivs; /* each stall as the last `excess` ns of its call, a union */
+    struct rules_ivs ivs; /* each stall as the last `excess` ns of its call or gap, a union */
 };
 struct rules_stall_cfg {
     int64_t min_ns;           /* a stall is at least this long... */
     double ratio;             /* ...and this many times its group's fastest call */
     int64_t size_overhead_ns; /* the most a linear-cost op may take per call... */
     double size_ns_per_elem;  /* ...plus per element of its inputs (CPU-only traces) */
+    double fault_ns_per_page; /* a call's first-touch page faults may cost this a page */
+    int64_t max_gap_ns;       /* a wait between operators is no longer than this */
 };
 /* Group the leaf CPU ranges of the analysed steps by (thread, name, shape, k-th call in its
  * step); a call min_ns and ratio times longer than its group's fastest, or min_ns beyond what
@@ -312,6 +319,32 @@ struct rules_stall_cfg {
 gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_cfg *k,
                             struct rules_stalls *s);
 void rules_stalls_release(struct rules_stalls *s);
+
+/* ---- rules_periodic.c ---- */
+/* Are the steps at `at` (indices among the analysed steps, ascending) evenly spaced, as a stall
+ * that comes every N steps leaves them? 3/4 of the spacings within a quarter of their median;
+ * under 3 steps: 1 (nothing tells). */
+int rules_periodic(const size_t *at, size_t n);
+/* qsort's comparison of size_t values, ascending. */
+int rules_cmp_size(const void *pa, const void *pb);
+
+/* ---- rules_gaps.c: waits between operators (GT19) ---- */
+/* The gaps between the ranges on each analysed step's track (CPU-only traces), grouped by
+ * (gaps in the step, k-th gap); a gap min_ns and ratio times longer than its group's fastest
+ * waited: its excess joins s (gap_ns, gap_stalled, ivs) and its step is marked in `hit`. */
+gp_status rules_gaps_scan(const struct rules_ctx *c, const struct rules_stall_cfg *k,
+                          struct rules_stalls *s, uint8_t *hit);
+
+/* ---- rules_fault_allow.c: what first-touch page faults could add to a call (GT19) ---- */
+/* Elements of the inputs in op `name`'s shape text plus an output's: their broadcast envelope,
+ * or a convolution's output where that is more (-1: unreadable). */
+double rules_touched_elems(const char *name, const char *shape);
+/* Those elements' 4 KiB pages (4 bytes each) times ns_per_page; 0 where unreadable. */
+int64_t rules_fault_allowance(const char *name, const char *shape, double ns_per_page);
+/* The same for a CPU op of a CPU-only trace with shapes; 0 on a GPU trace (its tensors are the
+ * device's) or without shapes. */
+int64_t rules_call_faults(const struct rules_ctx *c, const gp_event *e, gp_str shape,
+                          double ns_per_page);
 
 /* ---- rules_out.c: filling in a finding ---- */
 /* Record the measurement. `cmp` is ">=" or "<"; the tiers decide the severity. */

@@ -20,6 +20,7 @@ struct leaf {
     int32_t step, ord;
     int64_t ts, dur, excess, end; /* dur: self time; end: the call's own end */
     int64_t ceiling; /* the most its size warrants, or -1 where the size says nothing */
+    int64_t faults;  /* what first-touching its tensors' pages could cost (rules_fault_allow.c) */
 };
 
 /* aten ops whose cost is linear in the elements they read and write (after "aten::", without
@@ -175,7 +176,8 @@ static gp_status scan_track(const struct rules_ctx *c, const struct rules_stall_
             gp_str shape = gp_trace_event_shape(c->t, e);
             GP_TRY(push_leaf(v, n, cap,
                              (struct leaf){t, e->name, shape, (int32_t)step, 0, e->ts, e->dur, 0,
-                                           e->ts + e->dur, size_ceiling(c, e, shape, k)}));
+                                           e->ts + e->dur, size_ceiling(c, e, shape, k),
+                                           rules_call_faults(c, e, shape, k->fault_ns_per_page)}));
             rec = (long)*n - 1;
         }
         if (depth < sizeof(st) / sizeof(st[0]))
@@ -262,15 +264,22 @@ static void number_calls(const struct rules_ctx *c, struct leaf *v, size_t n)
     }
 }
 
-/* A call's stall: its time beyond its group's fastest call (a slice longer and `ratio` times
- * it), or beyond what its size warrants, whichever is more. */
-static int64_t stall_of(const struct leaf *l, int64_t fastest, const struct rules_stall_cfg *k)
+/* A call's stall: its time beyond its group's fastest call (`ratio` times it) less what
+ * first-touch faults of its tensors could cost, where that is a slice or more; or its time
+ * beyond what its size warrants, whichever is more. A call slower than its fastest by a slice
+ * that the faults cover is counted in `faulted`. */
+static int64_t stall_of(const struct leaf *l, int64_t fastest, const struct rules_stall_cfg *k,
+                        int *faulted)
 {
     int64_t x = fastest >= 0 ? l->dur - fastest : 0;
     if (x < k->min_ns || (double)l->dur < k->ratio * (double)fastest)
         x = 0;
+    *faulted = x > 0 && x - l->faults < k->min_ns;
+    x = *faulted ? 0 : x - (x > 0 ? l->faults : 0);
     int64_t over = l->ceiling >= 0 ? l->dur - l->ceiling : 0;
-    return over >= k->min_ns && over > x ? over : x;
+    if (over >= k->min_ns && over > x)
+        return *faulted = 0, over;
+    return x;
 }
 
 static gp_status mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n,
@@ -284,7 +293,10 @@ static gp_status mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n
         /* too few calls to know what the work costs, or calls of any size */
         int known = e - g >= 3 && !(c->n_steps < 5 && v[g].shape == GP_STR_NONE);
         for (size_t i = g; i < e; i++) {
-            int64_t x = stall_of(&v[i], known ? v[g].dur : -1, k);
+            int faulted;
+            int64_t x = stall_of(&v[i], known ? v[g].dur : -1, k, &faulted);
+            s->faulted += faulted;
+            s->fault_ns += faulted ? v[i].dur - v[g].dur : 0;
             if (x <= 0)
                 continue;
             v[i].excess = x;
@@ -296,9 +308,6 @@ static gp_status mark_stalls(const struct rules_ctx *c, struct leaf *v, size_t n
         }
         s->calls += e - g;
     }
-    for (size_t i = 0; i < c->n_steps; i++)
-        s->steps_hit += hit[i];
-    rules_ivs_merge(&s->ivs);
     return GP_OK;
 }
 
@@ -354,6 +363,11 @@ gp_status rules_stalls_scan(const struct rules_ctx *c, const struct rules_stall_
         return free(v), GP_ENOMEM;
     number_calls(c, v, n);
     gp_status rc = mark_stalls(c, v, n, k, s, hit);
+    if (rc == GP_OK)
+        rc = rules_gaps_scan(c, k, s, hit);
+    for (size_t i = 0; i < c->n_steps; i++)
+        s->steps_hit += hit[i];
+    rules_ivs_merge(&s->ivs);
     if (rc == GP_OK)
         rc = make_rows(v, n, k->min_ns, s);
     free(hit);
