@@ -79,7 +79,8 @@ static double output_elems(const struct tensor_sum *s, int conv)
 }
 
 /* The elements of the inputs plus an output's in "[[64, 16, 28, 28], [16, 1, 3, 3], [],
- * None]" (a tensor list's tensors count as inputs); -1 where the text is no shape list. */
+ * None]" (a tensor list's tensors count as inputs); RULES_UNREADABLE_SHAPE where the text is no
+ * shape list. */
 double rules_touched_elems(const char *name, const char *shape)
 {
     struct tensor_sum s = {0};
@@ -92,7 +93,7 @@ double rules_touched_elems(const char *name, const char *shape)
                 close_tensor(&s);
             innermost = 0;
             if (--depth < 0)
-                return -1;
+                return RULES_UNREADABLE_SHAPE;
         } else if (*p >= '0' && *p <= '9' && innermost) {
             char *end;
             double v = strtod(p, &end);
@@ -102,7 +103,7 @@ double rules_touched_elems(const char *name, const char *shape)
         }
     }
     if (depth != 0)
-        return -1;
+        return RULES_UNREADABLE_SHAPE;
     return s.elems + output_elems(&s, is_conv_forward(name));
 }
 

@@ -337,7 +337,8 @@ gp_status rules_gaps_scan(const struct rules_ctx *c, const struct rules_stall_cf
 
 /* ---- rules_fault_allow.c: what first-touch page faults could add to a call (GT19) ---- */
 /* Elements of the inputs in op `name`'s shape text plus an output's: their broadcast envelope,
- * or a convolution's output where that is more (-1: unreadable). */
+ * or a convolution's output where that is more (RULES_UNREADABLE_SHAPE: unreadable). */
+#define RULES_UNREADABLE_SHAPE (-1.0)
 double rules_touched_elems(const char *name, const char *shape);
 /* Those elements' 4 KiB pages (4 bytes each) times ns_per_page; 0 where unreadable. */
 int64_t rules_fault_allowance(const char *name, const char *shape, double ns_per_page);
