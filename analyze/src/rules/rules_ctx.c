@@ -193,6 +193,31 @@ size_t rules_ivs_lower(const struct rules_ivs *v, int64_t ts)
     return lo;
 }
 
+uint32_t rules_track_first_at(const struct rules_ctx *c, const gp_track *tr, int64_t ts)
+{
+    uint32_t lo = tr->first, hi = tr->first + tr->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->ev[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+gp_status rules_reserve(void **v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return GP_OK;
+    size_t nc = *cap ? *cap * 2 : first;
+    void *nv = realloc(*v, nc * size);
+    if (!nv)
+        return GP_ENOMEM;
+    *v = nv, *cap = nc;
+    return GP_OK;
+}
+
 int64_t rules_ivs_overlap(const struct rules_ivs *v, int64_t ts, int64_t end)
 {
     int64_t sum = 0;

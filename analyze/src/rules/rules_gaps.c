@@ -25,13 +25,7 @@ struct gap {
 
 static gp_status push_gap(struct gap **v, size_t *n, size_t *cap, struct gap g)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        struct gap *nv = realloc(*v, nc * sizeof(**v));
-        if (!nv)
-            return GP_ENOMEM;
-        *v = nv, *cap = nc;
-    }
+    GP_TRY(rules_reserve((void **)v, cap, *n, sizeof(**v), 1024));
     (*v)[(*n)++] = g;
     return GP_OK;
 }

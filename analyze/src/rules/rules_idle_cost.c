@@ -34,14 +34,7 @@ static long resume_track(const struct rules_ctx *c, int64_t ts)
     for (size_t t = 0; t < nt; t++) {
         if (!tr[t].is_gpu)
             continue;
-        uint32_t lo = tr[t].first, hi = tr[t].first + tr[t].count;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (c->ev[mid].ts < ts)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        uint32_t lo = rules_track_first_at(c, &tr[t], ts);
         for (; lo < tr[t].first + tr[t].count && c->ev[lo].ts == ts; lo++)
             if (is_compute(&c->ev[lo]))
                 return (long)t;
@@ -58,7 +51,11 @@ static int64_t inline_copies(const struct rules_ctx *c, long track, int64_t ts, 
     size_t nt;
     const gp_track *tr = &gp_trace_tracks(c->t, &nt)[track];
     int64_t sum = 0;
-    for (uint32_t i = tr->first; i < tr->first + tr->count && c->ev[i].ts < end; i++) {
+    /* a stream runs its work in order: only the record before the first one starting in the
+     * window can reach into it, so the scan starts there, not at the track's first record */
+    uint32_t from = rules_track_first_at(c, tr, ts);
+    from -= from > tr->first;
+    for (uint32_t i = from; i < tr->first + tr->count && c->ev[i].ts < end; i++) {
         const gp_event *e = &c->ev[i];
         int64_t a = e->ts > ts ? e->ts : ts, b = e->ts + e->dur < end ? e->ts + e->dur : end;
         if (e->kind == GP_EV_MEMCPY && b > a)

@@ -177,6 +177,11 @@ int64_t rules_copy_delay(struct rules_ctx *c, const struct rules_kernel_queue *q
 
 /* Index of the first interval of `ivs` whose end is after ts (ivs->n if none). */
 size_t rules_ivs_lower(const struct rules_ivs *ivs, int64_t ts);
+/* The first event of track `tr` starting at or after ts (a track's events are sorted by start). */
+uint32_t rules_track_first_at(const struct rules_ctx *c, const gp_track *tr, int64_t ts);
+/* Room for n + 1 elements of `size` bytes in the growable array *v of capacity *cap (doubling,
+ * from `first`): GP_ENOMEM, with *v untouched, where it cannot grow. */
+gp_status rules_reserve(void **v, size_t *cap, size_t n, size_t size, size_t first);
 /* |ivs ∩ [ts, end)| */
 int64_t rules_ivs_overlap(const struct rules_ivs *ivs, int64_t ts, int64_t end);
 /* Append [ts, end); then rules_ivs_merge before rules_ivs_overlap. Free with free(ivs->iv). */

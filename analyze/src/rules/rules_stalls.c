@@ -134,13 +134,7 @@ static int counted(const gp_event *e)
 
 static gp_status push_leaf(struct leaf **v, size_t *n, size_t *cap, struct leaf l)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        struct leaf *nv = realloc(*v, nc * sizeof(**v));
-        if (!nv)
-            return GP_ENOMEM;
-        *v = nv, *cap = nc;
-    }
+    GP_TRY(rules_reserve((void **)v, cap, *n, sizeof(**v), 1024));
     (*v)[(*n)++] = l;
     return GP_OK;
 }

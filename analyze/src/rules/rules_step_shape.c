@@ -10,20 +10,6 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/* The first event of track `tr` starting at or after ts (events sorted by ts). */
-static uint32_t first_at(const struct rules_ctx *c, const gp_track *tr, int64_t ts)
-{
-    uint32_t lo = tr->first, hi = tr->first + tr->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->ev[mid].ts < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 struct bounds {
     int64_t *v;
     size_t n, cap;
@@ -31,13 +17,7 @@ struct bounds {
 
 static gp_status push(struct bounds *b, int64_t t)
 {
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        int64_t *nv = realloc(b->v, nc * sizeof(*nv));
-        if (!nv)
-            return GP_ENOMEM;
-        b->v = nv, b->cap = nc;
-    }
+    GP_TRY(rules_reserve((void **)&b->v, &b->cap, b->n, sizeof(*b->v), 256));
     b->v[b->n++] = t;
     return GP_OK;
 }
@@ -51,7 +31,7 @@ static gp_status step_bounds(const struct rules_ctx *c, const gp_step *s, struct
     b->n = 0, *ranges = 0;
     GP_TRY(push(b, s->host_ts));
     GP_TRY(push(b, s->host_end));
-    for (uint32_t i = first_at(c, tr, s->host_ts);
+    for (uint32_t i = rules_track_first_at(c, tr, s->host_ts);
          i < tr->first + tr->count && c->ev[i].ts < s->host_end; i++) {
         const gp_event *e = &c->ev[i];
         if (e->dur <= 0 || (e->flags & GP_EVF_STEP))
