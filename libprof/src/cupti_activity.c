@@ -433,18 +433,15 @@ static void flush_bounded(void)
                   FLUSH_WAIT_MS);
 }
 
-void prof_gpu_stop(void)
+/* Disable the kinds, hand back CUPTI's buffers and detach. */
+static void detach_cupti(void)
 {
-    if (atomic_load(&prof_state_cupti()->gpu_state) != 1)
-        return;
-    atomic_store(&prof_state_session()->gpu_ext, 0);
     for (int i = 0; i < prof_state_cupti()->n_enabled; i++)
         prof_state_cupti()->api->ActivityDisable(prof_state_cupti()->enabled[i]);
     /* CUPTI gives back the buffers it still holds: records made since the exit flush, freed
      * below, never left in CUPTI's hands */
     prof_state_cupti()->api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     prof_state_cupti()->api->Unsubscribe(prof_state_cupti()->subscriber);
-    atomic_store(&prof_state_cupti()->gpu_state, 0);
     /* detach: no CUPTI overhead after the session; not while another client uses CUPTI, which
      * cuptiFinalize would tear down under it: one that took the buffers over (torch.profiler),
      * or, from CUPTI 13.3 on, any subscriber beside us (we cannot see them) */
@@ -452,6 +449,16 @@ void prof_gpu_stop(void)
     if (api->Finalize && !prof_state_cupti()->taken_over &&
         api->version < CUPTI_VERSION_MULTI_SUBSCRIBER)
         api->Finalize();
+}
+
+void prof_gpu_stop(int process_exiting)
+{
+    if (atomic_load(&prof_state_cupti()->gpu_state) != 1)
+        return;
+    atomic_store(&prof_state_session()->gpu_ext, 0);
+    if (!process_exiting) /* at exit the records were flushed and written, and CUDA may be gone */
+        detach_cupti();
+    atomic_store(&prof_state_cupti()->gpu_state, 0);
     for (done_buf *d = take_queue(), *next; d; d = next) { /* arrived after the last drain */
         next = d->next;
         free(d->buf);

@@ -17,8 +17,9 @@ void prof_gpu_sync(void)
 {
 }
 
-void prof_gpu_stop(void)
+void prof_gpu_stop(int process_exiting)
 {
+    (void)process_exiting;
 }
 
 void prof_gpu_drain(prof_out *o, int final, int from_signal)

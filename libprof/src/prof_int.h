@@ -517,8 +517,12 @@ void prof_gpu_flush(void);
 /** Wait for every context's work (the caller's, each device's active primary context, those
  * created during the session) through the driver the program loaded; not on the signal path. */
 void prof_gpu_sync(void);
-/** Stop recording (disable kinds) after a final flush. */
-void prof_gpu_stop(void);
+/** Stop recording (disable kinds) after a final flush. process_exiting: called from the exit
+ * handler, where CUDA's own exit handler (registered after ours, so run before it) may have
+ * destroyed the contexts already: CUPTI is left as it is, since cuptiActivityDisable then
+ * crashed (SIGSEGV on an H200, CUPTI 13.0, driver 580), turning a program's exit status 0 into
+ * 139 after its trace was written. */
+void prof_gpu_stop(int process_exiting);
 /** Writer side: convert pending GPU buffers into events. */
 void prof_gpu_drain(prof_out *o, int final, int from_signal);
 /** Set gpu_status after a successful prof_gpu_start: "recorded", or the kinds CUPTI refused. */

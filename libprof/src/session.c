@@ -90,7 +90,8 @@ prof_loader_state *prof_state_loader(void)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char trace_path[PATH_MAX];
-static int trace_done; /* trace_path was written completely */
+static int trace_done;      /* trace_path was written completely */
+static int process_exiting; /* the exit handler is shutting the session down */
 static int hooks_installed;
 static int signals_installed;
 /* Signals whose default action ends the process: the trace is finished first, then the signal
@@ -231,8 +232,10 @@ static gp_status choose_output(const gp_prof_options *o, int *gzip, gp_error *er
 
 static void at_exit(void)
 {
-    if (atomic_load(&state.session.running) && getpid() == state.session.pid)
+    if (atomic_load(&state.session.running) && getpid() == state.session.pid) {
+        process_exiting = 1;
         gp_prof_shutdown(NULL);
+    }
 }
 
 static void after_fork_child(void)
@@ -509,7 +512,7 @@ gp_status gp_prof_shutdown(gp_error *err)
     prof_gpu_flush();
     atomic_store(&state.session.running, 0);
     int rc = atomic_exchange(&signal_finishing, 1) ? -1 : prof_writer_finish(0, 0);
-    prof_gpu_stop();
+    prof_gpu_stop(process_exiting);
     trace_done = rc == 0;
     pthread_mutex_unlock(&lock);
     if (rc != 0)

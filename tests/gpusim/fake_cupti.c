@@ -9,6 +9,8 @@
 #include "fake_cupti.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,10 +657,40 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
     return CUPTI_SUCCESS;
 }
 
+/* CUDA's own exit handler, registered when CUPTI starts (after the client's: so it runs first at
+ * exit), tears the contexts down; a later cuptiActivityDisable crashed with SIGSEGV on an H200
+ * (CUPTI 13.0, driver 580, 2026-11-26: cuda_app under injection exited 139 after its trace was
+ * written). Whether the runtime's or CUPTI's handler does it was not established; the fake
+ * does what was seen: the calls that detach crash from then on, flushing still works. */
+static atomic_int cuda_exited;
+
+static void on_cuda_exit(void)
+{
+    atomic_store(&cuda_exited, 1);
+}
+
+static void register_exit_handler(void)
+{
+    atexit(on_cuda_exit);
+}
+
+static void crash_if_cuda_exited(const char *call)
+{
+    if (!atomic_load(&cuda_exited))
+        return;
+    fprintf(stderr,
+            "fake CUPTI: %s after CUDA's exit handler tore the contexts down "
+            "(the real CUPTI 13.0 crashed here)\n",
+            call);
+    raise(SIGSEGV);
+}
+
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                   void *userdata)
 {
+    static pthread_once_t exit_handler = PTHREAD_ONCE_INIT;
     child_check(__func__);
+    pthread_once(&exit_handler, register_exit_handler);
     pthread_mutex_lock(&F.lock);
     CUptiResult rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     if (!F.busy && !F.subscribed) {
@@ -682,6 +714,7 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Call
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
     child_check(__func__);
+    crash_if_cuda_exited(__func__);
     if (subscriber == (CUpti_SubscriberHandle)&F.co && F.co.subscribed) {
         pthread_mutex_lock(&F.lock);
         F.co.subscribed = 0;
@@ -799,6 +832,7 @@ EXPORT CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
     child_check(__func__);
+    crash_if_cuda_exited(__func__);
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
@@ -915,6 +949,7 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 EXPORT CUptiResult cuptiFinalize(void)
 {
     child_check(__func__);
+    crash_if_cuda_exited(__func__);
     pthread_mutex_lock(&F.lock);
     if (F.subscribed) {
         pthread_mutex_unlock(&F.lock);
