@@ -7,6 +7,7 @@
 #include "run_analysis.h"
 #include "run_child.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,23 +35,28 @@ static void fmt_rate(char *buf, size_t cap, double r)
 /* A bar on a terminal (redrawn at most 10 times a second), else a line every 10% of an epoch. */
 static void show_step(const gp_train_progress *p, struct progress *pr)
 {
-    char rate[32];
+    char rate[32], loss[32];
     fmt_rate(rate, sizeof(rate), p->samples_per_s);
+    /* on CUDA the loss is read back every 50 steps: before the first read there is none yet */
+    if (isnan(p->loss))
+        snprintf(loss, sizeof(loss), "-");
+    else
+        snprintf(loss, sizeof(loss), "%.4f", p->loss);
     if (pr->tty) {
         if (p->step != p->epoch_steps && p->elapsed_s - pr->last_draw < 0.1)
             return;
         pr->last_draw = p->elapsed_s;
         int width = 24, fill = (int)(width * p->step / (p->epoch_steps ? p->epoch_steps : 1));
-        fprintf(stderr, "\r\033[Kepoch %d/%d [%.*s%*s] %lld/%lld loss %.4f %s samples/s ETA %.0fs",
+        fprintf(stderr, "\r\033[Kepoch %d/%d [%.*s%*s] %lld/%lld loss %s %s samples/s ETA %.0fs",
                 p->epoch, p->epochs, fill, "########################", width - fill, "", p->step,
-                p->epoch_steps, p->loss, rate, p->eta_s);
+                p->epoch_steps, loss, rate, p->eta_s);
         return;
     }
     long long every = p->epoch_steps >= 10 ? p->epoch_steps / 10 : 1;
     if (p->step % every && p->step != p->epoch_steps)
         return;
-    fprintf(stderr, "epoch %d/%d step %lld/%lld loss %.4f %s samples/s\n", p->epoch, p->epochs,
-            p->step, p->epoch_steps, p->loss, rate);
+    fprintf(stderr, "epoch %d/%d step %lld/%lld loss %s %s samples/s\n", p->epoch, p->epochs,
+            p->step, p->epoch_steps, loss, rate);
 }
 
 static void on_progress(const gp_train_progress *p, void *ud)

@@ -58,7 +58,7 @@ static void report_step(struct train_run *r, const struct epoch_acc *e, int epoc
         return;
     gp_train_progress p;
     progress_init(&p, GP_TRAIN_EV_STEP, r, e, epoch);
-    p.loss = e->samples ? e->loss_sum / (double)e->samples : 0.0;
+    p.loss = e->samples ? e->loss_sum / (double)e->samples : NAN; /* none read back yet */
     p.elapsed_s = train_now() - e->t0;
     double done = (double)e->steps / (double)e->nb;
     long long seen = r->res->samples - e->seen0; /* a short last batch counts what it holds */

@@ -26,7 +26,8 @@ typedef struct gp_train_progress {
     int epoch, epochs;           /**< 1-based epoch and the number planned */
     long long step, epoch_steps; /**< 1-based batch within the epoch and batches in it */
     long long global_step;       /**< optimizer steps taken so far */
-    double loss;                 /**< mean training loss of the latest batches read back */
+    double loss;                 /**< mean training loss of the batches read back so far this
+                                      epoch; NaN before the first read (CUDA reads every 50) */
     double train_accuracy;       /**< EPOCH: accuracy on the training batches of the epoch */
     double test_accuracy;        /**< EPOCH: accuracy on the test set */
     double samples_per_s;        /**< training throughput of the epoch so far */

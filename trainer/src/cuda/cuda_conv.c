@@ -121,21 +121,40 @@ static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
     return GP_OK;
 }
 
-/* First candidate that succeeded and fits the workspace. */
-#    define PICK(perf, count, out)                                                                 \
+/* First candidate that succeeded and fits the workspace; else an error that says what cuDNN
+ * answered (how many candidates it did not support, how many needed more workspace), the pass,
+ * the data type and the layout, since only the real cuDNN can refuse a configuration. */
+#    define PICK(perf, count, out, pass)                                                           \
         do {                                                                                       \
-            int found_ = 0;                                                                        \
-            for (int k_ = 0; k_ < (count) && !found_; k_++)                                        \
-                if ((perf)[k_].status == CUDNN_STATUS_SUCCESS &&                                   \
-                    (perf)[k_].memory <= CUDA_WORKSPACE_BYTES) {                                   \
+            int found_ = 0, refused_ = 0, big_ = 0;                                                \
+            for (int k_ = 0; k_ < (count) && !found_; k_++) {                                      \
+                if ((perf)[k_].status != CUDNN_STATUS_SUCCESS)                                     \
+                    refused_++;                                                                    \
+                else if ((perf)[k_].memory > CUDA_WORKSPACE_BYTES)                                 \
+                    big_++;                                                                        \
+                else {                                                                             \
                     (out) = (perf)[k_];                                                            \
                     found_ = 1;                                                                    \
                 }                                                                                  \
+            }                                                                                      \
             if (!found_)                                                                           \
-                return gp_error_set(err, GP_ECUDA, NULL,                                           \
-                                    "cuDNN found no usable algorithm (%s:%d)", CUDA_SRC,           \
-                                    __LINE__);                                                     \
+                return no_algorithm(b, pass, count, refused_, big_, __LINE__, err);                \
         } while (0)
+
+static gp_status no_algorithm(const struct backend *b, const char *pass, int count, int refused,
+                              int too_big, int line, gp_error *err)
+{
+    return gp_error_set(err, GP_ECUDA, NULL,
+                        "cuDNN found no usable %s algorithm for %s %s convolutions: of %d "
+                        "candidates, %d not supported, %d needing over %u MiB of workspace "
+                        "(%s:%d)",
+                        pass,
+                        b->dt == CUK_F32    ? "fp32"
+                        : b->dt == CUK_BF16 ? "bf16"
+                                            : "fp16",
+                        b->cfg.channels_last ? "NHWC" : "NCHW", count, refused, too_big,
+                        CUDA_WORKSPACE_BYTES >> 20, CUDA_SRC, line);
+}
 
 static gp_status choose_fwd(struct backend *b, struct conv_shape *s, void *y, const void *x,
                             const void *w, gp_error *err)
@@ -154,7 +173,7 @@ static gp_status choose_fwd(struct backend *b, struct conv_shape *s, void *y, co
                                                          ALGO_CANDIDATES, &got, perf),
                   err);
     }
-    PICK(perf, got, s->fwd);
+    PICK(perf, got, s->fwd, "forward");
     s->have_fwd = 1;
     return GP_OK;
 }
@@ -185,9 +204,9 @@ static gp_status choose_bwd(struct backend *b, struct conv_shape *s, void *dx, v
                                                               ALGO_CANDIDATES, &gd, pd),
                   err);
     }
-    PICK(pf, gf, s->bwd_filter);
+    PICK(pf, gf, s->bwd_filter, "backward-filter");
     if (gd > 0)
-        PICK(pd, gd, s->bwd_data);
+        PICK(pd, gd, s->bwd_data, "backward-data");
     s->have_bwd = 1 + (dx != NULL);
     return GP_OK;
 }
