@@ -24,6 +24,7 @@ struct cudnnTensorStruct {
 struct cudnnFilterStruct {
     cudnnDataType_t t;
     int k, c, r, s;
+    int nhwc; /* CUDNN_TENSOR_NHWC: stored (k, r, s, c) */
 };
 struct cudnnConvolutionStruct {
     int pad_h, pad_w, stride_h, stride_w;
@@ -106,9 +107,9 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorF
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t t,
                                          cudnnTensorFormat_t f, int k, int c, int r, int s)
 {
-    if (f != CUDNN_TENSOR_NCHW)
+    if (f != CUDNN_TENSOR_NCHW && f != CUDNN_TENSOR_NHWC)
         return CUDNN_STATUS_NOT_SUPPORTED;
-    *d = (struct cudnnFilterStruct){t, k, c, r, s};
+    *d = (struct cudnnFilterStruct){t, k, c, r, s, f == CUDNN_TENSOR_NHWC};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -253,6 +254,21 @@ static int f32_to(void *p, float *f, const struct cudnnTensorStruct *d)
     return 0;
 }
 
+/* Filter f between KRSC and KCRS (to_kcrs or back), as a (k, c, r, s) tensor's reorder. */
+static int reorder_filter(float *f, const struct cudnnFilterStruct *wd, int to_kcrs)
+{
+    struct cudnnTensorStruct as_tensor = {wd->t, wd->k, wd->c, wd->r, wd->s, 1};
+    return reorder(f, &as_tensor, to_kcrs);
+}
+
+/* NHWC activations with a KCRS filter, or the reverse: the real cuDNN 9 on an H200 refused
+ * every backward candidate it was asked for with them (backward-data in fp32, bf16 and fp16,
+ * backward-filter in bf16; 2026-11-26), so the simulated one refuses both backward passes. */
+static int mixed_layout(const struct cudnnTensorStruct *xd, const struct cudnnFilterStruct *wd)
+{
+    return xd->nhwc != wd->nhwc;
+}
+
 /* One convolution call's arguments (descriptors by value), copied into a graph node when
  * captured. */
 struct conv_job {
@@ -273,15 +289,18 @@ static void run_conv(void *arg)
     size_t nw = (size_t)j->wd.k * j->wd.c * j->wd.r * j->wd.s;
     float *fx = f32_of(j->x, &j->xd, d == BWD_DATA), *fy = f32_of(j->y, &j->yd, d == FWD);
     float *fw = calloc(nw ? nw : 1, sizeof(float));
-    if (fw && d != BWD_FILTER)
+    if (fw && d != BWD_FILTER) {
         sim_to_f32(fw, j->w, dn_cuda_type(j->wd.t), nw);
+        if (j->wd.nhwc && reorder_filter(fw, &j->wd, 1) != 0)
+            free(fw), fw = NULL;
+    }
     j->failed = !(fx && fw && fy && direct(d, fx, fw, fy, &j->xd, &j->wd, &j->yd, &j->c) == 0);
     if (!j->failed) {
         if (d == FWD)
             j->failed = f32_to(j->out, fy, &j->yd) != 0;
         else if (d == BWD_DATA)
             j->failed = f32_to(j->out, fx, &j->xd) != 0;
-        else
+        else if (!(j->failed = j->wd.nhwc && reorder_filter(fw, &j->wd, 0) != 0))
             sim_from_f32(j->out, fw, dn_cuda_type(j->wd.t), nw);
     }
     free(fx), free(fw), free(fy);
@@ -294,7 +313,7 @@ static cudnnStatus_t run(cudnnHandle_t h, enum dir d, int algo, const struct cud
                          const struct cudnnConvolutionStruct *c, void *out)
 {
     int a = algo_index(d, algo);
-    if (a < 0)
+    if (a < 0 || (d != FWD && mixed_layout(xd, wd)))
         return CUDNN_STATUS_NOT_SUPPORTED;
     struct conv_job j = {d, *xd, *yd, *wd, *c, x, w, y, out, 0};
     const char *name = xd->nhwc ? kernel_names_nhwc[d][a] : kernel_names[d][a];
@@ -391,20 +410,21 @@ rank(cudnnHandle_t h, enum dir d, int bench, const struct cudnnTensorStruct *xd,
         log_search(d, xd);
     for (int a = 0; a < N_ALGOS; a++) {
         r[a] = (struct ranked){a, conv_ns(xd, wd, yd, c, a)};
-        if (bench && run(h, d, algo_ids[d][a], xd, x, wd, w, yd, y, c, out) != CUDNN_STATUS_SUCCESS)
+        if (bench && !(d != FWD && mixed_layout(xd, wd)) &&
+            run(h, d, algo_ids[d][a], xd, x, wd, w, yd, y, c, out) != CUDNN_STATUS_SUCCESS)
             return CUDNN_STATUS_ALLOC_FAILED;
     }
     qsort(r, N_ALGOS, sizeof(r[0]), by_time);
     return CUDNN_STATUS_SUCCESS;
 }
 
-#define FILL(perf, requested, returned, d, r, math)                                                \
+#define FILL(perf, requested, returned, d, r, math, refused)                                       \
     do {                                                                                           \
         int n_ = (requested) < N_ALGOS ? (requested) : N_ALGOS;                                    \
         for (int i_ = 0; i_ < n_; i_++) {                                                          \
             memset(&(perf)[i_], 0, sizeof((perf)[i_]));                                            \
             (perf)[i_].algo = algo_ids[d][(r)[i_].a];                                              \
-            (perf)[i_].status = CUDNN_STATUS_SUCCESS;                                              \
+            (perf)[i_].status = (refused) ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS;     \
             (perf)[i_].time = (float)((r)[i_].ns / 1e6);                                           \
             (perf)[i_].determinism = CUDNN_DETERMINISTIC;                                          \
             (perf)[i_].mathType = (math);                                                          \
@@ -419,7 +439,7 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
 {
     struct ranked r[N_ALGOS];
     rank(h, FWD, 0, xd, NULL, wd, NULL, yd, NULL, c, NULL, r);
-    FILL(perf, requested, returned, FWD, r, c->math);
+    FILL(perf, requested, returned, FWD, r, c->math, 0);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -430,7 +450,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
 {
     struct ranked r[N_ALGOS];
     rank(h, BWD_DATA, 0, dxd, NULL, wd, NULL, dyd, NULL, c, NULL, r);
-    FILL(perf, requested, returned, BWD_DATA, r, c->math);
+    FILL(perf, requested, returned, BWD_DATA, r, c->math, mixed_layout(dxd, wd));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -441,7 +461,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 {
     struct ranked r[N_ALGOS];
     rank(h, BWD_FILTER, 0, xd, NULL, dwd, NULL, dyd, NULL, c, NULL, r);
-    FILL(perf, requested, returned, BWD_FILTER, r, c->math);
+    FILL(perf, requested, returned, BWD_FILTER, r, c->math, mixed_layout(xd, dwd));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -456,7 +476,7 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
     cudnnStatus_t rc = rank(h, FWD, 1, xd, x, wd, w, yd, y, c, y, r);
     if (rc != CUDNN_STATUS_SUCCESS)
         return rc;
-    FILL(perf, requested, returned, FWD, r, c->math);
+    FILL(perf, requested, returned, FWD, r, c->math, 0);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -471,7 +491,7 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     cudnnStatus_t rc = rank(h, BWD_DATA, 1, dxd, dx, wd, w, dyd, dy, c, dx, r);
     if (rc != CUDNN_STATUS_SUCCESS)
         return rc;
-    FILL(perf, requested, returned, BWD_DATA, r, c->math);
+    FILL(perf, requested, returned, BWD_DATA, r, c->math, mixed_layout(dxd, wd));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -486,6 +506,6 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
     cudnnStatus_t rc = rank(h, BWD_FILTER, 1, xd, x, dwd, dw, dyd, dy, c, dw, r);
     if (rc != CUDNN_STATUS_SUCCESS)
         return rc;
-    FILL(perf, requested, returned, BWD_FILTER, r, c->math);
+    FILL(perf, requested, returned, BWD_FILTER, r, c->math, mixed_layout(xd, dwd));
     return CUDNN_STATUS_SUCCESS;
 }

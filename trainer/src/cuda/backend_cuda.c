@@ -129,6 +129,10 @@ static size_t layout(struct backend *b, char *base)
         b->flat_grad = take_act(b, base, &used, nb * model_max_act(m) * b->es);
     }
     b->dw_tmp = take(base, &used, filt * 4);
+    if (b->cfg.channels_last && m->kind == MODEL_CNN) {
+        b->w_krsc = take(base, &used, filt * 4);
+        b->dw_krsc = take(base, &used, filt * 4);
+    }
     b->prob = take(base, &used, nb * (size_t)m->classes * 4);
     b->stats = take(base, &used, sizeof(struct cuk_stats));
     b->amp = take(base, &used, sizeof(struct cuk_amp));

@@ -106,11 +106,12 @@ static gp_status set_descriptors(struct backend *b, const struct layer_spec *l,
     CUDNN_TRY(cudnnCreateTensorDescriptor(&s->y), err);
     CUDNN_TRY(cudnnCreateFilterDescriptor(&s->w), err);
     CUDNN_TRY(cudnnCreateConvolutionDescriptor(&s->conv), err);
-    /* --channels-last: the activations NHWC; the filter stays KCRS (the CPU's weights) */
+    /* --channels-last: the activations NHWC, and the filter too (KRSC): the weights stay KCRS
+     * (the CPU's), reordered for each call (filter_for_cudnn, grad_from_cudnn) */
     cudnnTensorFormat_t f = b->cfg.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     CUDNN_TRY(cudnnSetTensor4dDescriptor(s->x, f, t, n, l->cin, l->h, l->w), err);
     CUDNN_TRY(cudnnSetTensor4dDescriptor(s->y, f, t, n, l->cout, l->h, l->w), err);
-    CUDNN_TRY(cudnnSetFilter4dDescriptor(s->w, t, CUDNN_TENSOR_NCHW, l->cout, l->cin, 3, 3), err);
+    CUDNN_TRY(cudnnSetFilter4dDescriptor(s->w, t, f, l->cout, l->cin, 3, 3), err); /* f: KRSC */
     CUDNN_TRY(cudnnSetConvolution2dDescriptor(s->conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),
               err);
@@ -268,11 +269,37 @@ static gp_status shape_for(struct backend *b, int layer, struct conv_shape **out
     return GP_OK;
 }
 
+/* Layer `layer`'s weights w (KCRS) as cuDNN's filter: w itself, or with --channels-last its
+ * KRSC copy, made on the compute stream. */
+static const void *filter_for_cudnn(struct backend *b, int layer, const void *w)
+{
+    const struct layer_spec *l = &b->spec.l[layer];
+    if (!b->cfg.channels_last)
+        return w;
+    cuk_layout(b->dt, b->w_krsc, w, l->cout, l->cin, 9, 0, b->compute);
+    return b->w_krsc;
+}
+
+/* Where cuDNN writes layer `layer`'s weight gradient: dw, or with --channels-last a KRSC
+ * buffer that grad_from_cudnn reorders into dw (KCRS). */
+static void *grad_for_cudnn(struct backend *b, void *dw)
+{
+    return b->cfg.channels_last ? b->dw_krsc : dw;
+}
+
+static void grad_from_cudnn(struct backend *b, int layer, void *dw)
+{
+    const struct layer_spec *l = &b->spec.l[layer];
+    if (b->cfg.channels_last)
+        cuk_layout(b->dt, dw, b->dw_krsc, l->cout, l->cin, 9, 1, b->compute);
+}
+
 gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, const void *w,
                         gp_error *err)
 {
     struct conv_shape *s;
     GP_TRY(shape_for(b, layer, &s, err));
+    w = filter_for_cudnn(b, layer, w);
     if (!s->have_fwd) {
         GP_TRY(choose_fwd(b, s, y, x, w, err));
         memo_save(b, layer, s);
@@ -290,7 +317,7 @@ gp_status cuda_conv_fwd(struct backend *b, int layer, void *y, const void *x, co
 static gp_status prepare_layer(struct backend *b, int i, int train, gp_error *err)
 {
     const struct layer_spec *l = &b->spec.l[i];
-    const void *w = (const char *)b->wlp + l->w_off * b->es;
+    const void *w = b->cfg.channels_last ? b->w_krsc : (const char *)b->wlp + l->w_off * b->es;
     void *x = i == 0 && b->dt == CUK_F32 ? (void *)b->in[0].buf : b->act[i];
     struct conv_shape *s;
     GP_TRY(shape_for(b, i, &s, err));
@@ -300,7 +327,7 @@ static gp_status prepare_layer(struct backend *b, int i, int train, gp_error *er
     }
     void *dx = i > 0 ? b->dbuf[1] : NULL; /* the first layer's backward makes no dx */
     if (train && s->have_bwd < 1 + (dx != NULL)) {
-        GP_TRY(choose_bwd(b, s, dx, b->dw_tmp, b->dbuf[0], x, w, err));
+        GP_TRY(choose_bwd(b, s, dx, grad_for_cudnn(b, b->dw_tmp), b->dbuf[0], x, w, err));
         memo_save(b, i, s);
     }
     return GP_OK;
@@ -319,16 +346,19 @@ gp_status cuda_conv_bwd(struct backend *b, int layer, void *dx, void *dw, const 
 {
     struct conv_shape *s;
     GP_TRY(shape_for(b, layer, &s, err));
+    void *dw_out = grad_for_cudnn(b, dw);
+    w = filter_for_cudnn(b, layer, w);
     if (s->have_bwd < 1 + (dx != NULL)) {
-        GP_TRY(choose_bwd(b, s, dx, dw, dy, x, w, err));
+        GP_TRY(choose_bwd(b, s, dx, dw_out, dy, x, w, err));
         memo_save(b, layer, s);
     }
     const float one = 1.0f, zero = 0.0f;
     CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->bwd_filter.mathType), err);
     CUDNN_TRY(cudnnConvolutionBackwardFilter(b->conv->h, &one, s->x, x, s->y, dy, s->conv,
                                              s->bwd_filter.algo, b->workspace, CUDA_WORKSPACE_BYTES,
-                                             &zero, s->w, dw),
+                                             &zero, s->w, dw_out),
               err);
+    grad_from_cudnn(b, layer, dw);
     if (!dx)
         return GP_OK;
     CUDNN_TRY(cudnnSetConvolutionMathType(s->conv, s->bwd_data.mathType), err);

@@ -78,6 +78,9 @@ struct backend {
     int32_t *arg[MODEL_MAX_LAYERS];
     void *dbuf[2], *dw_tmp, *workspace, *lt_workspace, *blas_workspace;
     void *flat, *flat_grad; /* --channels-last: the first linear layer's NCHW input, its gradient */
+    /* --channels-last: a conv layer's filter and its gradient in cuDNN's NHWC order (KRSC), as
+     * cuDNN 9 refuses NHWC activations with a KCRS filter in backward (H200, 2026-11-26) */
+    void *w_krsc, *dw_krsc;
     float *prob;
     struct cuk_stats *stats;
     struct cuk_amp *amp;
