@@ -173,7 +173,8 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h
                       "slowly. Capture the step in a CUDA graph (torch.cuda.graphs, or "
                       "torch.compile(mode=\"reduce-overhead\"); the bundled trainer's "
                       "--cuda-graphs): its %.0f launches replay as one, saving up to the "
-                      "idle while the host issues it, %s a step. Fewer, fused ops (torch.compile; the trainer's "
+                      "idle while the host issues it, %s a step. Fewer, fused ops (torch.compile; "
+                      "the trainer's "
                       "--fused) or a larger batch%s cut the launches too.%s",
                       h, launches, rules_fmt_ns(a, sizeof(a), gain_step),
                       c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0 ? " (--batch-size)"
@@ -189,22 +190,21 @@ static gp_status summary(struct rules_ctx *c, struct rules_out *o, const int64_t
     int64_t rest = idle[GP_IDLE_HOST_WAIT] - hw - use[RULES_HOST_LOADER] - use[RULES_HOST_WORK];
     double queued;
     launch_stats(c, &med, &queued, n_launch);
-    return rules_summary(o,
-                         "GPU idle while the host issues its work %.1f%% of step time (in "
-                         "operators %.1f%%, between them %.1f%%); of the host wait, not counted: "
-                         "loader wait %.1f%% (GT01), host work that launches nothing %.1f%%, "
-                         "time outside operators past the median step's %.1f%% (kernel wait "
-                         "%.1f%%, other %.1f%%); %.0f launches per step, median launch call %s, "
-                         "%.0f%% of launches queued",
-                         rules_pct_of_steps(c, hw), rules_pct_of_steps(c, use[RULES_HOST_LAUNCH]),
-                         rules_pct_of_steps(c, use[RULES_HOST_OFF_OPS]),
-                         rules_pct_of_steps(c, use[RULES_HOST_LOADER]),
-                         rules_pct_of_steps(c, use[RULES_HOST_WORK]),
-                         rules_pct_of_steps(c, rest > 0 ? rest : 0),
-                         rules_pct_of_steps(c, idle[GP_IDLE_KERNEL_WAIT]),
-                         rules_pct_of_steps(c, idle[GP_IDLE_OTHER]),
-                         rules_per_step(c, (double)*n_launch), rules_fmt_ns(a, sizeof(a), med),
-                         queued);
+    return rules_summary(
+            o,
+            "GPU idle while the host issues its work %.1f%% of step time (in "
+            "operators %.1f%%, between them %.1f%%); of the host wait, not counted: "
+            "loader wait %.1f%% (GT01), host work that launches nothing %.1f%%, "
+            "time outside operators past the median step's %.1f%% (kernel wait "
+            "%.1f%%, other %.1f%%); %.0f launches per step, median launch call %s, "
+            "%.0f%% of launches queued",
+            rules_pct_of_steps(c, hw), rules_pct_of_steps(c, use[RULES_HOST_LAUNCH]),
+            rules_pct_of_steps(c, use[RULES_HOST_OFF_OPS]),
+            rules_pct_of_steps(c, use[RULES_HOST_LOADER]),
+            rules_pct_of_steps(c, use[RULES_HOST_WORK]), rules_pct_of_steps(c, rest > 0 ? rest : 0),
+            rules_pct_of_steps(c, idle[GP_IDLE_KERNEL_WAIT]),
+            rules_pct_of_steps(c, idle[GP_IDLE_OTHER]), rules_per_step(c, (double)*n_launch),
+            rules_fmt_ns(a, sizeof(a), med), queued);
 }
 
 gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct rules_out *o)

@@ -1,9 +1,11 @@
 /* rules_host_use.c: what a thread was doing over a window, by its outermost ranges. A range that
  * classifies is "top": a data-loader wait (enumerate(DataLoader)#...__next__, with all it holds:
  * GT01's), else an operator (cpu_op) or a runtime/driver call outside any operator. An operator
- * that launches GPU work somewhere inside it (a runtime call with a GPU activity) is launching:
- * all of it, its allocations and dispatch included, is what a CUDA graph replays as one; one
- * that launches nothing ran on the host (ops on CPU tensors), which no graph can capture. Steps,
+ * that calls the CUDA runtime somewhere inside it (a launch, a copy, an allocation) is
+ * launching: all of it, its dispatch included, is what a CUDA graph replays as one; so is one
+ * that calls nothing but is no longer than the median launching operator (a view, a gradient
+ * stored). A longer one that calls nothing ran on the host (ops on CPU tensors: 50-275 us each
+ * on an H200 host, against 10-35 us for the launching ones), which no graph can capture. Steps,
  * annotations and Python frames hold tops and are not tops themselves; time under none is the
  * thread outside operators (Python between ops, a sleep, host code the profiler did not record). */
 #include "rules/rules_int.h"
@@ -14,20 +16,20 @@ static int is_top_kind(const gp_event *e)
 {
     if (e->flags & GP_EVF_STEP)
         return 0;
-    return (e->flags & GP_EVF_DATALOADER) || e->kind == GP_EV_CPU_OP ||
-           e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER;
+    return (e->flags & GP_EVF_DATALOADER) || e->kind == GP_EV_CPU_OP || e->kind == GP_EV_RUNTIME ||
+           e->kind == GP_EV_DRIVER;
 }
 
-/* Per event, 1 when it or a range inside it launched GPU work: each launch call marks its
- * enclosing ranges up to one already marked. */
+/* Per event, 1 when it or a range inside it calls the CUDA runtime or driver (a launch, a copy,
+ * an allocation: work a graph replays or its memory pool spares): each call marks its enclosing
+ * ranges up to one already marked. */
 static uint8_t *launching_marks(const struct rules_ctx *c)
 {
-    size_t nl;
-    const gp_launch *l = gp_analysis_launches(c->a, &nl);
     uint8_t *m = calloc(c->n_ev ? c->n_ev : 1, 1);
-    for (size_t i = 0; i < nl && m; i++)
-        for (uint32_t e = l[i].runtime; e != GP_NONE && !m[e]; e = gp_analysis_parent_of(c->a, e))
-            m[e] = 1;
+    for (uint32_t i = 0; i < c->n_ev && m; i++)
+        if (c->ev[i].kind == GP_EV_RUNTIME || c->ev[i].kind == GP_EV_DRIVER)
+            for (uint32_t e = i; e != GP_NONE && !m[e]; e = gp_analysis_parent_of(c->a, e))
+                m[e] = 1;
     return m;
 }
 
@@ -130,8 +132,8 @@ static uint32_t first_top_after(const struct rules_ctx *c, const struct rules_ho
 }
 
 gp_status rules_host_split(const struct rules_ctx *c, const struct rules_host_map *m,
-                           uint32_t track, int64_t ts, int64_t end,
-                           int64_t use[RULES_HOST_USES], struct rules_agg *by)
+                           uint32_t track, int64_t ts, int64_t end, int64_t use[RULES_HOST_USES],
+                           struct rules_agg *by)
 {
     int64_t at = ts; /* covered up to here (tops that overlap by clock skew count once) */
     for (int u = 0; u < RULES_HOST_USES; u++)

@@ -149,13 +149,19 @@ gp_status rules_ctx_intervals(struct rules_ctx *c);
 
 /* ---- rules_host_use.c: what a thread was doing over a window ---- */
 /* Each instant of a CPU thread goes to its outermost classifying range (a "top"): a loader wait,
- * an operator that launches GPU work (or a runtime call outside operators), an operator that
- * launches nothing (host work on CPU tensors), or none (outside operators: Python, a sleep). */
+ * an operator that calls the CUDA runtime (or a runtime call outside operators) or a short one
+ * that does not, a longer one that does not (host work on CPU tensors), or none (outside
+ * operators: Python, a sleep). */
 struct rules_agg;
-enum rules_host_use { RULES_HOST_LOADER, RULES_HOST_LAUNCH, RULES_HOST_WORK, RULES_HOST_OFF_OPS,
-                      RULES_HOST_USES };
+enum rules_host_use {
+    RULES_HOST_LOADER,
+    RULES_HOST_LAUNCH,
+    RULES_HOST_WORK,
+    RULES_HOST_OFF_OPS,
+    RULES_HOST_USES
+};
 struct rules_host_map {
-    uint8_t *launching; /* per event: it or a range inside it launched GPU work */
+    uint8_t *launching; /* per event: it or a range inside it calls the CUDA runtime/driver */
     uint32_t *top;      /* the tops' event indices, by track, each track's in order of start */
     uint32_t *track_at; /* per track, its first entry in `top`; [n_tracks] the count */
     size_t n_tracks;
@@ -168,8 +174,8 @@ void rules_host_map_release(struct rules_host_map *m);
 /* Track `track`'s time in [ts, end) by use into use[]; the launching and working tops' shares
  * added to `by` (NULL: none) keyed (name, use). GP_ENOMEM where `by` cannot grow. */
 gp_status rules_host_split(const struct rules_ctx *c, const struct rules_host_map *m,
-                           uint32_t track, int64_t ts, int64_t end,
-                           int64_t use[RULES_HOST_USES], struct rules_agg *by);
+                           uint32_t track, int64_t ts, int64_t end, int64_t use[RULES_HOST_USES],
+                           struct rules_agg *by);
 
 /* ---- rules_idle_cost.c: what a stall costs the GPU ---- */
 /* GPU idle host-blocking calls cause: compute idle from a call's start to the first compute work
