@@ -137,7 +137,9 @@ static void work_note(const struct rules_ctx *c, const int64_t *use, const struc
         snprintf(buf, cap,
                  " The GPU also waits %.1f%% of step time for host work that launches nothing "
                  "(%s and others, on CPU tensors): a CUDA graph cannot remove that; move it to "
-                 "a DataLoader worker or let it overlap the GPU's work (no sync right after it).",
+                 "a DataLoader worker or let it overlap the GPU's work (no host sync just before "
+                 "it: "
+                 "GT08).",
                  w, top);
 }
 
