@@ -107,9 +107,9 @@ static void launch_stats(const struct rules_ctx *c, int64_t *median, double *que
 
 static const char *const doing[RULES_HOST_USES] = {"loader", "launching", "host work", ""};
 
-static gp_status evidence(struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg)
+/* `agg` finished: its rows by time, largest first (so are work_note's). */
+static gp_status evidence(struct rules_ctx *c, struct rules_out *o, const struct rules_agg *agg)
 {
-    rules_agg_finish(agg);
     rules_cols(o, 5, cols);
     for (size_t i = 0; i < agg->n && i < 5; i++) {
         const struct rules_agg_row *r = &agg->rows[i];
@@ -216,6 +216,7 @@ gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct r
     char note[320];
     struct rules_agg agg = {0};
     gp_status rc = split_idle(c, idle, use, &agg);
+    rules_agg_finish(&agg);
     int64_t hw = use[RULES_HOST_LAUNCH] + use[RULES_HOST_OFF_OPS];
     int64_t hw_step = (int64_t)rules_per_step(c, (double)hw);
     double h = rules_pct_of_steps(c, hw);
