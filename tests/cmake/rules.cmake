@@ -27,6 +27,12 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_contention.py
                    $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/rules/contention)
   set_tests_properties(rules_contention PROPERTIES LABELS cli TIMEOUT 120)
+
+  # GT04, GT01 and GT14 against gains measured on a real GPU (tests/data/h200/README.md)
+  add_test(NAME rules_h200
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200.py $<TARGET_FILE:gprof-train>
+                   ${GP_TEST_DATA_DIR}/h200)
+  set_tests_properties(rules_h200 PROPERTIES LABELS cli TIMEOUT 120)
 endif()
 
 # GT14 and GT19 on the steps' own waits for a core (libprof's step args), a libprof program

@@ -1,10 +1,21 @@
 /* GT04 host_launch_bound: device idle time that HTA classifies as host wait (the launch call of
- * the next GPU activity started after the GPU went idle), less what the data loader covers
- * (GT01's), as a share of step time. Evidence: the CPU work that kept the GPU waiting. Anchors:
- * HTA idle-time breakdown, XProf kernel-launch 3/15 %, nsys cuda_kern_exec_sum queue time. */
+ * the next GPU activity started after the GPU went idle) in which the launching thread was
+ * issuing the step's work, as a share of step time: inside operators that launch GPU work, or
+ * short ones that launch nothing (views, allocations), and between operators up to the median
+ * step's time there (the Python that calls them). What a CUDA graph removes, and only that: the
+ * loader wait in such gaps is GT01's, a step's time outside operators past the median step's is
+ * GT14's (a pause, host code run now and then), and operators that launch nothing and take longer
+ * than the median launching one are host work the GPU waits for, which a graph cannot capture
+ * (reported, not priced). Real traces (an H200, PyTorch 2.11): a num_workers=0 DataLoader priced
+ * at 92% with a 66% loader wait in it, a 40 ms sleep every 10th step at 83%; now 25% and 27%,
+ * while a deep narrow MLP stays at 89% (88% measured when captured as a graph). Evidence: the
+ * operators the GPU waited on. Anchors: HTA idle-time breakdown, XProf kernel-launch 3/15 %, nsys
+ * cuda_kern_exec_sum queue time. */
 #include "rules/rules_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { WARN_PCT, CRIT_PCT };
 static const gp_rule_param params[] = {
@@ -15,92 +26,58 @@ RULES_INFO(host_launch_bound, "GT04", "host launch-bound", 0,
            RULES_NEEDS_GPU | RULES_NEEDS_STEPS | RULES_READS_GPU | RULES_HOST_TIMED |
                    RULES_WAIT_INFLATED);
 
-static const gp_evidence_col cols[] = {{"CPU work while the GPU waits", GP_UNIT_TEXT},
-                                       {"gaps", GP_UNIT_COUNT},
+static const gp_evidence_col cols[] = {{"operator while the GPU waits", GP_UNIT_TEXT},
+                                       {"doing", GP_UNIT_TEXT},
+                                       {"calls", GP_UNIT_COUNT},
                                        {"idle before launch", GP_UNIT_US},
                                        {"share of step", GP_UNIT_PCT}};
 
-#define SCAN_BACK 64 /* CPU events looked at before each launch that ends a gap */
-#define SCAN_MISS 8  /* ...stopping after this many in a row miss the gap, once one covers it */
-
-/* The CPU event that best explains a host-wait gap: among events on the launching thread that
- * cover at least half of it, the innermost (latest start); else the one covering most. Also the
- * part of the gap the data loader covers (that is starvation, GT01's, not launch overhead). */
-/* Per event: the latest end of any event up to it on its track, steps left out (they are never
- * evidence). Where it is before a gap's start, nothing at or before that event can overlap the
- * gap, so the scan back stops there with the answer it would have reached. */
-static int64_t *ends_so_far(const struct rules_ctx *c)
+/* Time outside operators in a step beyond the median step's is not the loop issuing its ops
+ * (that repeats step after step) but what sets the step apart: a pause, host code run now and
+ * then (GT14's outlier steps). Each step's counts up to the median step's. */
+static int64_t off_ops_capped(int64_t *per_step, size_t n)
 {
-    size_t nt;
-    const gp_track *tr = gp_trace_tracks(c->t, &nt);
-    int64_t *m = malloc((c->n_ev ? c->n_ev : 1) * sizeof(*m));
-    for (size_t k = 0; k < nt && m; k++) {
-        int64_t hi = INT64_MIN;
-        for (uint32_t i = tr[k].first; i < tr[k].first + tr[k].count; i++) {
-            const gp_event *e = &c->ev[i];
-            if (!(e->flags & GP_EVF_STEP) && e->ts + e->dur > hi)
-                hi = e->ts + e->dur;
-            m[i] = hi;
-        }
-    }
-    return m;
+    int64_t *s = malloc((n ? n : 1) * sizeof(*s)), sum = 0;
+    if (!s)
+        return 0;
+    memcpy(s, per_step, n * sizeof(*s));
+    int64_t med = rules_median(s, n);
+    for (size_t i = 0; i < n; i++)
+        sum += per_step[i] < med ? per_step[i] : med;
+    free(s);
+    return sum;
 }
 
-static uint32_t explain(const struct rules_ctx *c, const int64_t *ends, const gp_idle_gap *g,
-                        int64_t *loader)
-{
-    uint32_t rt = g->next == GP_NONE ? GP_NONE : gp_analysis_runtime_of(c->a, g->next),
-             best = GP_NONE;
-    int64_t best_ov = 0, len = g->end - g->ts;
-    int best_qual = 0, miss = 0;
-    *loader = 0;
-    if (rt == GP_NONE)
-        return GP_NONE;
-    const gp_track *tr = &gp_trace_tracks(c->t, &(size_t){0})[c->ev[rt].track];
-    for (uint32_t i = rt + 1, k = 0; i-- > tr->first && k < SCAN_BACK && miss < SCAN_MISS; k++) {
-        if (ends && ends[i] <= g->ts)
-            break; /* every later step back misses the gap */
-        const gp_event *e = &c->ev[i];
-        int64_t a = e->ts > g->ts ? e->ts : g->ts, end = e->ts + e->dur;
-        int64_t ov = (end < g->end ? end : g->end) - a;
-        miss = ov <= 0 && best_qual ? miss + 1 : 0;
-        if (ov <= 0 || (e->flags & GP_EVF_STEP))
-            continue;
-        if (e->flags & GP_EVF_DATALOADER) {
-            *loader = ov > *loader ? ov : *loader;
-            continue;
-        }
-        int qual = 2 * ov >= len;
-        if ((qual && !best_qual) || (qual && best_qual && e->ts > c->ev[best].ts) ||
-            (!qual && !best_qual && ov > best_ov))
-            best = i, best_ov = ov, best_qual = qual;
-    }
-    return best;
-}
-
-/* Sum device gaps of each kind inside the analysed steps; host-wait time not covered by the
- * loader goes to `agg` by the CPU event that explains it. */
-static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT], struct rules_agg *agg)
+/* Sum device gaps of each kind inside the analysed steps; split host-wait gaps by what the
+ * launching thread did in them (use[], the time outside operators capped as off_ops_capped
+ * says), the operators' shares into `agg`. */
+static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT],
+                            int64_t use[RULES_HOST_USES], struct rules_agg *agg)
 {
     size_t ng;
     const gp_idle_gap *g = gp_analysis_device_gaps(c->a, &ng);
-    int64_t *ends = ng ? ends_so_far(c) : NULL; /* NULL (no memory): the plain scan */
-    gp_status rc = GP_OK;
-    for (size_t i = 0; i < ng; i++) {
-        int64_t in = rules_ivs_overlap(&c->step_ivs, g[i].ts, g[i].end), loader;
+    struct rules_host_map m = {0};
+    int64_t *off = calloc(c->n_steps ? c->n_steps : 1, sizeof(*off));
+    gp_status rc = off ? rules_host_map_build(c, &m) : GP_ENOMEM;
+    for (size_t i = 0; i < ng && rc == GP_OK; i++) {
+        int64_t in = rules_ivs_overlap(&c->step_ivs, g[i].ts, g[i].end), u[RULES_HOST_USES];
         if (in <= 0 || g[i].kind >= GP_IDLE_COUNT)
             continue;
-        if (g[i].kind != GP_IDLE_HOST_WAIT) {
-            idle[g[i].kind] += in;
+        idle[g[i].kind] += in;
+        uint32_t rt = g[i].next == GP_NONE ? GP_NONE : gp_analysis_runtime_of(c->a, g[i].next);
+        if (g[i].kind != GP_IDLE_HOST_WAIT || rt == GP_NONE)
             continue;
-        }
-        uint32_t who = explain(c, ends, &g[i], &loader);
-        in = in > loader ? in - loader : 0;
-        idle[GP_IDLE_HOST_WAIT] += in;
-        if (in > 0 && rc == GP_OK)
-            rc = rules_agg_add(agg, who == GP_NONE ? GP_STR_NONE : c->ev[who].name, 0, 0, in, 0, 0);
+        int64_t ts = g[i].ts > c->win_ts ? g[i].ts : c->win_ts;
+        int64_t end = g[i].end < c->win_end ? g[i].end : c->win_end;
+        rc = rules_host_split(c, &m, c->ev[rt].track, ts, end, u, agg);
+        for (int k = 0; k < RULES_HOST_OFF_OPS; k++)
+            use[k] += u[k];
+        long s = rules_step_at(c, end - 1);
+        off[s < 0 ? 0 : s] += u[RULES_HOST_OFF_OPS];
     }
-    free(ends);
+    rules_host_map_release(&m);
+    use[RULES_HOST_OFF_OPS] = off ? off_ops_capped(off, c->n_steps) : 0;
+    free(off);
     return rc;
 }
 
@@ -128,14 +105,16 @@ static void launch_stats(const struct rules_ctx *c, int64_t *median, double *que
     free(d);
 }
 
-static gp_status evidence(struct rules_ctx *c, struct rules_out *o, struct rules_agg *agg)
+static const char *const doing[RULES_HOST_USES] = {"loader", "launching", "host work", ""};
+
+/* `agg` finished: its rows by time, largest first (so are work_note's). */
+static gp_status evidence(struct rules_ctx *c, struct rules_out *o, const struct rules_agg *agg)
 {
-    rules_agg_finish(agg);
-    rules_cols(o, 4, cols);
+    rules_cols(o, 5, cols);
     for (size_t i = 0; i < agg->n && i < 5; i++) {
         const struct rules_agg_row *r = &agg->rows[i];
-        const char *name = r->k[0] == GP_STR_NONE ? "(no CPU range)" : gp_trace_str(c->t, r->k[0]);
-        GP_TRY(rules_row(o, (gp_cell[]){{0, name},
+        GP_TRY(rules_row(o, (gp_cell[]){{0, gp_trace_str(c->t, r->k[0])},
+                                        {0, doing[r->k[1] < RULES_HOST_USES ? r->k[1] : 0]},
                                         {(double)r->count, NULL},
                                         {(double)r->ns / 1e3, NULL},
                                         {rules_pct_of_steps(c, r->ns), NULL}}));
@@ -143,9 +122,30 @@ static gp_status evidence(struct rules_ctx *c, struct rules_out *o, struct rules
     return GP_OK;
 }
 
+/* The host work the GPU waits for, when it is worth a word (1% of step time or more): a
+ * sentence for the end of the advice, its share and its largest operator; else "". */
+static void work_note(const struct rules_ctx *c, const int64_t *use, const struct rules_agg *agg,
+                      char *buf, size_t cap)
+{
+    double w = rules_pct_of_steps(c, use[RULES_HOST_WORK]);
+    const char *top = NULL;
+    for (size_t i = 0; i < agg->n && !top; i++)
+        if (agg->rows[i].k[1] == RULES_HOST_WORK)
+            top = gp_trace_str(c->t, agg->rows[i].k[0]);
+    buf[0] = 0;
+    if (w >= 1 && top)
+        snprintf(buf, cap,
+                 " The GPU also waits %.1f%% of step time for host work that launches nothing "
+                 "(%s and others, on CPU tensors): a CUDA graph cannot remove that; move it to "
+                 "a DataLoader worker or let it overlap the GPU's work (no host sync just before "
+                 "it: "
+                 "GT08).",
+                 w, top);
+}
+
 /* The step makes host syncs: a CUDA graph cannot capture it; fewer, fused ops still help. */
 static gp_status advise_synced(const struct rules_ctx *c, struct rules_out *o, double h,
-                               double syncs)
+                               double syncs, const char *note)
 {
     if (c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0)
         GP_TRY(rules_knob(o, "--batch-size %ld", rules_count(c->cfg.rc.batch_size) * 2));
@@ -156,18 +156,18 @@ static gp_status advise_synced(const struct rules_ctx *c, struct rules_out *o, d
                       "slowly, but each step waits for the device %.1f times (syncs, blocking "
                       "copies): a CUDA graph cannot capture that. Remove the syncs first, then "
                       "capture the step (torch.cuda.graphs; the trainer's --cuda-graphs); "
-                      "meanwhile fewer, fused ops (torch.compile) or a larger batch.",
-                      h, syncs);
+                      "meanwhile fewer, fused ops (torch.compile) or a larger batch.%s",
+                      h, syncs, note);
 }
 
 /* CUDA graphs: the step's launches replayed as one, so the host-wait idle goes. */
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h, int64_t gain_step,
-                        double launches)
+                        double launches, const char *note)
 {
     char a[32];
     double syncs = rules_host_syncs_per_step(c);
     if (syncs >= 1)
-        return advise_synced(c, o, h, syncs);
+        return advise_synced(c, o, h, syncs, note);
     GP_TRY(rules_knob_for(c, o, "--cuda-graphs",
                           "torch.cuda.graphs / torch.compile(model, mode=\"reduce-overhead\")"));
     return rules_reco(o,
@@ -175,43 +175,63 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double h
                       "slowly. Capture the step in a CUDA graph (torch.cuda.graphs, or "
                       "torch.compile(mode=\"reduce-overhead\"); the bundled trainer's "
                       "--cuda-graphs): its %.0f launches replay as one, saving up to the "
-                      "host-wait idle, %s a step. Fewer, fused ops (torch.compile; the trainer's "
-                      "--fused) or a larger batch%s cut the launches too.",
+                      "idle while the host issues it, %s a step. Fewer, fused ops (torch.compile; "
+                      "the trainer's "
+                      "--fused) or a larger batch%s cut the launches too.%s",
                       h, launches, rules_fmt_ns(a, sizeof(a), gain_step),
                       c->cfg.rc.trainer && rules_count(c->cfg.rc.batch_size) > 0 ? " (--batch-size)"
-                                                                                 : "");
+                                                                                 : "",
+                      note);
+}
+
+static gp_status summary(struct rules_ctx *c, struct rules_out *o, const int64_t *idle,
+                         const int64_t *use, size_t *n_launch)
+{
+    char a[32];
+    int64_t med, hw = use[RULES_HOST_LAUNCH] + use[RULES_HOST_OFF_OPS];
+    int64_t rest = idle[GP_IDLE_HOST_WAIT] - hw - use[RULES_HOST_LOADER] - use[RULES_HOST_WORK];
+    double queued;
+    launch_stats(c, &med, &queued, n_launch);
+    return rules_summary(
+            o,
+            "GPU idle while the host issues its work %.1f%% of step time (in "
+            "operators %.1f%%, between them %.1f%%); of the host wait, not counted: "
+            "loader wait %.1f%% (GT01), host work that launches nothing %.1f%%, "
+            "time outside operators past the median step's %.1f%% (kernel wait "
+            "%.1f%%, other %.1f%%); %.0f launches per step, median launch call %s, "
+            "%.0f%% of launches queued",
+            rules_pct_of_steps(c, hw), rules_pct_of_steps(c, use[RULES_HOST_LAUNCH]),
+            rules_pct_of_steps(c, use[RULES_HOST_OFF_OPS]),
+            rules_pct_of_steps(c, use[RULES_HOST_LOADER]),
+            rules_pct_of_steps(c, use[RULES_HOST_WORK]), rules_pct_of_steps(c, rest > 0 ? rest : 0),
+            rules_pct_of_steps(c, idle[GP_IDLE_KERNEL_WAIT]),
+            rules_pct_of_steps(c, idle[GP_IDLE_OTHER]), rules_per_step(c, (double)*n_launch),
+            rules_fmt_ns(a, sizeof(a), med), queued);
 }
 
 gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    char a[32];
-    int64_t idle[GP_IDLE_COUNT] = {0}, med;
-    double queued;
-    size_t n_launch;
+    int64_t idle[GP_IDLE_COUNT] = {0}, use[RULES_HOST_USES] = {0};
+    size_t n_launch = 0;
+    char note[320];
     struct rules_agg agg = {0};
-    gp_status rc = split_idle(c, idle, &agg);
-    double h = rules_pct_of_steps(c, idle[GP_IDLE_HOST_WAIT]);
-    launch_stats(c, &med, &queued, &n_launch);
+    gp_status rc = split_idle(c, idle, use, &agg);
+    rules_agg_finish(&agg);
+    int64_t hw = use[RULES_HOST_LAUNCH] + use[RULES_HOST_OFF_OPS];
+    int64_t hw_step = (int64_t)rules_per_step(c, (double)hw);
+    double h = rules_pct_of_steps(c, hw);
     rules_measure(o, "host_wait_share", GP_UNIT_PCT, h, ">=", p[WARN_PCT], p[CRIT_PCT]);
     if (rc == GP_OK)
-        rc = rules_summary(o,
-                           "GPU idle waiting for the host %.1f%% of step time, loader wait "
-                           "excluded (kernel wait "
-                           "%.1f%%, other %.1f%%); %.0f launches per step, median launch call "
-                           "%s, %.0f%% of launches queued",
-                           h, rules_pct_of_steps(c, idle[GP_IDLE_KERNEL_WAIT]),
-                           rules_pct_of_steps(c, idle[GP_IDLE_OTHER]),
-                           rules_per_step(c, (double)n_launch), rules_fmt_ns(a, sizeof(a), med),
-                           queued);
+        rc = summary(c, o, idle, use, &n_launch);
     if (rc == GP_OK && o->f.severity > GP_SEV_OK) {
         rc = evidence(c, o, &agg);
         if (rc == GP_OK)
-            rc = rules_gain(o, idle[GP_IDLE_HOST_WAIT],
-                            (int64_t)rules_per_step(c, (double)idle[GP_IDLE_HOST_WAIT]),
-                            "if launches kept ahead of the GPU, host-wait idle would vanish");
+            rc = rules_gain(o, hw, hw_step,
+                            "if launches kept ahead of the GPU, the idle while the host issues "
+                            "its work would vanish");
+        work_note(c, use, &agg, note, sizeof(note));
         if (rc == GP_OK)
-            rc = advise(c, o, h, (int64_t)rules_per_step(c, (double)idle[GP_IDLE_HOST_WAIT]),
-                        rules_per_step(c, (double)n_launch));
+            rc = advise(c, o, h, hw_step, rules_per_step(c, (double)n_launch), note);
     }
     rules_agg_release(&agg);
     return rc;

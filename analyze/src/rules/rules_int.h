@@ -147,6 +147,36 @@ void rules_ctx_release_fork(struct rules_ctx *c);
 /* Build the kernel (compute), communication and copy unions once. */
 gp_status rules_ctx_intervals(struct rules_ctx *c);
 
+/* ---- rules_host_use.c: what a thread was doing over a window ---- */
+/* Each instant of a CPU thread goes to its outermost classifying range (a "top"): a loader wait,
+ * an operator that calls the CUDA runtime (or a runtime call outside operators) or a short one
+ * that does not, a longer one that does not (host work on CPU tensors), or none (outside
+ * operators: Python, a sleep). */
+struct rules_agg;
+enum rules_host_use {
+    RULES_HOST_LOADER,
+    RULES_HOST_LAUNCH,
+    RULES_HOST_WORK,
+    RULES_HOST_OFF_OPS,
+    RULES_HOST_USES
+};
+struct rules_host_map {
+    uint8_t *launching; /* per event: it or a range inside it calls the CUDA runtime/driver */
+    uint32_t *top;      /* the tops' event indices, by track, each track's in order of start */
+    uint32_t *track_at; /* per track, its first entry in `top`; [n_tracks] the count */
+    size_t n_tracks;
+    int64_t dispatch_ns; /* median launching operator: an op launching nothing that takes
+                            longer computes on the host; a shorter one (a view, an allocation,
+                            a gradient stored) is part of issuing the step's work */
+};
+gp_status rules_host_map_build(const struct rules_ctx *c, struct rules_host_map *m);
+void rules_host_map_release(struct rules_host_map *m);
+/* Track `track`'s time in [ts, end) by use into use[]; the launching and working tops' shares
+ * added to `by` (NULL: none) keyed (name, use). GP_ENOMEM where `by` cannot grow. */
+gp_status rules_host_split(const struct rules_ctx *c, const struct rules_host_map *m,
+                           uint32_t track, int64_t ts, int64_t end, int64_t use[RULES_HOST_USES],
+                           struct rules_agg *by);
+
 /* ---- rules_idle_cost.c: what a stall costs the GPU ---- */
 /* GPU idle host-blocking calls cause: compute idle from a call's start to the first compute work
  * at or after its end (0 when compute stays busy throughout), less the copies that work waits
