@@ -79,15 +79,16 @@ def check_capture(u, where):
 
 
 def check_cost(t):
-    """The profiler's own cost per trace: records times a cost, plus CUPTI's overhead events and
-    libprof's scheduler reads at step boundaries."""
+    """The profiler's own cost per trace: records times a cost, plus CUPTI's overhead events,
+    libprof's scheduler reads at step boundaries and what CUPTI adds to the CUDA calls."""
     k = t["profiler_cost"]
     check(set(k) == {"per_step_us", "overhead_per_step_us", "step_reads_per_step_us",
-                     "records_per_step", "record_cost_ns", "source", "step_cv"},
+                     "cupti_api_per_step_us", "records_per_step", "record_cost_ns", "source",
+                     "step_cv"},
           t["trace"] + ": profiler_cost keys")
     check(k["source"] in ("none", "measured", "gaps", "torch"), t["trace"] + ": cost source")
     est = k["records_per_step"] * k["record_cost_ns"] / 1e3 + k["overhead_per_step_us"] + \
-        k["step_reads_per_step_us"]
+        k["step_reads_per_step_us"] + k["cupti_api_per_step_us"]
     check(abs(k["per_step_us"] - est) <= 0.01 + 1e-3 * est, t["trace"] + ": cost sum")
 
 

@@ -191,6 +191,8 @@ typedef struct gp_profiler_cost {
     int64_t overhead_ns;     /**< of it, "overhead" events inside the steps, per step */
     int64_t step_reads_ns;   /**< of it, libprof's scheduler reads at step boundaries (steps with
                                   gprof_thread_cpu_ns / gprof_runq_ns), per step */
+    int64_t cupti_api_ns;    /**< of it, what CUPTI's tracing adds to the CUDA runtime and driver
+                                  calls of a libprof trace (rules_cost.c), per step */
     double records_per_step; /**< host records per analysed step */
     int64_t record_cost_ns;  /**< per record (0 with GP_COST_NONE) */
     gp_cost_source source;

@@ -197,6 +197,9 @@ static void write_cost(FILE *out, const gp_profiler_cost *k)
     if (k->step_reads_ns > 0)
         fprintf(out, "; %s reading the scheduler's figures at the step boundary",
                 rules_fmt_ns(o, sizeof(o), k->step_reads_ns));
+    if (k->cupti_api_ns > 0)
+        fprintf(out, "; %s that CUPTI adds to the CUDA calls it traces, as measured on an H200",
+                rules_fmt_ns(o, sizeof(o), k->cupti_api_ns));
     fputs(")\n", out);
 }
 
@@ -368,6 +371,8 @@ static void json_cost(FILE *out, const gp_profiler_cost *k)
     json_num(out, (double)k->overhead_ns / 1e3);
     fputs(",\"step_reads_per_step_us\":", out);
     json_num(out, (double)k->step_reads_ns / 1e3);
+    fputs(",\"cupti_api_per_step_us\":", out);
+    json_num(out, (double)k->cupti_api_ns / 1e3);
     fputs(",\"records_per_step\":", out);
     json_num(out, k->records_per_step);
     fputs(",\"record_cost_ns\":", out);
