@@ -291,6 +291,8 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->median_step_ns = median_step(&c);
         fs->python_frames_per_step = rules_per_step(&c, (double)python_frames(&c));
         rc = fs->items && fs->trace ? rules_profiler_cost(&c, &fs->cost) : GP_ENOMEM;
+        if (rc == GP_OK && c.n_steps && (rc = rules_ctx_intervals(&c)) == GP_OK)
+            fs->gpu_busy_step_ns = rules_ivs_in_steps(&c, &c.busy) / (int64_t)c.n_steps;
         rules_ledger_read(&c, &fs->ledger);
         if (rc == GP_OK)
             rc = run_all(&c, r, fs, err);

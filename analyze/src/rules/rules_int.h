@@ -454,6 +454,8 @@ struct gp_findings {
     int64_t median_step_ns;        /* of the analysed steps: a step without the stalls of a few */
     double python_frames_per_step; /* with_stack=True traces: their Python frames per step */
     gp_profiler_cost cost;         /* the profiler's own time in the analysed steps */
+    int64_t gpu_busy_step_ns;      /* the GPU's busy time a step: a step without the profiler
+                                      takes no less, however much host time the profiler took */
     struct rules_ledger ledger;    /* libprof's capture-health ledger, as shares */
 };
 
