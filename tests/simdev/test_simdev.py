@@ -9,6 +9,7 @@ import gzip
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -147,12 +148,24 @@ def versus_cpu(tmp, base, args, amp, tol, what, env=None, gpu_args=()):
     return p, gpu
 
 
+def check_progress_loss(stderr):
+    """The CUDA backend reads the loss back every 50 steps and at an epoch's end: a progress line
+    before the first read says 'loss -', never a made-up 'loss 0.0000' (seen on an H200)."""
+    lines = re.findall(r"^epoch \d+/\d+ step (\d+)/(\d+) loss (\S+)", stderr, re.M)
+    early = [loss for k, n, loss in lines if int(k) < min(int(n), 50)]
+    ends = [loss for k, n, loss in lines if k == n]
+    check(lines and all(loss == "-" for loss in early) and ends and
+          all(re.fullmatch(r"[0-9.]+", loss) and float(loss) > 0 for loss in ends),
+          "progress: 'loss -' before the first read-back, the loss at the epoch's end: %r" % lines)
+
+
 def case_mlp_fp32(tmp):
     base = start(tmp, "mlp")
     args = ["--steps", "6", "--batch-size", "16", "--accumulate", "2"]
     p, gpu = versus_cpu(tmp, base, args, "off", TOL["off"], "mlp_fp32")
     check("timing model sim-h100-roofline" in p.stderr, "run names the timing model: "
           + p.stderr[:300])
+    check_progress_loss(p.stderr)
     path = check_trace(gpu, "mlp fp32", ["sim_lt_gemm_bias_f32", "sim_gemm_f32", "relu_fwd",
                                          "adam"])
     if path:
