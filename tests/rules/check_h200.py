@@ -16,7 +16,8 @@ it priced all of it:
   step) gained is GT08's: the sync idled the GPU only 0.3% of the profiled step (GT08 quiet), but
   the 0.6 ms of host work after it could not overlap the GPU's queued work; GT08 now prices that
   overlap and must be within 25% of the measured gain.
-GT01's and GT14's gains stay within 25% of the measured ones. The step each trace would take
+GT01's and GT14's gains stay within 25% of the measured ones; GT13 fires on the fp32 MLPs (their
+GEMMs run FFMA) within 25% of what bf16 gained, and sees the bf16 MLP's GEMMs as Tensor Core. The step each trace would take
 without the profiler (a finding's without_profiler.step_us) stays within 20% of the step timed
 without it, healthy included (a bf16 MLP the GPU paces: 5.0 ms profiled, 4.65 ms without; the
 profiler's host cost taken out of it said 3.5 ms until the estimate kept the GPU's busy time). With GP_H200_TRACES set to a folder
@@ -81,6 +82,24 @@ def check_sync(fs, measured, bad):
         bad.append(f"sync: GT08 {gt08:.1f}%, measured {measured:.1f}%")
 
 
+def check_tensor_cores(case, fs, measured, bad):
+    """GT13 by kernel name: cuBLAS's fp32 kernels without TF32 are xmma kernels that run FFMA
+    (sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma_...: once counted as Tensor Core kernels, so GT13
+    stayed quiet on the fp32 MLP that bf16 made 7.1x faster), Hopper's bf16 GEMMs are nvjet_sm90_*
+    (once counted as neither)."""
+    f = fs["GT13"]
+    m = re.search(r"Tensor Core kernels ([0-9.]+)%", f["summary"])
+    tc = float(m.group(1)) if m else -1
+    print(f"{case}: GT13 {f['severity']} {gain(f):.1f}% ({f['summary']})")
+    if case == "healthy":
+        if f["fired"] or tc < 50:
+            bad.append(f"healthy: bf16 nvjet GEMMs not seen as Tensor Core kernels ({tc}%)")
+    elif not f["fired"]:
+        bad.append(f"{case}: GT13 quiet on fp32 FFMA GEMMs")
+    elif case == "fp32" and not near(gain(f), measured):
+        bad.append(f"fp32: GT13 {gain(f):.1f}%, measured {measured:.1f}% under bf16")
+
+
 def check_unprofiled_step(case, fs, measured_ms, bad):
     steps = [f["estimated_gain"]["without_profiler"]["step_us"] / 1e3 for f in fs.values()
              if f["fired"] and (f.get("estimated_gain") or {}).get("without_profiler")]
@@ -98,10 +117,12 @@ def main():
         measured = json.load(fh)
     bad = []
     for case, check in (("loader", check_loader), ("pause", check_pause), ("sync", check_sync),
-                        ("healthy", None)):
+                        ("healthy", None), ("fp32", None)):
         fs = findings(binary, os.path.join(d, f"{case}_fault.json.gz"))
         if check:
             check(fs, measured[case]["gain_pct"], bad)
+        if case in ("sync", "healthy", "fp32"):
+            check_tensor_cores(case, fs, measured[case].get("gain_pct", 0), bad)
         check_unprofiled_step(case, fs, measured[case]["fault_ms"], bad)
     extra = os.environ.get("GP_H200_TRACES", "")
     launch = os.path.join(extra, "launch_fault.json.gz")

@@ -370,12 +370,16 @@ int gp_kernel_uses_tensor_cores(const char *s)
                                      "conv2d_c1_k1",
                                      "direct_group",
                                      "xmma",
-                                     "gmma", /* Hopper's warpgroup wgmma and gmma kernels */
+                                     "gmma",  /* Hopper's warpgroup wgmma and gmma kernels */
+                                     "nvjet", /* cuBLAS's Hopper GEMMs (bf16 on an H200) */
                                      "tensorop",
                                      "_bf16",
                                      "_f16",
                                      "tensor16x8"};
-    if (has(s, "simt"))
+    /* simt (CUTLASS) and ffma (cuBLAS/cuDNN xmma kernels on fp32 without TF32, e.g.
+     * sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma_...: seen on an H200 with TF32 off) run on the
+     * CUDA cores */
+    if (has(s, "simt") || has(s, "ffma"))
         return 0;
     for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++)
         if (has(s, tc[i]))
