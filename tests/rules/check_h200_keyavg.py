@@ -2,11 +2,10 @@
 """`report`'s key averages against PyTorch's own, on real GPU traces (tests/data/h200/: each
 <case>_keyavg.json is key_averages() of the profiler that wrote <case>_fault.json.gz, in the same
 process on an H200). Every row of torch's must have a row of ours with the same name that matches
-it on calls, CPU total, self CPU, device total and self device (0.5 us or 0.1%), except:
-- the second row torch keeps for an annotation of a CUDA run (ProfilerStep*, Optimizer.step#...),
-  from its GPU-side copy (gpu_user_annotation: CPU time 0, device time its span), which report
-  does not list;
-- in a trace holding CUPTI's overhead events ("Command Buffer Full": the launch queue was full),
+it on calls, CPU total, self CPU, device total and self device (0.5 us or 0.1%), the second row
+torch keeps for an annotation of a CUDA run included (ProfilerStep*, Optimizer.step#...: its
+GPU-side copy, CPU time 0, device time its span; report listed none until 2026-11-26), except,
+in a trace holding CUPTI's overhead events ("Command Buffer Full": the launch queue was full),
   their rows and those of the calls and operators they sit in, which torch builds from events
   the exported trace places on no thread.
 
@@ -22,13 +21,6 @@ QUEUE_FULL = ("Command Buffer Full", "cudaLaunchKernel", "aten::linear", "aten::
 FIELDS = (("count", "calls"), ("cpu_time_total", "cpu_total_us"),
           ("self_cpu_time_total", "self_cpu_us"), ("device_time_total", "device_total_us"),
           ("self_device_time_total", "self_device_us"))
-
-
-def gpu_annotation_row(t, rows):
-    """torch's row for an annotation's GPU-side copy: no CPU time, all its device time self, and
-    a CPU row of the same name beside it."""
-    return (t["cpu_time_total"] == 0 and t["self_device_time_total"] == t["device_time_total"] > 0
-            and any(r["key"] == t["key"] and r["cpu_time_total"] > 0 for r in rows))
 
 
 def same(t, o):
@@ -54,7 +46,7 @@ def main():
             rows = json.load(fh)
         full = any(t["key"] == "Command Buffer Full" for t in rows)
         for t in rows:
-            if gpu_annotation_row(t, rows) or (full and t["key"] in QUEUE_FULL):
+            if full and t["key"] in QUEUE_FULL:
                 continue
             n += 1
             mine = got.get(t["key"], [])

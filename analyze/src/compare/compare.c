@@ -38,6 +38,8 @@ static gp_status keep_rows(gp_compare_part *p, const gp_analysis *a, gp_error *e
         const gp_keyavg_row *r = &k.rows[i];
         if (!r->is_device && strcmp(r->name, "ProfilerStep*") == 0)
             continue; /* the step itself: its time is the step time above */
+        if (r->is_device && r->is_annotation)
+            continue; /* an annotation's GPU-side span: its kernels are rows already */
         struct cmp_row *o = &p->rows[p->n_rows];
         o->name = strdup(r->name);
         if (!o->name) {

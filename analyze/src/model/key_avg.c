@@ -4,7 +4,8 @@
  * parent has the same name and no other child is merged into it; python frames nest and take
  * time from their parent but are no rows; a CPU op's device time = the GPU work linked to it
  * (External id / correlation) plus its children's; GPU activities are rows of their own;
- * ProfilerStep#N folds into "ProfilerStep*"; memory as in key_avg_mem.c. The CPU sweep runs on
+ * ProfilerStep#N folds into "ProfilerStep*"; a CUDA run's GPU-side annotations are rows apart
+ * (gpu_annotation_row); memory as in key_avg_mem.c. The CPU sweep runs on
  * two threads over two halves of the tracks, merged in serial row order. */
 #include "model/key_avg_int.h"
 
@@ -118,9 +119,14 @@ static uint32_t row_of_key(ka_build *kb, int64_t key, int *is_new)
     return r;
 }
 
-static uint32_t row_name(const gp_event *e)
+static uint32_t row_name(const gp_analysis *a, const gp_event *e)
 {
-    return (e->flags & GP_EVF_STEP) ? STEP_NAME : e->name;
+    if (e->flags & GP_EVF_STEP)
+        return STEP_NAME;
+    if (e->kind == GP_EV_GPU_USER_ANNOTATION && /* the GPU-side copy of a ProfilerStep#N */
+        strncmp(gp_trace_str(a->t, e->name), "ProfilerStep#", 13) == 0)
+        return STEP_NAME;
+    return e->name;
 }
 
 /* The shape key of a host op when grouping by shape: "[]" and no shapes are one key, as
@@ -134,8 +140,8 @@ static gp_str shape_key(const gp_analysis *a, const gp_event *e)
 static uint32_t row_for(const gp_analysis *a, ka_build *kb, const gp_event *e, int dev,
                         gp_group_by group)
 {
-    uint32_t name = row_name(e);
-    int annot = !dev && e->kind == GP_EV_USER_ANNOTATION;
+    uint32_t name = row_name(a, e);
+    int annot = e->kind == GP_EV_USER_ANNOTATION || e->kind == GP_EV_GPU_USER_ANNOTATION;
     gp_str shape = dev ? DEVICE_ROW : group == GP_GROUP_NAME_SHAPE ? shape_key(a, e) : GP_STR_NONE;
     int64_t key = (int64_t)((((uint64_t)name << 32) | shape) ^ (annot ? ANNOT_KEY : 0));
     int is_new;
@@ -236,6 +242,24 @@ static gp_status device_row(const gp_analysis *a, ka_build *kb, int64_t *direct,
     return GP_OK;
 }
 
+/* The GPU-side copy of a user annotation (gpu_user_annotation, a CUDA run's record_function): a
+ * row of its own, as PyTorch keys it apart (device type CUDA, a user annotation): its span as
+ * self device time, no CPU time, and none of it in the self device total, which PyTorch's table
+ * leaves these rows out of (its kernels are counted already). */
+static gp_status gpu_annotation_row(const gp_analysis *a, ka_build *kb, uint32_t i,
+                                    gp_group_by group)
+{
+    const gp_event *e = &a->ev[i];
+    uint32_t r = row_for(a, kb, e, 1, group);
+    if (r == GP_NONE)
+        return GP_ENOMEM;
+    gp_keyavg_row *row = row_at(kb, r);
+    row->count++;
+    row->self_device += e->dur;
+    row->device_total += e->dur;
+    return GP_OK;
+}
+
 /* A closed op as its parent sees it, after its own merges: what its row got (to take back if
  * the parent absorbs it) and what the parent inherits then. */
 typedef struct ka_node {
@@ -297,8 +321,9 @@ static void row_add(ka_half *h, const ka_node *n, int sign)
 static ka_node close_node(ka_half *h, const ka_frame *f)
 {
     const gp_event *e = &h->a->ev[f->ev];
-    ka_node n = {e->kind == GP_EV_PYTHON ? GP_NONE : 0, row_name(e), e->dur, 0, 0, 0, 0, {0}, {0},
-                 h->flops ? ka_op_flops(h->a->t, e) : 0};
+    ka_node n = {
+            e->kind == GP_EV_PYTHON ? GP_NONE : 0, row_name(h->a, e), e->dur, 0, 0, 0, 0, {0}, {0},
+            h->flops ? ka_op_flops(h->a->t, e) : 0};
     ka_mem_in(h->mem, e->ts, e->ts + e->dur, n.mem);
     if (f->n_children == 1 && f->last.name == n.name) {
         row_add(h, &f->last, -1);
@@ -473,6 +498,8 @@ static gp_status fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group
     for (uint32_t i = 0; i < a->n && rc == 0; i++)
         if (analysis_is_gpu_work(a->ev[i].kind))
             rc = device_row(a, kb, direct, i, group, out);
+        else if (a->ev[i].kind == GP_EV_GPU_USER_ANNOTATION)
+            rc = gpu_annotation_row(a, kb, i, group);
     if (rc == 0)
         rc = sweep_halves(a, kb, direct, &mem, group, out);
     if (rc == 0)

@@ -427,8 +427,10 @@ static void write_csv(FILE *out, const gp_keyavg *k, size_t nrows, int shapes)
             csv_str(out, r->shape);
             fputc(',', out);
         }
-        fprintf(out, "%d,%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", r->is_device, r->count,
-                r->self_cpu / 1e3, r->cpu_total / 1e3, r->cpu_total / 1e3 / c, r->self_device / 1e3,
+        /* device: 0 a host row, 1 GPU work, 2 an annotation's GPU-side copy (a CUDA run's) */
+        fprintf(out, "%d,%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f",
+                r->is_device ? 1 + r->is_annotation : 0, r->count, r->self_cpu / 1e3,
+                r->cpu_total / 1e3, r->cpu_total / 1e3 / c, r->self_device / 1e3,
                 r->device_total / 1e3, r->device_total / 1e3 / c);
         if (k->has_memory)
             fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, r->cpu_mem,
@@ -519,6 +521,8 @@ static void write_json(FILE *out, const gp_analysis *a, const gp_keyavg *k, size
                 "\"cpu_total_us\":%.3f,\"self_device_us\":%.3f,\"device_total_us\":%.3f",
                 r->is_device ? "true" : "false", r->count, r->self_cpu / 1e3, r->cpu_total / 1e3,
                 r->self_device / 1e3, r->device_total / 1e3);
+        if (r->is_device && r->is_annotation) /* a CUDA run's annotation, its GPU-side copy */
+            fputs(",\"gpu_annotation\":true", out);
         if (k->has_memory)
             fprintf(out,
                     ",\"cpu_mem_bytes\":%" PRId64 ",\"self_cpu_mem_bytes\":%" PRId64
