@@ -223,40 +223,29 @@ static gp_status sort_rows(gp_keyavg *out, gp_sort_key key)
  * filled before the sweep: GPU work is scanned in stream order, which follows its ops' order,
  * and the sweep reads it in event order, so both passes touch it nearly in order. */
 
+/* Event i's span on the GPU added to its device row: GP_OK, or GP_ENOMEM. */
+static gp_status add_device_span(const gp_analysis *a, ka_build *kb, uint32_t i, gp_group_by group)
+{
+    const gp_event *e = &a->ev[i];
+    uint32_t r = row_for(a, kb, e, 1, group);
+    if (r == GP_NONE)
+        return GP_ENOMEM;
+    gp_keyavg_row *row = row_at(kb, r);
+    row->count++;
+    row->self_device += e->dur;
+    row->device_total += e->dur;
+    return GP_OK;
+}
+
 /* A GPU activity: a device row of its own, and device time for the op that launched it. */
 static gp_status device_row(const gp_analysis *a, ka_build *kb, int64_t *direct, uint32_t i,
                             gp_group_by group, gp_keyavg *out)
 {
-    const gp_event *e = &a->ev[i];
-    uint32_t r = row_for(a, kb, e, 1, group);
-    if (r == GP_NONE)
-        return GP_ENOMEM;
-    gp_keyavg_row *row = row_at(kb, r);
-    row->count++;
-    row->self_device += e->dur;
-    row->device_total += e->dur;
-    out->self_device_total += e->dur;
+    GP_TRY(add_device_span(a, kb, i, group));
+    out->self_device_total += a->ev[i].dur;
     out->has_device = 1;
     if (a->op_of[i] != GP_NONE)
-        direct[a->op_of[i]] += e->dur;
-    return GP_OK;
-}
-
-/* The GPU-side copy of a user annotation (gpu_user_annotation, a CUDA run's record_function): a
- * row of its own, as PyTorch keys it apart (device type CUDA, a user annotation): its span as
- * self device time, no CPU time, and none of it in the self device total, which PyTorch's table
- * leaves these rows out of (its kernels are counted already). */
-static gp_status gpu_annotation_row(const gp_analysis *a, ka_build *kb, uint32_t i,
-                                    gp_group_by group)
-{
-    const gp_event *e = &a->ev[i];
-    uint32_t r = row_for(a, kb, e, 1, group);
-    if (r == GP_NONE)
-        return GP_ENOMEM;
-    gp_keyavg_row *row = row_at(kb, r);
-    row->count++;
-    row->self_device += e->dur;
-    row->device_total += e->dur;
+        direct[a->op_of[i]] += a->ev[i].dur;
     return GP_OK;
 }
 
@@ -499,7 +488,10 @@ static gp_status fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group
         if (analysis_is_gpu_work(a->ev[i].kind))
             rc = device_row(a, kb, direct, i, group, out);
         else if (a->ev[i].kind == GP_EV_GPU_USER_ANNOTATION)
-            rc = gpu_annotation_row(a, kb, i, group);
+            /* a CUDA run's record_function, its GPU-side copy: a row apart, as PyTorch keys it
+             * (device type CUDA, a user annotation), its span as device time, no CPU time, and
+             * none of it in the self device total, as PyTorch's table leaves it out */
+            rc = add_device_span(a, kb, i, group);
     if (rc == 0)
         rc = sweep_halves(a, kb, direct, &mem, group, out);
     if (rc == 0)
