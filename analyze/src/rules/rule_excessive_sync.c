@@ -71,11 +71,11 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *tot
 {
     size_t n;
     struct rules_stall stall = {0};
-    struct rules_host_map m;
+    const struct rules_host_map *m;
     const gp_sync *s = gp_analysis_syncs(c->a, &n);
     *total = *idle = *overlap = 0, *n_dev = *n_wait = 0;
     GP_TRY(rules_ctx_intervals(c));
-    GP_TRY(rules_host_map_build(c, &m));
+    GP_TRY(rules_ctx_host_map(c, &m));
     gp_status rc = GP_OK;
     for (size_t i = 0; i < n && rc == GP_OK; i++) {
         if (rules_step_of(c, s[i].event) < 0)
@@ -89,12 +89,11 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *tot
             continue; /* the GPU worked through it: it cost the step nothing */
         *total += s[i].dur;
         *idle += caused;
-        *overlap += overlap_lost(c, &m, &s[i]);
+        *overlap += overlap_lost(c, m, &s[i]);
         *n_dev += s[i].kind == GP_SYNC_DEVICE;
         rc = rules_agg_add(agg, c->ev[s[i].event].name, rules_op_key(c, s[i].op), 0, s[i].dur, 0,
                            0);
     }
-    rules_host_map_release(&m);
     return rc;
 }
 

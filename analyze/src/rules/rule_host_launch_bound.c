@@ -56,9 +56,9 @@ static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT],
 {
     size_t ng;
     const gp_idle_gap *g = gp_analysis_device_gaps(c->a, &ng);
-    struct rules_host_map m = {0};
+    const struct rules_host_map *m = NULL;
     int64_t *off = calloc(c->n_steps ? c->n_steps : 1, sizeof(*off));
-    gp_status rc = off ? rules_host_map_build(c, &m) : GP_ENOMEM;
+    gp_status rc = off ? rules_ctx_host_map(c, &m) : GP_ENOMEM;
     for (size_t i = 0; i < ng && rc == GP_OK; i++) {
         int64_t in = rules_ivs_overlap(&c->step_ivs, g[i].ts, g[i].end), u[RULES_HOST_USES];
         if (in <= 0 || g[i].kind >= GP_IDLE_COUNT)
@@ -69,13 +69,12 @@ static gp_status split_idle(struct rules_ctx *c, int64_t idle[GP_IDLE_COUNT],
             continue;
         int64_t ts = g[i].ts > c->win_ts ? g[i].ts : c->win_ts;
         int64_t end = g[i].end < c->win_end ? g[i].end : c->win_end;
-        rc = rules_host_split(c, &m, c->ev[rt].track, ts, end, u, agg);
+        rc = rules_host_split(c, m, c->ev[rt].track, ts, end, u, agg);
         for (int k = 0; k < RULES_HOST_OFF_OPS; k++)
             use[k] += u[k];
         long s = rules_step_at(c, end - 1);
         off[s < 0 ? 0 : s] += u[RULES_HOST_OFF_OPS];
     }
-    rules_host_map_release(&m);
     use[RULES_HOST_OFF_OPS] = off ? off_ops_capped(off, c->n_steps) : 0;
     free(off);
     return rc;

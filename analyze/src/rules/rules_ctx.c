@@ -80,6 +80,7 @@ void rules_ctx_fork(struct rules_ctx *dst, const struct rules_ctx *src)
     memset(&dst->busy, 0, sizeof(dst->busy));
     memset(&dst->compute, 0, sizeof(dst->compute));
     dst->have_ivs = 0;
+    dst->host = NULL;
     dst->name_cls = NULL;
     dst->n_name_cls = 0;
 }
@@ -91,6 +92,9 @@ void rules_ctx_release_fork(struct rules_ctx *c)
     free(c->copies.iv);
     free(c->busy.iv);
     free(c->compute.iv);
+    if (c->host)
+        rules_host_map_release(c->host);
+    free(c->host);
     free(c->name_cls);
 }
 

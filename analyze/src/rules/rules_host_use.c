@@ -62,7 +62,7 @@ static int64_t median_launching(const struct rules_ctx *c, const struct rules_ho
     return med;
 }
 
-gp_status rules_host_map_build(const struct rules_ctx *c, struct rules_host_map *m)
+static gp_status host_map_build(const struct rules_ctx *c, struct rules_host_map *m)
 {
     size_t nt;
     const gp_track *tr = gp_trace_tracks(c->t, &nt);
@@ -89,6 +89,20 @@ gp_status rules_host_map_build(const struct rules_ctx *c, struct rules_host_map 
     m->n_tracks = nt;
     m->dispatch_ns = median_launching(c, m, n, anc);
     free(anc);
+    return GP_OK;
+}
+
+gp_status rules_ctx_host_map(struct rules_ctx *c, const struct rules_host_map **out)
+{
+    if (!c->host) {
+        struct rules_host_map *m = malloc(sizeof(*m));
+        if (!m || host_map_build(c, m) != GP_OK) {
+            free(m);
+            return GP_ENOMEM;
+        }
+        c->host = m;
+    }
+    *out = c->host;
     return GP_OK;
 }
 

@@ -65,6 +65,7 @@ struct rules_ctx {
     struct rules_ivs kernels, comm, copies, busy; /* compute kernels, comm kernels, memcpys, all */
     struct rules_ivs compute; /* the work that occupies the SMs: kernels, comm kernels, memsets */
     int have_ivs;
+    struct rules_host_map *host; /* what each host thread was doing (rules_ctx_host_map) */
     uint8_t *name_cls;
     size_t n_name_cls;
 };
@@ -169,8 +170,10 @@ struct rules_host_map {
                             longer computes on the host; a shorter one (a view, an allocation,
                             a gradient stored) is part of issuing the step's work */
 };
-gp_status rules_host_map_build(const struct rules_ctx *c, struct rules_host_map *m);
 void rules_host_map_release(struct rules_host_map *m);
+/* c's host map, built on first use and kept with the context's other lazy caches (GT04 and
+ * GT08 both read it). GP_ENOMEM when it cannot be built. */
+gp_status rules_ctx_host_map(struct rules_ctx *c, const struct rules_host_map **out);
 /* Track `track`'s time in [ts, end) by use into use[]; the launching and working tops' shares
  * added to `by` (NULL: none) keyed (name, use). GP_ENOMEM where `by` cannot grow. */
 gp_status rules_host_split(const struct rules_ctx *c, const struct rules_host_map *m,
