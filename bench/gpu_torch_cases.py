@@ -5,6 +5,10 @@ process (interleaved windows, no profiler), and a torch.profiler trace of each s
 `gprof-train diagnose` to read. Exits 77 without a CUDA device (it is a device check, not part
 of `make test`).
 
+Each fix that PyTorch can capture is also timed against itself run as one CUDA graph (the step's
+launches replayed at once, the batch copied into static buffers first): what removing the fix's
+host launch cost gains, the truth for GT04/GT05 on the fix's own trace.
+
 Cases (fault -> fix):
   sync      host work each step (a CPU transform of the next batch) and loss.item() after it,
             so the GPU waits for the host and the host for the GPU -> the loss read every
@@ -18,7 +22,8 @@ Cases (fault -> fix):
 
 usage: gpu_torch_cases.py OUT_DIR [--cases a,b,...] [--windows N] [--steps N] [--plain CASE]
 Writes OUT_DIR/<case>_fault.json.gz, <case>_fix.json.gz, <case>_keyavg.json (the fault trace's
-key_averages rows, as PyTorch computes them) and OUT_DIR/measured.json. --plain CASE: run that
+key_averages rows, as PyTorch computes them) and OUT_DIR/measured.json (a case's "graph" entry:
+its fix against the fix as a CUDA graph). --plain CASE: run that
 case's fault for --steps steps with no profiler of its own (for `gprof-train run -- python3`)."""
 import argparse
 import json
@@ -48,13 +53,44 @@ def mlp(width, depth, inp, out=10):
     return nn.Sequential(*layers).to(DEV)
 
 
-def train_step(model, opt, x, y, amp=False):
-    with torch.autocast(DEV, dtype=torch.bfloat16, enabled=amp):
+def train_step(model, opt, x, y, amp=False, cache=True):
+    # cache=False inside a CUDA graph capture: autocast's cast cache must not outlive it
+    with torch.autocast(DEV, dtype=torch.bfloat16, enabled=amp, cache_enabled=cache):
         loss = nn.functional.cross_entropy(model(x), y)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
     return loss
+
+
+def captured(model, opt, x, y, amp=False, after=None):
+    """The documented whole-step capture: warm up on a side stream, then capture one training
+    step on the static x, y (and `after(loss)`, if given); returns the graph's replay."""
+    if DEV != "cuda":  # the smoke test on the CPU: the same step, not captured
+        return lambda: after(train_step(model, opt, x, y, amp)) if after else train_step(
+            model, opt, x, y, amp)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            train_step(model, opt, x, y, amp, cache=False)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        loss = train_step(model, opt, x, y, amp, cache=False)
+        if after:
+            after(loss)
+    return graph.replay
+
+
+def fed(replay, x, y):
+    """A graphed step fed from a host batch: copy it into the static buffers, then replay."""
+    def step(hx, hy):
+        x.copy_(hx, non_blocking=True)
+        y.copy_(hy, non_blocking=True)
+        replay()
+    return step
 
 
 def host_work(buf):
@@ -84,7 +120,19 @@ def case_sync():
         if state["i"] % 50 == 0:
             state["acc"].item()
 
-    return fault, fix
+    model2 = mlp(2048, 6, 2048)
+    acc2 = torch.zeros((), device=DEV)
+    replay = captured(model2, torch.optim.Adam(model2.parameters(), capturable=True), x, y,
+                      after=lambda loss: acc2.add_(loss.detach()))
+
+    def graphed():
+        host_work(cpu_buf)
+        replay()
+        state["i"] += 1
+        if state["i"] % 50 == 0:
+            acc2.item()
+
+    return fault, fix, graphed
 
 
 def case_pageable():
@@ -101,7 +149,11 @@ def case_pageable():
     def fix():
         train_step(model, opt, pinned.to(DEV, non_blocking=True), y)
 
-    return fault, fix
+    model2 = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(8),
+                           nn.Flatten(), nn.Linear(32 * 64, 10)).to(DEV)
+    xs = pinned.to(DEV)
+    step = fed(captured(model2, torch.optim.SGD(model2.parameters(), lr=0.01), xs, y), xs, y)
+    return fault, fix, (lambda: step(pinned, y))
 
 
 class SlowSamples(torch.utils.data.Dataset):
@@ -118,10 +170,14 @@ class SlowSamples(torch.utils.data.Dataset):
         return img, i % 10
 
 
+def loader_model():
+    return nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1),
+                         nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
+                         nn.Linear(64 * 16, 10)).to(DEV)
+
+
 def case_loader():
-    model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1),
-                          nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
-                          nn.Linear(64 * 16, 10)).to(DEV)
+    model = loader_model()
     opt = torch.optim.Adam(model.parameters())
     ds = SlowSamples()
     iters = {}
@@ -132,13 +188,18 @@ def case_loader():
                                          prefetch_factor=4 if workers else None)
         return iter(dl)
 
-    iters["fault"], iters["fix"] = make(0), make(6)
+    iters["fault"], iters["fix"], iters["graphed"] = make(0), make(6), make(6)
 
     def step(key):
         x, y = next(iters[key])
         train_step(model, opt, x.to(DEV, non_blocking=True), y.to(DEV, non_blocking=True))
 
-    return (lambda: step("fault")), (lambda: step("fix"))
+    model2 = loader_model()
+    xs, ys = (t.to(DEV) for t in next(iters["graphed"]))
+    fed_step = fed(captured(model2, torch.optim.Adam(model2.parameters(), capturable=True), xs,
+                            ys), xs, ys)
+    return (lambda: step("fault")), (lambda: step("fix")), (
+        lambda: fed_step(*next(iters["graphed"])))
 
 
 def case_fp32():
@@ -146,25 +207,19 @@ def case_fp32():
     model, x = mlp(4096, 4, 4096), torch.randn(2048, 4096, device=DEV)
     y = torch.randint(0, 10, (2048,), device=DEV)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    return (lambda: train_step(model, opt, x, y)), (lambda: train_step(model, opt, x, y, amp=True))
+    model2 = mlp(4096, 4, 4096)
+    graphed = captured(model2, torch.optim.SGD(model2.parameters(), lr=0.01), x, y, amp=True)
+    return (lambda: train_step(model, opt, x, y)), (
+        lambda: train_step(model, opt, x, y, amp=True)), graphed
 
 
 def case_launch():
     model, x = mlp(128, 40, 128), torch.randn(32, 128, device=DEV)
     y = torch.randint(0, 10, (32,), device=DEV)
     opt = torch.optim.Adam(model.parameters(), capturable=True)
-    # the documented whole-network capture: warm up on a side stream, then capture one step
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            train_step(model, opt, x, y)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    opt.zero_grad(set_to_none=True)
-    with torch.cuda.graph(graph):
-        train_step(model, opt, x, y)
-    return (lambda: train_step(model, opt, x, y)), graph.replay
+    model2 = mlp(128, 40, 128)
+    replay = captured(model2, torch.optim.Adam(model2.parameters(), capturable=True), x, y)
+    return (lambda: train_step(model, opt, x, y)), replay, None  # the fix is the graph
 
 
 def case_pause():
@@ -180,7 +235,9 @@ def case_pause():
             time.sleep(0.040)
         train_step(model, opt, x, y, amp=True)
 
-    return fault, (lambda: train_step(model, opt, x, y, amp=True))
+    model2 = mlp(4096, 4, 4096)
+    graphed = captured(model2, torch.optim.SGD(model2.parameters(), lr=0.01), x, y, amp=True)
+    return fault, (lambda: train_step(model, opt, x, y, amp=True)), graphed
 
 
 def case_healthy():
@@ -188,7 +245,10 @@ def case_healthy():
     y = torch.randint(0, 10, (4096,), device=DEV)
     opt = torch.optim.AdamW(model.parameters(), fused=True)
     step = lambda: train_step(model, opt, x, y, amp=True)  # noqa: E731
-    return step, None
+    model2 = mlp(4096, 6, 4096)
+    graphed = captured(model2, torch.optim.AdamW(model2.parameters(), fused=True,
+                                                 capturable=True), x, y, amp=True)
+    return step, None, graphed  # the graph of the step itself (it has no fault)
 
 
 CASES = {"sync": case_sync, "pageable": case_pageable, "loader": case_loader, "fp32": case_fp32,
@@ -244,13 +304,15 @@ def profile(step, path):
 
 
 def run_case(name, out, windows, steps):
-    fault, fix = CASES[name]()
+    fault, fix, graphed = CASES[name]()
     for _ in range(10):  # warm-up: cuBLAS handles, allocator, autotuning, loader workers
-        fault()
-        if fix:
-            fix()
+        for fn in (fault, fix, graphed):
+            if fn:
+                fn()
     sync()
     res = measure(fault, fix, windows, steps)
+    if graphed:  # the fix (or a healthy step) against itself as one CUDA graph
+        res["graph"] = measure(fix or fault, graphed, windows, steps)
     prof = profile(fault, os.path.join(out, name + "_fault.json.gz"))
     with open(os.path.join(out, name + "_keyavg.json"), "w") as f:
         json.dump(key_rows(prof), f)
@@ -272,7 +334,7 @@ def main():
         return 77
     os.makedirs(args.out, exist_ok=True)
     if args.plain:
-        fault, _ = CASES[args.plain]()
+        fault = CASES[args.plain]()[0]
         for _ in range(args.steps):
             fault()
         sync()

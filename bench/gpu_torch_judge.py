@@ -4,6 +4,10 @@ rule its fault is for, that rule's verdict and predicted gain (the share of the 
 profiler) beside the gain its fix measured, the other rules that warned, and the step the trace
 would take without the profiler beside the step timed without it.
 
+Then the same for the fixes' own traces (a healthy step's where the case has no fix), whose
+launch cost the script measured by running the step as one CUDA graph: GT04's verdict and
+predicted gain beside that measured gain, and GT05's.
+
 usage: gpu_torch_judge.py GPROF_TRAIN DIR   (DIR: gpu_torch_cases.py's output folder)
 Exit 0; a line per case, then how many predicted gains are within 25% of the measured ones."""
 import json
@@ -65,6 +69,38 @@ def fmt(v, spec):
     return format(v, spec) if isinstance(v, (int, float)) else "-"
 
 
+def verdict(t, rule):
+    f = next(f for f in t["findings"] if f["id"] == rule)
+    lo, hi = predicted(f)
+    return f["severity"], lo, hi
+
+
+def judge_graphs(binary, d, measured):
+    """GT04 on each fix's trace against the fix's own step as one CUDA graph."""
+    print("\nthe fix as one CUDA graph (GT04's fix) against the fix's trace:")
+    print("case      trace   GT04     predicted    measured  within  GT05     predicted")
+    good = total = 0
+    for case, m in measured.items():
+        g = m.get("graph") if isinstance(m, dict) else None
+        if not g or "gain_pct" not in g:
+            continue
+        side = "fix" if os.path.exists(os.path.join(d, case + "_fix.json.gz")) else "fault"
+        t = diagnose(binary, os.path.join(d, "%s_%s.json.gz" % (case, side)))
+        if t is None:
+            continue
+        sev, lo, hi = verdict(t, "GT04")
+        sev5, lo5, hi5 = verdict(t, "GT05")
+        row = {"low": lo, "high": hi, "measured": g["gain_pct"]}
+        ok = within(row) if sev in ("warn", "crit") else None
+        total += ok is not None
+        good += bool(ok)
+        pr = lambda a, b: "%s-%s%%" % (fmt(a, ".0f"), fmt(b, ".0f")) if a is not None else "-"
+        print("%-9s %-7s %-8s %-12s %-9s %-7s %-8s %s" % (
+            case, side, sev, pr(lo, hi), fmt(g["gain_pct"], ".1f") + "%",
+            {None: "-", True: "yes", False: "no"}[ok], sev5, pr(lo5, hi5)))
+    print("GT04's predicted gains within 25%% of the graph's measured: %d of %d" % (good, total))
+
+
 def main():
     binary, d = sys.argv[1], sys.argv[2]
     with open(os.path.join(d, "measured.json")) as fh:
@@ -87,6 +123,7 @@ def main():
             {None: "-", True: "yes", False: "no"}[ok], fmt(row["step_est"], ".2f"),
             fmt(row["step_meas"], ".2f") + " ms", ",".join(row["others"]) or "-"))
     print("predicted gains within 25%% of the measured: %d of %d" % (good, total))
+    judge_graphs(binary, d, measured)
     return 0
 
 

@@ -29,6 +29,7 @@ usage: check_h200.py GPROF_TRAIN FIXTURE_DIR
 import json
 import os
 import re
+import subprocess
 import sys
 
 from check_contention import all_findings as findings
@@ -100,15 +101,24 @@ def check_tensor_cores(case, fs, measured, bad):
         bad.append(f"fp32: GT13 {gain(f):.1f}%, measured {measured:.1f}% under bf16")
 
 
-def check_unprofiled_step(case, fs, measured_ms, bad):
-    steps = [f["estimated_gain"]["without_profiler"]["step_us"] / 1e3 for f in fs.values()
-             if f["fired"] and (f.get("estimated_gain") or {}).get("without_profiler")]
-    if not steps:
-        bad.append(f"{case}: no finding states a step without the profiler")
-        return
-    print(f"{case}: step without the profiler {steps[0]:.2f} ms (timed {measured_ms:.2f} ms)")
-    if abs(steps[0] - measured_ms) > 0.2 * measured_ms:
-        bad.append(f"{case}: {steps[0]:.2f} ms without the profiler, timed {measured_ms:.2f} ms")
+def check_unprofiled_step(case, binary, path, measured_ms, bad):
+    """The trace's step without the profiler (diagnose's unprofiled_step_us, the step each
+    finding's gain without the profiler is a share of)."""
+    p = subprocess.run([binary, "diagnose", "--format", "json", path], capture_output=True,
+                       text=True, check=False)
+    step = json.loads(p.stdout)["traces"][0]["unprofiled_step_us"] / 1e3
+    print(f"{case}: step without the profiler {step:.2f} ms (timed {measured_ms:.2f} ms)")
+    if abs(step - measured_ms) > 0.2 * measured_ms:
+        bad.append(f"{case}: {step:.2f} ms without the profiler, timed {measured_ms:.2f} ms")
+
+
+def check_healthy(fs, bad):
+    """A bf16 MLP the GPU paces (busy 97% of the step): nothing to fix. GT04 once warned at 4.4%
+    of its host wait; captured as one CUDA graph, the same step gained 1.7% (an H100)."""
+    loud = sorted(k for k, f in fs.items() if f["severity"] in ("warn", "crit"))
+    print(f"healthy: warn or crit: {loud or 'none'}")
+    if loud:
+        bad.append(f"healthy: {', '.join(loud)} fired on a step the GPU paces")
 
 
 def main():
@@ -123,7 +133,10 @@ def main():
             check(fs, measured[case]["gain_pct"], bad)
         if case in ("sync", "healthy", "fp32"):
             check_tensor_cores(case, fs, measured[case].get("gain_pct", 0), bad)
-        check_unprofiled_step(case, fs, measured[case]["fault_ms"], bad)
+        if case == "healthy":
+            check_healthy(fs, bad)
+        check_unprofiled_step(case, binary, os.path.join(d, f"{case}_fault.json.gz"),
+                              measured[case]["fault_ms"], bad)
     extra = os.environ.get("GP_H200_TRACES", "")
     launch = os.path.join(extra, "launch_fault.json.gz")
     if extra and os.path.exists(launch):

@@ -202,6 +202,10 @@ typedef struct gp_profiler_cost {
 /** @return the profiler's own cost in the analysed steps; never NULL. */
 const gp_profiler_cost *gp_findings_profiler_cost(const gp_findings *f);
 
+/** @return the mean analysed step as it would take without the profiler: less the profiler's
+ *  own cost, but no shorter than the GPU's busy time in it; 0 without analysed steps. */
+int64_t gp_findings_unprofiled_step_ns(const gp_findings *f);
+
 /** How far a gain without the profiler can be trusted. */
 typedef enum gp_sureness { GP_SURE_LOW = 0, GP_SURE_MEDIUM, GP_SURE_HIGH } gp_sureness;
 

@@ -425,6 +425,8 @@ static void json_trace(FILE *out, const gp_findings *fs)
     fputs(",\"python_frames_per_step\":", out);
     json_num(out, gp_findings_python_frames(fs));
     json_cost(out, gp_findings_profiler_cost(fs));
+    fputs(",\"unprofiled_step_us\":", out);
+    json_num(out, (double)gp_findings_unprofiled_step_ns(fs) / 1e3);
     fputs(",\"max_severity\":", out);
     json_str(out, gp_severity_name(gp_findings_max_severity(fs)));
     fputs(",\"findings\":[", out);

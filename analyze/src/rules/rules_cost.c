@@ -271,6 +271,11 @@ static int64_t unprofiled_step(const gp_findings *fs, int64_t s)
     return rest > gpu ? rest : gpu;
 }
 
+int64_t gp_findings_unprofiled_step_ns(const gp_findings *fs)
+{
+    return fs->mean_step_ns > 0 ? unprofiled_step(fs, fs->mean_step_ns) : 0;
+}
+
 /* A rule that knows the profiler's part of its gain: that gain net of it, as a share of the
  * median step without the profiler (the gain is per-step work; a few steps stalled by other
  * processes stretch the mean, not the work: an LSTMCell loop at load 17 with 2 of 7 steps
