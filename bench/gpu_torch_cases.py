@@ -170,6 +170,21 @@ class SlowSamples(torch.utils.data.Dataset):
         return img, i % 10
 
 
+EXTRA = {}  # case -> a measurement of its own, run after the case's windows
+
+
+def loader_rate(make, batches=60):
+    """ms a batch that the fix's DataLoader delivers on its own, its prefetch drained first:
+    no fix of the training step makes a step shorter than this."""
+    it = make(6)
+    for _ in range(40):  # 6 workers x prefetch_factor 4, and more
+        next(it)
+    t0 = time.perf_counter()
+    for _ in range(batches):
+        next(it)
+    return (time.perf_counter() - t0) * 1e3 / batches
+
+
 def loader_model():
     return nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1),
                          nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
@@ -194,6 +209,7 @@ def case_loader():
         x, y = next(iters[key])
         train_step(model, opt, x.to(DEV, non_blocking=True), y.to(DEV, non_blocking=True))
 
+    EXTRA["loader"] = lambda: {"loader_only_ms": loader_rate(make)}
     model2 = loader_model()
     xs, ys = (t.to(DEV) for t in next(iters["graphed"]))
     fed_step = fed(captured(model2, torch.optim.Adam(model2.parameters(), capturable=True), xs,
@@ -313,6 +329,8 @@ def run_case(name, out, windows, steps):
     res = measure(fault, fix, windows, steps)
     if graphed:  # the fix (or a healthy step) against itself as one CUDA graph
         res["graph"] = measure(fix or fault, graphed, windows, steps)
+    if name in EXTRA:
+        res.update(EXTRA[name]())
     prof = profile(fault, os.path.join(out, name + "_fault.json.gz"))
     with open(os.path.join(out, name + "_keyavg.json"), "w") as f:
         json.dump(key_rows(prof), f)

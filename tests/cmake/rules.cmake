@@ -33,6 +33,11 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200.py $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/h200)
   set_tests_properties(rules_h200 PROPERTIES LABELS cli TIMEOUT 120)
+  # GT04 and GT06 against their fixes timed on an H100 (tests/data/h100/README.md)
+  add_test(NAME rules_h100
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h100.py $<TARGET_FILE:gprof-train>
+                   ${GP_TEST_DATA_DIR}/h100)
+  set_tests_properties(rules_h100 PROPERTIES LABELS cli TIMEOUT 120)
   # report's key averages against torch's own on the same real-GPU runs
   add_test(NAME report_h200_key_averages
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200_keyavg.py
