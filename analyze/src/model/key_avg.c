@@ -5,7 +5,8 @@
  * time from their parent but are no rows; a CPU op's device time = the GPU work linked to it
  * (External id / correlation) plus its children's; GPU activities are rows of their own;
  * ProfilerStep#N folds into "ProfilerStep*"; a CUDA run's GPU-side annotations are rows apart
- * (gpu_annotation_row); memory as in key_avg_mem.c. The CPU sweep runs on
+ * (gpu_annotation_row); CUPTI's overhead events are ops of the profiler's thread
+ * (key_avg_overhead.c); memory as in key_avg_mem.c. The CPU sweep runs on
  * two threads over two halves of the tracks, merged in serial row order. */
 #include "model/key_avg_int.h"
 
@@ -75,7 +76,7 @@ int ka_is_member(const gp_analysis *a, const gp_event *e)
     return !(e->flags & GP_EVF_GPU) &&
            (e->kind == GP_EV_CPU_OP || e->kind == GP_EV_DRIVER ||
             e->kind == GP_EV_USER_ANNOTATION || e->kind == GP_EV_RUNTIME ||
-            e->kind == GP_EV_PYTHON) &&
+            e->kind == GP_EV_PYTHON || e->kind == GP_EV_OVERHEAD) &&
            !(e->kind == GP_EV_CPU_OP && is_filtered_name(gp_trace_str(a->t, e->name)));
 }
 
@@ -278,6 +279,7 @@ typedef struct ka_half {
     ka_build *kb;
     const int64_t *direct;
     const ka_mem *mem;
+    const ka_overhead *ovh;
     gp_group_by group;
     int flops;     /* the trace has with_flops: estimate each op's FLOPs */
     gp_keyavg out; /* self_cpu_total */
@@ -376,19 +378,40 @@ static gp_status push_op(ka_half *h, ka_sweep *sw, uint32_t i)
     return GP_OK;
 }
 
+/* Overhead event v goes before event i in a track's order (start, longer first). */
+static int overhead_before(const ka_overhead_ev *v, const gp_event *i)
+{
+    return v->ts < i->ts || (v->ts == i->ts && v->dur > i->dur);
+}
+
+/* Track k's op tree, the overhead events joining it when it is theirs (ka_overhead). */
+static gp_status sweep_track(ka_half *h, ka_sweep *sw, uint32_t k, const gp_track *tr)
+{
+    const ka_overhead *o = h->ovh;
+    size_t j = 0, nj = k == o->track ? o->n : 0;
+    for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+        const gp_event *e = &h->a->ev[i];
+        if (!ka_is_member(h->a, e) || e->kind == GP_EV_OVERHEAD)
+            continue;
+        for (; j < nj && overhead_before(&o->ev[j], e); j++)
+            GP_TRY(push_op(h, sw, o->ev[j].ev));
+        GP_TRY(push_op(h, sw, i));
+    }
+    for (; j < nj; j++)
+        GP_TRY(push_op(h, sw, o->ev[j].ev));
+    while (sw->depth)
+        GP_TRY(pop_op(h, sw));
+    return GP_OK;
+}
+
 /* CPU rows by a per-track stack sweep (no per-event arrays) over tracks [lo, hi). */
 static void sweep_cpu(void *arg)
 {
     ka_half *h = arg;
     const gp_track *tracks = gp_trace_tracks(h->a->t, &(size_t){0});
     ka_sweep sw = {0};
-    for (size_t k = h->lo; k < h->hi && h->rc == 0; k++) {
-        for (uint32_t i = tracks[k].first; i < tracks[k].first + tracks[k].count && h->rc == 0; i++)
-            if (ka_is_member(h->a, &h->a->ev[i]))
-                h->rc = push_op(h, &sw, i);
-        while (sw.depth && h->rc == 0)
-            h->rc = pop_op(h, &sw);
-    }
+    for (size_t k = h->lo; k < h->hi && h->rc == 0; k++)
+        h->rc = sweep_track(h, &sw, (uint32_t)k, &tracks[k]);
     free(sw.st);
 }
 
@@ -432,14 +455,15 @@ static size_t track_split(const gp_analysis *a)
 }
 
 static gp_status sweep_halves(const gp_analysis *a, ka_build *kb, const int64_t *direct,
-                              const ka_mem *mem, gp_group_by group, gp_keyavg *out)
+                              const ka_mem *mem, const ka_overhead *ovh, gp_group_by group,
+                              gp_keyavg *out)
 {
     size_t nt, mid = track_split(a);
     gp_trace_tracks(a->t, &nt);
     ka_build kb1;
     int flops = out->has_flops;
-    ka_half h0 = {a, kb, direct, mem, group, flops, {0}, 0, mid, 0},
-            h1 = {a, &kb1, direct, mem, group, flops, {0}, mid, nt, 0};
+    ka_half h0 = {a, kb, direct, mem, ovh, group, flops, {0}, 0, mid, 0},
+            h1 = {a, &kb1, direct, mem, ovh, group, flops, {0}, mid, nt, 0};
     h1.rc = ka_build_init(&kb1);
     if (h1.rc == 0)
         trace_par2(analysis_threads_of(a), sweep_cpu, &h0, sweep_cpu, &h1);
@@ -492,10 +516,14 @@ static gp_status fill_rows(const gp_analysis *a, ka_build *kb, gp_group_by group
              * (device type CUDA, a user annotation), its span as device time, no CPU time, and
              * none of it in the self device total, as PyTorch's table leaves it out */
             rc = add_device_span(a, kb, i, group);
+    ka_overhead ovh = {0};
     if (rc == 0)
-        rc = sweep_halves(a, kb, direct, &mem, group, out);
+        rc = ka_overhead_init(&ovh, a, direct);
+    if (rc == 0)
+        rc = sweep_halves(a, kb, direct, &mem, &ovh, group, out);
     if (rc == 0)
         rc = memory_row(a, kb, &mem, group, out);
+    ka_overhead_release(&ovh);
     ka_mem_release(&mem);
     free(direct);
     return rc;

@@ -1,12 +1,13 @@
-/* Key averages' internals shared by key_avg.c (the op tree and its rows) and key_avg_mem.c
- * (PyTorch's memory attribution). */
+/* Key averages' internals shared by key_avg.c (the op tree and its rows), key_avg_mem.c
+ * (PyTorch's memory attribution) and key_avg_overhead.c (CUPTI's overhead events). */
 #ifndef GP_KEY_AVG_INT_H
 #define GP_KEY_AVG_INT_H
 #include "model/analysis_int.h"
 
 /* An op of PyTorch's tree (torch.autograd.profiler_util EventList._populate_cpu_children): a
  * host range that result.events() holds, less the utility ops _parse_kineto_results drops.
- * Python frames are members (they nest and take time from their parent) but never rows. */
+ * Python frames are members (they nest and take time from their parent) but never rows;
+ * CUPTI's overhead events are members of the profiler's thread (ka_overhead). */
 int ka_is_member(const gp_analysis *a, const gp_event *e);
 
 /* The [memory] records sorted by time, with prefix sums of their CPU and device bytes. */
@@ -25,6 +26,24 @@ void ka_mem_in(const ka_mem *m, int64_t ts, int64_t end, int64_t out[2]);
  * bytes. @return 0, or -1 when out of memory. */
 gp_status ka_mem_unattributed(const ka_mem *m, const gp_analysis *a, uint64_t *count,
                               int64_t bytes[2]);
+
+/* CUPTI's overhead events (key_avg_overhead.c), which PyTorch's op tree holds on the thread
+ * that stops the profiler. */
+typedef struct ka_overhead_ev {
+    int64_t ts, dur;
+    uint32_t ev;
+} ka_overhead_ev;
+
+typedef struct ka_overhead {
+    ka_overhead_ev *ev; /* by start, longer first */
+    size_t n;
+    uint32_t track; /* the track whose op tree they join; GP_NONE when there are none */
+} ka_overhead;
+
+/* Find them, and set each one's device time in direct (already holding the GPU work linked
+ * to each op). @return GP_OK or GP_ENOMEM. */
+gp_status ka_overhead_init(ka_overhead *o, const gp_analysis *a, int64_t *direct);
+void ka_overhead_release(ka_overhead *o);
 
 /* An op's FLOPs as PyTorch estimates them with with_flops=True (key_avg_flops.c); 0 for ops
  * it has no formula for. */
