@@ -43,6 +43,13 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200_keyavg.py
                    $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/h200)
   set_tests_properties(report_h200_key_averages PROPERTIES LABELS cli TIMEOUT 120)
+  # the same on an H100's fp32 MLP runs, where CUPTI reported Command Buffer Full 54-75 times
+  foreach(run run1 run2)
+    add_test(NAME report_h100_key_averages_${run}
+             COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200_keyavg.py
+                     $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/h100/${run})
+    set_tests_properties(report_h100_key_averages_${run} PROPERTIES LABELS cli TIMEOUT 120)
+  endforeach()
 endif()
 
 # GT14 and GT19 on the steps' own waits for a core (libprof's step args), a libprof program
