@@ -197,9 +197,11 @@ CASES = [
     ("nchw_no_tensor_cores", ["--nchw-convs", "3"], [], [], False,
      {"env": {"FAKE_CUPTI": "cc=6"}}),
     # GT04 -> CUDA graphs (T-graphs) is not advised where the step waits for the device: a
-    # graph cannot capture a blocking copy (GT07's fault, with the launch-bound loop)
+    # graph cannot capture a blocking copy (GT07's fault, with the launch-bound loop). The copy
+    # idles the GPU 1.9% of a step GT04 bounds at 83%: GT07 is info there ("worth little now",
+    # rules_worth.c), so it may fire but need not
     ("launch_bound_blocking", ["--host-us", "150", "--kernel-us", "20", "--blocking-copies",
-                               "1"], ["GT04", "GT07"], ["GT02", "GT14"], False,
+                               "1"], ["GT04"], ["GT02", "GT07", "GT14"], False,
      {"no_graphs": True}),
 ]
 # The techniques a diagnosis points to, judged like rules from the fired findings' knobs:

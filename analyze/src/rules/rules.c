@@ -253,6 +253,8 @@ static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs
     if (causes) /* frees the causes' intervals, also after a failure */
         rc = rules_explain(fs, causes, rc);
     free(causes);
+    if (rc == GP_OK)
+        rc = rules_small_gains(fs);
     if (rc != GP_OK)
         return gp_error_set(err, rc, fs->trace, "rules: %s", gp_strerror(rc));
     qsort(fs->items, fs->n, sizeof(*fs->items), cmp_findings);

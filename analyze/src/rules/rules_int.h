@@ -430,6 +430,9 @@ const char *rules_fmt_bytes(char *buf, size_t cap, double bytes);
  * GP_ENOMEM. */
 gp_status rules_explain(gp_findings *fs, struct rules_cause *causes, gp_status rc);
 
+/* ---- rules_worth.c: a fired finding whose fix would gain under 3% of the step is info ---- */
+gp_status rules_small_gains(gp_findings *fs);
+
 /* libprof's capture-health ledger as the sureness of findings reads it (rules_ledger.c); known 0
  * for a trace without one (PyTorch's, libprof's before it): then it says nothing. */
 struct rules_ledger {
