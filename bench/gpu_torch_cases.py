@@ -9,6 +9,9 @@ Each fix that PyTorch can capture is also timed against itself run as one CUDA g
 launches replayed at once, the batch copied into static buffers first): what removing the fix's
 host launch cost gains, the truth for GT04/GT05 on the fix's own trace.
 
+Other rules' fixes for findings a fault's trace has besides its own (ALT: bf16 autocast for
+GT13, a prefetch on a copy stream for GT09) are timed against the fault the same way ("alt").
+
 Cases (fault -> fix):
   sync      host work each step (a CPU transform of the next batch) and loss.item() after it,
             so the GPU waits for the host and the host for the GPU -> the loss read every
@@ -125,6 +128,12 @@ def case_sync():
     replay = captured(model2, torch.optim.Adam(model2.parameters(), capturable=True), x, y,
                       after=lambda loss: acc2.add_(loss.detach()))
 
+    def fault_bf16():
+        host_work(cpu_buf)
+        train_step(model, opt, x, y, amp=True).item()
+
+    ALT["sync"] = {"GT13": fault_bf16}
+
     def graphed():
         host_work(cpu_buf)
         replay()
@@ -149,6 +158,24 @@ def case_pageable():
     def fix():
         train_step(model, opt, pinned.to(DEV, non_blocking=True), y)
 
+    copies, nxt = (torch.cuda.Stream() if DEV == "cuda" else None), {}
+
+    def prefetch():
+        with torch.cuda.stream(copies):
+            nxt["x"] = pinned.to(DEV, non_blocking=True)
+
+    def overlapped():  # GT09's fix: the next batch copied on a side stream during this step
+        torch.cuda.current_stream().wait_stream(copies)
+        xb = nxt["x"]
+        xb.record_stream(torch.cuda.current_stream())
+        prefetch()
+        train_step(model, opt, xb, y)
+
+    if copies:
+        prefetch()
+        ALT["pageable"] = {"GT13": lambda: train_step(model, opt, pageable.to(DEV), y, amp=True),
+                           "GT09": overlapped}
+
     model2 = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(8),
                            nn.Flatten(), nn.Linear(32 * 64, 10)).to(DEV)
     xs = pinned.to(DEV)
@@ -171,6 +198,7 @@ class SlowSamples(torch.utils.data.Dataset):
 
 
 EXTRA = {}  # case -> a measurement of its own, run after the case's windows
+ALT = {}  # case -> {rule: the fault with that rule's fix instead}
 
 
 def loader_rate(make, batches=60):
@@ -233,6 +261,7 @@ def case_launch():
     model, x = mlp(128, 40, 128), torch.randn(32, 128, device=DEV)
     y = torch.randint(0, 10, (32,), device=DEV)
     opt = torch.optim.Adam(model.parameters(), capturable=True)
+    ALT["launch"] = {"GT13": lambda: train_step(model, opt, x, y, amp=True)}
     model2 = mlp(128, 40, 128)
     replay = captured(model2, torch.optim.Adam(model2.parameters(), capturable=True), x, y)
     return (lambda: train_step(model, opt, x, y)), replay, None  # the fix is the graph
@@ -331,6 +360,8 @@ def run_case(name, out, windows, steps):
         res["graph"] = measure(fix or fault, graphed, windows, steps)
     if name in EXTRA:
         res.update(EXTRA[name]())
+    for rule, alt in ALT.get(name, {}).items():
+        res.setdefault("alt", {})[rule] = measure(fault, alt, windows, steps)
     prof = profile(fault, os.path.join(out, name + "_fault.json.gz"))
     with open(os.path.join(out, name + "_keyavg.json"), "w") as f:
         json.dump(key_rows(prof), f)

@@ -101,6 +101,25 @@ def judge_graphs(binary, d, measured):
     print("GT04's predicted gains within 25%% of the graph's measured: %d of %d" % (good, total))
 
 
+def judge_alts(binary, d, measured):
+    """Other findings of a fault's trace against their own fixes timed on the fault (ALT)."""
+    print("\nother findings of the faults' traces, their fixes timed on the fault:")
+    print("case      rule  verdict  predicted    measured  within")
+    for case, m in measured.items():
+        alts = m.get("alt") if isinstance(m, dict) else None
+        t = diagnose(binary, os.path.join(d, case + "_fault.json.gz")) if alts else None
+        for rule, g in (alts or {}).items():
+            if t is None or "gain_pct" not in g:
+                continue
+            sev, lo, hi = verdict(t, rule)
+            ok = within({"low": lo, "high": hi, "measured": g["gain_pct"]}) \
+                if sev in ("warn", "crit") else None
+            pred = "%s-%s%%" % (fmt(lo, ".0f"), fmt(hi, ".0f")) if lo is not None else "-"
+            print("%-9s %-5s %-8s %-12s %-9s %s" % (
+                case, rule, sev, pred, fmt(g["gain_pct"], ".1f") + "%",
+                {None: "-", True: "yes", False: "no"}[ok]))
+
+
 def main():
     binary, d = sys.argv[1], sys.argv[2]
     with open(os.path.join(d, "measured.json")) as fh:
@@ -124,6 +143,7 @@ def main():
             fmt(row["step_meas"], ".2f") + " ms", ",".join(row["others"]) or "-"))
     print("predicted gains within 25%% of the measured: %d of %d" % (good, total))
     judge_graphs(binary, d, measured)
+    judge_alts(binary, d, measured)
     return 0
 
 

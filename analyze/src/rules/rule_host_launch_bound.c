@@ -203,16 +203,13 @@ struct unprofiled {
 
 static struct unprofiled without_profiler(struct rules_ctx *c, const int64_t *idle, int64_t hw)
 {
-    gp_profiler_cost k;
     int64_t n = (int64_t)c->n_steps, all = 0;
-    if (n <= 0 || rules_ctx_intervals(c) != GP_OK)
+    int64_t u = rules_unprofiled_step_ns(c);
+    if (n <= 0 || u <= 0)
         return (struct unprofiled){0, 0, 0};
-    if (rules_profiler_cost(c, &k) != GP_OK)
-        k.per_step_ns = 0;
     for (int i = 0; i < GP_IDLE_COUNT; i++)
         all += idle[i];
-    int64_t s = c->step_ns / n, busy = rules_ivs_in_steps(c, &c->busy) / n;
-    int64_t u = s - k.per_step_ns > busy ? s - k.per_step_ns : busy;
+    int64_t busy = rules_ivs_in_steps(c, &c->busy) / n;
     int64_t left = u - busy - (all - hw) / n;
     left = left < 0 ? 0 : left < hw / n ? left : hw / n;
     return (struct unprofiled){u, busy, left};

@@ -99,7 +99,12 @@ gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rul
     double x = major >= 8 ? p[SPEEDUP_SM80] : p[SPEEDUP];
     double saved = (double)fp * (1.0 - 1.0 / (x > 1 ? x : 1));
     size_t steps = c->n_all_steps ? c->n_all_steps : 1;
-    GP_TRY(rules_gain(o, (int64_t)saved, (int64_t)(saved / (double)steps),
-                      "GPU time, if those kernels ran %.1fx faster on Tensor Cores", x));
+    int64_t step = (int64_t)(saved / (double)steps), cap = rules_gpu_fix_cap_ns(c);
+    step = step < cap ? step : cap;
+    GP_TRY(rules_gain(o, step * (int64_t)steps, step,
+                      "GPU time, if those kernels ran %.1fx faster on Tensor Cores, down to the "
+                      "host's own work in the step",
+                      x));
+    o->f.gain_prof_step_ns = 0; /* GPU time: the profiler's host cost is not in it */
     return advise(c, o, major, share);
 }

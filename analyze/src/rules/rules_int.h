@@ -433,6 +433,12 @@ gp_status rules_explain(gp_findings *fs, struct rules_cause *causes, gp_status r
 /* ---- rules_worth.c: a fired finding whose fix would gain under 3% of the step is info ---- */
 gp_status rules_small_gains(gp_findings *fs);
 
+/* ---- rules_host_wait.c: a step without the profiler (no shorter than the GPU's busy time in
+ * it), and the most a fix of the GPU's work alone can shorten it by (down to the host's own
+ * work, net of the profiler's cost), per analysed step ---- */
+int64_t rules_unprofiled_step_ns(struct rules_ctx *c);
+int64_t rules_gpu_fix_cap_ns(struct rules_ctx *c);
+
 /* libprof's capture-health ledger as the sureness of findings reads it (rules_ledger.c); known 0
  * for a trace without one (PyTorch's, libprof's before it): then it says nothing. */
 struct rules_ledger {
