@@ -264,6 +264,9 @@
 /* trainer --cuda-graphs: the step's one graph launch, and the capture of a new shape's step */
 #define GP_NAME_GRAPH_REPLAY   "CUDAGraph.replay"
 #define GP_NAME_GRAPH_CAPTURE  "CUDAGraph.capture"
+/* trainer: a counter ("ph":"C") sampled in each step, the samples its batch holds (the epoch's last
+ * batch may hold fewer): GT14 tells a new batch size's first-time work from a stall */
+#define GP_NAME_BATCH_COUNTER  "batch_size"
 #define GP_GPU_SORT_INDEX_BASE 5000000 /* Kineto: GPU process_sort_index = base + n */
 
 /* ---- Memory kinds as they appear in memcpy names: "Memcpy HtoD (Pageable -> Device)". ---- */
