@@ -33,6 +33,12 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200.py $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/h200)
   set_tests_properties(rules_h200 PROPERTIES LABELS cli TIMEOUT 120)
+  # GT14: first-time work (torch.compile recompiling for new batch sizes) against a periodic
+  # stall, on torch.profiler CPU traces (tests/data/torch/first_calls/)
+  add_test(NAME rules_first_calls
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_first_calls.py
+                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/first_calls)
+  set_tests_properties(rules_first_calls PROPERTIES LABELS cli TIMEOUT 120)
   # report's key averages against torch's own on the same real-GPU runs
   add_test(NAME report_h200_key_averages
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200_keyavg.py
