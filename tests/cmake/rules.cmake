@@ -51,6 +51,14 @@ endif()
 if(Python3_FOUND AND TARGET gp_prof)
   add_executable(waits_app ${gp_rules_dir}/waits_app.c)
   target_link_libraries(waits_app PRIVATE gp_prof)
+  # GT14 on a new batch size's first-time work against a periodic stall (the trainer's
+  # batch_size counter; tests/rules/check_shapes_app.py)
+  add_executable(shapes_app ${gp_rules_dir}/shapes_app.c)
+  target_link_libraries(shapes_app PRIVATE gp_prof)
+  add_test(NAME rules_first_calls_batch
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_shapes_app.py
+                   $<TARGET_FILE:shapes_app> $<TARGET_FILE:gprof-train>)
+  set_tests_properties(rules_first_calls_batch PROPERTIES LABELS cli TIMEOUT 300)
   foreach(case contended bursty paused)
     add_test(NAME rules_step_waits_${case}
              COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_step_waits.py

@@ -145,8 +145,12 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, s
         STEP_BEGIN();
         struct batch *b = NULL;
         rc = next_batch(r, l, &b, err);
-        if (rc == GP_OK && b)
+        if (rc == GP_OK && b) {
+            /* the epoch's last batch may hold fewer: GT14 tells its first-time work (cuBLAS
+             * choosing kernels for the new shape) from a stall by it */
+            GP_PROF_COUNTER(GP_NAME_BATCH_COUNTER, (double)b->n);
             rc = train_batch(r, b, err);
+        }
         loader_release(l, b);
         STEP_END();
         r->cpu.step_cpu += thread_cpu_ns() - c0;
