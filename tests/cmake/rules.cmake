@@ -33,11 +33,12 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200.py $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/h200)
   set_tests_properties(rules_h200 PROPERTIES LABELS cli TIMEOUT 120)
-  # GT14: first-time work (torch.compile recompiling for new batch sizes) against a periodic
-  # stall, on torch.profiler CPU traces (tests/data/torch/first_calls/)
+  # GT14: first-time work (torch.compile recompiling for new batch sizes; the trainer's partial
+  # batch on an H100) against a periodic stall (tests/data/torch/first_calls/, tests/data/h100/)
   add_test(NAME rules_first_calls
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_first_calls.py
-                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/first_calls)
+                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/first_calls
+                   ${GP_TEST_DATA_DIR}/h100/mlp_partial_batch.json.gz)
   set_tests_properties(rules_first_calls PROPERTIES LABELS cli TIMEOUT 120)
   # report's key averages against torch's own on the same real-GPU runs
   add_test(NAME report_h200_key_averages

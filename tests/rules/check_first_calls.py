@@ -12,7 +12,12 @@ torch.compile(backend="aot_eager", dynamic=False) on the CPU, so each new batch 
   (or crit) on the sleeps, its measure leaving the recompile out (below the share of all the
   outliers), the recompile's row "first calls", the sleeps' rows not.
 
-usage: check_first_calls.py GPROF_TRAIN FIXTURE_DIR
+- with H100_TRACE (tests/data/h100/mlp_partial_batch.json.gz, README.md there): the bundled
+  trainer on a real GPU, whose step 156 holds the epoch's last, partial batch and spends 14.5 ms
+  of its 15.0 in cuBLAS's first call for that shape. GT14 must not warn (warn 10.3% before,
+  advising checkpoints and GC) and must read ProfilerStep#156 as first calls.
+
+usage: check_first_calls.py GPROF_TRAIN FIXTURE_DIR [H100_TRACE]
 """
 import json
 import os
@@ -71,13 +76,23 @@ def check_pause_and_shape(binary, d, bad):
                    f"recompile in (all outliers {share:.1f}%)")
 
 
+def check_h100(binary, trace, bad):
+    f = all_findings(binary, trace)["GT14"]
+    firsts = {s for s, grew in rows(f).items() if grew == FIRST}
+    print(f"h100 partial batch: GT14 {f['severity']}: {f['summary']}")
+    if f["severity"] in ("warn", "crit") or "ProfilerStep#156" not in firsts:
+        bad.append(f"h100: GT14 {f['severity']}, first-call rows {sorted(firsts)}")
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         raise SystemExit(__doc__)
-    binary, d = sys.argv[1:]
+    binary, d = sys.argv[1:3]
     bad = []
     check_shape_changes(binary, d, bad)
     check_pause_and_shape(binary, d, bad)
+    if len(sys.argv) == 4:
+        check_h100(binary, sys.argv[3], bad)
     for b in bad:
         print("FAIL:", b)
     return 1 if bad else 0

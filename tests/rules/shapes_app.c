@@ -16,7 +16,7 @@
 #include "gp/trace_schema.h"
 
 #define US_PER_SAMPLE 15
-#define PLAN_MS       60
+#define PLAN_MS       150
 #define MAX_SIZES     16
 
 /* Batch sizes planned so far (the cache a first call of a new shape fills). */
