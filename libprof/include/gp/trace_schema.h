@@ -262,8 +262,8 @@
 #define GP_NAME_THREAD_NAME    "thread_name"
 #define GP_NAME_THREAD_SORT    "thread_sort_index"
 /* trainer --cuda-graphs: the step's one graph launch, and the capture of a new shape's step */
-#define GP_NAME_GRAPH_REPLAY   "CUDAGraph.replay"
-#define GP_NAME_GRAPH_CAPTURE  "CUDAGraph.capture"
+#define GP_NAME_GRAPH_REPLAY  "CUDAGraph.replay"
+#define GP_NAME_GRAPH_CAPTURE "CUDAGraph.capture"
 /* trainer: a counter ("ph":"C") sampled in each step, the samples its batch holds (the epoch's last
  * batch may hold fewer): GT14 tells a new batch size's first-time work from a stall */
 #define GP_NAME_BATCH_COUNTER  "batch_size"
