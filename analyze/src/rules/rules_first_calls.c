@@ -1,8 +1,8 @@
-/* rules_first_calls.c: the first calls of each step (rules_first_calls.h). A call is keyed by
+/* rules_first_calls.c: first-time work in each step (rules_first_calls.h). A call is keyed by
  * its name, its input shape (PyTorch's Input Dims), the kernel it launched (a launch call) and
- * its step's batch size (the trainer's batch_size counter): the first call of a key that a step
- * makes, with no call of it in any earlier step, is first-time work where it takes longer than
- * the same work takes elsewhere. */
+ * its step's batch size (the trainer's batch_size counter). A step that makes the first call of
+ * a name in a new form is novel; its first-time work is what its first calls, and the calls run
+ * only in novel steps, take beyond the same work in the ordinary steps. */
 #include "rules/rules_first_calls.h"
 #include "gp/trace_schema.h"
 
@@ -16,7 +16,8 @@ struct call {
     long step; /* analysed step index, or -1 */
 };
 
-/* A first call that took longer than its work elsewhere; `fresh`: a name run nowhere else. */
+/* A call of a novel step that took longer than the same work in the ordinary steps (fc.excess:
+ * by how much; fc.fresh: its name runs only in novel steps). */
 struct cand {
     struct rules_first_call fc;
     uint32_t track, ev;
