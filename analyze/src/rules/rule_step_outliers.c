@@ -267,7 +267,7 @@ static gp_status first_time_info(const struct rules_ctx *c, const double *p, str
                                  const struct outliers *u)
 {
     rules_fire(o, GP_SEV_INFO, o->f.threshold);
-    GP_TRY(rules_knob_for(c, o, "a --batch-size that divides the training set",
+    GP_TRY(rules_knob_for(c, o, "--drop-last",
                           "DataLoader(drop_last=True), or warm up each shape before profiling"));
     const char *rest = u->n ? rules_strf(o,
                                          " The other %zu outlier step%s cost %.1f%% of step "
@@ -282,10 +282,10 @@ static gp_status first_time_info(const struct rules_ctx *c, const double *p, str
                       "of a CUDA module, torch.compile recompiling for a new shape), which "
                       "comes back only with the next new shape. Not a periodic stall: warm up "
                       "every shape the run will see before timing it, pad or bucket variable "
-                      "shapes into a few, and drop the epoch's last partial batch "
-                      "(DataLoader(drop_last=True)).%s",
+                      "shapes into a few, and drop the epoch's last partial batch (%s).%s",
                       rules_pct_of_steps(c, u->first_excess), u->n_first,
-                      u->n_first == 1 ? "" : "s", rest);
+                      u->n_first == 1 ? "" : "s",
+                      c->cfg.rc.trainer ? "--drop-last" : "DataLoader(drop_last=True)", rest);
 }
 
 /* Info, and where GT19 fires (*gt19 set) its knob first: the machine's outliers are its. */

@@ -23,6 +23,7 @@
 #define GP_CFG_BATCH_SIZE      "batch_size"
 #define GP_CFG_WORKERS         "workers" /* loader threads, 0 = main thread */
 #define GP_CFG_PREFETCH        "prefetch"
+#define GP_CFG_DROP_LAST       "drop_last"
 #define GP_CFG_PIN_MEMORY      "pin_memory"      /* bool */
 #define GP_CFG_NON_BLOCKING    "non_blocking"    /* bool */
 #define GP_CFG_AMP             "amp"             /* "off" | "fp16" | "bf16" */
@@ -113,6 +114,7 @@
     X(GP_CFG_BATCH_SIZE,         NUM,    batch_size,          "trainer", "samples per micro-batch (one step)") \
     X(GP_CFG_WORKERS,            NUM,    workers,             "trainer", "loader threads; 0 = the training thread loads") \
     X(GP_CFG_PREFETCH,           NUM,    prefetch,            "trainer", "batches each loader thread prepares ahead") \
+    X(GP_CFG_DROP_LAST,          SWITCH, drop_last,           "trainer", "each epoch's last batch left out where it holds fewer") \
     X(GP_CFG_PIN_MEMORY,         SWITCH, pin_memory,          "trainer", "batches in page-locked memory") \
     X(GP_CFG_NON_BLOCKING,       SWITCH, non_blocking,        "trainer", "host-to-device copies asynchronous") \
     X(GP_CFG_AMP,                STR,    amp,                 "trainer", "\"off\", \"fp16\" or \"bf16\"") \
