@@ -422,11 +422,17 @@ static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_
     GP_TRY(one_off_outlier(c, o, u, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
+    const char *first = u->n_first ? rules_strf(o,
+                                                " %zu more step%s slow once by first-time work "
+                                                "(the summary's) %s left out.",
+                                                u->n_first, u->n_first == 1 ? "" : "s",
+                                                u->n_first == 1 ? "is" : "are")
+                                   : "";
     return rules_reco(o,
                       "%zu steps take well over the median step and cost %.1f%% of the run. "
                       "Their extra time is mostly in the category shown; look for periodic "
-                      "checkpointing, evaluation or logging, Python GC, or recompilation.",
-                      u->n, share);
+                      "checkpointing, evaluation or logging, Python GC, or recompilation.%s",
+                      u->n, share, first);
 }
 
 /* With per-step waits: the steps whose time is an outlier only with their wait for a core in
