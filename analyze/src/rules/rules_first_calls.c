@@ -293,14 +293,17 @@ static gp_status find_firsts(const struct rules_ctx *c, struct call *v, size_t n
     return rc;
 }
 
-/* The stretch just before call `ev` in which its thread runs no range, within its step: untraced
- * work leading into it (torch.compile's guard checks and Python before its "dynamo" range: 234
- * ms of a 484 ms recompile on this VM), counted with it. */
-static int64_t gap_before(const struct rules_ctx *c, uint32_t ev, int64_t step_ts)
+/* The stretch just before call `ev` in which its thread runs no range, within step `s`, where
+ * that thread is the step's own: untraced work leading into it (torch.compile's guard checks
+ * and Python before its "dynamo" range: 234 ms of a 484 ms recompile on this VM), counted with
+ * it. On another thread (autograd's) the step's start says nothing of what it waited for. */
+static int64_t gap_before(const struct rules_ctx *c, uint32_t ev, const gp_step *s)
 {
+    if (s->event == GP_NONE || c->ev[s->event].track != c->ev[ev].track)
+        return 0;
     size_t n_tracks;
     const gp_track *tr = &gp_trace_tracks(c->t, &n_tracks)[c->ev[ev].track];
-    int64_t ts = c->ev[ev].ts, from = step_ts;
+    int64_t ts = c->ev[ev].ts, step_ts = s->host_ts, from = step_ts;
     for (uint32_t i = ev; i-- > tr->first && c->ev[i].ts >= step_ts;) {
         int64_t end = c->ev[i].ts + c->ev[i].dur, at = end <= ts ? end : c->ev[i].ts;
         from = at > from ? at : from;
@@ -323,7 +326,7 @@ static void sum_outermost(const struct rules_ctx *c, struct cand *v, size_t n,
         if (v[i].ts < outer_end)
             continue;
         outer_end = v[i].end;
-        int64_t x = v[i].fc.excess + gap_before(c, v[i].ev, c->steps[v[i].step].host_ts);
+        int64_t x = v[i].fc.excess + gap_before(c, v[i].ev, &c->steps[v[i].step]);
         f->excess[v[i].step] += x;
         if (x > f->top[v[i].step].excess)
             f->top[v[i].step] = v[i].fc, f->top[v[i].step].excess = x;
