@@ -148,7 +148,8 @@ int cmd_run_train(int argc, const char **argv)
     const char *buffer_limit = NULL, *zero_grad = "zero";
     long epochs = 0, steps = 0, batch = 64, prefetch = 2, seed = 42, accumulate = 1;
     double lr = 1e-3;
-    int pin = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0, no_profile = 0;
+    int pin = 0, drop_last = 0, nonblock = 0, cudnn_bench = 0, augment = 0, no_report = 0,
+        no_profile = 0;
     int verbose = 0, ckpt_act = 0, fused = 0, channels_last = 0, cuda_graphs = 0;
     const struct opt opts[] = {
             OPT_GROUP("model and training:"),
@@ -190,6 +191,8 @@ int cmd_run_train(int argc, const char **argv)
                     "auto = physical cores"),
             OPT_INT(0, "prefetch", &prefetch, "K", "batches each worker loads ahead (default 2)", 1,
                     64),
+            OPT_BOOL(0, "drop-last", &drop_last,
+                     "leave out each epoch's last batch where it holds fewer (drop_last=True)"),
             OPT_BOOL(0, "pin-memory", &pin, "load into pinned host memory"),
             OPT_BOOL(0, "non-blocking", &nonblock,
                      "copy on a separate stream, overlapped with compute"),
@@ -243,7 +246,8 @@ int cmd_run_train(int argc, const char **argv)
     cfg.epochs = epochs ? (int)epochs : steps ? 0 : 1; /* 0: as many as the steps need */
     cfg.max_steps = steps, cfg.batch_size = (int)batch;
     cfg.lr = lr, cfg.accumulate = (int)accumulate, cfg.seed = (unsigned)seed;
-    cfg.prefetch = (int)prefetch, cfg.pin_memory = pin, cfg.non_blocking = nonblock;
+    cfg.prefetch = (int)prefetch, cfg.drop_last = drop_last, cfg.pin_memory = pin,
+    cfg.non_blocking = nonblock;
     cfg.cudnn_benchmark = cudnn_bench, cfg.augment = augment, cfg.profile = !no_profile;
     cfg.checkpoint_activations = ckpt_act, cfg.zero_grad = zero_grad;
     cfg.fused = fused, cfg.channels_last = channels_last, cfg.cuda_graphs = cuda_graphs;

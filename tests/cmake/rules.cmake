@@ -38,6 +38,13 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h100.py $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/h100)
   set_tests_properties(rules_h100 PROPERTIES LABELS cli TIMEOUT 120)
+  # GT14: first-time work (torch.compile recompiling for new batch sizes; the trainer's partial
+  # batch on an H100) against a periodic stall (tests/data/torch/first_calls/, tests/data/h100/)
+  add_test(NAME rules_first_calls
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_first_calls.py
+                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/torch/first_calls
+                   ${GP_TEST_DATA_DIR}/h100/mlp_partial_batch.json.gz)
+  set_tests_properties(rules_first_calls PROPERTIES LABELS cli TIMEOUT 120)
   # report's key averages against torch's own on the same real-GPU runs
   add_test(NAME report_h200_key_averages
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200_keyavg.py
@@ -57,6 +64,15 @@ endif()
 if(Python3_FOUND AND TARGET gp_prof)
   add_executable(waits_app ${gp_rules_dir}/waits_app.c)
   target_link_libraries(waits_app PRIVATE gp_prof)
+  # GT14 on a new batch size's first-time work against a periodic stall (the trainer's
+  # batch_size counter; tests/rules/check_shapes_app.py)
+  add_executable(shapes_app ${gp_rules_dir}/shapes_app.c)
+  target_link_libraries(shapes_app PRIVATE gp_prof)
+  add_test(NAME rules_first_calls_batch
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_shapes_app.py
+                   $<TARGET_FILE:shapes_app> $<TARGET_FILE:gprof-train>)
+  set_tests_properties(rules_first_calls_batch PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                       TIMEOUT 300)
   foreach(case contended bursty paused)
     add_test(NAME rules_step_waits_${case}
              COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_step_waits.py

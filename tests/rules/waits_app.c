@@ -7,35 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "gp/prof.h"
-
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static volatile uint64_t sink;
-
-static void spin(int64_t ns)
-{
-    int64_t end = thread_cpu_ns() + ns;
-    uint64_t x = sink;
-    while (thread_cpu_ns() < end)
-        for (int i = 0; i < 1000; i++)
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    sink = x;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
+#include "rules_app.h"
 
 int main(int argc, char **argv)
 {
@@ -45,15 +18,8 @@ int main(int argc, char **argv)
     }
     long steps = atol(argv[2]), spin_us = atol(argv[3]);
     long every = argc == 6 ? atol(argv[4]) : 0, ms = argc == 6 ? atol(argv[5]) : 0;
-    gp_prof_options o;
-    gp_prof_options_init(&o);
-    o.output_path = argv[1];
-    o.wait_when_full = 1;
-    gp_error err;
-    if (gp_prof_init(&o, &err) != GP_OK) {
-        fprintf(stderr, "waits_app: %s: %s\n", gp_strerror(err.code), err.msg);
+    if (start_profiler("waits_app", argv[1]) != 0)
         return 1;
-    }
     for (long n = 0; n < steps; n++) {
         gp_prof_step();
         spin(spin_us * 1000);
@@ -61,5 +27,5 @@ int main(int argc, char **argv)
             pause_ms(ms);
     }
     gp_prof_step_end();
-    return gp_prof_shutdown(&err) == GP_OK ? 0 : 1;
+    return gp_prof_shutdown(NULL) == GP_OK ? 0 : 1;
 }

@@ -36,6 +36,26 @@ if grep -q "^trace: " "$tmp/out"; then
     check "trace setup range" sh -c "gzip -dc '$trace' | grep -q '\"name\":\"setup\"'"
 fi
 
+# each step's batch_size counter (GT14 reads a new batch size's first-time work from it): 96
+# samples in batches of 40 end with 16; --drop-last leaves that batch out
+batches() { # batches TRACE: the counter's values in order
+    gzip -dc "$1" | python3 -c 'import json, sys
+print(" ".join(str(int(e["args"]["value"])) for e in json.load(sys.stdin)["traceEvents"]
+               if e.get("ph") == "C" and e.get("name") == "batch_size"))'
+}
+for drop in "" --drop-last; do
+    "$bin" run --device cpu --data "$fixture" --batch-size 40 --epochs 1 $drop --no-report \
+        --out "$tmp/batches$drop" >"$tmp/out" 2>"$tmp/err"
+    check "batches$drop exit 0" test $? -eq 0
+    t=$(ls "$tmp/batches$drop"/*/*.pt.trace.json.gz 2>/dev/null | head -1)
+    if [ -n "$t" ]; then
+        want="40 40 16" && [ -n "$drop" ] && want="40 40"
+        check "batch_size counters$drop: $(batches "$t")" test "$(batches "$t")" = "$want"
+        check "drop_last config$drop" sh -c "gzip -dc '$t' | head -c 20000 |
+            grep -q '\"drop_last\": *$([ -n "$drop" ] && echo true || echo false)'"
+    fi
+done
+
 "$bin" run --device cpu --amp fp16 --data "$fixture" --out "$tmp/runs" >"$tmp/out" 2>"$tmp/err"
 check "amp on cpu exits 2" test $? -eq 2
 check "amp on cpu message" grep -q "error: --amp fp16 needs a CUDA device" "$tmp/err"

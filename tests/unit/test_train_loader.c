@@ -113,6 +113,40 @@ static void test_close_mid_epoch(void)
     dataset_release(&ds);
 }
 
+/* drop_last (DataLoader's): 103 samples in batches of 10 give 10 full batches an epoch, each
+ * sample at most once (the 3 left out change with the shuffle); without it 11, the last of 3.
+ * Fewer samples than a batch leave none: refused. */
+static void test_drop_last(void)
+{
+    struct dataset ds = make_ds(103);
+    for (int w = 0; w <= 2; w++) {
+        struct loader_config c = {
+                .ds = &ds, .batch = 10, .workers = w, .prefetch = 2, .shuffle = 1, .epochs = 2};
+        c.drop_last = 1;
+        struct loader *l;
+        GP_ASSERT_OK(loader_open(&l, &c, NULL));
+        GP_ASSERT_EQ_INT(loader_epoch_batches(l), 10);
+        int n = 0, full = 1, seen[103 * 2] = {0}, twice = 0;
+        struct batch *b;
+        while (loader_next(l, &b, NULL) == GP_OK && b) {
+            n++, full &= b->n == 10;
+            for (int i = 0; i < b->n; i++)
+                twice |= seen[b->epoch * 103 + b->index[i]]++ > 0;
+            loader_release(l, b);
+        }
+        loader_close(l);
+        GP_ASSERT_EQ_INT(n, 20);
+        GP_CHECK(full && !twice);
+    }
+    struct dataset small = make_ds(7);
+    struct loader_config c = {.ds = &small, .batch = 10, .prefetch = 1, .epochs = 1};
+    c.drop_last = 1;
+    struct loader *l;
+    GP_ASSERT_EQ_INT(loader_open(&l, &c, NULL), GP_EINVAL);
+    dataset_release(&small);
+    dataset_release(&ds);
+}
+
 static void test_worker_error(void)
 {
     struct dataset ds;
@@ -164,6 +198,7 @@ int main(void)
     GP_RUN(test_exactly_once_any_workers);
     GP_RUN(test_batch_sizes);
     GP_RUN(test_close_mid_epoch);
+    GP_RUN(test_drop_last);
     GP_RUN(test_worker_error);
     GP_RUN(test_augment);
     return gp_test_summary();

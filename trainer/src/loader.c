@@ -245,12 +245,15 @@ gp_status loader_open(struct loader **out, const struct loader_config *cfg, gp_e
     GP_FAIL_IF(cfg->batch < 1 || cfg->workers < 0 || cfg->prefetch < 1 || cfg->epochs < 0 ||
                        cfg->ds->n < 1,
                GP_EINVAL, err, "loader: bad configuration");
+    GP_FAIL_IF(cfg->drop_last && cfg->ds->n < cfg->batch, GP_EINVAL, err,
+               "loader: drop_last with fewer samples (%d) than a batch (%d) leaves none",
+               (int)cfg->ds->n, cfg->batch);
     struct loader *l = calloc(1, sizeof(*l));
     if (!l)
         return gp_error_set(err, GP_ENOMEM, NULL, "loader: out of memory");
     l->cfg = *cfg;
     l->n_slots = cfg->workers ? cfg->workers * cfg->prefetch : 2;
-    l->nb = (cfg->ds->n + cfg->batch - 1) / cfg->batch;
+    l->nb = cfg->drop_last ? cfg->ds->n / cfg->batch : (cfg->ds->n + cfg->batch - 1) / cfg->batch;
     l->total = l->nb * cfg->epochs;
     l->perm_epoch = -1;
     pthread_mutex_init(&l->mu, NULL);

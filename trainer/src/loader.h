@@ -23,7 +23,8 @@ struct loader_config {
     int shuffle;  /* permute each epoch from (seed, epoch) */
     int augment;  /* random crop (padding 2) and horizontal flip */
     uint64_t seed;
-    int epochs; /* epochs to deliver */
+    int epochs;    /* epochs to deliver */
+    int drop_last; /* leave out an epoch's last batch where it holds fewer (DataLoader's) */
     loader_alloc_fn alloc;
     loader_free_fn free;
     void *alloc_ud;
@@ -47,7 +48,7 @@ struct loader;
 /* Start the workers. cfg->ds must outlive the loader. */
 gp_status loader_open(struct loader **out, const struct loader_config *cfg, gp_error *err);
 
-/* Batches per epoch: ceil(n / batch). */
+/* Batches per epoch: ceil(n / batch), or n / batch with drop_last. */
 long long loader_epoch_batches(const struct loader *l);
 
 /* Wait for the next batch in order. *out is NULL after the last one. A worker's failure (e.g. a

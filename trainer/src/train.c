@@ -187,7 +187,8 @@ static int gemm_threads(void)
  * partial one of an epoch (training) and of the test set (evaluation, forward only). */
 static gp_status prepare_batches(struct train_run *r, gp_error *err)
 {
-    int bs = r->cfg.batch_size, train_last = r->train.n % bs, test_last = r->test.n % bs;
+    int bs = r->cfg.batch_size, test_last = r->test.n % bs;
+    int train_last = r->cfg.drop_last ? 0 : r->train.n % bs;
     if (!r->ops->prepare_batch)
         return GP_OK;
     if (r->train.n >= bs || r->test.n >= bs) /* a set smaller than a batch has no full one */

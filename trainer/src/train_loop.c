@@ -145,8 +145,12 @@ static gp_status train_epoch(struct train_run *r, struct loader *l, int epoch, s
         STEP_BEGIN();
         struct batch *b = NULL;
         rc = next_batch(r, l, &b, err);
-        if (rc == GP_OK && b)
+        if (rc == GP_OK && b) {
+            /* the epoch's last batch may hold fewer: GT14 tells its first-time work (cuBLAS
+             * choosing kernels for the new shape) from a stall by it */
+            GP_PROF_COUNTER(GP_NAME_BATCH_COUNTER, (double)b->n);
             rc = train_batch(r, b, err);
+        }
         loader_release(l, b);
         STEP_END();
         r->cpu.step_cpu += thread_cpu_ns() - c0;
@@ -262,7 +266,8 @@ static void report_start(struct train_run *r)
 /* Epochs that hold max_steps optimizer steps (an epoch's last, partial accumulation is a step). */
 static int epochs_for_steps(const struct train_run *r)
 {
-    long long batches = ((long long)r->train.n + r->cfg.batch_size - 1) / r->cfg.batch_size;
+    long long n = r->train.n, bs = r->cfg.batch_size;
+    long long batches = r->cfg.drop_last && n >= bs ? n / bs : (n + bs - 1) / bs;
     long long per_epoch = (batches + r->cfg.accumulate - 1) / r->cfg.accumulate;
     long long epochs = (r->cfg.max_steps + per_epoch - 1) / per_epoch;
     return epochs > INT_MAX ? INT_MAX : (int)epochs;
@@ -280,6 +285,7 @@ gp_status train_loop(struct train_run *r, gp_error *err)
                                .augment = r->cfg.augment,
                                .seed = r->cfg.seed,
                                .epochs = r->cfg.epochs,
+                               .drop_last = r->cfg.drop_last,
                                .alloc = r->ops->host_alloc,
                                .free = r->ops->host_free,
                                .alloc_ud = r->be};

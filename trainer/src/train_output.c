@@ -95,6 +95,7 @@ int gp_train_physical_cores(void)
     X(GP_CFG_BATCH_SIZE, int, c->batch_size)                                                       \
     X(GP_CFG_WORKERS, int, c->workers)                                                             \
     X(GP_CFG_PREFETCH, int, c->prefetch)                                                           \
+    X(GP_CFG_DROP_LAST, bool, c->drop_last)                                                        \
     X(GP_CFG_PIN_MEMORY, bool, c->pin_memory)                                                      \
     X(GP_CFG_NON_BLOCKING, bool, c->non_blocking)                                                  \
     X(GP_CFG_AMP, str, c->amp)                                                                     \

@@ -5,6 +5,7 @@
  * machine (GT19's), not an outlier of the program. Anchor: SageMaker StepOutlier (3 sigma); the
  * MAD form is ours. */
 #include "rules/rules_int.h"
+#include "rules/rules_first_calls.h"
 #include "rules/rules_step_shape.h"
 
 #include <string.h>
@@ -203,7 +204,89 @@ struct outliers {
     int64_t excess, loader_excess;
     size_t n_waited;
     int64_t waited_excess;
+    /* outliers whose excess is mostly first-time work (rules_first_calls.h), counted apart from
+     * the others: their count and excess, and the one most of whose excess it is */
+    size_t n_first;
+    int64_t first_excess;
+    struct first_step {
+        size_t at;
+        int64_t excess;
+        struct rules_first_call fc, shaped;
+        int64_t first_ns, batch, usual_batch;
+    } first;
 };
+
+/* What the first-time outlier's costliest first call was, in words. */
+static const char *first_call_text(const struct rules_ctx *c, struct rules_out *o,
+                                   const struct first_step *f)
+{
+    const char *name = gp_trace_str(c->t, f->fc.name);
+    const char *batch = f->batch > 0 && f->usual_batch > 0 && f->batch != f->usual_batch
+                                ? rules_strf(o, "; its batch holds %lld samples, most hold %lld",
+                                             (long long)f->batch, (long long)f->usual_batch)
+                                : "";
+    if (f->fc.kernel != GP_STR_NONE)
+        return rules_strf(o, "the first launch of kernel %.100s (%s)%s",
+                          gp_trace_str(c->t, f->fc.kernel), name, batch);
+    if (f->fc.shape != GP_STR_NONE)
+        return rules_strf(o, "the first call of %s for a new shape (Input Dims %s)%s", name,
+                          gp_trace_str(c->t, f->fc.shape), batch);
+    const char *shaped = f->shaped.name == GP_STR_NONE
+                                 ? ""
+                                 : rules_strf(o, "; its first new shape: %s, Input Dims %s",
+                                              gp_trace_str(c->t, f->shaped.name),
+                                              gp_trace_str(c->t, f->shaped.shape));
+    if (f->fc.fresh)
+        return rules_strf(o, "%s, run only in steps that make first calls%s%s", name, shaped,
+                          batch);
+    return rules_strf(o, "the first call of %s%s%s%s", name,
+                      f->fc.batch > 0 ? " at this batch size" : "", shaped, batch);
+}
+
+/* "; 1 of them ... first-time work (...)": the outliers counted apart, for the summary. */
+static const char *first_line(const struct rules_ctx *c, const struct outliers *u,
+                              struct rules_out *o)
+{
+    if (!u->n_first)
+        return "";
+    const struct first_step *f = &u->first;
+    return rules_strf(o,
+                      "; %zu of them (%.1f%% of step time) slow once by first-time work, not a "
+                      "recurring stall: %s spent %.1f ms of its %.1f ms excess in first calls, "
+                      "most in %s",
+                      u->n_first, rules_pct_of_steps(c, u->first_excess),
+                      rules_ev_name(c, c->steps[f->at].event),
+                      (double)(f->first_ns < f->excess ? f->first_ns : f->excess) / 1e6,
+                      (double)f->excess / 1e6, first_call_text(c, o, f));
+}
+
+/* Outliers that are first-time work, the others under warn_pct: info, advice that fits
+ * (the bundled trainer on an H200: the epoch's last, partial batch's step, cuBLAS's first call
+ * for its shape, 1 step of 299: warn before, naming checkpoints and GC). */
+static gp_status first_time_info(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                                 const struct outliers *u)
+{
+    rules_fire(o, GP_SEV_INFO, o->f.threshold);
+    GP_TRY(rules_knob_for(c, o, "--drop-last",
+                          "DataLoader(drop_last=True), or warm up each shape before profiling"));
+    const char *rest = u->n ? rules_strf(o,
+                                         " The other %zu outlier step%s cost %.1f%% of step "
+                                         "time, under %.0f%%.",
+                                         u->n, u->n == 1 ? "" : "s",
+                                         rules_pct_of_steps(c, u->excess), p[WARN_PCT])
+                            : "";
+    return rules_reco(o,
+                      "%.1f%% of the run is spent in %zu step%s slow once by first-time work: "
+                      "work done on the first call of a new shape, operator or kernel (cuBLAS "
+                      "or cuDNN choosing an algorithm, cudnn.benchmark's search, lazy loading "
+                      "of a CUDA module, torch.compile recompiling for a new shape), which "
+                      "comes back only with the next new shape. Not a periodic stall: warm up "
+                      "every shape the run will see before timing it, pad or bucket variable "
+                      "shapes into a few, and drop the epoch's last partial batch (%s).%s",
+                      rules_pct_of_steps(c, u->first_excess), u->n_first,
+                      u->n_first == 1 ? "" : "s",
+                      c->cfg.rc.trainer ? "--drop-last" : "DataLoader(drop_last=True)", rest);
+}
 
 /* Info, and where GT19 fires (*gt19 set) its knob first: the machine's outliers are its. */
 static gp_status info_or_gt19(const struct rules_ctx *c, struct rules_out *o, int *gt19)
@@ -310,19 +393,25 @@ static const char *waits_line(const struct rules_ctx *c, const struct outliers *
 static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_out *o,
                        const struct outliers *u)
 {
+    /* the measure leaves out the outliers slow once by first-time work */
     double share = rules_pct_of_steps(c, u->excess);
+    int64_t all = u->excess + u->first_excess;
     rules_measure(o, "outlier_excess_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
     GP_TRY(rules_summary(o,
                          "%zu of %zu steps above %.2fx the median step; their excess is %.1f%% "
-                         "of step time%s",
-                         u->n, c->n_steps, u->med ? u->thr / (double)u->med : 0, share,
-                         waits_line(c, u, o)));
-    if (o->f.severity == GP_SEV_OK) {
+                         "of step time%s%s",
+                         u->n + u->n_first, c->n_steps, u->med ? u->thr / (double)u->med : 0,
+                         rules_pct_of_steps(c, all), waits_line(c, u, o), first_line(c, u, o)));
+    int first_only =
+            o->f.severity == GP_SEV_OK && u->n_first && rules_pct_of_steps(c, all) >= p[WARN_PCT];
+    if (o->f.severity == GP_SEV_OK && !first_only) {
         o->f.n_rows = o->f.n_ranges = 0;
         return GP_OK;
     }
-    GP_TRY(rules_gain(o, u->excess, u->excess / (int64_t)c->n_steps,
+    GP_TRY(rules_gain(o, all, all / (int64_t)c->n_steps,
                       "if the outlier steps took the median time"));
+    if (first_only)
+        return first_time_info(c, p, o, u);
     GP_TRY(loader_outliers(c, o, u->loader_excess, u->excess, share));
     GP_TRY(warmup_outliers(c, o, u->own, u->med, u->thr, u->excess, share));
     if (!u->own) { /* the waits are inferred over the run, not measured per step */
@@ -333,11 +422,17 @@ static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_
     GP_TRY(one_off_outlier(c, o, u, share));
     if (o->f.severity == GP_SEV_INFO)
         return GP_OK;
+    const char *first = u->n_first ? rules_strf(o,
+                                                " %zu more step%s slow once by first-time work "
+                                                "(the summary's) %s left out.",
+                                                u->n_first, u->n_first == 1 ? "" : "s",
+                                                u->n_first == 1 ? "is" : "are")
+                                   : "";
     return rules_reco(o,
                       "%zu steps take well over the median step and cost %.1f%% of the run. "
                       "Their extra time is mostly in the category shown; look for periodic "
-                      "checkpointing, evaluation or logging, Python GC, or recompilation.",
-                      u->n, share);
+                      "checkpointing, evaluation or logging, Python GC, or recompilation.%s",
+                      u->n, share, first);
 }
 
 /* With per-step waits: the steps whose time is an outlier only with their wait for a core in
@@ -358,14 +453,58 @@ static gp_status waited_only(const struct rules_ctx *c, const double *p, struct 
 }
 
 static gp_status outlier_row(const struct rules_ctx *c, struct rules_out *o, const gp_step *s,
-                             int64_t own, int64_t med, const int64_t bd_med[GP_BD_COUNT])
+                             int64_t own, int64_t med, const char *grew)
 {
     GP_TRY(rules_row(o, (gp_cell[]){{0, rules_ev_name(c, s->event)},
                                     {(double)(s->end - s->ts) / 1e3, NULL},
                                     {(double)(own - med) / 1e3, NULL},
                                     {med ? (double)own / (double)med : 0, NULL},
-                                    {0, grew_most(s, bd_med)}}));
+                                    {0, grew}}));
     return rules_range(o, s->ts, s->end, rules_ev_name(c, s->event));
+}
+
+/* Is outlier step i, `x` over the median, first-time work: half its excess or more in first
+ * calls? Counted apart in u if so. */
+static int first_time(const struct rules_first_calls *f, struct outliers *u, size_t i, int64_t x)
+{
+    if (!f->excess || 2 * f->excess[i] < x)
+        return 0;
+    u->n_first++;
+    u->first_excess += x;
+    if (f->excess[i] > u->first.first_ns)
+        u->first = (struct first_step){
+                i, x, f->top[i], f->shaped[i], f->excess[i], f->batch[i], f->usual_batch};
+    return 1;
+}
+
+/* Any step over the threshold? (then the first calls are worth scanning) */
+static int any_outlier(const struct rules_ctx *c, const struct outliers *u)
+{
+    for (size_t i = 0; i < c->n_steps; i++)
+        if ((double)step_time(&c->steps[i], u->own) > u->thr)
+            return 1;
+    return 0;
+}
+
+static gp_status find_outliers(const struct rules_ctx *c, struct rules_out *o, struct outliers *u,
+                               const int64_t bd_med[GP_BD_COUNT], const struct rules_first_calls *f)
+{
+    for (size_t i = 0; i < c->n_steps; i++) {
+        const gp_step *s = &c->steps[i];
+        int64_t d = step_time(s, u->own);
+        if ((double)d <= u->thr)
+            continue;
+        if (first_time(f, u, i, d - u->med)) {
+            GP_TRY(outlier_row(c, o, s, d, u->med, "first calls"));
+            continue;
+        }
+        u->at[u->n++] = i;
+        u->excess += d - u->med;
+        int64_t lw = s->bd[GP_BD_DATALOADER] - bd_med[GP_BD_DATALOADER];
+        u->loader_excess += lw > 0 ? lw : 0;
+        GP_TRY(outlier_row(c, o, s, d, u->med, grew_most(s, bd_med)));
+    }
+    return GP_OK;
 }
 
 gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules_out *o)
@@ -382,20 +521,15 @@ gp_status rules_step_outliers(struct rules_ctx *c, const double *p, struct rules
     if (!u.at)
         return GP_ENOMEM;
     rules_cols(o, 5, cols);
+    struct rules_first_calls f = {0};
     gp_status rc = u.own ? waited_only(c, p, &u) : GP_OK;
-    for (size_t i = 0; i < c->n_steps && rc == GP_OK; i++) {
-        const gp_step *s = &c->steps[i];
-        int64_t d = step_time(s, u.own);
-        if ((double)d <= u.thr)
-            continue;
-        u.at[u.n++] = i;
-        u.excess += d - u.med;
-        int64_t lw = s->bd[GP_BD_DATALOADER] - bd_med[GP_BD_DATALOADER];
-        u.loader_excess += lw > 0 ? lw : 0;
-        rc = outlier_row(c, o, s, d, u.med, bd_med);
-    }
+    if (rc == GP_OK && any_outlier(c, &u))
+        rc = rules_first_calls_scan(c, &f);
+    if (rc == GP_OK)
+        rc = find_outliers(c, o, &u, bd_med, &f);
     if (rc == GP_OK)
         rc = judge(c, p, o, &u);
+    rules_first_calls_release(&f);
     free(u.at);
     return rc;
 }

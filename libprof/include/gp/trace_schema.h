@@ -23,6 +23,7 @@
 #define GP_CFG_BATCH_SIZE      "batch_size"
 #define GP_CFG_WORKERS         "workers" /* loader threads, 0 = main thread */
 #define GP_CFG_PREFETCH        "prefetch"
+#define GP_CFG_DROP_LAST       "drop_last"
 #define GP_CFG_PIN_MEMORY      "pin_memory"      /* bool */
 #define GP_CFG_NON_BLOCKING    "non_blocking"    /* bool */
 #define GP_CFG_AMP             "amp"             /* "off" | "fp16" | "bf16" */
@@ -113,6 +114,7 @@
     X(GP_CFG_BATCH_SIZE,         NUM,    batch_size,          "trainer", "samples per micro-batch (one step)") \
     X(GP_CFG_WORKERS,            NUM,    workers,             "trainer", "loader threads; 0 = the training thread loads") \
     X(GP_CFG_PREFETCH,           NUM,    prefetch,            "trainer", "batches each loader thread prepares ahead") \
+    X(GP_CFG_DROP_LAST,          SWITCH, drop_last,           "trainer", "each epoch's last batch left out where it holds fewer") \
     X(GP_CFG_PIN_MEMORY,         SWITCH, pin_memory,          "trainer", "batches in page-locked memory") \
     X(GP_CFG_NON_BLOCKING,       SWITCH, non_blocking,        "trainer", "host-to-device copies asynchronous") \
     X(GP_CFG_AMP,                STR,    amp,                 "trainer", "\"off\", \"fp16\" or \"bf16\"") \
@@ -262,8 +264,11 @@
 #define GP_NAME_THREAD_NAME    "thread_name"
 #define GP_NAME_THREAD_SORT    "thread_sort_index"
 /* trainer --cuda-graphs: the step's one graph launch, and the capture of a new shape's step */
-#define GP_NAME_GRAPH_REPLAY   "CUDAGraph.replay"
-#define GP_NAME_GRAPH_CAPTURE  "CUDAGraph.capture"
+#define GP_NAME_GRAPH_REPLAY  "CUDAGraph.replay"
+#define GP_NAME_GRAPH_CAPTURE "CUDAGraph.capture"
+/* trainer: a counter ("ph":"C") sampled in each step, the samples its batch holds (the epoch's last
+ * batch may hold fewer): GT14 tells a new batch size's first-time work from a stall */
+#define GP_NAME_BATCH_COUNTER  "batch_size"
 #define GP_GPU_SORT_INDEX_BASE 5000000 /* Kineto: GPU process_sort_index = base + n */
 
 /* ---- Memory kinds as they appear in memcpy names: "Memcpy HtoD (Pageable -> Device)". ---- */

@@ -58,6 +58,7 @@ typedef struct gp_train_config {
     unsigned seed;
     int workers;      /**< loader threads; 0 = load in the training thread */
     int prefetch;     /**< batches each worker loads ahead */
+    int drop_last;    /**< leave out each epoch's last batch where it holds fewer (DataLoader's) */
     int pin_memory;   /**< pinned host slots (CUDA) */
     int non_blocking; /**< copies on a copy stream with an event the compute stream waits on */
     int cudnn_benchmark;
