@@ -105,6 +105,5 @@ gp_status rules_no_tensor_cores(struct rules_ctx *c, const double *p, struct rul
                       "GPU time, if those kernels ran %.1fx faster on Tensor Cores, down to the "
                       "host's own work in the step",
                       x));
-    o->f.gain_prof_step_ns = 0; /* GPU time: the profiler's host cost is not in it */
     return advise(c, o, major, share);
 }
