@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """One PyTorch case of the accuracy suite (bench/accuracy_torch.py), run with a python that has
-torch: the models of tests/data/torch/make_verdict_traces.py (an LSTMCell loop, MLPs with Adam)
-trained on the CPU with one thread, a profiled window exported as a Chrome trace, and what the
-same process measured without the profiler, as JSON on stdout:
+torch: the models of tests/data/torch/make_verdict_traces.py (an LSTMCell loop, an MLP whose loss
+is a Python loop over the samples, MLPs with Adam) trained on the CPU with one thread, a profiled
+window exported as a Chrome trace, and what the same process measured without the profiler, as
+JSON on stdout:
   step_ms       the median step (the thread's CPU time, as make_verdict_traces.py times it)
   opt_share_pct the optimizer's median share of a step (Optimizer.step + zero_grad)
   fix_gain_pct  for GT18's families (lstm_bN, lossloop_bN): GT18's fix timed, the loop against
