@@ -4,14 +4,17 @@ training loops (bench/torch_cases.py, run with the torch venv of scripts/torch_v
 GP_TORCH_PYTHON), each with a fault put in on purpose or none, diagnosed by `gprof-train
 diagnose`. GT18 (many tiny CPU operators): an LSTMCell loop at batches 4, 16, 64 and 256, whose
 step is mostly per-operator overhead, against the same loop at batch 1024 (the near miss: its
-arithmetic grows with the batch) and a wide MLP; GT17 (optimizer-bound): per-parameter Adam on
-many small tensors (per-tensor and foreach) against Adam at batch 1024 and the rest. Each case
+arithmetic grows with the batch) and a wide MLP, and a second family, an MLP whose loss is a
+Python loop over the samples (batches 4-256: its tiny ops grow in number with the batch); GT17
+(optimizer-bound): per-parameter Adam on many small tensors (per-tensor and foreach) against
+Adam at batch 1024 and the rest. Each case
 runs in its own session (autogroup nice -20, SCHED_FIFO where root) so the machine's other load
 takes little of it. Predicted gains are set beside what the same process measured without the
-profiler: GT18's beside its fix timed (the loop against one nn.LSTM over the sequence, interleaved
-windows), GT17's beside the optimizer's median share of the step. The predicted gain is the
-share of the step without the profiler where the rule priced its gain net of the profiler's own
-cost (one share: GT18), else the share of the profiled step.
+profiler: GT18's beside its fix timed (the loop against one nn.LSTM over the sequence, or the
+loss as one pass over the batch, interleaved windows), GT17's beside the optimizer's median
+share of the step. The predicted gain is the share of the step without the profiler where the
+rule priced its gain net of the profiler's own cost (one share: GT18), else the share of the
+profiled step.
 
 usage: accuracy_torch.py GPROF_TRAIN [--json FILE] [--keep DIR] [--fast]
 --fast: the cases marked for ctest (torch_accuracy_verdicts), judged on GT17 and GT18 only (a
@@ -27,7 +30,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.environ.get("GP_TORCH_VENV", os.path.expanduser("~/.cache/gprof-train/torch-venv"))
 PY = os.environ.get("GP_TORCH_PYTHON", os.path.join(VENV, "bin", "python"))
-FAST = ("lstm_b4", "lstm_b1024", "opt_high", "opt_low")
+FAST = ("lstm_b4", "lstm_b1024", "lossloop_b16", "opt_high", "opt_low")
 JUDGED_FAST = ("GT17", "GT18")
 
 # name, rules that must fire, rules that may (opt_near sits at GT17's 30%: warn is fair, quiet
@@ -38,6 +41,11 @@ CASES = [
     ("lstm_b64", ["GT18"], [], ("GT18", "fix_gain_pct")),
     ("lstm_b256", ["GT18"], [], ("GT18", "fix_gain_pct")),
     ("lstm_b1024", [], [], None),
+    # the second family: a loss looped over the samples, its fix one pass over the batch
+    ("lossloop_b4", ["GT18"], [], ("GT18", "fix_gain_pct")),
+    ("lossloop_b16", ["GT18"], [], ("GT18", "fix_gain_pct")),
+    ("lossloop_b64", ["GT18"], [], ("GT18", "fix_gain_pct")),
+    ("lossloop_b256", ["GT18"], [], ("GT18", "fix_gain_pct")),
     ("mlp_big", [], [], None),
     # at batch 2 the 16-layer MLP's forward and backward are tiny ops too: GT18 is fair there
     ("opt_high", ["GT17"], ["GT18"], ("GT17", "opt_share_pct")),
@@ -49,9 +57,9 @@ ISOLATE = ("echo -20 >/proc/self/autogroup 2>/dev/null || true; "
            "if chrt -f 10 true 2>/dev/null; then exec chrt -f 10 \"$@\"; fi; exec \"$@\"")
 
 
-def run_case(name, trace):
+def run_case(name, trace, flags=()):
     p = subprocess.run(["setsid", "-w", "sh", "-c", ISOLATE, "sh", PY,
-                        os.path.join(HERE, "torch_cases.py"), name, trace],
+                        os.path.join(HERE, "torch_cases.py"), *flags, name, trace],
                        capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise SystemExit("torch_cases.py %s: exit %d: %s" % (name, p.returncode, p.stderr))

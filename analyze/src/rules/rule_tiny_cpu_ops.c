@@ -9,11 +9,13 @@
  * count with them (the dispatch of the composite op around them, the Python that issues them).
  * A tiny op's own time counts up to the median tiny op's: the rest is taken as its arithmetic,
  * which grows with the batch (an LSTMCell loop at batch 64, whose batch sweep puts 73% of the step
- * in the batch-independent part: whole ops counted said 97%, this says 71%).
+ * in the batch-independent part: whole ops counted said 97%, this says 71%). That share decides
+ * whether the rule fires; the gain is priced otherwise (price()).
  * For GPU traces the host's launch cost is GT04's: this rule looks at CPU-only steps.
  * No anchor has this rule (issue 17 §12): thresholds ours. */
 #include "gp/trace_schema.h"
 #include "rules/rules_int.h"
+#include "rules/rules_op_overhead.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -208,49 +210,60 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
                       ops, share);
 }
 
-/* The gain: the tiny ops' time and the dispatch between them, of which the profiler's records
- * there are its own cost: each record costs the thread time between and inside the ops, which
- * a run without the profiler does not spend and fusing the loop cannot save. Counted in, the
- * profiled share overstated the fix: an LSTMCell loop whose cell loop nn.LSTM replaced (and its
- * elementwise layer run over the whole sequence) gained 70-73% at batch 4, 57-58% at 64 and
- * 33-34% at 256 (thread CPU time, interleaved, load 14), where GT18 said 79%, 71-73% and 52-54%
- * of the profiled step; net of the records' cost, 65-69%, 58-59% and 38-43% of the step
- * without the profiler.
- * How a tiny op's own time splits into overhead (which the fix removes) and arithmetic (which
- * the fused layer still does) is this rule's model: each counts up to the median tiny op's.
- * Where that sets aside over half of their own time (ARITH_PCT), the split decides the gain and
- * the model errs both ways, so the gain says it is at most medium-sure. Measured on 42 traces
- * of that loop at batches 4-512 (2026-11-26, load 0.4-10, quiet and beside a busy loop, the fix
- * timed beside each): 18 set aside 37-49% of the time (batches 4-64) and all were within 25%
- * of the fix (-20% to +14%); the 24 over half (batches 64-512) had the fix at 0.47-1.24x the
- * prediction (two more at 2.1x and 3.5x, whose steps stretched under load), 9 outside 25%, the
- * worst at batches 128-256 (+31% to +112%). Pricing each op at a floor instead (its 25th or
- * 10th percentile, its name's fastest call, or nothing) missed 15-29 of the 42: the gaps
- * between the tiny ops grow with the batch too (4.4 ms a step at batch 4, 6.5-7.9 ms at
- * 128-256), while the fix saved 3.0-4.1 ms a step at every batch on a quiet machine. */
+/* The gain: what one vectorised op over the batch saves, the per-call cost of the loop's
+ * operators (rules_op_overhead.c: each operator's own time up to a per-call cost read off the
+ * trace's view operators, the autograd engine's records and the interpreter between top-level
+ * operators in full, only operators called in a loop; the median step's), net of the profiler's
+ * records there: each record costs the thread time between and inside the ops, which a run
+ * without the profiler does not spend and fusing the loop cannot save.
+ * Measured (bench/gt18_sweep.py, 2026-11-27, each fix timed beside its trace): two families
+ * at batches 4-512, an LSTMCell loop (its tiny ops grow in size with the batch) and a loss
+ * looped over the samples (they grow in number), 72 traces in 6 sweeps (load 0.5-3, one at
+ * 4-5). Counting each tiny leaf up to the median tiny leaf and the gaps between them (the model
+ * before) put 39 of 72 outside 25% of the fix: the LSTM at batches 256-512 at -31% to +230%
+ * (the median grows with the batch, and aten::mm's GEMM after its aten::resolve_conj child is
+ * a "gap" between leaves: 3 us at batch 4, 29 us at 512), the loss loop at batches 64-512 at
+ * -25% to -61% (half of every op's time set aside as arithmetic that ops on 32 numbers do not
+ * have, the autograd engine's records capped) and at batch 4 at +47% to +163% (the MLP's ops
+ * counted as the loop's). This model: 8 of 72 outside (of the 60 its constants were chosen on,
+ * 6; of the 12 after, 2): the LSTM at batches 4-64 at -9% to +19%, at 128 -36% (load 4-5) and
+ * -3% to +10%, at 256-512 +31%, -30% (load 4-5), +71% and +112% (where those runs' fixes
+ * gained 22.8% and 13.1%: the fix itself measured 22.8-41.3% at batch 256 and 13.1-30.1% at
+ * 512 over six runs each) and the 8 others within 25%; the loss loop at -33% (batch 128, load
+ * 4-5), -29% (512), +37% (batch 4, a fix of 25.5%), the 33 others at -24% to +4%.
+ * Where over half of the looped ATen ops' own time is set aside as arithmetic (ARITH_PCT: the
+ * LSTM at 128-512, 22 traces with the stored ones) the fix measured 0.47-1.56x the prediction
+ * (17 of 22 at 0.76-1.10x), and the gain says it is at most medium-sure. */
 #define ARITH_PCT 50.0
 
 static gp_status price(const struct rules_ctx *c, struct rules_out *o, const struct tiny *t)
 {
-    char a[32];
+    char a[32], b[32];
     gp_profiler_cost k;
+    struct rules_op_overhead v;
     GP_TRY(rules_profiler_cost(c, &k));
-    double prof = (double)t->records * (double)k.record_cost_ns;
-    prof = prof < (double)t->ns ? prof : (double)t->ns;
-    int64_t per_step = (int64_t)rules_per_step(c, (double)t->ns);
-    GP_TRY(rules_gain(o, t->ns, per_step,
-                      "the tiny operators' time (each up to the median one's) and the dispatch "
-                      "between them, of which %s a step is the profiler's cost of its records; "
-                      "one vectorised op costs about one of them",
-                      rules_fmt_ns(a, sizeof(a), (int64_t)rules_per_step(c, prof))));
+    GP_TRY(rules_op_overhead(c, excluded_range, &v));
+    double looped = v.ops ? (double)v.looped / (double)v.ops : 0;
+    double prof = (double)t->records * (double)k.record_cost_ns * looped;
+    prof = prof < (double)v.ns ? prof : (double)v.ns;
+    GP_TRY(rules_gain(o, v.ns, v.step_ns,
+                      "the per-call cost of the operators called in a loop (their own time; "
+                      "an ATen op whose median call is over %s, three view ops', that much a "
+                      "call) and the interpreter between them, of which %s a step is the "
+                      "profiler's cost of its records; one vectorised op costs about one of "
+                      "them",
+                      rules_fmt_ns(a, sizeof(a), v.cap_ns),
+                      rules_fmt_ns(b, sizeof(b), (int64_t)rules_per_step(c, prof))));
     o->f.gain_prof_step_ns = k.record_cost_ns > 0 ? (int64_t)rules_per_step(c, prof) : -1;
-    double arith =
-            t->own_ns > 0 ? 100.0 * (double)(t->own_ns - t->counted_ns) / (double)t->own_ns : 0;
+    double arith = v.aten_self_ns > 0 ? 100.0 * (double)(v.aten_self_ns - v.aten_counted_ns) /
+                                                (double)v.aten_self_ns
+                                      : 0;
     if (arith > ARITH_PCT &&
         !(o->f.gain_why = rules_strf(o,
-                                     "%.0f%% of the tiny ops' own time is taken for arithmetic "
-                                     "the fix keeps (over half: fixes measured 0.47-1.24x "
-                                     "such a prediction in 22 of 24 runs)",
+                                     "%.0f%% of the looped ATen ops' own time is taken for "
+                                     "arithmetic the fix keeps (over half: fixes measured "
+                                     "0.47-1.56x such a prediction in 22 runs, 17 at "
+                                     "0.76-1.10x)",
                                      arith)))
         return GP_ENOMEM;
     return GP_OK;

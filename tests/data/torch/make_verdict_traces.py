@@ -153,7 +153,12 @@ def lstm_fixed(batch):
 def fix_gain(batch, rounds=8, steps=8):
     """GT18's fix timed: the LSTMCell loop against LstmSeqNet at `batch`, without the profiler,
     in interleaved windows (the thread's CPU time a step; medians over all the windows)."""
-    loop, fixed = lstm(batch), lstm_fixed(batch)
+    return fix_gain_of(lstm(batch), lstm_fixed(batch), rounds, steps)
+
+
+def fix_gain_of(loop, fixed, rounds=8, steps=8):
+    """A fix timed: case `loop` against case `fixed` (the same arithmetic in fewer ops) without
+    the profiler, in interleaved windows; medians of the thread's CPU time a step."""
     timed(loop, 5), timed(fixed, 5)
     a, b = [], []
     for _ in range(rounds):
@@ -170,6 +175,39 @@ def lstm(batch):
              torch.randn(m.t, batch, 16), torch.randint(0, 10, (batch,)))
     c.batch = batch
     return c
+
+
+def huber_loop(out, y):
+    """A smooth-L1 loss written as a Python loop over the samples: a dozen tiny ops a sample
+    (indexing, elementwise, a mean), each on one sample's few numbers, and as many in backward."""
+    total = out.new_zeros(())
+    for i in range(out.shape[0]):
+        d = out[i] - y[i]
+        a = d.abs()
+        total = total + torch.where(a < 1, 0.5 * d * d, a - 0.5).mean()
+    return total / out.shape[0]
+
+
+def huber_batched(out, y):
+    """huber_loop's fix: the same arithmetic as one pass over the batch."""
+    d = out - y
+    a = d.abs()
+    return torch.where(a < 1, 0.5 * d * d, a - 0.5).mean(1).sum() / out.shape[0]
+
+
+def lossloop(batch, loss=huber_loop):
+    """GT18's second family: an MLP (64-256-256-32) with SGD whose loss is huber_loop; the tiny
+    ops grow in number with the batch, not in size (the LSTM loop's grow in size)."""
+    torch.manual_seed(0)
+    m = mlp(256, 2, n_in=64, n_out=32)
+    c = Case(m, torch.optim.SGD(m.parameters(), lr=0.01), torch.randn(batch, 64),
+                torch.randn(batch, 32), loss=loss)
+    c.batch = batch
+    return c
+
+
+def lossloop_fixed(batch):
+    return lossloop(batch, huber_batched)
 
 
 CASES = {  # name: (builder, active profiled steps)
