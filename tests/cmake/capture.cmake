@@ -27,6 +27,8 @@ if(TARGET gprof-train)
   add_test(NAME torch_accuracy_verdicts
            COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/torch_venv.sh python3
                    ${CMAKE_SOURCE_DIR}/bench/accuracy_torch.py $<TARGET_FILE:gprof-train> --fast)
+  # Run alone: its near miss (an LSTMCell loop at batch 1024, GT18 at 22-23% of a 25%
+  # threshold on a quiet machine) crossed it in 2 of 3 runs beside a busy loop
   set_tests_properties(torch_accuracy_verdicts PROPERTIES LABELS cli TIMEOUT 3600
-                       SKIP_RETURN_CODE 77 RESOURCE_LOCK torch_venv)
+                       SKIP_RETURN_CODE 77 RESOURCE_LOCK torch_venv RUN_SERIAL TRUE)
 endif()
