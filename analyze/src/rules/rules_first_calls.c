@@ -122,29 +122,25 @@ static gp_status collect(const struct rules_ctx *c, const int64_t *batch, const 
     return GP_OK;
 }
 
-#define CMP(a, b)                                                                                  \
-    if ((a) != (b))                                                                                \
-    return (a) < (b) ? -1 : 1
 static int cmp_key(const void *pa, const void *pb)
 {
     const struct call *a = pa, *b = pb;
-    CMP(a->name, b->name);
-    CMP(a->shape, b->shape);
-    CMP(a->kernel, b->kernel);
-    CMP(a->batch, b->batch);
-    CMP(a->ts, b->ts);
+    RULES_CMP(a->name, b->name);
+    RULES_CMP(a->shape, b->shape);
+    RULES_CMP(a->kernel, b->kernel);
+    RULES_CMP(a->batch, b->batch);
+    RULES_CMP(a->ts, b->ts);
     return 0;
 }
 
 static int cmp_nest(const void *pa, const void *pb)
 {
     const struct cand *a = pa, *b = pb;
-    CMP(a->track, b->track);
-    CMP(a->ts, b->ts);
-    CMP(b->end, a->end);
+    RULES_CMP(a->track, b->track);
+    RULES_CMP(a->ts, b->ts);
+    RULES_CMP(b->end, a->end);
     return 0;
 }
-#undef CMP
 
 static int same_key(const struct call *a, const struct call *b)
 {

@@ -306,6 +306,12 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
 
+/* In a qsort comparator: return the order of a and b where they differ (ties fall through to
+ * the next key). */
+#define RULES_CMP(a, b)                                                                            \
+    if ((a) != (b))                                                                                \
+    return (a) < (b) ? -1 : 1
+
 /* ---- rules_acct.c: the trainer's CPU accounting ---- */
 /* What the trainer's CPU accounting says (all unknown on other traces). */
 struct rules_acct {

@@ -195,47 +195,43 @@ static gp_status collect(const struct rules_ctx *c, const struct rules_stall_cfg
     return GP_OK;
 }
 
-#define CMP(a, b)                                                                                  \
-    if ((a) != (b))                                                                                \
-    return (a) < (b) ? -1 : 1
 static int cmp_in_step(const void *pa, const void *pb)
 {
     const struct leaf *a = pa, *b = pb;
-    CMP(a->track, b->track);
-    CMP(a->name, b->name);
-    CMP(a->shape, b->shape);
-    CMP(a->step, b->step);
-    CMP(a->ts, b->ts);
+    RULES_CMP(a->track, b->track);
+    RULES_CMP(a->name, b->name);
+    RULES_CMP(a->shape, b->shape);
+    RULES_CMP(a->step, b->step);
+    RULES_CMP(a->ts, b->ts);
     return 0;
 }
 
 static int cmp_group(const void *pa, const void *pb)
 {
     const struct leaf *a = pa, *b = pb;
-    CMP(a->track, b->track);
-    CMP(a->name, b->name);
-    CMP(a->shape, b->shape);
-    CMP(a->ord, b->ord);
-    CMP(a->dur, b->dur);
+    RULES_CMP(a->track, b->track);
+    RULES_CMP(a->name, b->name);
+    RULES_CMP(a->shape, b->shape);
+    RULES_CMP(a->ord, b->ord);
+    RULES_CMP(a->dur, b->dur);
     return 0;
 }
 
 static int cmp_row(const void *pa, const void *pb)
 {
     const struct leaf *a = pa, *b = pb;
-    CMP(a->name, b->name);
-    CMP(a->shape, b->shape);
+    RULES_CMP(a->name, b->name);
+    RULES_CMP(a->shape, b->shape);
     return 0;
 }
 
 static int cmp_stall(const void *pa, const void *pb)
 {
     const struct rules_stall_row *a = pa, *b = pb;
-    CMP(b->stall_ns, a->stall_ns);
-    CMP(a->name, b->name);
+    RULES_CMP(b->stall_ns, a->stall_ns);
+    RULES_CMP(a->name, b->name);
     return 0;
 }
-#undef CMP
 
 static int same_group(const struct leaf *a, const struct leaf *b)
 {

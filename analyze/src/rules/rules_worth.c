@@ -9,8 +9,6 @@
  * its rule says (pageable copies, allocator churn: the anchors fire on any), its gain beside. */
 #include "rules/rules_int.h"
 
-#include <stdio.h>
-
 #define SMALL_GAIN_PCT 3.0
 #define BOUND_PCT      10.0
 #define NO_GAIN_KNOWN  (-1.0)
