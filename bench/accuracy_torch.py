@@ -30,7 +30,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.environ.get("GP_TORCH_VENV", os.path.expanduser("~/.cache/gprof-train/torch-venv"))
 PY = os.environ.get("GP_TORCH_PYTHON", os.path.join(VENV, "bin", "python"))
-FAST = ("lstm_b4", "lstm_b1024", "lossloop_b16", "opt_high", "opt_low")
+# The fast set (ctest) holds the LSTM at batch 2048 as its GT18 negative, not the near miss at
+# 1024: that one reads 22-23% against GT18's 25% on a quiet machine and crossed it in a clean
+# clone's `make test` and in 2 of 3 runs beside a busy loop (2026-11-27), so the full suite
+# keeps it and reports its flips; at 2048 the loop reads 8%.
+FAST = ("lstm_b4", "lstm_b2048", "lossloop_b16", "opt_high", "opt_low")
 JUDGED_FAST = ("GT17", "GT18")
 
 # name, rules that must fire, rules that may (opt_near sits at GT17's 30%: warn is fair, quiet
@@ -41,6 +45,7 @@ CASES = [
     ("lstm_b64", ["GT18"], [], ("GT18", "fix_gain_pct")),
     ("lstm_b256", ["GT18"], [], ("GT18", "fix_gain_pct")),
     ("lstm_b1024", [], [], None),
+    ("lstm_b2048", [], [], None),
     # the second family: a loss looped over the samples, its fix one pass over the batch
     ("lossloop_b4", ["GT18"], [], ("GT18", "fix_gain_pct")),
     ("lossloop_b16", ["GT18"], [], ("GT18", "fix_gain_pct")),
