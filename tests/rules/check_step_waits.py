@@ -137,7 +137,12 @@ def case_paused(app, gprof, tmp):
     rows = [r[0] for r in gt14["evidence"]["rows"]]  # the first few outliers
     paused = {f"ProfilerStep#{n}" for n in range(EVERY - 1, STEPS, EVERY)}
     found = int(gt14["summary"].split(" of ")[0])
-    check(rows and all(r in paused for r in rows), f"GT14's rows are not the paused steps: {rows}")
+    # Most rows, not all: beside the busy loop and other tests' load a step or two may also
+    # stand out (a clean clone's make test at -j2 listed steps 18 and 24 beside the 8 paused
+    # ones). Before the warm-up fix the rows were the head steps and GT14 was info.
+    in_paused = sum(r in paused for r in rows)
+    check(rows and 4 * in_paused >= 3 * len(rows),
+          f"GT14's rows are not mostly the paused steps ({in_paused} of {len(rows)}): {rows}")
     check(len(paused) - 2 <= found <= len(paused) + 2,
           f"GT14 found {found} outliers, not the {len(paused)} paused steps")
     print(f"ok paused: GT14 {gt14['severity']}: {gt14['summary']}")
