@@ -305,6 +305,8 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
+/* The median analysed step (rules.c); 0 without steps. */
+int64_t rules_median_step_ns(const struct rules_ctx *c);
 
 /* In a qsort comparator: return the order of a and b where they differ (ties fall through to
  * the next key). */
