@@ -24,12 +24,6 @@ static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},
                                        {"total", GP_UNIT_US},
                                        {"longest", GP_UNIT_US}};
 
-static int host_blocking(const gp_sync *s)
-{
-    return !s->gpu_side &&
-           (s->kind == GP_SYNC_DEVICE || s->kind == GP_SYNC_STREAM || s->kind == GP_SYNC_EVENT);
-}
-
 /* The start of the first launch call on `track` at or after ts, or `end` if none before it. */
 static int64_t next_launch_on(const struct rules_ctx *c, uint32_t track, int64_t ts, int64_t end)
 {
@@ -81,7 +75,7 @@ static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *tot
         if (rules_step_of(c, s[i].event) < 0)
             continue;
         *n_wait += !s[i].gpu_side && s[i].kind == GP_SYNC_STREAM_WAIT;
-        if (!host_blocking(&s[i]))
+        if (!rules_sync_blocks_host(&s[i]))
             continue;
         int64_t caused;
         rc = rules_stall_add(c, &stall, s[i].ts, s[i].ts + s[i].dur, &caused);

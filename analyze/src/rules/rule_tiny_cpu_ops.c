@@ -239,12 +239,11 @@ static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double s
 static gp_status price(const struct rules_ctx *c, struct rules_out *o, const struct tiny *t)
 {
     char a[32], b[32];
-    gp_profiler_cost k;
+    const gp_profiler_cost *k = &c->cost;
     struct rules_op_overhead v;
-    GP_TRY(rules_profiler_cost(c, &k));
     GP_TRY(rules_op_overhead(c, excluded_range, &v));
     double looped = v.ops ? (double)v.looped / (double)v.ops : 0;
-    double prof = (double)t->records * (double)k.record_cost_ns * looped;
+    double prof = (double)t->records * (double)k->record_cost_ns * looped;
     prof = prof < (double)v.ns ? prof : (double)v.ns;
     GP_TRY(rules_gain(o, v.ns, v.step_ns,
                       "the per-call cost of the operators called in a loop (their own time; "
@@ -254,7 +253,7 @@ static gp_status price(const struct rules_ctx *c, struct rules_out *o, const str
                       "them",
                       rules_fmt_ns(a, sizeof(a), v.cap_ns),
                       rules_fmt_ns(b, sizeof(b), (int64_t)rules_per_step(c, prof))));
-    o->f.gain_prof_step_ns = k.record_cost_ns > 0 ? (int64_t)rules_per_step(c, prof) : -1;
+    o->f.gain_prof_step_ns = k->record_cost_ns > 0 ? (int64_t)rules_per_step(c, prof) : -1;
     double arith = v.aten_self_ns > 0 ? 100.0 * (double)(v.aten_self_ns - v.aten_counted_ns) /
                                                 (double)v.aten_self_ns
                                       : 0;
@@ -291,11 +290,10 @@ static gp_status scan(const struct rules_ctx *c, struct tiny *t)
  * not longer than the cost). */
 static double unprofiled_gain_pct(const struct rules_ctx *c, const struct rules_out *o)
 {
-    gp_profiler_cost k;
-    if (!c->n_steps || rules_profiler_cost(c, &k) != GP_OK)
+    if (!c->n_steps)
         return 100.0;
-    int64_t med = rules_median_step_ns(c), mean = c->step_ns / (int64_t)c->n_steps;
-    int64_t u = (med > k.per_step_ns ? med : mean) - k.per_step_ns;
+    int64_t o_ns = c->cost.per_step_ns, mean = c->step_ns / (int64_t)c->n_steps;
+    int64_t u = rules_unprofiled(rules_point_step(rules_median_step_ns(c), mean, o_ns), o_ns, 0);
     int64_t net = o->f.gain_step_ns - (o->f.gain_prof_step_ns > 0 ? o->f.gain_prof_step_ns : 0);
     return u > 0 ? 100.0 * (double)net / (double)u : 100.0;
 }

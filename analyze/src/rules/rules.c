@@ -292,7 +292,8 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->mean_step_ns = c.n_steps ? c.step_ns / (int64_t)c.n_steps : 0;
         fs->median_step_ns = rules_median_step_ns(&c);
         fs->python_frames_per_step = rules_per_step(&c, (double)python_frames(&c));
-        rc = fs->items && fs->trace ? rules_profiler_cost(&c, &fs->cost) : GP_ENOMEM;
+        rc = fs->items && fs->trace ? rules_profiler_cost(&c, &c.cost) : GP_ENOMEM;
+        fs->cost = c.cost; /* the rules read it from their context: computed once */
         if (rc == GP_OK && c.n_steps && (rc = rules_ctx_intervals(&c)) == GP_OK)
             fs->gpu_busy_step_ns = rules_ivs_in_steps(&c, &c.busy) / (int64_t)c.n_steps;
         rules_ledger_read(&c, &fs->ledger);

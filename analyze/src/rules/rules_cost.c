@@ -264,11 +264,20 @@ static void judge(const gp_findings *fs, double cost_pct, gp_unprofiled_gain *g)
  * it, since the profiler's host time shortens a step only where the host sets its pace. On an
  * H200 (bench/gpu_torch_cases.py) an fp32 MLP, GPU-bound, took 15.3 ms a step with torch.profiler
  * and without it, where s less the cost said 12.6 ms; a bf16 MLP 5.0 and 4.7 ms, said 3.5 ms. */
+int64_t rules_unprofiled(int64_t step, int64_t cost, int64_t gpu_busy)
+{
+    int64_t rest = step - cost, gpu = gpu_busy < step ? gpu_busy : step;
+    return rest > gpu ? rest : gpu;
+}
+
 static int64_t unprofiled_step(const gp_findings *fs, int64_t s)
 {
-    int64_t rest = s - fs->cost.per_step_ns,
-            gpu = fs->gpu_busy_step_ns < s ? fs->gpu_busy_step_ns : s;
-    return rest > gpu ? rest : gpu;
+    return rules_unprofiled(s, fs->cost.per_step_ns, fs->gpu_busy_step_ns);
+}
+
+int64_t rules_point_step(int64_t median, int64_t mean, int64_t cost)
+{
+    return median > cost ? median : mean;
 }
 
 int64_t gp_findings_unprofiled_step_ns(const gp_findings *fs)
@@ -283,7 +292,7 @@ int64_t gp_findings_unprofiled_step_ns(const gp_findings *fs)
 static void unprofiled_point(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out)
 {
     int64_t g = f->gain_step_ns, o = fs->cost.per_step_ns;
-    int64_t s = fs->median_step_ns > o ? fs->median_step_ns : fs->mean_step_ns;
+    int64_t s = rules_point_step(fs->median_step_ns, fs->mean_step_ns, o);
     int64_t net = g > f->gain_prof_step_ns ? g - f->gain_prof_step_ns : 0;
     out->step_ns = unprofiled_step(fs, s);
     out->low_pct = out->high_pct = clamp_pct(100.0 * (double)net / (double)out->step_ns);

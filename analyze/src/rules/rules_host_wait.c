@@ -8,7 +8,7 @@
  * ahead of 15 ms of GPU work) keeps its 79% (bf16 gained 79-86%). */
 #include "rules/rules_int.h"
 
-static int blocks_host(const gp_sync *s)
+int rules_sync_blocks_host(const gp_sync *s)
 {
     return !s->gpu_side &&
            (s->kind == GP_SYNC_DEVICE || s->kind == GP_SYNC_STREAM || s->kind == GP_SYNC_EVENT);
@@ -23,29 +23,25 @@ static int64_t host_busy_step(const struct rules_ctx *c)
     for (size_t k = 0; k < c->n_steps; k++)
         busy += c->steps[k].host_end - c->steps[k].host_ts;
     for (size_t i = 0; i < n; i++)
-        if (blocks_host(&s[i]) && rules_step_of(c, s[i].event) >= 0)
+        if (rules_sync_blocks_host(&s[i]) && rules_step_of(c, s[i].event) >= 0)
             busy -= s[i].dur;
     return busy > 0 ? busy / (int64_t)c->n_steps : 0;
 }
 
 int64_t rules_unprofiled_step_ns(struct rules_ctx *c)
 {
-    gp_profiler_cost k;
     if (!c->n_steps || rules_ctx_intervals(c) != GP_OK)
         return 0;
-    if (rules_profiler_cost(c, &k) != GP_OK)
-        k.per_step_ns = 0;
-    int64_t n = (int64_t)c->n_steps, s = c->step_ns / n - k.per_step_ns;
-    int64_t busy = rules_ivs_in_steps(c, &c->busy) / n;
-    return s > busy ? s : busy;
+    int64_t n = (int64_t)c->n_steps;
+    return rules_unprofiled(c->step_ns / n, c->cost.per_step_ns,
+                            rules_ivs_in_steps(c, &c->busy) / n);
 }
 
 int64_t rules_gpu_fix_cap_ns(struct rules_ctx *c)
 {
-    gp_profiler_cost k;
-    if (!c->n_steps || rules_profiler_cost(c, &k) != GP_OK)
+    if (!c->n_steps)
         return 0;
-    int64_t host = host_busy_step(c) - k.per_step_ns;
+    int64_t host = host_busy_step(c) - c->cost.per_step_ns;
     int64_t left = rules_unprofiled_step_ns(c) - (host > 0 ? host : 0);
     return left > 0 ? left : 0;
 }

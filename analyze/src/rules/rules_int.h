@@ -59,6 +59,7 @@ struct rules_ctx {
     int has_gpu;
     struct rules_cfg cfg;
     const gp_findings *done;   /* findings of the rules already run (for later phases) */
+    gp_profiler_cost cost;     /* the profiler's own cost in the analysed steps (gp_rules_run) */
     struct rules_ivs step_ivs; /* the analysed steps as intervals */
     int64_t trace_ts;          /* earliest event start: "at" times are relative to it */
     /* lazily built caches (rules_ctx.c) */
@@ -446,6 +447,8 @@ gp_status rules_small_gains(gp_findings *fs);
  * work, net of the profiler's cost), per analysed step ---- */
 int64_t rules_unprofiled_step_ns(struct rules_ctx *c);
 int64_t rules_gpu_fix_cap_ns(struct rules_ctx *c);
+/* A host call that blocks until the GPU is done (device, stream or event synchronize). */
+int rules_sync_blocks_host(const gp_sync *s);
 
 /* libprof's capture-health ledger as the sureness of findings reads it (rules_ledger.c); known 0
  * for a trace without one (PyTorch's, libprof's before it): then it says nothing. */
@@ -481,6 +484,12 @@ struct gp_findings {
 
 /* rules_cost.c: the profiler's own time in the analysed steps of `c`. @return GP_OK or
  * GP_ENOMEM. */
+/* Step s without the profiler: s less the profiler's cost, but no shorter than the GPU's busy time
+ * in it (rules_cost.c). */
+int64_t rules_unprofiled(int64_t step, int64_t cost, int64_t gpu_busy);
+/* The step a point gain is restated against: the median, or the mean where the median is not
+ * longer than the profiler's cost (rules_cost.c). */
+int64_t rules_point_step(int64_t median, int64_t mean, int64_t cost);
 gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out);
 /* Is `e` a record the profiler made on a host thread (each costs that thread time)? */
 int rules_host_record(const gp_event *e);
