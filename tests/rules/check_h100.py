@@ -15,16 +15,9 @@ usage: check_h100.py GPROF_TRAIN FIXTURE_DIR   (FIXTURE_DIR holds run1/, run2/)
 """
 import json
 import os
-import subprocess
 import sys
 
-
-def findings(binary, path):
-    p = subprocess.run([binary, "diagnose", "--format", "json", path], capture_output=True,
-                       text=True, check=False)
-    if p.returncode not in (0, 1) or not p.stdout.strip():
-        sys.exit(f"diagnose {path} failed ({p.returncode}): {p.stderr}")
-    return {f["id"]: f for f in json.loads(p.stdout)["traces"][0]["findings"]}
+from check_contention import all_findings as findings
 
 
 def unprofiled_range(f):

@@ -20,23 +20,16 @@ Exit 77 where GT19 fires on the pause run and GT14 defers to it: the machine's o
 decides the verdict (at load 3, 20 ms pauses read as info so; one run of about 25 failed at
 load 4-5 before this exit, its output not kept).
 """
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
+from check_contention import all_findings as findings
+
 STEPS, EPOCH, BATCH, EVERY, PAUSE_MS = 160, 3000, 64, 10, 100
 FIRST = "ProfilerStep#46"  # 46 batches of 64, then the epoch's last 56 (past the first tenth
 # of the steps, which GT14 reads as a warm-up)
-
-
-def findings(gprof, trace):
-    out = subprocess.run([gprof, "diagnose", trace, "-f", "json"], capture_output=True,
-                         text=True, check=False)
-    if out.returncode not in (0, 1):
-        raise SystemExit(f"diagnose exit {out.returncode}: {out.stderr.strip()}")
-    return {f["id"]: f for f in json.loads(out.stdout)["traces"][0]["findings"]}
 
 
 # The app in a session of its own whose autogroup has nice -20 (Linux, as root), as
