@@ -9,7 +9,9 @@ GC), cached after.
 
 - partial: GT14 must not warn: its one first-call row is ProfilerStep#46 (the first partial
   batch; the later ones are cheap) and its summary names the batch (56 against 64). Before:
-  warn, one outlier advised as checkpoints or GC.
+  warn, one outlier advised as checkpoints or GC. The program stalls in no other step, so a
+  warn on another row is the machine's: the run is made again, up to TRIES times, and the
+  advice must name drop_last in every try (with a stall beside, as one more line).
 - pause: also a 100 ms sleep every 10th step (20 ms ones read as info beside other load at
   load 3: GT19's waits then explained the steps). GT14 must still warn or crit, the sleeps' steps
   among its rows and not read as first calls, ProfilerStep#46 apart as first calls and its
@@ -28,6 +30,7 @@ import tempfile
 from check_contention import all_findings as findings
 
 STEPS, EPOCH, BATCH, EVERY, PAUSE_MS = 160, 3000, 64, 10, 100
+TRIES = 3  # partial runs, where the machine stalls a step the program does not
 FIRST = "ProfilerStep#46"  # 46 batches of 64, then the epoch's last 56 (past the first tenth
 # of the steps, which GT14 reads as a warm-up)
 
@@ -55,15 +58,23 @@ def main():
     app, gprof = sys.argv[1:]
     bad = []
     with tempfile.TemporaryDirectory() as d:
-        f, rows, firsts, _ = run(app, gprof, d, "partial", [])
+        for attempt in range(1, TRIES + 1):
+            f, rows, firsts, _ = run(app, gprof, d, "partial", [])
+            stray = sorted(set(rows) - firsts)
+            if "drop_last" not in (f.get("recommendation") or ""):
+                bad.append(f"partial: advice does not fit: {f.get('recommendation')}")
+            if not stray or f["severity"] not in ("warn", "crit"):
+                break
+            # the program stalls in no step of this run: a row beside the first calls is the
+            # machine's (one step 100 ms over its 2 ms, off a core but not in the run queue, in
+            # one CI run under ASan: a hypervisor's steal or blocked I/O reads so)
+            print(f"partial: try {attempt}: stall rows {stray} the program did not put in: again")
         if f["severity"] in ("warn", "crit"):
             bad.append(f"partial: GT14 {f['severity']} on a new batch size's first-time work")
         if firsts != {FIRST}:
             bad.append(f"partial: first-call rows {sorted(firsts)}, not {FIRST}")
         if "its batch holds 56 samples, most hold 64" not in f["summary"]:
             bad.append("partial: the summary does not name the partial batch")
-        if "drop_last" not in (f.get("recommendation") or ""):
-            bad.append(f"partial: advice does not fit: {f.get('recommendation')}")
 
         f, rows, firsts, loaded = run(app, gprof, d, "pause", [str(EVERY), str(PAUSE_MS)])
         paused = {f"ProfilerStep#{n}" for n in range(EVERY - 1, STEPS, EVERY)}

@@ -31,8 +31,13 @@ run_and_diagnose() {
 run_and_diagnose starved --batch-size 256 --workers 0
 rc=$?
 cat "$work/starved.diag"
-# On a machine whose cores other processes keep busy, GT01 asks to free them first (GT19).
-if [ $rc -ne 1 ] || ! grep -Eq 'knob: (free the cores first \(GT19\), then )?--workers [1-9]' \
+# On a machine whose cores other processes keep busy, GT01 asks to free them first (GT19), and
+# where they leave no core for a worker (ctest beside other suites, load 5-15 on 2 cores) it says
+# info: --workers alone could gain little there.
+if [ $rc -eq 0 ] && grep -q '^\[info\] GT01' "$work/starved.diag" &&
+    grep -Eq 'knob: free the cores first \(GT19\), then --workers [1-9]' "$work/starved.diag"; then
+    echo "GT01 info: other load holds the core a loader worker needs (GT19 first)"
+elif [ $rc -ne 1 ] || ! grep -Eq 'knob: (free the cores first \(GT19\), then )?--workers [1-9]' \
     "$work/starved.diag"; then
     echo "FAIL: --workers 0 on PNG files was not diagnosed as starved (exit $rc)"
     status=1

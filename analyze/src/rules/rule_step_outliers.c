@@ -424,9 +424,13 @@ static gp_status judge(const struct rules_ctx *c, const double *p, struct rules_
         return GP_OK;
     const char *first = u->n_first ? rules_strf(o,
                                                 " %zu more step%s slow once by first-time work "
-                                                "(the summary's) %s left out.",
+                                                "(the summary's) %s left out: warm up each "
+                                                "shape before timing and, for an epoch's "
+                                                "partial last batch, drop it (%s).",
                                                 u->n_first, u->n_first == 1 ? "" : "s",
-                                                u->n_first == 1 ? "is" : "are")
+                                                u->n_first == 1 ? "is" : "are",
+                                                c->cfg.rc.trainer ? "--drop-last"
+                                                                  : "DataLoader(drop_last=True)")
                                    : "";
     return rules_reco(o,
                       "%zu steps take well over the median step and cost %.1f%% of the run. "
