@@ -97,7 +97,7 @@ def counts(results, rule):
 
 def gains_of(results, rule):
     """'pred/meas±pm%, ... (N of M within 25%[, K unresolved])': a ± where the measurement has
-    one; unresolved where it is wider than the 25% band (gain_stats.judge)."""
+    one; unresolved where its interval straddles an end of the 25% band (gain_stats.judge)."""
     g = [r["gain"] for r in results if r.get("gain") and r["gain"]["rule"] == rule and
          r["gain"].get("predicted") is not None and r["gain"].get("measured") is not None]
     if not g:
@@ -108,7 +108,7 @@ def gains_of(results, rule):
     unresolved = v.count("unresolved")
     return "%s (%d of %d within 25%%%s)" % (
         pairs, v.count("within"), len(g),
-        ", %d unresolved: ± wider than the band" % unresolved if unresolved else "")
+        ", %d unresolved: the ± spans an end of the band" % unresolved if unresolved else "")
 
 
 def pct(a, b):
@@ -188,8 +188,8 @@ def print_table(results, markdown=False, names=None):
     v = [gain_stats.judge(x["predicted"], x["measured"], x.get("measured_pm")) for x in timed]
     if errors:
         print("gain error: median %.0f%%, worst %.0f%% of the measured gain over %d timed fixes "
-              "(goal: within 25%%): %d within, %d off, %d unresolved (the measurement's ± wider "
-              "than the 25%% band)" % (statistics.median(errors), max(errors), len(errors),
+              "(goal: within 25%%): %d within, %d off, %d unresolved (the measurement's ± spans "
+              "an end of the 25%% band)" % (statistics.median(errors), max(errors), len(errors),
                                        v.count("within"), v.count("off"), v.count("unresolved")))
 
 

@@ -13,12 +13,13 @@ measured| in percentage points, median and worst.
 
 The measured gain is the median of per-pair gains (sweep alternates its settings, so the k-th
 runs of the baseline and of the fix ran side by side) with the half-width of its bootstrap 95%
-interval (gain_stats.py). A fix whose ± is wider than the 25% band around its gain gets more
-pairs (a second sweep, --no-profile) up to --max-pairs and --pair-budget seconds: IDX's --workers
+interval (gain_stats.py). A fix whose interval straddles an end of the gains its prediction is
+within 25% of gets more pairs (a second sweep, --no-profile) up to --max-pairs and --pair-budget
+seconds: IDX's --workers
 1 gains a few percent of a 1.5 s run, and a pair's gain on this shared 2-core VM scatters by 7-18
 points (standard deviation, 2026-11-26 at load 6-13; about 6 estimated from quiet sweeps'
 spreads), so 5 pairs give about ±7 points or more against a band of ±2-3, and 36 pairs at load
-7-10 gave ±3.9. Each verdict says "unresolved" where the ± is still wider than the band, rather
+7-10 gave ±3.9. Each verdict says "unresolved" where the interval still straddles an end, rather
 than calling a prediction right or wrong on noise.
 
 Rules the CPU cannot reach (no GPU activity): GT02-GT13 and GT15 need kernels, copies, syncs or
@@ -131,7 +132,7 @@ def sweep(cmd, name, out):
 def gain(bin_, name, args, fix, rule, a, out):
     """The rule's predicted gain (the first sweep's profiled baseline) and the measured one: the
     median of per-pair gains with its ± (gain_stats), more pairs timed (--no-profile) while the ±
-    is wider than the 25% band, up to --max-pairs and --pair-budget seconds."""
+    leaves the verdict open (gain_stats.judge), up to --max-pairs and --pair-budget seconds."""
     # the profiled window as long as a timed run, so that the prediction meets the same spell of
     # the machine's load as the runs that measure it (100 IDX steps last 0.1 s: their windows saw
     # the other core free or busy, 7.3-7.6% or 0.0-1.4% predicted, within one sweep's minutes)
@@ -143,7 +144,7 @@ def gain(bin_, name, args, fix, rule, a, out):
             pred, sweep_meas = x["predicted_gain_pct"], x["measured_gain_pct"]
     meas, pm = gain_stats.median_pm(pairs)
     pair_s = sum(statistics.median(s["times_s"]) for s in doc["settings"][:2] if s["times_s"])
-    want = min(gain_stats.pairs_needed(pairs, pm, cap=a.max_pairs),
+    want = min(gain_stats.pairs_needed(pairs, pm, pred, cap=a.max_pairs),
                len(pairs) + int(a.pair_budget / max(pair_s, 1e-3)), 32 + len(pairs))
     if want > len(pairs):
         more = sweep_cmd(bin_, args, fix, want - len(pairs), a.steps, out + "-more")
@@ -155,10 +156,11 @@ def gain(bin_, name, args, fix, rule, a, out):
 
 
 def say_verdict(g):
-    band = gain_stats.BAND * max(g["measured"], 0)
     if g["verdict"] == "unresolved":
-        return ("unresolved: the measurement's ±%.1f is wider than the 25%% band (±%.1f), "
-                "so it cannot tell" % (g["measured_pm"], band))
+        lo, hi = gain_stats.accepted(g["predicted"]) or (0, 0)
+        return ("unresolved: the measured %.1f-%.1f%% (95%%) holds gains the prediction is "
+                "within 25%% of (%.1f-%.1f%%) and gains it is not, so it cannot tell"
+                % (g["measured"] - g["measured_pm"], g["measured"] + g["measured_pm"], lo, hi))
     return "%s 25%%" % ("within" if g["verdict"] == "within" else "off by more than")
 
 
@@ -169,7 +171,7 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--max-pairs", type=int, default=40,
-                    help="paired runs a fix may get while its ± is wider than the 25%% band")
+                    help="paired runs a fix may get while its ± leaves the verdict open")
     ap.add_argument("--pair-budget", type=float, default=90,
                     help="seconds of extra paired runs a fix may take")
     ap.add_argument("--out", default="/tmp/gp_bench_accuracy")

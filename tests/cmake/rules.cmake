@@ -88,3 +88,8 @@ add_test(NAME rules_trainer_starved
 # Run alone, as sweep_cli: GT01's verdict on a trainer run defers to GT19 when the cores are busy.
 set_tests_properties(rules_trainer_starved PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900
                      RUN_SERIAL TRUE)
+# The accuracy suite's verdict on a predicted gain against a measured interval (bench/gain_stats.py)
+add_test(NAME bench_gain_stats
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/test_gain_stats.py
+                 ${CMAKE_SOURCE_DIR}/bench)
+set_tests_properties(bench_gain_stats PROPERTIES LABELS unit)
