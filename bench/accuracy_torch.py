@@ -12,7 +12,9 @@ runs in its own session (autogroup nice -20, SCHED_FIFO where root) so the machi
 takes little of it. Predicted gains are set beside what the same process measured without the
 profiler: GT18's beside its fix timed (the loop against one nn.LSTM over the sequence, or the
 loss as one pass over the batch, interleaved windows), GT17's beside the optimizer's median
-share of the step. The predicted gain is the share of the step without the profiler where the
+share of the step. GT18's fix is timed in 8 rounds, each a window of the loop beside one of the
+fix: the measured gain is the median of the rounds' gains with its bootstrap 95% interval
+(gain_stats), judged as the trainer's paired runs are. The predicted gain is the share of the step without the profiler where the
 rule priced its gain net of the profiler's own cost (one share: GT18), else the share of the
 profiled step.
 
@@ -26,6 +28,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import gain_stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.environ.get("GP_TORCH_VENV", os.path.expanduser("~/.cache/gprof-train/torch-venv"))
@@ -111,6 +115,9 @@ def main():
                 pred = predicted(f[0]) if f else None
                 gain = {"rule": timed[0], "case": name, "predicted": pred,
                         "measured": measured.get(timed[1])}
+                if measured.get("round_gains_pct"):  # the rounds as pairs: median and its ±
+                    gain["measured"], gain["measured_pm"] = \
+                        gain_stats.median_pm(measured["round_gains_pct"])
             results.append({"name": name, "source": "torch", "must": must, "may": may,
                             "fired": fired, "gain": gain})
             wrong = [x for x in must if x not in fired] + \
@@ -119,9 +126,10 @@ def main():
             print("%-12s must %-6s fired %-16s %s%s" % (
                 name, ",".join(must) or "-", ",".join(fired) or "-",
                 "ok" if not wrong else "WRONG (%s)" % ",".join(wrong),
-                "" if not gain else "  %s predicted %s%%, measured %.1f%%" % (
+                "" if not gain else "  %s predicted %s%%, measured %.1f%%%s" % (
                     gain["rule"], "-" if gain["predicted"] is None else
-                    "%.1f" % gain["predicted"], gain["measured"] or 0)))
+                    "%.1f" % gain["predicted"], gain["measured"] or 0,
+                    " ± %.1f" % gain["measured_pm"] if "measured_pm" in gain else "")))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
