@@ -93,3 +93,9 @@ add_test(NAME bench_gain_stats
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/test_gain_stats.py
                  ${CMAKE_SOURCE_DIR}/bench)
 set_tests_properties(bench_gain_stats PROPERTIES LABELS unit)
+# GT01's gain where a batch's load takes about as long as training it: no jump where one crosses
+# the other (tests/rules/check_gt01_keepup.py)
+add_test(NAME rules_gt01_keepup
+         COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_gt01_keepup.py
+                 $<TARGET_FILE:gprof-train>)
+set_tests_properties(rules_gt01_keepup PROPERTIES LABELS cli)
