@@ -82,6 +82,13 @@ class _Hook:
         if self.prof is not None:
             self.steps += 1
             self.prof.step()
+            if 0 < self.repeat <= self.traces:
+                # the schedule is done: stop now, in the script's own time, rather than in
+                # atexit, when torch is shutting down (a DDP rank under torchrun aborted there
+                # once, at load, after its trace was written: "terminate called without an
+                # active exception")
+                prof, self.prof = self.prof, None
+                prof.stop()
 
     def stand_aside(self):
         if self.user:
