@@ -133,6 +133,7 @@ CASES
         t=$work/$name.pt.trace.json
         beside_hogs "$hogs" "$py" "$here/torch_cases.py" --trace-only "$model" "$t"
         gzip -9 "$t"
+        if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$t.gz" "$keep/$name.json.gz"; fi
         # with every rule run: GT14's verdict reads GT19's
         got=$("$bin" diagnose "$t.gz" -f json | python3 "$here/accuracy_contention_read.py" GT14 |
             cut -f1)

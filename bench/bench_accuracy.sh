@@ -29,9 +29,11 @@ else
     echo "== GPU: skipped (no $build/tests/gpusim/fault_app: a build with CUDA's headers makes it)"
 fi
 echo "== PyTorch: LSTMCell loops and Adam under torch.profiler (the torch venv)"
-python3 "$here/accuracy_torch.py" "$bin" --json "$out/torch.json" || status=1
+python3 "$here/accuracy_torch.py" "$bin" --json "$out/torch.json" --keep "$out/torch" || status=1
 echo "== contention: the trainer and a PyTorch CNN beside busy loops"
-GP_CONTENTION_JSON=$out/contention.json sh "$here/accuracy_contention.sh" "$build" || status=1
+# the traces kept (a verdict that flips between runs is read from them)
+GP_CONTENTION_JSON=$out/contention.json sh "$here/accuracy_contention.sh" "$build" \
+    "$out/contention" || status=1
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$here/accuracy_table.py" "$bin" --cpu "$out/cpu.json" --gpu "$out/gpu.json" \
     --torch "$out/torch.json" --contention "$out/contention.json" --cases || status=1
