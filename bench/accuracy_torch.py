@@ -14,9 +14,9 @@ profiler: GT18's beside its fix timed (the loop against one nn.LSTM over the seq
 loss as one pass over the batch, interleaved windows), GT17's beside the optimizer's median
 share of the step. GT18's fix is timed in 8 rounds, each a window of the loop beside one of the
 fix: the measured gain is the median of the rounds' gains with its bootstrap 95% interval
-(gain_stats), judged as the trainer's paired runs are. The predicted gain is the share of the step without the profiler where the
-rule priced its gain net of the profiler's own cost (one share: GT18), else the share of the
-profiled step.
+(gain_stats), judged as the trainer's paired runs are. The predicted gain is the share of the
+step without the profiler where the rule priced its gain net of the profiler's own cost (one
+share: GT18), else the share of the profiled step.
 
 usage: accuracy_torch.py GPROF_TRAIN [--json FILE] [--keep DIR] [--fast]
 --fast: the cases marked for ctest (torch_accuracy_verdicts), judged on GT17 and GT18 only (a

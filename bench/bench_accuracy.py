@@ -15,12 +15,11 @@ The measured gain is the median of per-pair gains (sweep alternates its settings
 runs of the baseline and of the fix ran side by side) with the half-width of its bootstrap 95%
 interval (gain_stats.py). A fix whose interval straddles an end of the gains its prediction is
 within 25% of gets more pairs (a second sweep, --no-profile) up to --max-pairs and --pair-budget
-seconds: IDX's --workers
-1 gains a few percent of a 1.5 s run, and a pair's gain on this shared 2-core VM scatters by 7-18
-points (standard deviation, 2026-11-26 at load 6-13; about 6 estimated from quiet sweeps'
-spreads), so 5 pairs give about ±7 points or more against a band of ±2-3, and 36 pairs at load
-7-10 gave ±3.9. Each verdict says "unresolved" where the interval still straddles an end, rather
-than calling a prediction right or wrong on noise.
+seconds: IDX's --workers 1 gains a few percent of a 1.5 s run, and a pair's gain on this shared
+2-core VM scatters by 7-18 points (standard deviation, 2026-11-26 at load 6-13; about 6
+estimated from quiet sweeps' spreads), so 5 pairs give about ±7 points or more against a band
+of ±2-3, and 36 pairs at load 7-10 gave ±3.9. Each verdict says "unresolved" where the
+interval still straddles an end, rather than calling a prediction right or wrong on noise.
 
 Rules the CPU cannot reach (no GPU activity): GT02-GT13 and GT15 need kernels, copies, syncs or
 device memory; GT16 needs a multi-rank job; GT18 needs >= 100 tiny operators a step, which the

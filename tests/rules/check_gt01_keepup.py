@@ -7,29 +7,21 @@ the step: the predicted gain may not jump where the load crosses the training ti
 at a 4.4 ms load, 49.4% at 4.6 ms (PNG on this VM: 25% at a 6.6 ms load against 6.7 ms of
 training, 48-50% in four runs just over it; --workers 1 measured 41 +- 5%).
 usage: check_gt01_keepup.py GPROF_TRAIN"""
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_rule_traces as gen  # noqa: E402
+from check_contention import all_findings  # noqa: E402
 
 LOADS_US = (4300.0, 4400.0, 4600.0, 4700.0)
 MAX_JUMP = 5.0  # points between neighbouring loads
 
 
 def gain_of(gprof, path):
-    p = subprocess.run([gprof, "diagnose", "--format", "json", "--rule", "GT01", path],
-                       capture_output=True, text=True, timeout=60)
-    doc = json.loads(p.stdout)
-    traces = doc["traces"] if "traces" in doc else [doc]
-    for t in traces:
-        for f in t["findings"]:
-            if f["id"] == "GT01" and f["severity"] in ("warn", "crit"):
-                return f["estimated_gain"]["share_of_step_pct"]
-    return None
+    f = all_findings(gprof, path)["GT01"]
+    return f["estimated_gain"]["share_of_step_pct"] if f["severity"] in ("warn", "crit") else None
 
 
 def main():
@@ -50,7 +42,8 @@ def main():
             if abs(a - b) > MAX_JUMP:
                 bad.append("the gain jumps %.1f -> %.1f%% at a %.1f ms load" % (a, b, us / 1000))
         if min(gains) < 40:
-            bad.append("a load about the training time is priced at %.1f%%, under 40%%" % min(gains))
+            bad.append("a load about the training time is priced at %.1f%%, under 40%%"
+                       % min(gains))
     for b in bad:
         print("FAIL:", b)
     return 1 if bad else 0

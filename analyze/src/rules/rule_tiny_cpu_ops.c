@@ -285,17 +285,15 @@ static gp_status scan(const struct rules_ctx *c, struct tiny *t)
     return GP_OK;
 }
 
-/* The gain without the profiler, % of the step, as rules_cost.c restates a point gain: net of
- * the profiler's records, of the median step less the profiler's cost (the mean where that is
- * not longer than the cost). */
+/* The gain without the profiler, % of the step, as the finding will restate it (rules_cost.c:
+ * net of the profiler's records, of the median step less the profiler's cost). */
 static double unprofiled_gain_pct(const struct rules_ctx *c, const struct rules_out *o)
 {
+    gp_unprofiled_gain g;
     if (!c->n_steps)
         return 100.0;
-    int64_t o_ns = c->cost.per_step_ns, mean = c->step_ns / (int64_t)c->n_steps;
-    int64_t u = rules_unprofiled(rules_point_step(rules_median_step_ns(c), mean, o_ns), o_ns, 0);
-    int64_t net = o->f.gain_step_ns - (o->f.gain_prof_step_ns > 0 ? o->f.gain_prof_step_ns : 0);
-    return u > 0 ? 100.0 * (double)net / (double)u : 100.0;
+    rules_unprofiled_point(c->done, &o->f, &g);
+    return g.step_ns > 0 ? g.low_pct : 100.0;
 }
 
 /* The tiny operators' share says how much of the step they and their gaps take; the gain says

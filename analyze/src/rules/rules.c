@@ -132,7 +132,7 @@ static const char *not_applicable(const struct rules_ctx *c, int needs)
 }
 
 /* The median of the analysed steps' times, or 0 with none (or no memory). */
-int64_t rules_median_step_ns(const struct rules_ctx *c)
+static int64_t median_step(const struct rules_ctx *c)
 {
     int64_t *v = c->n_steps ? malloc(c->n_steps * sizeof(*v)) : NULL;
     if (!v)
@@ -290,7 +290,7 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->n_steps = c.n_all_steps;
         fs->n_analysed = c.n_steps;
         fs->mean_step_ns = c.n_steps ? c.step_ns / (int64_t)c.n_steps : 0;
-        fs->median_step_ns = rules_median_step_ns(&c);
+        fs->median_step_ns = median_step(&c);
         fs->python_frames_per_step = rules_per_step(&c, (double)python_frames(&c));
         rc = fs->items && fs->trace ? rules_profiler_cost(&c, &c.cost) : GP_ENOMEM;
         fs->cost = c.cost; /* the rules read it from their context: computed once */

@@ -275,7 +275,9 @@ static int64_t unprofiled_step(const gp_findings *fs, int64_t s)
     return rules_unprofiled(s, fs->cost.per_step_ns, fs->gpu_busy_step_ns);
 }
 
-int64_t rules_point_step(int64_t median, int64_t mean, int64_t cost)
+/* The step a point gain is restated against: the median, or the mean where the median is not
+ * longer than the profiler's cost. */
+static int64_t point_step(int64_t median, int64_t mean, int64_t cost)
 {
     return median > cost ? median : mean;
 }
@@ -289,10 +291,10 @@ int64_t gp_findings_unprofiled_step_ns(const gp_findings *fs)
  * median step without the profiler (the gain is per-step work; a few steps stalled by other
  * processes stretch the mean, not the work: an LSTMCell loop at load 17 with 2 of 7 steps
  * stalled to twice the others read 49% of the mean step where its fix gained 74%). */
-static void unprofiled_point(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out)
+void rules_unprofiled_point(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out)
 {
     int64_t g = f->gain_step_ns, o = fs->cost.per_step_ns;
-    int64_t s = rules_point_step(fs->median_step_ns, fs->mean_step_ns, o);
+    int64_t s = point_step(fs->median_step_ns, fs->mean_step_ns, o);
     int64_t net = g > f->gain_prof_step_ns ? g - f->gain_prof_step_ns : 0;
     out->step_ns = unprofiled_step(fs, s);
     out->low_pct = out->high_pct = clamp_pct(100.0 * (double)net / (double)out->step_ns);
@@ -322,7 +324,7 @@ int gp_finding_unprofiled_gain(const gp_findings *fs, const gp_finding *f, gp_un
         fs->gpu_busy_step_ns <= 0) { /* the estimate holds the whole step: nothing can be said */
         *out = (gp_unprofiled_gain){.step_ns = 0, .low_pct = 0, .high_pct = 100};
     } else if (f->gain_prof_step_ns >= 0) {
-        unprofiled_point(fs, f, out);
+        rules_unprofiled_point(fs, f, out);
     } else {
         int64_t u = unprofiled_step(fs, s);
         double rest = (double)u;

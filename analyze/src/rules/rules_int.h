@@ -306,8 +306,6 @@ int64_t rules_kth(int64_t *v, size_t n, size_t k);
 
 /* Median of n int64 values (reorders `v`); 0 when n == 0. */
 int64_t rules_median(int64_t *v, size_t n);
-/* The median analysed step (rules.c); 0 without steps. */
-int64_t rules_median_step_ns(const struct rules_ctx *c);
 
 /* In a qsort comparator: return the order of a and b where they differ (ties fall through to
  * the next key). */
@@ -482,14 +480,14 @@ struct gp_findings {
     struct rules_ledger ledger;    /* libprof's capture-health ledger, as shares */
 };
 
-/* rules_cost.c: the profiler's own time in the analysed steps of `c`. @return GP_OK or
- * GP_ENOMEM. */
 /* Step s without the profiler: s less the profiler's cost, but no shorter than the GPU's busy time
  * in it (rules_cost.c). */
 int64_t rules_unprofiled(int64_t step, int64_t cost, int64_t gpu_busy);
-/* The step a point gain is restated against: the median, or the mean where the median is not
- * longer than the profiler's cost (rules_cost.c). */
-int64_t rules_point_step(int64_t median, int64_t mean, int64_t cost);
+/* A point gain (f's, net of its profiler's part) as a share of the median step without the
+ * profiler (rules_cost.c); `fs` holds the trace's steps and cost (a rule reads c->done). */
+void rules_unprofiled_point(const gp_findings *fs, const gp_finding *f, gp_unprofiled_gain *out);
+/* rules_cost.c: the profiler's own time in the analysed steps of `c`. @return GP_OK or
+ * GP_ENOMEM. */
 gp_status rules_profiler_cost(const struct rules_ctx *c, gp_profiler_cost *out);
 /* Is `e` a record the profiler made on a host thread (each costs that thread time)? */
 int rules_host_record(const gp_event *e);
