@@ -487,9 +487,10 @@ def optimizer_bound():
     return run(Gen(None), loader=LOADER_MP, extra=extra)
 
 
-def optimizer_bound_trainer():
+def optimizer_bound_trainer(loop_us=0.0):
     """The bundled trainer on the CPU with a small batch: its knob is a 4x batch, and the gain a
-    floor of 3/4 of the optimizer's time (GT17)."""
+    floor of 3/4 of the optimizer's time and of the loop's own time outside every range,
+    `loop_us` a step: both are per step (GT17)."""
     cfg = trainer_cfg(device="cpu", batch_size=16, pin_memory=False, non_blocking=False,
                       amp="off", device_name="", total_device_memory=0,
                       gpu_status="no CUDA device")
@@ -497,6 +498,7 @@ def optimizer_bound_trainer():
     def extra(g, n):
         g.range("cpu_op", "aten::addmm", lambda: g.work(400.0))
         g.range("user_annotation", "Optimizer.step#Adam.step", lambda: g.work(1200.0))
+        g.work(loop_us)
     return run(Gen(cfg, gpu=False), loader=LOADER_MP, loader_us=20.0, copy=None, n_ops=0,
                extra=extra)
 
@@ -565,6 +567,7 @@ SCENARIOS = {
     "cpu_contended": (cpu_contended, "GT19:crit"),
     "optimizer_bound": (optimizer_bound, "GT02:warn GT04:crit GT17:crit"),
     "optimizer_bound_trainer": (optimizer_bound_trainer, "GT17:crit"),
+    "optimizer_bound_trainer_loop": (lambda: optimizer_bound_trainer(300.0), "GT17:crit"),
     "tiny_cpu_ops": (tiny_cpu_ops, "GT18:crit"),
 }
 
