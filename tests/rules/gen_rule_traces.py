@@ -427,6 +427,34 @@ def warmup_steps():
     return run(Gen(trainer_cfg()), steps=40, extra=slow_start)
 
 
+def coarse_trainer(slow):
+    """The trainer on the CPU, 42 steps of three long ranges each (forward, backward, the
+    optimizer at 43% of the step), the thread on its core throughout (its step args: CPU time
+    equal to the step, no wait for a core). Every 7th step is slow: `slow` gives it each range's
+    extra time in us. Each part 2.0-2.9x (the machine running slower: a 2-core VM's trainer
+    read so, the optimizer's share of the excess 51-58%) is GT14's info; the forward alone
+    1.5 ms longer (a stall) is its warn."""
+    cfg = trainer_cfg(device="cpu", batch_size=16, pin_memory=False, non_blocking=False,
+                      amp="off", device_name="", total_device_memory=0,
+                      gpu_status="no CUDA device", cpu_count=2)
+    g = Gen(cfg, gpu=False)
+    for n in range(42):
+        extra = slow if n % 7 == 3 else (0.0, 0.0, 0.0)
+
+        def body():
+            g.range("user_annotation", LOADER_MP, lambda: g.work(20.0))
+            g.range("user_annotation", "forward", lambda: g.work(260.0 + extra[0]))
+            g.range("user_annotation", "backward", lambda: g.work(250.0 + extra[1]))
+            g.range("user_annotation", "Optimizer.step#Adam.step", lambda: g.work(400.0 + extra[2]))
+            g.work(5.0)
+        g.range("user_annotation", "ProfilerStep#%d" % n, body)
+    doc = g.document()
+    for e in doc["traceEvents"]:
+        if e["name"].startswith("ProfilerStep#"):
+            e["args"].update({"gprof_thread_cpu_ns": int(e["dur"] * 1000), "gprof_runq_ns": 0})
+    return doc
+
+
 def idle_gap():
     g = Gen(trainer_cfg())
     for n in range(12):
@@ -554,6 +582,8 @@ SCENARIOS = {
     "uneven_loader": (uneven_loader, "GT01:crit GT14:info"),
     # the slow first touches are host work that launches nothing: not GT04's launch overhead
     "warmup_steps": (warmup_steps, "GT02:info GT14:info"),
+    "slowed_steps_coarse": (lambda: coarse_trainer((260.0, 300.0, 760.0)), "GT14:info GT17:warn"),
+    "stalled_steps_coarse": (lambda: coarse_trainer((1500.0, 0.0, 0.0)), "GT14:warn GT17:warn"),
     "comm_exposed": (comm(True), "GT15:crit"),
     "comm_overlapped": (comm(False), ""),
     "cpu_starved": (lambda: cpu_trainer(0), "GT01:crit"),

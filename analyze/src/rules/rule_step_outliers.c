@@ -314,10 +314,11 @@ static gp_status slowed_reco(const struct rules_ctx *c, struct rules_out *o,
     return rules_reco(o,
                       "%s, not the program. %.1f%% of the run is spent in %zu steps well over "
                       "the median; %zu of them ran the same %u ranges as a median step with "
-                      "every part slower: none has a stretch without an operator starting or "
-                      "ending more than %.2f ms longer than a median step's, against %.1f ms "
-                      "of excess in all. A stall (checkpoint, evaluation, logging, GC) is one "
-                      "long operator or gap, or extra work. The rest is %.1f%% of step time. "
+                      "every part slower: in none did one stretch without an operator starting "
+                      "or ending grow by more than %.2f ms, against %.1f ms of excess in all. "
+                      "A stall (checkpoint, evaluation, logging, GC) puts nearly all of a "
+                      "step's excess in one long operator or gap, or adds work. The rest is "
+                      "%.1f%% of step time. "
                       "Profile on a quiet machine to tell.",
                       what, share, u->n, w->n, w->ranges, (double)w->grew / 1e6,
                       (double)w->excess / 1e6, rest);

@@ -21,13 +21,16 @@ struct rules_step_shape {
 /* Fill out[0 .. c->n_steps). */
 gp_status rules_step_shapes(const struct rules_ctx *c, struct rules_step_shape *out);
 
-/* Of the outlier steps at[0 .. n) (indices among the analysed steps), those slowed all over: the
- * same ranges as a median step (within a tenth of its count) and a longest stretch grown by
- * under half the step's excess over `med` (its time, less its wait for a core with `own`). A
- * stall (a sleep, a checkpoint, a GC pause, one preemption) is one stretch that grew by most of
- * it, or extra work; a machine that runs slower (another process taking the core in many short
- * slices, a slower core) stretches every part a little. Their count and summed excess, the most
- * any of them grew its longest stretch by, and the median step's range count. */
+/* Of the outlier steps at[0 .. n) (indices among the analysed steps), those slowed all over:
+ * within a tenth of the usual range count, a longest stretch grown by under half the step's
+ * excess over `med` (its time, less its wait for a core with `own`) past the usual longest; or,
+ * with the usual shape (as many ranges as the median step, so its stretches line up with those
+ * of the other steps of that shape), the stretch that grew most past its own median holding
+ * under halfway between that median's share of `med` and all of the excess. A stall (a sleep, a
+ * checkpoint, a GC pause, one preemption) is one stretch that grew by most of it, or extra work; a
+ * machine that runs slower (another process taking the core in many short slices, a slower core)
+ * stretches every part by the step's factor. Their count and summed excess, the most any of them
+ * grew a stretch by, and the median step's range count. */
 struct rules_slowed {
     size_t n;
     int64_t excess, grew;
