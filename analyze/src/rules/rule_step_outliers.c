@@ -315,13 +315,14 @@ static gp_status slowed_reco(const struct rules_ctx *c, struct rules_out *o,
                       "%s, not the program. %.1f%% of the run is spent in %zu steps well over "
                       "the median; %zu of them ran the same %u ranges as a median step with "
                       "every part slower: in none did one stretch without an operator starting "
-                      "or ending grow by more than %.2f ms, against %.1f ms of excess in all. "
+                      "or ending take the excess alone, as a stall's does (the most one stretch "
+                      "grew: %.2f ms, of a step %.2f ms over the median). "
                       "A stall (checkpoint, evaluation, logging, GC) puts nearly all of a "
                       "step's excess in one long operator or gap, or adds work. The rest is "
                       "%.1f%% of step time. "
                       "Profile on a quiet machine to tell.",
                       what, share, u->n, w->n, w->ranges, (double)w->grew / 1e6,
-                      (double)w->excess / 1e6, rest);
+                      (double)w->grew_excess / 1e6, rest);
 }
 
 /* Outliers whose stall-shaped part (all but the steps slowed all over: rules_slowed_steps) is

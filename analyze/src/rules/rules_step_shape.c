@@ -176,7 +176,8 @@ static void add_slowed(int64_t grew, int64_t excess, struct rules_slowed *w)
 {
     w->n++;
     w->excess += excess;
-    w->grew = grew > w->grew ? grew : w->grew;
+    if (grew > w->grew)
+        w->grew = grew, w->grew_excess = excess;
 }
 
 /* One outlier: slowed all over where its longest stretch grew by under half its excess over the

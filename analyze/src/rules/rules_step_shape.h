@@ -30,10 +30,10 @@ gp_status rules_step_shapes(const struct rules_ctx *c, struct rules_step_shape *
  * checkpoint, a GC pause, one preemption) is one stretch that grew by most of it, or extra work; a
  * machine that runs slower (another process taking the core in many short slices, a slower core)
  * stretches every part by the step's factor. Their count and summed excess, the most any of them
- * grew a stretch by, and the median step's range count. */
+ * grew a stretch by and that step's excess, and the median step's range count. */
 struct rules_slowed {
     size_t n;
-    int64_t excess, grew;
+    int64_t excess, grew, grew_excess;
     uint32_t ranges;
 };
 gp_status rules_slowed_steps(const struct rules_ctx *c, const size_t *at, size_t n, int own,
