@@ -92,12 +92,34 @@ def case_own(gt, tmp):
     expect("no ProfilerStep#N; one step spans the trace" in out, "not reported", out, err)
 
 
+# A rank of this CPU-only torch build sometimes aborts with this line after its trace is written
+# (2 of about 8 fresh-clone `make test` runs on 2026-11-27, none in 18 runs alone): std::terminate
+# in torch's own threads, whether our hook stopped the profiler at exit or in the script's time.
+# torchrun then exits 1. Such a run is tried again, twice at most; any other failure fails.
+UPSTREAM_ABORT = "terminate called without an active exception"
+
+
+def run_torchrun(gt, tmp, cmd):
+    for attempt in range(3):
+        shutil.rmtree(os.path.join(tmp, "runs"), ignore_errors=True)
+        p = subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs"), "--"] + cmd, cwd=tmp,
+                           capture_output=True, text=True, timeout=900)
+        written = glob.glob(os.path.join(tmp, "runs", "*", "rank[01].pt.trace.json"))
+        if p.returncode == 0 or UPSTREAM_ABORT not in p.stderr or len(written) != 2:
+            break
+        print("torchrun: a rank aborted at exit (%s), try %d of 3" % (UPSTREAM_ABORT, attempt + 1))
+    runs = glob.glob(os.path.join(tmp, "runs", "*"))
+    if p.returncode != 0 or len(runs) != 1:
+        fail("exit %d, %d run folders" % (p.returncode, len(runs)), p.stdout, p.stderr)
+    return p.stdout, p.stderr, runs[0]
+
+
 def case_torchrun(gt, tmp):
     if not shutil.which("torchrun"):
         print("SKIP: no torchrun in the torch venv")
         sys.exit(77)
     cmd = ["torchrun", "--standalone", "--nproc-per-node", "2", os.path.join(HERE, "ddp_train.py")]
-    out, err, run_dir = run(gt, tmp, cmd)
+    out, err, run_dir = run_torchrun(gt, tmp, cmd)
     traces = sorted(os.listdir(run_dir))
     expect(traces == ["rank0.pt.trace.json", "rank1.pt.trace.json"],
            "traces %s: want rank0 and rank1" % traces, out, err)
