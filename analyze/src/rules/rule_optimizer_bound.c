@@ -36,7 +36,8 @@ struct opt {
     enum impl impl;
     double med_share, lo_share, hi_share; /* per-step shares, percent */
     double med_idle_share;                /* median per-step share of its GPU-idle part */
-    double med_fixed_share; /* ...of that plus the loop's own time outside recorded ranges */
+    double med_fixed_share; /* ...of that plus the loop's own time outside recorded ranges
+                               (the trainer's batch knob only) */
     int64_t med_ns;         /* median per-step optimizer time */
 };
 
@@ -97,6 +98,24 @@ static int64_t idle_in(const struct rules_ctx *c, const struct rules_ivs *v, int
     return sum;
 }
 
+/* torch.optim's optimizers with a multi-tensor (foreach) implementation. */
+static int has_foreach(const char *cls)
+{
+    static const char *const names[] = {"Adam",  "AdamW", "SGD",     "Adagrad", "Adamax",  "ASGD",
+                                        "NAdam", "RAdam", "RMSprop", "Rprop",   "Adadelta"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(cls, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The knob is the trainer's --batch-size (not a PyTorch optimizer's own implementation)? */
+static int batch_knob(const struct rules_ctx *c, const char *cls)
+{
+    return !(cls[0] && !has_foreach(cls)) && c->cfg.rc.trainer &&
+           rules_count(c->cfg.rc.batch_size) > 0;
+}
+
 /* The stepping thread's time in its step outside every range it recorded there (the training
  * loop's own bookkeeping: handing batches over, reading the loss back), on a GPU trace only where
  * the GPU is idle meanwhile. */
@@ -121,10 +140,12 @@ static int64_t loop_time_in(const struct rules_ctx *c, const gp_step *s)
     return sum;
 }
 
-/* Per-step shares and times, and their medians: a stall in one step decides nothing. */
+/* Per-step shares and times, and their medians: a stall in one step decides nothing. The loop's
+ * own time only where the knob is the trainer's batch (predict_gain's floor reads it). */
 static gp_status per_step(struct rules_ctx *c, struct opt *x)
 {
     size_t n = c->n_steps;
+    int loop = batch_knob(c, x->cls);
     int64_t *v = malloc(4 * n * sizeof(*v));
     if (!v)
         return GP_ENOMEM;
@@ -136,14 +157,14 @@ static gp_status per_step(struct rules_ctx *c, struct opt *x)
         double len = s->end > s->ts ? (double)(s->end - s->ts) : 1;
         ns[i] = rules_ivs_overlap(&x->v, s->ts, s->end);
         idle[i] = (int64_t)(1e6 * (double)idle_in(c, &x->v, s->ts, s->end) / len);
-        fixed[i] = idle[i] + (int64_t)(1e6 * (double)loop_time_in(c, s) / len);
+        fixed[i] = loop ? idle[i] + (int64_t)(1e6 * (double)loop_time_in(c, s) / len) : 0;
         share[i] = (int64_t)(1e6 * (double)ns[i] / len);
         lo = share[i] < lo ? share[i] : lo, hi = share[i] > hi ? share[i] : hi;
     }
     x->med_share = (double)rules_median(share, n) / 1e4;
     x->lo_share = (double)lo / 1e4, x->hi_share = (double)hi / 1e4;
     x->med_ns = rules_median(ns, n), x->med_idle_share = (double)rules_median(idle, n) / 1e4;
-    x->med_fixed_share = (double)rules_median(fixed, n) / 1e4;
+    x->med_fixed_share = loop ? (double)rules_median(fixed, n) / 1e4 : x->med_idle_share;
     free(v);
     return GP_OK;
 }
@@ -166,18 +187,7 @@ static gp_status evidence(const struct rules_ctx *c, struct rules_out *o, const 
     return GP_OK;
 }
 
-/* torch.optim's optimizers with a multi-tensor (foreach) implementation. */
-static int has_foreach(const char *cls)
-{
-    static const char *const names[] = {"Adam",  "AdamW", "SGD",     "Adagrad", "Adamax",  "ASGD",
-                                        "NAdam", "RAdam", "RMSprop", "Rprop",   "Adadelta"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(cls, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* ...and those with a fused one (CUDA; the CPU from PyTorch 2.4). */
+/* torch.optim's optimizers with a fused implementation (CUDA; the CPU from PyTorch 2.4). */
 static int has_fused(const char *cls)
 {
     return strcmp(cls, "Adam") == 0 || strcmp(cls, "AdamW") == 0 || strcmp(cls, "SGD") == 0 ||
@@ -217,13 +227,6 @@ static gp_status advise_multi_tensor(struct rules_out *o, double share, const st
                       "its cost is per step, so a larger batch (with the learning rate scaled) "
                       "spreads it over more samples.",
                       share, shown);
-}
-
-/* The knob is the trainer's --batch-size (not a PyTorch optimizer's own implementation)? */
-static int batch_knob(const struct rules_ctx *c, const char *cls)
-{
-    return !(cls[0] && !has_foreach(cls)) && c->cfg.rc.trainer &&
-           rules_count(c->cfg.rc.batch_size) > 0;
 }
 
 static gp_status advise(const struct rules_ctx *c, struct rules_out *o, double share,
