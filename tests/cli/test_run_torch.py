@@ -28,13 +28,21 @@ def fail(msg, out="", err=""):
     sys.exit(1)
 
 
-def run(gt, tmp, cmd):
-    p = subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs"), "--"] + cmd, cwd=tmp,
-                       capture_output=True, text=True, timeout=900)
+def launch(gt, tmp, cmd):
+    return subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs"), "--"] + cmd, cwd=tmp,
+                          capture_output=True, text=True, timeout=900)
+
+
+def one_run(p, tmp):
+    """The run's output and its one run folder; fail on a non-zero exit or another count."""
     runs = glob.glob(os.path.join(tmp, "runs", "*"))
     if p.returncode != 0 or len(runs) != 1:
         fail("exit %d, %d run folders" % (p.returncode, len(runs)), p.stdout, p.stderr)
     return p.stdout, p.stderr, runs[0]
+
+
+def run(gt, tmp, cmd):
+    return one_run(launch(gt, tmp, cmd), tmp)
 
 
 def steps_in(path):
@@ -102,16 +110,12 @@ UPSTREAM_ABORT = "terminate called without an active exception"
 def run_torchrun(gt, tmp, cmd):
     for attempt in range(3):
         shutil.rmtree(os.path.join(tmp, "runs"), ignore_errors=True)
-        p = subprocess.run([gt, "run", "-o", os.path.join(tmp, "runs"), "--"] + cmd, cwd=tmp,
-                           capture_output=True, text=True, timeout=900)
+        p = launch(gt, tmp, cmd)
         written = glob.glob(os.path.join(tmp, "runs", "*", "rank[01].pt.trace.json"))
         if p.returncode == 0 or UPSTREAM_ABORT not in p.stderr or len(written) != 2:
             break
         print("torchrun: a rank aborted at exit (%s), try %d of 3" % (UPSTREAM_ABORT, attempt + 1))
-    runs = glob.glob(os.path.join(tmp, "runs", "*"))
-    if p.returncode != 0 or len(runs) != 1:
-        fail("exit %d, %d run folders" % (p.returncode, len(runs)), p.stdout, p.stderr)
-    return p.stdout, p.stderr, runs[0]
+    return one_run(p, tmp)
 
 
 def case_torchrun(gt, tmp):
