@@ -240,6 +240,33 @@ int prof_sched_open(void);
 /** prof_sched_read from a file prof_sched_open gave (the thread that opened it). */
 int prof_sched_read_fd(int fd, prof_sched *s);
 
+/* ---- the host's steal of this machine's CPUs (steal.c) ---- */
+
+typedef struct prof_steal {
+    int fd;    /* /proc/stat, or -1: no samples */
+    char *buf; /* its text */
+    size_t cap;
+    int64_t *last; /* per CPU: its steal at the last pass (ticks), -1 unknown */
+    long n_cpus;
+    int64_t t_last;      /* REALTIME ns of the last pass */
+    int64_t ns_per_tick; /* /proc/stat's unit */
+    int seen;            /* some steal seen: every pass from then on is a sample */
+} prof_steal;
+/** One sample: from t0 to t1 (REALTIME ns), the most one CPU lost to the host, % of the span. */
+typedef struct prof_steal_sample {
+    int64_t t0, t1;
+    double pct;
+} prof_steal_sample;
+/** Open /proc/stat and take the first reading at `now`; without it, no samples follow. */
+void prof_steal_start(prof_steal *s, int64_t now);
+/** A pass at `now`, at least `min_span` ns after the last; @return 1 with a sample in `out`
+ * once some steal was seen, else 0. */
+int prof_steal_pass(prof_steal *s, int64_t now, int64_t min_span, prof_steal_sample *out);
+/** Parse /proc/stat's text (`n` bytes): update each CPU's reading, and the most steal one CPU
+ * gained since its last (ticks). @return 0, or -1 without a CPU line that has a steal column. */
+int prof_steal_parse(prof_steal *s, const char *buf, size_t n, int64_t *max_ticks);
+void prof_steal_stop(prof_steal *s);
+
 /* ---- threads and rings (thread.c) ---- */
 
 /** @return the calling thread's state, registering it on first use (may malloc); NULL if out
@@ -683,6 +710,7 @@ typedef struct prof_writer_state {
     /* the last PROF_REC_SCHED read, for the step record that follows it on its thread */
     prof_rec sched;
     int sched_tid;
+    prof_steal steal;     /* the host's steal, sampled once a pass (steal.c) */
     char thread_tail[64]; /* the current thread's ,"pid":P,"tid":T,"ts": */
     size_t thread_tail_len;
     int meta_tids[PROF_MAX_TIDS]; /* thread names, read for the metadata */

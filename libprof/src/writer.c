@@ -332,6 +332,34 @@ static void write_counter(prof_out *o, const prof_rec *r, int pid, int tid)
     prof_out_raw(o, "}}", 2);
 }
 
+/* A pass at least this long after the last samples the host's steal (a busy writer passes
+ * without sleeping: /proc/stat is not read on each). */
+#define STEAL_MIN_SPAN_NS 50000000LL
+
+static void steal_counter(prof_out *o, int64_t t_ns, double pct)
+{
+    int pid = prof_state_session()->pid;
+    comma(o);
+    prof_out_str(o, "{\"ph\":\"C\",\"cat\":\"" GP_CAT_CPU_INSTANT
+                    "\",\"name\":\"" GP_NAME_HOST_STEAL "\"");
+    put_pid_tid_ts(o, pid, pid, t_ns);
+    prof_out_str(o, ",\"args\":{\"value\":");
+    prof_out_double(o, pct);
+    prof_out_raw(o, "}}", 2);
+}
+
+/* The host's steal since the last sample (steal.c), at the start of the span it covers; the
+ * last pass (`last`) also closes the series with a 0 at its end. */
+static void write_steal(prof_out *o, int last)
+{
+    prof_steal_sample k;
+    if (!prof_steal_pass(&prof_state_writer()->steal, prof_now(), last ? 0 : STEAL_MIN_SPAN_NS, &k))
+        return;
+    steal_counter(o, k.t0, k.pct);
+    if (last)
+        steal_counter(o, k.t1, 0);
+}
+
 static void keep_async(const prof_rec *r)
 {
     if (prof_state_writer()->n_async == prof_state_writer()->cap_async) {
@@ -402,6 +430,16 @@ static void note_behind(const prof_tick_map *m, int64_t now, int64_t t1)
         prof_state_writer()->max_behind_ns = ns;
 }
 
+/* note_behind for a span's first record; a step's scheduler figures (ns, not ticks) stand for
+ * the step record after them (before, the figures' run-queue ns read as ticks: "behind" by the
+ * machine's uptime). */
+static void note_span_behind(const prof_tick_map *m, int64_t now, const prof_rec *span, size_t n)
+{
+    size_t i = span[0].kind == PROF_REC_SCHED;
+    if (i < n)
+        note_behind(m, now, span[i].t1);
+}
+
 /* Drain every ring of this session once. @return records written (the writer loops without
  * sleeping while there is a lot to do). */
 static size_t drain_threads(prof_out *o)
@@ -421,7 +459,7 @@ static size_t drain_threads(prof_out *o)
         size_t taken = 0; /* a thread that records faster than this loop writes: move on */
         while (taken < PASS_PER_THREAD && (n = prof_buf_peek(t, &span)) > 0) {
             if (taken == 0)
-                note_behind(&map, now, span[0].t1);
+                note_span_behind(&map, now, span, n);
             for (size_t i = 0; i < n; i++) {
                 prof_state_writer()->n_kind[span[i].kind & 7]++;
                 if (__builtin_expect(span[i].kind == PROF_REC_RANGE, 1))
@@ -713,6 +751,7 @@ static size_t periodic(void)
     uint64_t before = prof_state_writer()->n_events;
     size_t n = drain_threads(&prof_state_writer()->out);
     prof_gpu_drain(&prof_state_writer()->out, 0, 0);
+    write_steal(&prof_state_writer()->out, 0);
     int64_t now = prof_now();
     int sync = prof_state_writer()->n_events != before &&
                now - prof_state_writer()->last_sync_ns >= SYNC_EVERY_NS;
@@ -760,6 +799,7 @@ static int finish(void)
         prof_warn("%llu CPU record(s) dropped: the record buffers reached their limit of %lld "
                   "MiB (raise it: GP_PROF_BUFFER_LIMIT or gprof-train run --buffer-limit)",
                   (unsigned long long)dropped, (long long)(prof_state_session()->buf_limit >> 20));
+    write_steal(o, 1);
     write_async(o);
     write_cpu_metadata(o);
     prof_gpu_metadata(o);
@@ -789,6 +829,7 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     size_t busy = 0;
+    prof_steal_start(&prof_state_writer()->steal, prof_now());
     for (;;) {
         if (busy >= TAKE_BATCH) { /* behind: go on at once */
             if (atomic_load(&prof_state_writer()->stop))
@@ -808,6 +849,7 @@ static void *writer_main(void *arg)
         busy = periodic();
     }
     int rc = finish();
+    prof_steal_stop(&prof_state_writer()->steal);
     writer_cpu_sample();
     atomic_store(&prof_state_writer()->state, rc == 0 ? 1 : -1);
     return NULL;

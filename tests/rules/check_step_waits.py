@@ -67,7 +67,18 @@ def run_beside_busy_loop(app, out, extra, loop=BUSY):
 def steps_of(trace):
     with open(trace) as f:
         doc = json.load(f)
-    return [e for e in doc["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
+    steps = [e for e in doc["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
+    check_ledger(doc, steps)
+    return steps
+
+
+def check_ledger(doc, steps):
+    """The capture-health ledger's writer lag is under the run's length: a step's scheduler
+    figures (ns) once read as ticks put it at the machine's uptime (34027 s)."""
+    behind = doc["gprof"]["health_writer_max_behind_ns"]
+    run_ns = (steps[-1]["ts"] + steps[-1]["dur"] - steps[0]["ts"]) * 1000 if steps else 0
+    check(0 <= behind <= run_ns + 2e9,
+          f"health_writer_max_behind_ns {behind} over the run's {run_ns:.0f} ns")
 
 
 def check_args(steps):

@@ -455,6 +455,29 @@ def coarse_trainer(slow):
     return doc
 
 
+def stolen_trainer(steal_us, first_steps=None):
+    """coarse_trainer's stall (every 7th step's forward 1.5 ms longer), the thread off its core
+    then and not waiting for one (its CPU time the usual step's): the host took its virtual CPU
+    (a VM's steal), as libprof's host steal counter says: `steal_us` of it in one span over the
+    run, or over its first `first_steps` steps only. The whole stall stolen (10 ms, one
+    /proc/stat tick, over the run) is no outlier of the program: GT14 quiet. 3 ms of it, shared
+    among the six stalls (one thread's steps cannot lose the same steal twice), or steal only
+    in steps that did not stall, leave the stalls GT14's warn."""
+    doc = coarse_trainer((1500.0, 0.0, 0.0))
+    steps = [e for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+    for e in steps:
+        if int(e["name"][13:]) % 7 == 3:
+            e["args"]["gprof_thread_cpu_ns"] -= 1500000
+    last = steps[first_steps - 1] if first_steps else steps[-1]
+    t0, t1 = steps[0]["ts"] - 50.0, last["ts"] + last["dur"] + (0.0 if first_steps else 50.0)
+
+    def sample(ts, pct):
+        return {"ph": "C", "cat": "cpu_instant_event", "name": "[gprof] host steal %",
+                "pid": PID, "tid": PID, "ts": ts, "args": {"value": pct}}
+    doc["traceEvents"] += [sample(t0, 100.0 * steal_us / (t1 - t0)), sample(t1, 0)]
+    return doc
+
+
 def idle_gap():
     g = Gen(trainer_cfg())
     for n in range(12):
@@ -584,6 +607,9 @@ SCENARIOS = {
     "warmup_steps": (warmup_steps, "GT02:info GT14:info"),
     "slowed_steps_coarse": (lambda: coarse_trainer((260.0, 300.0, 760.0)), "GT14:info GT17:warn"),
     "stalled_steps_coarse": (lambda: coarse_trainer((1500.0, 0.0, 0.0)), "GT14:warn GT17:warn"),
+    "stolen_steps": (lambda: stolen_trainer(10000.0), "GT17:warn"),
+    "stolen_little": (lambda: stolen_trainer(3000.0), "GT14:warn GT17:warn"),
+    "stolen_elsewhere": (lambda: stolen_trainer(10000.0, first_steps=3), "GT14:warn GT17:warn"),
     "comm_exposed": (comm(True), "GT15:crit"),
     "comm_overlapped": (comm(False), ""),
     "cpu_starved": (lambda: cpu_trainer(0), "GT01:crit"),

@@ -92,6 +92,8 @@ typedef struct gp_step {
     int64_t mem_free_bytes;    /**< sum of |negative| device Bytes in the step */
     int64_t cpu_ns, runq_ns;   /**< the stepping thread's time on a core and runnable waiting for
                                     one in the host step (libprof's step args), or -1 */
+    int64_t steal_ns;          /**< of the rest of the host step, what the host may have taken
+                                    from its CPU (libprof's steal counter), else 0 */
 } gp_step;
 
 /** @return the steps sorted by start, and their count (>= 1 when the trace has events). */

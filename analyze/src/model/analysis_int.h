@@ -113,6 +113,8 @@ gp_status analysis_link_all(gp_analysis *a);
 /* analysis_steps.c: the ProfilerStep ranges (a->steps); their alignment to the device; the
  * step-time statistics. @return GP_OK or GP_ENOMEM. */
 gp_status analysis_find_steps(gp_analysis *a);
+/* analysis_steal.c: each step's steal_ns. @return GP_OK or GP_ENOMEM. */
+gp_status analysis_steps_steal(gp_analysis *a);
 void analysis_align_steps(gp_analysis *a);
 gp_status analysis_step_stats(gp_analysis *a);
 /* analysis_breakdown.c: each step's bd. @return GP_OK or GP_ENOMEM. */

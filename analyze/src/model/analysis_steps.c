@@ -67,7 +67,7 @@ gp_status analysis_find_steps(gp_analysis *a)
     if (a->steps.n)
         qsort(a->steps.data, a->steps.n, sizeof(gp_step), cmp_step);
     carry_waits((gp_step *)a->steps.data, a->steps.n);
-    return GP_OK;
+    return analysis_steps_steal(a);
 }
 
 static int32_t step_at(const gp_analysis *a, int64_t ts)

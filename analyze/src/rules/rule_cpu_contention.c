@@ -246,17 +246,27 @@ static gp_status advise_measured(const struct rules_ctx *c, const struct rules_a
 static const char *steps_line(const struct rules_ctx *c, struct rules_out *o)
 {
     size_t worst = 0, over = 0;
+    int64_t stolen = 0, wall = 0;
     for (size_t i = 0; i < c->n_steps; i++) {
         const gp_step *s = &c->steps[i];
         over += 10 * s->runq_ns > s->host_end - s->host_ts;
         worst = s->runq_ns > c->steps[worst].runq_ns ? i : worst;
+        stolen += s->steal_ns;
+        wall += s->host_end - s->host_ts;
     }
     const gp_step *w = &c->steps[worst];
     char a[32], b[32];
-    return rules_strf(o, "; %zu of %zu steps waited over a tenth of their time, most %s (%s of %s)",
-                      over, c->n_steps, rules_ev_name(c, w->event),
-                      rules_fmt_ns(a, sizeof(a), w->runq_ns),
-                      rules_fmt_ns(b, sizeof(b), w->host_end - w->host_ts));
+    const char *steal = stolen > 0 && wall > 0
+                                ? rules_strf(o,
+                                             "; besides, the host took up to %.1f%% of step time "
+                                             "from the virtual machine's CPUs (steal: a busy "
+                                             "host, not this machine's load)",
+                                             100.0 * (double)stolen / (double)wall)
+                                : "";
+    return rules_strf(
+            o, "; %zu of %zu steps waited over a tenth of their time, most %s (%s of %s)%s", over,
+            c->n_steps, rules_ev_name(c, w->event), rules_fmt_ns(a, sizeof(a), w->runq_ns),
+            rules_fmt_ns(b, sizeof(b), w->host_end - w->host_ts), steal);
 }
 
 /* How the wait was measured: over the trainer's loop, else in each step (libprof's step args),

@@ -33,10 +33,11 @@ static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"grew most", GP_UNIT_TEXT}};
 
 /* A step's time; with `own`, less the time its thread waited for a core in it (libprof's step
- * args: the scheduler's run-queue time), which a load on the machine adds, not the program. */
+ * args: the scheduler's run-queue time) and lost to the host (a VM's steal), which a load on the
+ * machine adds, not the program. */
 static int64_t step_time(const gp_step *s, int own)
 {
-    int64_t d = s->end - s->ts - (own ? s->runq_ns : 0);
+    int64_t d = s->end - s->ts - (own ? rules_step_lost(s) : 0);
     return d > 0 ? d : 0;
 }
 
@@ -378,15 +379,21 @@ static const char *waits_line(const struct rules_ctx *c, const struct outliers *
 {
     if (!u->own)
         return "";
-    const char *more = u->n_waited ? rules_strf(o,
-                                                "; %zu more step%s as slow only by waiting for "
-                                                "a core (%.1f%% of step time: GT19's)",
-                                                u->n_waited, u->n_waited == 1 ? " was" : "s were",
-                                                rules_pct_of_steps(c, u->waited_excess))
-                                   : "";
+    int stolen = rules_steps_stolen(c);
+    const char *more =
+            u->n_waited ? rules_strf(o,
+                                     "; %zu more step%s as slow only by waiting for a core%s "
+                                     "(%.1f%% of step time: GT19's)",
+                                     u->n_waited, u->n_waited == 1 ? " was" : "s were",
+                                     stolen ? " or the host" : "",
+                                     rules_pct_of_steps(c, u->waited_excess))
+                        : "";
     return rules_strf(o,
                       " (each step less its thread's wait for a core: the scheduler's "
-                      "run-queue time)%s",
+                      "run-queue time%s)%s",
+                      stolen ? "; and the time the host took from the virtual machine's CPUs "
+                               "then (steal)"
+                             : "",
                       more);
 }
 

@@ -14,6 +14,14 @@ int rules_step_waits_known(const struct rules_ctx *c)
     return c->n_steps > 0;
 }
 
+int rules_steps_stolen(const struct rules_ctx *c)
+{
+    for (size_t i = 0; i < c->n_steps; i++)
+        if (c->steps[i].steal_ns > 0)
+            return 1;
+    return 0;
+}
+
 /* The stepping thread's run-queue time over the analysed steps' host time (libprof's step
  * args), %. */
 static double step_wait_share(const struct rules_ctx *c)

@@ -326,6 +326,14 @@ struct rules_acct {
 struct rules_acct rules_read_acct(const struct rules_ctx *c);
 /* Every analysed step carries its thread's run-queue time (gp_step.runq_ns)? */
 int rules_step_waits_known(const struct rules_ctx *c);
+/* A step's time its thread lost to others where its waits are known: waiting for a core (the
+ * scheduler's run-queue time) and, on a virtual machine, to the host (steal_ns). */
+static inline int64_t rules_step_lost(const gp_step *s)
+{
+    return s->runq_ns + s->steal_ns;
+}
+/* Did the host take time from some analysed step (gp_step.steal_ns)? */
+int rules_steps_stolen(const struct rules_ctx *c);
 double rules_wait_lost_pct(const struct rules_ctx *c, const struct rules_acct *a);
 
 /* ---- rules_stalls.c: operators far slower than their own fastest calls (GT19) ---- */

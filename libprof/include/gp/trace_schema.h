@@ -251,6 +251,9 @@
 #define GP_NAME_LOADER_NEXT    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 #define GP_NAME_LOADER_NEXT_MP "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
 #define GP_NAME_MEMORY         "[memory]"
+/* libprof's counter ("ph":"C", pid only): from its ts to the next sample's, the most time any
+ * one CPU of the machine lost to the hypervisor (steal), % of that span; none without steal */
+#define GP_NAME_HOST_STEAL     "[gprof] host steal %"
 #define GP_NAME_SETUP          "setup" /* trainer: backend, device memory, weights */
 #define GP_NAME_FORWARD        "forward"
 #define GP_NAME_BACKWARD       "backward"
