@@ -43,8 +43,8 @@ static gp_counter *steal_samples(const gp_trace *t, size_t *n, gp_status *rc)
     return v;
 }
 
-/* The first sample of `pid` at or after ts - its span could still reach ts: the index of the
- * last sample of `pid` at or before ts, else the pid's first (or n). */
+/* Where `pid`'s spans that can reach ts begin: its last sample at or before ts, else its first
+ * (n or another pid's where it has none). */
 static size_t first_span(const gp_counter *v, size_t n, int64_t pid, int64_t ts)
 {
     size_t lo = 0, hi = n;
@@ -66,7 +66,8 @@ static int64_t *span_steal(const gp_counter *v, size_t n)
     for (size_t i = 0; left && i < n; i++) {
         int last = i + 1 == n || v[i + 1].pid != v[i].pid;
         double span = last ? 0 : (double)(v[i + 1].ts - v[i].ts);
-        left[i] = v[i].value > 0 ? (int64_t)(v[i].value / 100.0 * span) : 0;
+        double pct = v[i].value < 100 ? v[i].value : 100; /* a share: more is not the host's */
+        left[i] = pct > 0 ? (int64_t)(pct / 100.0 * span) : 0;
     }
     return left;
 }
