@@ -261,6 +261,37 @@ def launch_bound():
     return run(Gen(trainer_cfg()), n_ops=60, kernel_us=20.0, op_us=150.0)
 
 
+def contended_loop(kernel_us, op_us):
+    """The trainer's loop on one core beside a busy loop, as its CPU accounting says: 9 of its
+    20 steps hold a 4 ms wait for a core between two operators (the busy loop's slice), the
+    others none, and the training thread's run-queue time is those waits (GT19 crit). With 20 us
+    kernels behind 150 us of host a launch, the loop is launch-bound in every step, the unwaited
+    ones too: GT04 crit, not explained away by the waits (it was info, "explained by GT19", when
+    the median step was an unwaited one). With 120 us kernels behind 60 us, the GPU idles only
+    in the waited steps, between operators and past the other steps' time there: GT04 quiet."""
+    g = Gen(trainer_cfg(cpu_count=1))
+    for n in range(20):
+        def ops():
+            for i in range(14):
+                g.op("aten::addmm", GEMM_TC, kernel_us, op_us)
+                if n % 2 and n < 18 and i == 6:
+                    g.work(4000.0)
+
+        def body():
+            g.range("user_annotation", LOADER_MP, lambda: g.work(20.0))
+            g.range("user_annotation", "forward", ops)
+        g.range("user_annotation", "ProfilerStep#%d" % n, body)
+    doc = g.document()
+    ms = 1000000
+    wall = int(sum(e["dur"] for e in doc["traceEvents"]
+                   if e["name"].startswith("ProfilerStep#")) * 1000)
+    doc["gprof"].update({"blas_threads": 1, "step_wall_ns": wall,
+                         "step_thread_cpu_ns": wall - 36 * ms, "loader_cpu_ns": 0,
+                         "loader_runq_ns": 0, "train_runq_ns": 36 * ms, "other_cpu_ns": wall,
+                         "loop_wall_ns": wall})
+    return doc
+
+
 def small_kernels():
     g = Gen(trainer_cfg())
     g.inter_kernel = 1.2
@@ -581,6 +612,9 @@ SCENARIOS = {
     "starved_pytorch_cpu": (starved_pytorch_cpu, "GT01:crit"),
     "launch_bound": (launch_bound, "GT02:crit GT04:crit"),
     "small_kernels": (small_kernels, "GT05:warn"),
+    "contended_launch_bound": (lambda: contended_loop(20.0, 150.0),
+                               "GT02:crit GT04:crit GT14:info GT19:crit"),
+    "contended_gpu_bound": (lambda: contended_loop(120.0, 60.0), "GT02:info GT14:info GT19:crit"),
     "pageable_copy": (pageable_copy, "GT06:crit GT09:warn"),
     # warn, not crit: the host blocks ~26% of the step, but the GPU idles only ~2-3% because of
     # the calls (the rest of the wait is queued work draining): that is what removing them saves

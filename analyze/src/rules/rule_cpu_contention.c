@@ -392,7 +392,7 @@ gp_status rules_cpu_contention(struct rules_ctx *c, const double *p, struct rule
              : a.per_step      ? advise_measured(c, &a, o)
                                : advise_other(c, p, &s, o);
     if (rc == GP_OK && o->f.severity != GP_SEV_OK) { /* what the stalls explain (rules_explain.c) */
-        o->cause = (struct rules_cause){s.ivs, lost, "free the cores first (GT19)", 0};
+        o->cause = (struct rules_cause){s.ivs, lost, "free the cores first (GT19)", 0, 0};
         s.ivs = (struct rules_ivs){0};
     }
     rules_stalls_release(&s);

@@ -82,6 +82,9 @@ struct rules_cause {
     double host_wait_pct;
     const char *knob;
     unsigned needs;
+    /* the finding's own: its measure reaches warn in its least-waited steps, so the waits for a
+     * core cannot explain it away (RULES_WAIT_INFLATED) */
+    int holds_unwaited;
 };
 
 /* A finding under construction: a gp_finding plus its growable arrays. */
