@@ -319,6 +319,15 @@ static void write_instant(prof_out *o, const prof_rec *r, int pid, int tid)
     prof_out_raw(o, "}", 1);
 }
 
+/* A counter event's rest, after its name: where, when, and its value. */
+static void counter_rest(prof_out *o, int pid, int tid, int64_t t_ns, double v)
+{
+    put_pid_tid_ts(o, pid, tid, t_ns);
+    prof_out_str(o, ",\"args\":{\"value\":");
+    prof_out_double(o, v);
+    prof_out_raw(o, "}}", 2);
+}
+
 static void write_counter(prof_out *o, const prof_rec *r, int pid, int tid)
 {
     double v;
@@ -326,10 +335,7 @@ static void write_counter(prof_out *o, const prof_rec *r, int pid, int tid)
     comma(o);
     prof_out_str(o, "{\"ph\":\"C\",\"cat\":\"" GP_CAT_CPU_INSTANT "\",\"name\":");
     put_name(o, r->name);
-    put_pid_tid_ts(o, pid, tid, r->t0);
-    prof_out_str(o, ",\"args\":{\"value\":");
-    prof_out_double(o, v);
-    prof_out_raw(o, "}}", 2);
+    counter_rest(o, pid, tid, r->t0, v);
 }
 
 /* A pass at least this long after the last samples the host's steal (a busy writer passes
@@ -342,10 +348,7 @@ static void steal_counter(prof_out *o, int64_t t_ns, double pct)
     comma(o);
     prof_out_str(o, "{\"ph\":\"C\",\"cat\":\"" GP_CAT_CPU_INSTANT
                     "\",\"name\":\"" GP_NAME_HOST_STEAL "\"");
-    put_pid_tid_ts(o, pid, pid, t_ns);
-    prof_out_str(o, ",\"args\":{\"value\":");
-    prof_out_double(o, pct);
-    prof_out_raw(o, "}}", 2);
+    counter_rest(o, pid, pid, t_ns, pct);
 }
 
 /* The host's steal since the last sample (steal.c), at the start of the span it covers; the

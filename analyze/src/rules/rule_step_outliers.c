@@ -32,15 +32,6 @@ static const gp_evidence_col cols[] = {{"step", GP_UNIT_TEXT},
                                        {"x median", GP_UNIT_COUNT},
                                        {"grew most", GP_UNIT_TEXT}};
 
-/* A step's time; with `own`, less the time its thread waited for a core in it (libprof's step
- * args: the scheduler's run-queue time) and lost to the host (a VM's steal), which a load on the
- * machine adds, not the program. */
-static int64_t step_time(const gp_step *s, int own)
-{
-    int64_t d = s->end - s->ts - (own ? rules_step_lost(s) : 0);
-    return d > 0 ? d : 0;
-}
-
 /* Medians of the step time (own: less its wait for a core) and of each breakdown category,
  * over analysed steps. */
 static gp_status medians(const struct rules_ctx *c, int own, int64_t *med,
@@ -50,7 +41,7 @@ static gp_status medians(const struct rules_ctx *c, int own, int64_t *med,
     if (!v)
         return GP_ENOMEM;
     for (size_t i = 0; i < c->n_steps; i++)
-        v[i] = step_time(&c->steps[i], own);
+        v[i] = rules_step_time(&c->steps[i], own);
     *med = rules_median(v, c->n_steps);
     for (int k = 0; k < GP_BD_COUNT; k++) {
         for (size_t i = 0; i < c->n_steps; i++)
@@ -58,7 +49,7 @@ static gp_status medians(const struct rules_ctx *c, int own, int64_t *med,
         bd_med[k] = rules_median(v, c->n_steps);
     }
     for (size_t i = 0; i < c->n_steps; i++) {
-        int64_t d = step_time(&c->steps[i], own) - *med;
+        int64_t d = rules_step_time(&c->steps[i], own) - *med;
         v[i] = d < 0 ? -d : d;
     }
     med[1] = rules_median(v, c->n_steps); /* MAD */
@@ -124,7 +115,7 @@ static int64_t warmup_excess(const struct rules_ctx *c, int own, int64_t med, do
     size_t head = c->n_steps >= 30 ? c->n_steps / 10 : 0;
     int64_t sum = 0;
     for (size_t i = 0; i < c->n_steps && i < head; i++) {
-        int64_t d = step_time(&c->steps[i], own);
+        int64_t d = rules_step_time(&c->steps[i], own);
         sum += (double)d > thr ? d - med : 0;
     }
     return sum;
@@ -456,8 +447,8 @@ static gp_status waited_only(const struct rules_ctx *c, const double *p, struct 
     GP_TRY(medians(c, 0, med, bd_med));
     double thr = threshold(p, med);
     for (size_t i = 0; i < c->n_steps; i++) {
-        int64_t d = step_time(&c->steps[i], 0);
-        if ((double)d > thr && (double)step_time(&c->steps[i], 1) <= u->thr) {
+        int64_t d = rules_step_time(&c->steps[i], 0);
+        if ((double)d > thr && (double)rules_step_time(&c->steps[i], 1) <= u->thr) {
             u->n_waited++;
             u->waited_excess += d - med[0];
         }
@@ -494,7 +485,7 @@ static int first_time(const struct rules_first_calls *f, struct outliers *u, siz
 static int any_outlier(const struct rules_ctx *c, const struct outliers *u)
 {
     for (size_t i = 0; i < c->n_steps; i++)
-        if ((double)step_time(&c->steps[i], u->own) > u->thr)
+        if ((double)rules_step_time(&c->steps[i], u->own) > u->thr)
             return 1;
     return 0;
 }
@@ -504,7 +495,7 @@ static gp_status find_outliers(const struct rules_ctx *c, struct rules_out *o, s
 {
     for (size_t i = 0; i < c->n_steps; i++) {
         const gp_step *s = &c->steps[i];
-        int64_t d = step_time(s, u->own);
+        int64_t d = rules_step_time(s, u->own);
         if ((double)d <= u->thr)
             continue;
         if (first_time(f, u, i, d - u->med)) {

@@ -109,7 +109,6 @@ static gp_status demote(gp_findings *fs, gp_finding *f, const gp_finding *x,
 static gp_status explain_one(gp_findings *fs, gp_finding *f, const struct rules_cause *fk,
                              const gp_finding *x, const struct rules_cause *k)
 {
-    unsigned f_needs = fk->needs;
     int64_t range_ns, in_cause;
     GP_TRY(covered(f, &k->ivs, &range_ns, &in_cause));
     double share = range_ns > 0 ? (double)in_cause / (double)range_ns : 0;
@@ -129,7 +128,7 @@ static gp_status explain_one(gp_findings *fs, gp_finding *f, const struct rules_
                                  "its own fix would gain %.1f%% of the step while %s's "
                                  "cause stands",
                                  gain_pct, x->rule->id));
-    if ((f_needs & RULES_WAIT_INFLATED) && !fk->holds_unwaited && k->host_wait_pct > 0 &&
+    if ((fk->needs & RULES_WAIT_INFLATED) && !fk->holds_unwaited && k->host_wait_pct > 0 &&
         gain_pct >= 0 && gain_pct <= k->host_wait_pct)
         return demote(fs, f, x, k,
                       rules_strf(&o,

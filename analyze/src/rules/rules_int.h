@@ -329,11 +329,13 @@ struct rules_acct {
 struct rules_acct rules_read_acct(const struct rules_ctx *c);
 /* Every analysed step carries its thread's run-queue time (gp_step.runq_ns)? */
 int rules_step_waits_known(const struct rules_ctx *c);
-/* A step's time its thread lost to others where its waits are known: waiting for a core (the
- * scheduler's run-queue time) and, on a virtual machine, to the host (steal_ns). */
-static inline int64_t rules_step_lost(const gp_step *s)
+/* A step's time; with `own` (its waits known), less what its thread lost to others in it:
+ * waiting for a core (the scheduler's run-queue time) and, on a virtual machine, to the host
+ * (steal_ns), which a load on the machine adds, not the program. */
+static inline int64_t rules_step_time(const gp_step *s, int own)
 {
-    return s->runq_ns + s->steal_ns;
+    int64_t d = s->end - s->ts - (own ? s->runq_ns + s->steal_ns : 0);
+    return d > 0 ? d : 0;
 }
 /* Did the host take time from some analysed step (gp_step.steal_ns)? */
 int rules_steps_stolen(const struct rules_ctx *c);

@@ -220,7 +220,7 @@ gp_status rules_slowed_steps(const struct rules_ctx *c, const size_t *at, size_t
         rc = aligned_medians(c, sh, w->ranges, &m);
     for (size_t k = 0; k < n && rc == GP_OK && w->ranges; k++) {
         const gp_step *s = &c->steps[at[k]];
-        int64_t t = s->end - s->ts - (own ? rules_step_lost(s) : 0);
+        int64_t t = rules_step_time(s, own);
         rc = judge_outlier(c, &sh[at[k]], &m, med_longest, s, med, t - med, w);
     }
     free(m.med);
