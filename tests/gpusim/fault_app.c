@@ -14,7 +14,7 @@
  *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
  *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream] [--fuse-tiny]
  *             [--activations-mib N] [--checkpoint] [--nchw-convs N] [--transpose-us N]
- *             [--channels-last]
+ *             [--channels-last] [--no-steps] [--first-call-ms N]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
  * bytes/ns, a launch call costs the host --launch-ns (2 us). --fuse-tiny: GT05's fix, the --tiny
  * kernels as one kernel doing their work (--tiny x --tiny-ns). Every switch defaults to the healthy
@@ -25,8 +25,11 @@
  * in backward (torch.utils.checkpoint's trade). --nchw-convs: that many GEMM slots become
  * cuDNN Tensor Core convolutions on NCHW tensors, each between the nchwToNhwc and nhwcToNchw
  * transposes cuDNN runs (--transpose-us each); --channels-last: the same convolutions without
- * them (the fix). The loop's wall time and its thread's time runnable without a core (schedstat) go
- * into the trace's header as the trainer writes them, so a run beside other load says so. */
+ * them (the fix). --no-steps: no ProfilerStep#N ranges (a plain `with profile():` block);
+ * --first-call-ms: each operator's first call sleeps N ms before it launches, as a program's
+ * first iteration creates the CUDA context, library handles and loads modules lazily. The loop's
+ * wall time and its thread's time runnable without a core (schedstat) go into the trace's header as
+ * the trainer writes them, so a run beside other load says so. */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -61,7 +64,7 @@ static struct {
     int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
     int fp32_gemms, comm_us, comm_same_stream, queue_us, launch_ns, blocking_every;
     int sync_copy_stream, fuse_tiny, activations_mib, checkpoint, nchw_convs, transpose_us;
-    int channels_last;
+    int channels_last, no_steps, first_call_ms;
 } opt = {.steps = 20,
          .kernels = 12,
          .kernel_us = 200,
@@ -112,6 +115,8 @@ static const struct {
         {"--nchw-convs", &opt.nchw_convs, NULL},
         {"--transpose-us", &opt.transpose_us, NULL},
         {"--channels-last", NULL, &opt.channels_last},
+        {"--no-steps", NULL, &opt.no_steps},
+        {"--first-call-ms", &opt.first_call_ms, NULL},
 };
 
 static struct {
@@ -143,9 +148,24 @@ static void sleep_ms(int ms)
     nanosleep(&d, NULL);
 }
 
+/* --first-call-ms: the first call of each operator (by name) waits that long first. */
+static void first_call(const char *op)
+{
+    static const char *seen[16];
+    static int n_seen;
+    for (int i = 0; i < n_seen; i++)
+        if (strcmp(seen[i], op) == 0)
+            return;
+    if (n_seen < 16)
+        seen[n_seen++] = op;
+    if (opt.first_call_ms > 0)
+        sleep_ms(opt.first_call_ms);
+}
+
 static void launch(const char *op, CUfunction f, unsigned us, CUstream s)
 {
     nvtxRangePushA(op);
+    first_call(op);
     host_work(opt.host_us);
     CHECK(cuLaunchKernel(f, us, 1, 1, 256, 1, 1, 0, s, NULL, NULL));
     if (opt.sync_every_kernel)
@@ -191,6 +211,7 @@ static void blocking_calls(int step)
 static void conv(unsigned us)
 {
     nvtxRangePushA("aten::cudnn_convolution");
+    first_call("aten::cudnn_convolution");
     host_work(opt.host_us);
     if (!opt.channels_last)
         CHECK(cuLaunchKernel(g.to_nhwc, (unsigned)opt.transpose_us, 1, 1, 256, 1, 1, 0, g.compute,
@@ -291,7 +312,8 @@ static void step(int i)
 {
     char name[32];
     snprintf(name, sizeof(name), "%s%d", GP_NAME_STEP_PREFIX, i);
-    nvtxRangePushA(name);
+    if (!opt.no_steps)
+        nvtxRangePushA(name);
     load_batch(i);
     nvtxRangePushA("forward_backward");
     compute();
@@ -312,7 +334,8 @@ static void step(int i)
         sleep_ms(opt.idle_ms);
         nvtxRangePop();
     }
-    nvtxRangePop();
+    if (!opt.no_steps)
+        nvtxRangePop();
 }
 
 static void setup(void)

@@ -237,6 +237,19 @@ def no_steps():
     return g.document()
 
 
+def startup(first_us):
+    """no_steps's loop as a program's first iterations: the first aten::linear spends first_us
+    before it launches (the CUDA context, a cuBLAS handle), the GPU idle meanwhile."""
+    g = Gen(None)
+    for i in range(12):
+        def body(first=first_us if i == 0 else 0.0):
+            g.work(first)
+            g.kernel(GEMM_TC, 300.0)
+        g.range("cpu_op", "aten::linear", body)
+        g.work(290.0)
+    return g.document()
+
+
 def starved_trainer():
     cfg = trainer_cfg(workers=0, pin_memory=True, non_blocking=True, cpu_count=16)
     return run(Gen(cfg), loader_us=30000.0)
@@ -607,6 +620,8 @@ SCENARIOS = {
     "healthy_pytorch": (healthy_pytorch, ""),
     "few_steps": (few_steps, "GT00:info"),
     "no_steps": (no_steps, "GT00:info"),
+    "startup": (lambda: startup(400000.0), "GT00:warn GT02:info"),
+    "startup_little": (lambda: startup(3000.0), "GT00:info GT02:info"),
     "starved_trainer": (starved_trainer, "GT01:crit GT02:warn"),
     "starved_pytorch": (starved_pytorch, "GT01:crit GT02:warn"),
     "starved_pytorch_cpu": (starved_pytorch_cpu, "GT01:crit"),

@@ -1,14 +1,18 @@
 /* GT00 trace_quality: is the analysis trustworthy? Too few steps, no ProfilerStep markers, GPU
  * activity with no launch correlation, an unfinished or truncated file, the profiler's warnings,
  * records it dropped, and from libprof's capture-health ledger GPU records with impossible times
- * and the profiler's own cost. Info, or crit when more than crit_dropped_pct of the CPU ranges or
- * of the GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
- * measured"; the 1% is ours). */
+ * and the profiler's own cost, and start-up work where no warm-up step was left out
+ * (rules_startup.h). Info; warn when start-up is most of the analysed time (the other findings
+ * that judge time are then info); crit when more than crit_dropped_pct of the CPU ranges or of
+ * the GPU activity was dropped (anchors: Composer's >= 10 data points, XProf's "No step time
+ * measured"; the 1% and the 50% are ours). */
 #include "rules/rules_int.h"
+#include "rules/rules_startup.h"
 
 #include "gp/run_config.h"
 #include "gp/trace_schema.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { MIN_STEPS, MAX_UNCORRELATED_PCT, CRIT_DROPPED_PCT, MAX_PROFILER_COST_PCT };
@@ -156,6 +160,25 @@ static gp_status steps(const struct rules_ctx *c, const double *p, struct rules_
     return GP_OK;
 }
 
+/* Start-up work in the analysed steps (rules_startup.h). @return its share (%). */
+static gp_status startup(const struct rules_ctx *c, struct rules_out *o, int *n, double *pct)
+{
+    const struct rules_startup *s = &c->startup;
+    *pct = c->step_ns > 0 ? 100.0 * (double)s->ns / (double)c->step_ns : 0;
+    if (*pct < RULES_STARTUP_NOTE_PCT)
+        return GP_OK;
+    char a[32], b[32];
+    return problem(o, n, rules_strf(o, "start-up work %.0f%% of the analysed time", *pct),
+                   rules_strf(o,
+                              "no warm-up step was left out, and first calls took far longer than "
+                              "their later ones (%s: %s, later %s): one-time work (%slibrary "
+                              "handles, lazy loading, algorithm searches); shares of time "
+                              "include it",
+                              gp_trace_str(c->t, s->name), rules_fmt_ns(a, sizeof(a), s->first),
+                              rules_fmt_ns(b, sizeof(b), s->later),
+                              c->has_gpu ? "the CUDA context, " : ""));
+}
+
 /* Info: the fix for the first problem the user can act on. */
 static gp_status reco_info(const struct rules_ctx *c, const double *p, struct rules_out *o, int few)
 {
@@ -176,15 +199,29 @@ static gp_status reco_info(const struct rules_ctx *c, const double *p, struct ru
                       p[MIN_STEPS], p[MIN_STEPS] + 1);
 }
 
+/* Warn: the trace is mostly start-up. */
+static gp_status warn_startup(const struct rules_ctx *c, const double *p, struct rules_out *o,
+                              double pct)
+{
+    rules_measure(o, "startup_share", GP_UNIT_PCT, pct, ">=", RULES_STARTUP_PCT, INFINITY);
+    GP_TRY(rules_summary(o,
+                         "the trace is mostly start-up: %.0f%% of the analysed time is first "
+                         "calls far slower than their later ones, not training steps; the "
+                         "findings that judge time are info",
+                         pct));
+    return reco_info(c, p, o, 1);
+}
+
 gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
     int n = 0, few;
     uint64_t n_gpu;
-    double unc = uncorrelated_pct(c, &n_gpu), worst;
+    double unc = uncorrelated_pct(c, &n_gpu), worst, start;
     rules_cols(o, 2, cols);
     rules_measure(o, "steps_analysed", GP_UNIT_COUNT, (double)c->n_steps, "<", 0, 0);
     o->f.threshold = p[MIN_STEPS];
     GP_TRY(steps(c, p, o, &n, &few));
+    GP_TRY(startup(c, o, &n, &start));
     if (unc > p[MAX_UNCORRELATED_PCT])
         GP_TRY(problem(o, &n, rules_strf(o, "%.1f%% of GPU activities have no launch call", unc),
                        "launch, copy and sync rules miss them"));
@@ -202,6 +239,8 @@ gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules
         rules_fire(o, GP_SEV_CRIT, p[CRIT_DROPPED_PCT]);
         return reco_dropped(c, o);
     }
+    if (start >= RULES_STARTUP_PCT)
+        return warn_startup(c, p, o, start);
     rules_fire(o, GP_SEV_INFO, p[MIN_STEPS]);
     GP_TRY(rules_summary(o, "the analysis is limited by %d problem%s with this trace", n,
                          n > 1 ? "s" : ""));

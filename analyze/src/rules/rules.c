@@ -3,6 +3,7 @@
  * over the analysed trace and orders the findings, most costly first. */
 #include "model/analysis_int.h"
 #include "rules/rules_int.h"
+#include "rules/rules_startup.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -243,7 +244,17 @@ static gp_status run_phase(struct rules_ctx *c, const gp_rules *r, int phase, gp
     return t0.rc != GP_OK ? t0.rc : t1.rc;
 }
 
-/* Both phases, then one verdict across rules (rules_explain.c), then the order. */
+/* The flags of a finding's rule. */
+static unsigned rule_needs(const gp_finding *f)
+{
+    for (size_t i = 0; i < N_RULES; i++)
+        if (table[i]->info == f->rule)
+            return table[i]->needs;
+    return 0;
+}
+
+/* Both phases, then one verdict across rules (rules_explain.c, rules_worth.c, start-up:
+ * rules_startup.c), then the order. */
 static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs, gp_error *err)
 {
     struct rules_cause *causes = calloc(N_RULES, sizeof(*causes));
@@ -255,6 +266,8 @@ static gp_status run_all(struct rules_ctx *c, const gp_rules *r, gp_findings *fs
     free(causes);
     if (rc == GP_OK)
         rc = rules_small_gains(fs);
+    if (rc == GP_OK)
+        rc = rules_startup_demote(fs, c, rule_needs);
     if (rc != GP_OK)
         return gp_error_set(err, rc, fs->trace, "rules: %s", gp_strerror(rc));
     qsort(fs->items, fs->n, sizeof(*fs->items), cmp_findings);
@@ -296,6 +309,8 @@ gp_status gp_rules_run(const gp_rules *r, const gp_analysis *a, gp_findings **ou
         fs->cost = c.cost; /* the rules read it from their context: computed once */
         if (rc == GP_OK && c.n_steps && (rc = rules_ctx_intervals(&c)) == GP_OK)
             fs->gpu_busy_step_ns = rules_ivs_in_steps(&c, &c.busy) / (int64_t)c.n_steps;
+        if (rc == GP_OK)
+            rc = rules_startup_scan(&c);
         rules_ledger_read(&c, &fs->ledger);
         if (rc == GP_OK)
             rc = run_all(&c, r, fs, err);

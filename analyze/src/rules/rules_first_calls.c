@@ -25,9 +25,7 @@ struct cand {
     long step;
 };
 
-/* A CPU range the scan keys: an operator, annotation or runtime call; not a step, a loader
- * wait (GT01's) or a Python frame. */
-static int keyed(const gp_event *e)
+int rules_first_keyed(const gp_event *e)
 {
     int kind = e->kind == GP_EV_CPU_OP || e->kind == GP_EV_USER_ANNOTATION ||
                e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER;
@@ -102,7 +100,7 @@ static gp_status collect(const struct rules_ctx *c, const int64_t *batch, const 
     for (size_t t = 0; t < n_tracks; t++) {
         for (uint32_t i = tr[t].first; !tr[t].is_gpu && i < tr[t].first + tr[t].count; i++) {
             const gp_event *e = &c->ev[i];
-            if (!keyed(e))
+            if (!rules_first_keyed(e))
                 continue;
             if (rules_reserve((void **)&v, &cap, n, sizeof(*v), 1024) != GP_OK)
                 return free(v), GP_ENOMEM;

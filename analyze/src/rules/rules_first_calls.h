@@ -33,6 +33,10 @@ struct rules_first_calls {
     int64_t usual_batch;
 };
 
+/* A CPU range the scans key: an operator, annotation or runtime call; not a step, a loader
+ * wait (GT01's) or a Python frame. */
+int rules_first_keyed(const gp_event *e);
+
 /* Fill `out` for c's analysed steps (none counted in the first step of a trace without earlier
  * steps: everything is first there). GP_ENOMEM when it cannot. */
 gp_status rules_first_calls_scan(const struct rules_ctx *c, struct rules_first_calls *out);

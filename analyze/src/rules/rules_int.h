@@ -45,6 +45,14 @@ struct rules_ivs {
     size_t n, cap;
 };
 
+/* Start-up work in the analysed steps where no warm-up step was left out (rules_startup.h):
+ * the first calls far slower than their names' later calls, a union within the steps. */
+struct rules_startup {
+    int64_t ns;
+    gp_str name;          /* the costliest one's name (GP_STR_NONE: none) */
+    int64_t first, later; /* its duration, and the median of its name's later calls */
+};
+
 /* What every rule reads: the analysis plus the analysed steps (warm-up dropped). */
 struct rules_ctx {
     const gp_analysis *a;
@@ -58,10 +66,11 @@ struct rules_ctx {
     int64_t bd[GP_BD_COUNT]; /* breakdown summed over analysed steps */
     int has_gpu;
     struct rules_cfg cfg;
-    const gp_findings *done;   /* findings of the rules already run (for later phases) */
-    gp_profiler_cost cost;     /* the profiler's own cost in the analysed steps (gp_rules_run) */
-    struct rules_ivs step_ivs; /* the analysed steps as intervals */
-    int64_t trace_ts;          /* earliest event start: "at" times are relative to it */
+    const gp_findings *done;      /* findings of the rules already run (for later phases) */
+    gp_profiler_cost cost;        /* the profiler's own cost in the analysed steps (gp_rules_run) */
+    struct rules_ivs step_ivs;    /* the analysed steps as intervals */
+    int64_t trace_ts;             /* earliest event start: "at" times are relative to it */
+    struct rules_startup startup; /* start-up work in the steps (gp_rules_run) */
     /* lazily built caches (rules_ctx.c) */
     struct rules_ivs kernels, comm, copies, busy; /* compute kernels, comm kernels, memcpys, all */
     struct rules_ivs compute; /* the work that occupies the SMs: kernels, comm kernels, memsets */
