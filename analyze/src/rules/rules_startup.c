@@ -88,7 +88,8 @@ gp_status rules_startup_scan(struct rules_ctx *c)
     struct call *v;
     size_t n;
     GP_TRY(collect(c, &v, &n));
-    qsort(v, n, sizeof(*v), cmp_call);
+    if (n) /* v is NULL without calls */
+        qsort(v, n, sizeof(*v), cmp_call);
     int64_t *tmp = malloc((n ? n : 1) * sizeof(*tmp));
     struct rules_ivs ivs = {0};
     gp_status rc = tmp ? first_calls(c, v, n, tmp, &ivs) : GP_ENOMEM;
