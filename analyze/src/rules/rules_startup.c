@@ -10,8 +10,9 @@
 
 /* A first call is start-up where it took FIRST_RATIO times its name's median later call and
  * FIRST_MIN_NS more: first-time work is orders over the call's own (HTA's AlexNet: aten::to
- * 29.9 s against 0.1 ms, its first conv2d 10.8 s against 1.4 ms), while a program's own first
- * calls that do more work (a larger first batch copy) seldom reach 10x and are short. */
+ * 29.9 s against 49 us, its first conv2d 10.8 s against 1.4 ms; PyTorch's first aten::mean on
+ * the CPU 3.7 ms against 7 us). Of the 870 stored traces (ours, PyTorch's, the accuracy runs'),
+ * these two are the only ones whose verdicts it moved. */
 #define FIRST_RATIO  10
 #define FIRST_MIN_NS 1000000
 /* later calls a name needs for its median */
