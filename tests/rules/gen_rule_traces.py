@@ -250,6 +250,17 @@ def startup(first_us):
     return g.document()
 
 
+def startup_launch(first_us, op_us):
+    """A loop whose host issues each 100 us kernel in op_us, 40 iterations without step markers;
+    the first aten::addmm spends first_us before it launches."""
+    g = Gen(None)
+    for i in range(400):
+        name = "aten::addmm" if i % 2 == 0 else "aten::relu"
+        first = first_us if i == 0 else 0.0
+        g.op(name, GEMM_TC if i % 2 == 0 else RELU, 100.0, op_us + first)
+    return g.document()
+
+
 def starved_trainer():
     cfg = trainer_cfg(workers=0, pin_memory=True, non_blocking=True, cpu_count=16)
     return run(Gen(cfg), loader_us=30000.0)
@@ -622,6 +633,14 @@ SCENARIOS = {
     "no_steps": (no_steps, "GT00:info"),
     "startup": (lambda: startup(400000.0), "GT00:warn GT02:info"),
     "startup_little": (lambda: startup(3000.0), "GT00:info GT02:info"),
+    # a launch-bound loop whose host wait is 14.6% without the first call (warn) and 29.6%
+    # (crit): beside 29-31% of start-up, the first reads 34% (crit before: now warn, which it
+    # holds without the start-up time), the second 44% (crit, held); GT02's 50.0% busy (warn
+    # before) could be 70% without it: info
+    "startup_launch_held": (lambda: startup_launch(20000.0, 125.0),
+                            "GT00:info GT02:info GT04:warn"),
+    "startup_launch_kept": (lambda: startup_launch(20000.0, 150.0),
+                            "GT00:info GT02:info GT04:crit"),
     "starved_trainer": (starved_trainer, "GT01:crit GT02:warn"),
     "starved_pytorch": (starved_pytorch, "GT01:crit GT02:warn"),
     "starved_pytorch_cpu": (starved_pytorch_cpu, "GT01:crit"),

@@ -118,6 +118,8 @@ typedef struct gp_finding {
     gp_unit metric_unit;
     double metric;              /**< the measured value (NAN when not applicable) */
     double threshold;           /**< the tier reached, or the lowest firing tier when OK */
+    double warn_threshold;      /**< the lowest firing tier of `metric`; NAN where the rule
+                                     fired on another condition */
     const char *cmp;            /**< ">=" (fires at or above) or "<" (fires below) */
     const char *summary;        /**< one line on what was measured; never NULL */
     const char *recommendation; /**< what to change and why; NULL when OK */

@@ -153,7 +153,7 @@ static gp_status run_one(struct rules_ctx *c, const gp_rules *r, size_t i, gp_fi
     memset(&o, 0, sizeof(o));
     o.arena = arena;
     o.f.rule = table[i]->info;
-    o.f.metric = NAN;
+    o.f.metric = o.f.warn_threshold = NAN;
     o.f.cmp = ">=";
     o.f.gain_ns = o.f.gain_step_ns = o.f.gain_prof_step_ns = -1;
     o.f.cols = o.cols;

@@ -15,7 +15,7 @@ void rules_measure(struct rules_out *o, const char *name, gp_unit unit, double v
     o->f.metric_unit = unit;
     o->f.metric = value;
     o->f.cmp = below ? "<" : ">=";
-    o->f.threshold = warn;
+    o->f.threshold = o->f.warn_threshold = warn;
     if (isnan(value))
         return;
     if (below ? value < crit : value >= crit)

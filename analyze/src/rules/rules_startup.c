@@ -134,9 +134,19 @@ static double without_startup(const gp_finding *f, double pct)
     return NAN;
 }
 
-/* Why the finding may be start-up's, or NULL where it holds without it. */
-static const char *why_startup(const gp_finding *f, double pct, struct rules_out *o)
+/* Does `x` reach the tier at `tier` of finding f's measure? */
+static int reaches(const gp_finding *f, double x, double tier)
 {
+    return f->cmp[0] == '<' ? x < tier : x >= tier;
+}
+
+/* Why the finding may be start-up's, or NULL where it holds without it; *sev: the severity it
+ * holds at without the start-up time (crit that could fall under its tier but not under warn's
+ * is warn), else info. */
+static const char *why_startup(const gp_finding *f, double pct, struct rules_out *o,
+                               gp_severity *sev)
+{
+    *sev = GP_SEV_INFO;
     if (pct >= RULES_STARTUP_PCT)
         return rules_strf(o,
                           "Start-up, not training: %.0f%% of the analysed time is first calls "
@@ -144,15 +154,20 @@ static const char *why_startup(const gp_finding *f, double pct, struct rules_out
                           "them.",
                           pct);
     double x = without_startup(f, pct);
-    int below = f->cmp[0] == '<';
-    if (isnan(x) || (below ? x < f->threshold : x >= f->threshold))
+    if (isnan(x) || reaches(f, x, f->threshold))
         return NULL;
+    int below = f->cmp[0] == '<', held = f->severity == GP_SEV_CRIT && !isnan(f->warn_threshold) &&
+                                         f->warn_threshold != f->threshold &&
+                                         reaches(f, x, f->warn_threshold);
+    if (held)
+        *sev = GP_SEV_WARN;
     return rules_strf(o,
                       "Perhaps start-up: first calls far slower than their later ones took "
                       "%.0f%% of the analysed time (GT00); without them this share could be as "
-                      "%s as %.1f%%, %s the %g%% it fired at.",
+                      "%s as %.1f%%, %s the %g%% it fired at%s.",
                       pct, below ? "high" : "low", x < 0 ? 0.0 : x, below ? "over" : "under",
-                      f->threshold);
+                      f->threshold,
+                      held ? rules_strf(o, " (it holds warn's %g%%)", f->warn_threshold) : "");
 }
 
 gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
@@ -166,7 +181,8 @@ gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
         gp_finding *f = &fs->items[i];
         if (f->severity < GP_SEV_WARN || !judges_time(needs(f)))
             continue;
-        const char *why = why_startup(f, pct, &o);
+        gp_severity sev;
+        const char *why = why_startup(f, pct, &o, &sev);
         if (!why)
             continue;
         const char *reco = rules_strf(&o,
@@ -176,7 +192,7 @@ gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
         if (!reco)
             return GP_ENOMEM;
         f->recommendation = reco;
-        f->severity = GP_SEV_INFO;
+        f->severity = sev;
     }
     return GP_OK;
 }

@@ -24,8 +24,8 @@ gp_status rules_startup_scan(struct rules_ctx *c);
  * start-up too) that start-up work may explain is info, its recommendation led by why: every one
  * where start-up is RULES_STARTUP_PCT or more of the analysed time; below, one whose measure is a
  * share of the analysed time that, with the start-up time left out, could fall on the other side
- * of the tier it reached (GT04's 26% host wait beside 30% of start-up). `needs` gives a
- * finding's rule's flags. */
+ * of the tier it reached (GT04's 26% host wait beside 30% of start-up), or warn where it is crit
+ * and holds warn's tier. `needs` gives a finding's rule's flags. */
 gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
                                unsigned (*needs)(const gp_finding *f));
 
