@@ -179,6 +179,24 @@ static gp_status startup(const struct rules_ctx *c, struct rules_out *o, int *n,
                               c->has_gpu ? "the CUDA context, " : ""));
 }
 
+/* Info, for a program under libprof (not the trainer): how to record more steps. */
+static gp_status reco_libprof(const struct rules_ctx *c, const double *p, struct rules_out *o)
+{
+    if (c->n_steps == 1 && c->steps[0].synthetic)
+        return rules_reco(o,
+                          "Mark each iteration as a step, so ProfilerStep#N ranges are "
+                          "recorded: an NVTX range named ProfilerStep#N around it "
+                          "(nvtxRangePushA, torch.cuda.nvtx.range), or gp_prof_step() where the "
+                          "program links libprof. Profile at least %.0f steady-state steps; the "
+                          "first recorded step is left out as warm-up.",
+                          p[MIN_STEPS]);
+    return rules_reco(o,
+                      "Profile at least %.0f steady-state steps: a longer loop, or, where the "
+                      "program links libprof, gp_prof_options.schedule with active=%.0f (the "
+                      "first recorded step is left out as warm-up).",
+                      p[MIN_STEPS], p[MIN_STEPS] + 1);
+}
+
 /* Info: the fix for the first problem the user can act on. */
 static gp_status reco_info(const struct rules_ctx *c, const double *p, struct rules_out *o, int few)
 {
@@ -190,6 +208,8 @@ static gp_status reco_info(const struct rules_ctx *c, const double *p, struct ru
                           "Profile at least %.0f steady-state steps: gprof-train run --steps "
                           "%.0f or more.",
                           p[MIN_STEPS], p[MIN_STEPS] + 2);
+    if (c->cfg.libprof) /* `run -- CMD` or a program linking libprof: its own step marks */
+        return reco_libprof(c, p, o);
     /* the first recorded step is dropped as warm-up: one more active step than analysed */
     return rules_reco(o,
                       "Profile at least %.0f steady-state steps with "
