@@ -144,12 +144,18 @@ static gp_status reco_dropped(const struct rules_ctx *c, struct rules_out *o)
                          "up with the program.");
 }
 
+/* No ProfilerStep#N markers: the whole trace is one step. */
+static int unmarked(const struct rules_ctx *c)
+{
+    return c->n_all_steps == 1 && c->steps[0].synthetic;
+}
+
 /* Too few steps, or none marked. Sets *few when so. */
 static gp_status steps(const struct rules_ctx *c, const double *p, struct rules_out *o, int *n,
                        int *few)
 {
     *few = 1;
-    if (c->n_all_steps == 1 && c->steps[0].synthetic)
+    if (unmarked(c))
         return problem(o, n, "no ProfilerStep#N markers", "the whole trace is one step");
     if ((double)c->n_steps < p[MIN_STEPS])
         return problem(
@@ -164,7 +170,7 @@ static gp_status steps(const struct rules_ctx *c, const double *p, struct rules_
 static gp_status startup(const struct rules_ctx *c, struct rules_out *o, int *n, double *pct)
 {
     const struct rules_startup *s = &c->startup;
-    *pct = c->step_ns > 0 ? 100.0 * (double)s->ns / (double)c->step_ns : 0;
+    *pct = rules_startup_pct(c);
     if (*pct < RULES_STARTUP_NOTE_PCT)
         return GP_OK;
     char a[32], b[32];
@@ -182,7 +188,7 @@ static gp_status startup(const struct rules_ctx *c, struct rules_out *o, int *n,
 /* Info, for a program under libprof (not the trainer): how to record more steps. */
 static gp_status reco_libprof(const struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    if (c->n_steps == 1 && c->steps[0].synthetic)
+    if (unmarked(c))
         return rules_reco(o,
                           "Mark each iteration as a step, so ProfilerStep#N ranges are "
                           "recorded: an NVTX range named ProfilerStep#N around it "

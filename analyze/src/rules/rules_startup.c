@@ -170,10 +170,15 @@ static const char *why_startup(const gp_finding *f, double pct, struct rules_out
                       held ? rules_strf(o, " (it holds warn's %g%%)", f->warn_threshold) : "");
 }
 
+double rules_startup_pct(const struct rules_ctx *c)
+{
+    return c->step_ns > 0 ? 100.0 * (double)c->startup.ns / (double)c->step_ns : 0;
+}
+
 gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
                                unsigned (*needs)(const gp_finding *f))
 {
-    double pct = c->step_ns > 0 ? 100.0 * (double)c->startup.ns / (double)c->step_ns : 0;
+    double pct = rules_startup_pct(c);
     if (pct <= 0)
         return GP_OK;
     struct rules_out o = {.arena = &fs->arena};

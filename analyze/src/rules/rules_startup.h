@@ -20,6 +20,9 @@
  * far over its later ones). GP_ENOMEM when it cannot. */
 gp_status rules_startup_scan(struct rules_ctx *c);
 
+/* c->startup's share of the analysed time, %. */
+double rules_startup_pct(const struct rules_ctx *c);
+
 /* A fired finding of a rule that judges time (not GT00, not the memory rules: a peak is a peak in
  * start-up too) that start-up work may explain is info, its recommendation led by why: every one
  * where start-up is RULES_STARTUP_PCT or more of the analysed time; below, one whose measure is a
