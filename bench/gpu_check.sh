@@ -1,9 +1,11 @@
 #!/bin/sh
 # shellcheck disable=SC2086 # the option lists ($T, $DATA, $knobs) are split into words on purpose
-# The checks only a real GPU can do, in one short run (about 3 minutes on an H200): the GPU tests,
+# The checks only a real GPU can do, in one short run (about 6 minutes on an H200): the GPU tests,
 # the bundled trainer with each CUDA knob, the profiler's own cost on it (runs with and without
 # the profiler alternated), PyTorch loops with one fault each beside their fixes
-# (gpu_torch_cases.py, judged by gpu_torch_judge.py), and `run -- python3` on a plain script.
+# (gpu_torch_cases.py, judged by gpu_torch_judge.py), `run -- python3` on a plain script, and
+# PyTorch loops profiled from their start without markers (gpu_startup_cases.py, 15 processes,
+# about 3 minutes; check them with tests/rules/check_h200_startup.py BINARY OUT/startup).
 # Each step's output goes to OUT/<step>.txt; a step that fails does not stop the others.
 #
 #   sh bench/gpu_check.sh BUILD_DIR OUT_DIR [DATA_DIR]
@@ -55,6 +57,9 @@ if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2> /d
     python3 "$HERE/gpu_torch_judge.py" "$G" "$OUT/torch" | tee "$OUT/torch_judge.txt"
     step torch_hook "$G" run -o "$OUT/hook" -- python3 "$HERE/gpu_torch_cases.py" \
         "$OUT/plain" --plain sync --steps 80
+    step startup_cases python3 "$HERE/gpu_startup_cases.py" "$OUT/startup"
+    python3 "$HERE/../tests/rules/check_h200_startup.py" "$G" "$OUT/startup" |
+        tee "$OUT/startup_check.txt"
 else
     echo "no python3 with torch and CUDA: the PyTorch steps are skipped"
 fi

@@ -38,6 +38,11 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h100.py $<TARGET_FILE:gprof-train>
                    ${GP_TEST_DATA_DIR}/h100)
   set_tests_properties(rules_h100 PROPERTIES LABELS cli TIMEOUT 120)
+  # GT00's start-up and the steps the optimizer marks, on an H200 (tests/data/h200_startup/)
+  add_test(NAME rules_h200_startup
+           COMMAND ${Python3_EXECUTABLE} ${gp_rules_dir}/check_h200_startup.py
+                   $<TARGET_FILE:gprof-train> ${GP_TEST_DATA_DIR}/h200_startup)
+  set_tests_properties(rules_h200_startup PROPERTIES LABELS cli TIMEOUT 120)
   # GT14: first-time work (torch.compile recompiling for new batch sizes; the trainer's partial
   # batch on an H100) against a periodic stall (tests/data/torch/first_calls/, tests/data/h100/)
   add_test(NAME rules_first_calls

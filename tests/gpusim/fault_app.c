@@ -14,7 +14,7 @@
  *             [--fp32-gemms N] [--comm-us N] [--comm-same-stream] [--queue-us N]
  *             [--launch-ns N] [--blocking-every N] [--sync-copy-stream] [--fuse-tiny]
  *             [--activations-mib N] [--checkpoint] [--nchw-convs N] [--transpose-us N]
- *             [--channels-last] [--no-steps] [--first-call-ms N]
+ *             [--channels-last] [--no-steps] [--no-optimizer-range] [--first-call-ms N]
  * Durations: a kernel runs --kernel-us (gridDim.x microseconds in the fake), a copy moves 10
  * bytes/ns, a launch call costs the host --launch-ns (2 us). --fuse-tiny: GT05's fix, the --tiny
  * kernels as one kernel doing their work (--tiny x --tiny-ns). Every switch defaults to the healthy
@@ -25,7 +25,10 @@
  * in backward (torch.utils.checkpoint's trade). --nchw-convs: that many GEMM slots become
  * cuDNN Tensor Core convolutions on NCHW tensors, each between the nchwToNhwc and nhwcToNchw
  * transposes cuDNN runs (--transpose-us each); --channels-last: the same convolutions without
- * them (the fix). --no-steps: no ProfilerStep#N ranges (a plain `with profile():` block);
+ * them (the fix). --no-steps: no ProfilerStep#N ranges (a plain `with profile():` block; the
+ * analysis then cuts steps where each Optimizer.step#Adam.step range ends, as torch's optimizer
+ * marks them); --no-optimizer-range: no such range either (a program whose iterations nothing
+ * marks: inference, a C program under libprof);
  * --first-call-ms: each operator's first call sleeps N ms before it launches, as a program's
  * first iteration creates the CUDA context, library handles and loads modules lazily. The loop's
  * wall time and its thread's time runnable without a core (schedstat) go into the trace's header as
@@ -64,7 +67,7 @@ static struct {
     int idle_every, idle_ms, same_stream, peak_pct, churn_every, grow_mib;
     int fp32_gemms, comm_us, comm_same_stream, queue_us, launch_ns, blocking_every;
     int sync_copy_stream, fuse_tiny, activations_mib, checkpoint, nchw_convs, transpose_us;
-    int channels_last, no_steps, first_call_ms;
+    int channels_last, no_steps, no_optimizer_range, first_call_ms;
 } opt = {.steps = 20,
          .kernels = 12,
          .kernel_us = 200,
@@ -116,6 +119,7 @@ static const struct {
         {"--transpose-us", &opt.transpose_us, NULL},
         {"--channels-last", NULL, &opt.channels_last},
         {"--no-steps", NULL, &opt.no_steps},
+        {"--no-optimizer-range", NULL, &opt.no_optimizer_range},
         {"--first-call-ms", &opt.first_call_ms, NULL},
 };
 
@@ -325,9 +329,11 @@ static void step(int i)
         nvtxRangePop();
     }
     step_memory(i);
-    nvtxRangePushA("Optimizer.step#Adam.step");
+    if (!opt.no_optimizer_range)
+        nvtxRangePushA("Optimizer.step#Adam.step");
     launch("aten::_foreach_add_", g.adam, (unsigned)(opt.kernel_us / 4 + 1), g.compute);
-    nvtxRangePop();
+    if (!opt.no_optimizer_range)
+        nvtxRangePop();
     blocking_calls(i);
     if (opt.idle_every > 0 && i > 0 && i % opt.idle_every == 0) {
         nvtxRangePushA("save_checkpoint");

@@ -8,6 +8,7 @@
 #include "gp/analysis.h"
 #include "gp/trace.h"
 #include "gp_test.h"
+#include "gp_test_analysis.h"
 
 #define US 1000 /* ns */
 
@@ -32,21 +33,12 @@
 
 static gp_analysis *analyse(const char *json, gp_trace **t)
 {
-    gp_error err;
-    *t = NULL;
-    gp_analysis *a = NULL;
-    if (gp_trace_open_mem(json, strlen(json), "tb", NULL, t, &err) != GP_OK ||
-        gp_analysis_run(*t, NULL, &a, &err) != GP_OK) {
-        fprintf(stderr, "cannot analyse: %s\n", err.msg);
-        return NULL;
-    }
-    return a;
+    return gp_test_analyse(json, "tb", t);
 }
 
 static void done(gp_analysis *a, gp_trace *t)
 {
-    gp_analysis_free(a);
-    gp_trace_free(t);
+    gp_test_analysis_free(a, t);
 }
 
 /* Check one step's total and breakdown (us): kernel, memcpy, runtime, cpu exec, other. */

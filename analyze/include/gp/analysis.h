@@ -76,12 +76,16 @@ typedef enum gp_bd_cat {
  * "Other". */
 const char *gp_bd_cat_name(gp_bd_cat c);
 
-/** One training step. With no ProfilerStep#N in the trace there is one synthetic step spanning
- * the CPU events (tb_plugin's rule), flagged `synthetic`. */
+/** One training step. With no ProfilerStep#N in the trace the steps end where PyTorch's optimizer
+ * steps end (`inferred`), where it stepped twice or more; else one synthetic step spans the CPU
+ * events (tb_plugin's rule), flagged `synthetic`. */
 typedef struct gp_step {
     int64_t num;    /**< N of ProfilerStep#N (-1 if synthetic) */
     uint32_t event; /**< the ProfilerStep event, or GP_NONE */
     int synthetic;
+    int inferred;      /**< no markers: cut where the optimizer's steps end (Optimizer.step#..., two
+                            or more of them); num counts them from 1 */
+    int one_iteration; /**< synthetic: the optimizer stepped exactly once in the trace */
     int64_t host_ts, host_end; /**< the CPU range */
     int64_t ts, end;           /**< aligned to the device as tb_plugin does: end = max(host end,
                                     last end of GPU work launched in the step), start = max(host

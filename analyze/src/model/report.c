@@ -82,6 +82,8 @@ static void summary_steps(FILE *out, const gp_analysis *a)
     }
     if (s[0].synthetic)
         fprintf(out, "steps: no ProfilerStep#N; one step spans the trace\n");
+    else if (s[0].inferred)
+        fprintf(out, "steps: %zu (no ProfilerStep#N; each ends where an optimizer step ends)\n", n);
     else
         fprintf(out, "steps: %zu (ProfilerStep#%" PRId64 "..#%" PRId64 ")\n", n, s[0].num,
                 s[n - 1].num);

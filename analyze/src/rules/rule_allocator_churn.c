@@ -20,23 +20,37 @@ static const gp_evidence_col cols[] = {{"API", GP_UNIT_TEXT},
                                        {"total", GP_UNIT_US},
                                        {"longest", GP_UNIT_US}};
 
-static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *total)
+/* The allocation calls in analysed steps: their time, per name, and in how many steps. */
+static gp_status gather(struct rules_ctx *c, struct rules_agg *agg, int64_t *total,
+                        size_t *n_steps_with)
 {
     size_t nt;
     const gp_track *tr = gp_trace_tracks(c->t, &nt);
+    char *with = calloc(c->n_steps ? c->n_steps : 1, 1);
+    if (!with)
+        return GP_ENOMEM;
     *total = 0;
+    *n_steps_with = 0;
     for (size_t t = 0; t < nt; t++) {
         if (tr[t].is_gpu)
             continue;
         for (uint32_t i = tr[t].first; i < tr[t].first + tr[t].count; i++) {
             const gp_event *e = &c->ev[i];
+            long k = rules_step_at(c, e->ts);
             if ((e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER) ||
-                rules_name_class(c, e) != RULES_NC_MALLOC || rules_step_at(c, e->ts) < 0)
+                rules_name_class(c, e) != RULES_NC_MALLOC || k < 0)
                 continue;
             *total += e->dur;
-            GP_TRY(rules_agg_add(agg, e->name, 0, 0, e->dur, 0, 0));
+            *n_steps_with += !with[k];
+            with[k] = 1;
+            gp_status rc = rules_agg_add(agg, e->name, 0, 0, e->dur, 0, 0);
+            if (rc != GP_OK) {
+                free(with);
+                return rc;
+            }
         }
     }
+    free(with);
     return GP_OK;
 }
 
@@ -65,9 +79,10 @@ static size_t reserved_changes(const struct rules_ctx *c)
 
 gp_status rules_allocator_churn(struct rules_ctx *c, const double *p, struct rules_out *o)
 {
-    int64_t total;
+    int64_t total = 0;
+    size_t n_with = 0;
     struct rules_agg agg = {0};
-    gp_status rc = gather(c, &agg, &total);
+    gp_status rc = gather(c, &agg, &total, &n_with);
     rules_agg_finish(&agg);
     size_t calls = 0, changed = reserved_changes(c);
     for (size_t i = 0; i < agg.n; i++)
@@ -75,7 +90,10 @@ gp_status rules_allocator_churn(struct rules_ctx *c, const double *p, struct rul
     double share = rules_pct_of_steps(c, total);
     double ch = 100.0 * (double)changed / (double)c->n_steps;
     rules_measure(o, "alloc_call_share", GP_UNIT_PCT, share, ">=", p[WARN_PCT], p[CRIT_PCT]);
-    if (calls == 0)
+    /* Calls in one step of several are the allocator reaching a new peak once (the second
+     * step of a `with profile():` block around a program's start on an H200: one cudaMalloc,
+     * 2.3% of two steps, none in 29 later ones), not churn: GT12 judges growth. */
+    if (calls == 0 || (n_with < 2 && c->n_steps >= 2))
         rules_fire(o, GP_SEV_OK, p[WARN_PCT]);
     if (o->f.severity == GP_SEV_OK && ch > p[RESERVED_STEPS_PCT])
         rules_measure(o, "reserved_change_steps", GP_UNIT_PCT, ch, ">=", p[RESERVED_STEPS_PCT],

@@ -157,6 +157,15 @@ static gp_status steps(const struct rules_ctx *c, const double *p, struct rules_
     *few = 1;
     if (unmarked(c))
         return problem(o, n, "no ProfilerStep#N markers", "the whole trace is one step");
+    if (c->n_steps && c->steps[0].inferred) {
+        gp_status rc = problem(o, n, "no ProfilerStep#N markers",
+                               rules_strf(o,
+                                          "steps end where the optimizer's %zu steps end; the "
+                                          "first, with all before it, is left out as warm-up",
+                                          c->n_all_steps));
+        if (rc != GP_OK)
+            return rc;
+    }
     if ((double)c->n_steps < p[MIN_STEPS])
         return problem(
                 o, n,
@@ -229,6 +238,16 @@ static gp_status reco_info(const struct rules_ctx *c, const double *p, struct ru
 static gp_status warn_startup(const struct rules_ctx *c, const double *p, struct rules_out *o,
                               double pct)
 {
+    if (rules_startup_first_iteration(c)) { /* one iteration, its first: start-up throughout */
+        rules_measure(o, "startup_share", GP_UNIT_PCT, pct, ">=", RULES_STARTUP_NOTE_PCT, INFINITY);
+        GP_TRY(rules_summary(o,
+                             "the trace is start-up: one iteration (%s), its first, %.0f%% "
+                             "of it first calls far slower than their later ones; the "
+                             "findings that judge time are info",
+                             c->steps[0].synthetic ? "the optimizer stepped once" : "one step",
+                             pct));
+        return reco_info(c, p, o, 1);
+    }
     rules_measure(o, "startup_share", GP_UNIT_PCT, pct, ">=", RULES_STARTUP_PCT, INFINITY);
     GP_TRY(rules_summary(o,
                          "the trace is mostly start-up: %.0f%% of the analysed time is first "
@@ -265,7 +284,7 @@ gp_status rules_trace_quality(struct rules_ctx *c, const double *p, struct rules
         rules_fire(o, GP_SEV_CRIT, p[CRIT_DROPPED_PCT]);
         return reco_dropped(c, o);
     }
-    if (start >= RULES_STARTUP_PCT)
+    if (rules_startup_dominates(c))
         return warn_startup(c, p, o, start);
     rules_fire(o, GP_SEV_INFO, p[MIN_STEPS]);
     GP_TRY(rules_summary(o, "the analysis is limited by %d problem%s with this trace", n,

@@ -143,10 +143,16 @@ static int reaches(const gp_finding *f, double x, double tier)
 /* Why the finding may be start-up's, or NULL where it holds without it; *sev: the severity it
  * holds at without the start-up time (crit that could fall under its tier but not under warn's
  * is warn), else info. */
-static const char *why_startup(const gp_finding *f, double pct, struct rules_out *o,
-                               gp_severity *sev)
+static const char *why_startup(const struct rules_ctx *c, const gp_finding *f, double pct,
+                               struct rules_out *o, gp_severity *sev)
 {
     *sev = GP_SEV_INFO;
+    if (rules_startup_first_iteration(c))
+        return rules_strf(o,
+                          "Start-up, not training: the trace holds one iteration (%s), its "
+                          "first: every call in it ran for the first time, and %.0f%% of it is "
+                          "first calls far slower than their later ones (GT00).",
+                          c->steps[0].synthetic ? "the optimizer stepped once" : "one step", pct);
     if (pct >= RULES_STARTUP_PCT)
         return rules_strf(o,
                           "Start-up, not training: %.0f%% of the analysed time is first calls "
@@ -175,6 +181,18 @@ double rules_startup_pct(const struct rules_ctx *c)
     return c->step_ns > 0 ? 100.0 * (double)c->startup.ns / (double)c->step_ns : 0;
 }
 
+int rules_startup_first_iteration(const struct rules_ctx *c)
+{
+    return c->n_steps == 1 && c->n_warmup == 0 &&
+           (c->steps[0].one_iteration || !c->steps[0].synthetic) &&
+           rules_startup_pct(c) >= RULES_STARTUP_NOTE_PCT;
+}
+
+int rules_startup_dominates(const struct rules_ctx *c)
+{
+    return rules_startup_pct(c) >= RULES_STARTUP_PCT || rules_startup_first_iteration(c);
+}
+
 gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
                                unsigned (*needs)(const gp_finding *f))
 {
@@ -187,7 +205,7 @@ gp_status rules_startup_demote(gp_findings *fs, const struct rules_ctx *c,
         if (f->severity < GP_SEV_WARN || !judges_time(needs(f)))
             continue;
         gp_severity sev;
-        const char *why = why_startup(f, pct, &o, &sev);
+        const char *why = why_startup(c, f, pct, &o, &sev);
         if (!why)
             continue;
         const char *reco = rules_strf(&o,
