@@ -98,11 +98,7 @@ static long workers_needed(double load_ns, double compute_ns, double headroom)
 /* Does the trace name PyTorch's single-process iterator (num_workers=0)? */
 static int single_process(const struct rules_ctx *c)
 {
-    for (size_t i = 0; i < c->n_ev; i++)
-        if ((c->ev[i].flags & GP_EVF_DATALOADER) &&
-            strstr(gp_trace_str(c->t, c->ev[i].name), "_SingleProcessDataLoaderIter"))
-            return 1;
-    return 0;
+    return rules_loader_iter(c, "_SingleProcessDataLoaderIter");
 }
 
 /* The loader threads to ask for, and what they would do to the step. */

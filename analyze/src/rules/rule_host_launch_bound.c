@@ -291,6 +291,12 @@ gp_status rules_host_launch_bound(struct rules_ctx *c, const double *p, struct r
                             "its work would vanish; without the profiler, only what the GPU's "
                             "busy time leaves of the step");
         o->f.gain_prof_step_ns = hw_step - w.left;
+        /* Worker processes are not in the trace, nor is their rate: a loop whose 6 workers
+         * delivered a batch every 4.0-4.8 ms (H100, H200) ran 3.1-4.1 ms steps while their
+         * prefetched batches lasted; GT04 said 58-66% of it, its CUDA graph gained -16-12%. */
+        if (!c->cfg.rc.trainer && rules_loader_iter(c, "_MultiProcessingDataLoaderIter"))
+            o->f.gain_why = "batches from DataLoader workers, whose rate the trace does not show: "
+                            "a shorter step may wait for them (time the loader alone)";
         work_note(c, use, &agg, note, sizeof(note));
         if (rc == GP_OK)
             rc = advise(c, o, h, w.left, rules_per_step(c, (double)n_launch), note);

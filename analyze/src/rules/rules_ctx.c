@@ -430,6 +430,14 @@ enum rules_name_class rules_name_class(struct rules_ctx *c, const gp_event *e)
 
 /* ---- small helpers ---- */
 
+int rules_loader_iter(const struct rules_ctx *c, const char *iter)
+{
+    for (size_t i = 0; i < c->n_ev; i++)
+        if ((c->ev[i].flags & GP_EVF_DATALOADER) && strstr(gp_trace_str(c->t, c->ev[i].name), iter))
+            return 1;
+    return 0;
+}
+
 long rules_step_at(const struct rules_ctx *c, int64_t ts)
 {
     size_t lo = 0, hi = c->n_steps;

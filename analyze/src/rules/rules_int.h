@@ -299,6 +299,9 @@ enum rules_name_class rules_name_class(struct rules_ctx *c, const gp_event *e);
 
 /* The analysed step index holding `ts`, or -1. */
 long rules_step_at(const struct rules_ctx *c, int64_t ts);
+/* Does a DataLoader range of the trace name `iter` ("_SingleProcessDataLoaderIter": PyTorch's
+ * num_workers=0; "_MultiProcessingDataLoaderIter": worker processes)? */
+int rules_loader_iter(const struct rules_ctx *c, const char *iter);
 
 /* The interned name of CPU op `op` for grouping evidence, or GP_STR_NONE for none or a step. */
 gp_str rules_op_key(const struct rules_ctx *c, uint32_t op);
