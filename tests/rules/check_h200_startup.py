@@ -13,6 +13,9 @@ ProfilerStep markers, beside the same loop's scheduled profile (`*_sched`: its s
   tip a finding the steady state has at info over its tier, but no rule the steady state keeps
   quiet (`ok`) may warn (before: GT02 crit and GT06 warn on a bf16 MLP the GPU paces, GT11 warn
   on one cudaMalloc in the second of three iterations).
+- The bundled trainer's `run --device cuda --steps 1` (`trainer_mlp_steps1`: one marked step,
+  its first, 130 ms where the next takes 0.65 ms): GT00 must warn and no rule that judges time
+  may warn (before: GT04 crit and GT02 crit, with 28% of the step found as first calls).
 - The launch-bound MLP (its scheduled trace, 2.3 MB, is not stored; it said GT04 crit, GT02
   crit): GT04 must fire on its 3-iteration traces.
 
@@ -36,6 +39,11 @@ def check(binary, d, bad):
         return findings(binary, os.path.join(d, "startup_%s.json.gz" % name))
 
     sched = {m: trace(m + "_sched") for m in ("conv", "paced")}
+    fs = findings(binary, os.path.join(d, "trainer_mlp_steps1.json.gz"))
+    print("trainer_mlp_steps1: GT00 %s; loud %s" % (fs["GT00"]["severity"], sorted(loud(fs))))
+    if fs["GT00"]["severity"] != "warn" or loud(fs) & JUDGE_TIME:
+        bad.append("trainer_mlp_steps1: GT00 %s, loud %s" % (fs["GT00"]["severity"],
+                                                            sorted(loud(fs))))
     for m in ("conv", "launch", "paced"):
         fs = trace(m + "_cold1")
         gt00 = fs["GT00"]
