@@ -38,18 +38,17 @@ def check(binary, d, bad):
     def trace(name):
         return findings(binary, os.path.join(d, "startup_%s.json.gz" % name))
 
+    def first_iteration(name):  # GT00 warns; no rule that judges time warns
+        fs = findings(binary, os.path.join(d, name + ".json.gz"))
+        sev = fs["GT00"]["severity"]
+        print("%s: GT00 %s; loud %s" % (name, sev, sorted(loud(fs))))
+        if sev != "warn" or loud(fs) & JUDGE_TIME:
+            bad.append("%s: GT00 %s, loud %s" % (name, sev, sorted(loud(fs))))
+
     sched = {m: trace(m + "_sched") for m in ("conv", "paced")}
-    fs = findings(binary, os.path.join(d, "trainer_mlp_steps1.json.gz"))
-    print("trainer_mlp_steps1: GT00 %s; loud %s" % (fs["GT00"]["severity"], sorted(loud(fs))))
-    if fs["GT00"]["severity"] != "warn" or loud(fs) & JUDGE_TIME:
-        bad.append("trainer_mlp_steps1: GT00 %s, loud %s" % (fs["GT00"]["severity"],
-                                                            sorted(loud(fs))))
+    first_iteration("trainer_mlp_steps1")
     for m in ("conv", "launch", "paced"):
-        fs = trace(m + "_cold1")
-        gt00 = fs["GT00"]
-        print("%s_cold1: GT00 %s; loud %s" % (m, gt00["severity"], sorted(loud(fs))))
-        if gt00["severity"] != "warn" or loud(fs) & JUDGE_TIME:
-            bad.append("%s_cold1: GT00 %s, loud %s" % (m, gt00["severity"], sorted(loud(fs))))
+        first_iteration("startup_%s_cold1" % m)
     for m, runs in (("conv", ("cold3", "warm3", "cold30")), ("paced", ("cold3", "warm3", "cold30")),
                     ("launch", ("cold3", "warm3"))):
         want = loud(sched[m]) if m in sched else {"GT04", "GT02"}

@@ -63,9 +63,9 @@ static uint32_t opt_step_track(const gp_analysis *a, gp_str *name)
  * whatever came before the loop, and is left out as warm-up like a marked first step (a
  * `with profile():` block around a program's start held 85-98% of one-time work on an H200,
  * 38% at 30 iterations of a launch-bound loop: the CUDA context, cuBLAS's and cuDNN's first
- * calls, the model's initialisation). Work after the
- * last optimizer step belongs to no step. Where one iteration steps several optimizers of one
- * class, each of their steps ends a step; of several classes, the last one's steps do. */
+ * calls, the model's initialisation). Work after the last optimizer step belongs to no step.
+ * Where one iteration steps several optimizers of one class, each of their steps ends a step; of
+ * several classes, the last one's steps do. */
 static gp_status infer_steps(gp_analysis *a, int64_t lo, int *one)
 {
     gp_str name = GP_STR_NONE;

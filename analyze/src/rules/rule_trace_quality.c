@@ -244,8 +244,7 @@ static gp_status warn_startup(const struct rules_ctx *c, const double *p, struct
                              "the trace is start-up: one iteration (%s), its first, %.0f%% "
                              "of it first calls far slower than their later ones; the "
                              "findings that judge time are info",
-                             c->steps[0].synthetic ? "the optimizer stepped once" : "one step",
-                             pct));
+                             rules_startup_iteration(c), pct));
         return reco_info(c, p, o, 1);
     }
     rules_measure(o, "startup_share", GP_UNIT_PCT, pct, ">=", RULES_STARTUP_PCT, INFINITY);

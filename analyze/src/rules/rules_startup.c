@@ -152,7 +152,7 @@ static const char *why_startup(const struct rules_ctx *c, const gp_finding *f, d
                           "Start-up, not training: the trace holds one iteration (%s), its "
                           "first: every call in it ran for the first time, and %.0f%% of it is "
                           "first calls far slower than their later ones (GT00).",
-                          c->steps[0].synthetic ? "the optimizer stepped once" : "one step", pct);
+                          rules_startup_iteration(c), pct);
     if (pct >= RULES_STARTUP_PCT)
         return rules_strf(o,
                           "Start-up, not training: %.0f%% of the analysed time is first calls "
@@ -186,6 +186,11 @@ int rules_startup_first_iteration(const struct rules_ctx *c)
     return c->n_steps == 1 && c->n_warmup == 0 &&
            (c->steps[0].one_iteration || !c->steps[0].synthetic) &&
            rules_startup_pct(c) >= RULES_STARTUP_NOTE_PCT;
+}
+
+const char *rules_startup_iteration(const struct rules_ctx *c)
+{
+    return c->steps[0].synthetic ? "the optimizer stepped once" : "one step";
 }
 
 int rules_startup_dominates(const struct rules_ctx *c)

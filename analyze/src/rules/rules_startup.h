@@ -29,6 +29,9 @@ double rules_startup_pct(const struct rules_ctx *c);
  * first calls, against 0.65 ms for its second step). */
 int rules_startup_first_iteration(const struct rules_ctx *c);
 
+/* How the trace shows that it holds one iteration: "one step", "the optimizer stepped once". */
+const char *rules_startup_iteration(const struct rules_ctx *c);
+
 /* The trace is start-up, not training: RULES_STARTUP_PCT or more of it first calls, or its
  * first iteration alone. */
 int rules_startup_dominates(const struct rules_ctx *c);
