@@ -76,15 +76,23 @@ typedef enum gp_bd_cat {
  * "Other". */
 const char *gp_bd_cat_name(gp_bd_cat c);
 
+/** Where steps come from in a trace without ProfilerStep#N markers (gp_step.inferred). */
+typedef enum gp_steps_from {
+    GP_STEPS_FROM_OPTIMIZER = 1, /**< each ends where an Optimizer.step#... range ends (two or more
+                                      of them, on one thread) */
+    GP_STEPS_FROM_LAUNCHES = 2   /**< each starts where the host's launch sequence repeats */
+} gp_steps_from;
+
 /** One training step. With no ProfilerStep#N in the trace the steps end where PyTorch's optimizer
- * steps end (`inferred`), where it stepped twice or more; else one synthetic step spans the CPU
- * events (tb_plugin's rule), flagged `synthetic`. */
+ * steps end, where it stepped twice or more; else, where the host's launches repeat with a period,
+ * each iteration is a step (`inferred` says which); else one synthetic step spans the CPU events
+ * (tb_plugin's rule), flagged `synthetic`. */
 typedef struct gp_step {
     int64_t num;    /**< N of ProfilerStep#N (-1 if synthetic) */
     uint32_t event; /**< the ProfilerStep event, or GP_NONE */
     int synthetic;
-    int inferred;      /**< no markers: cut where the optimizer's steps end (Optimizer.step#..., two
-                            or more of them); num counts them from 1 */
+    int inferred;      /**< no markers: a gp_steps_from (num counts the steps from 1), else 0 */
+    size_t period;     /**< GP_STEPS_FROM_LAUNCHES: launches per iteration */
     int one_iteration; /**< synthetic: the optimizer stepped exactly once in the trace */
     int64_t host_ts, host_end; /**< the CPU range */
     int64_t ts, end;           /**< aligned to the device as tb_plugin does: end = max(host end,

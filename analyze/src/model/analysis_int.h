@@ -113,6 +113,10 @@ gp_status analysis_link_all(gp_analysis *a);
 /* analysis_steps.c: the ProfilerStep ranges (a->steps); their alignment to the device; the
  * step-time statistics. @return GP_OK or GP_ENOMEM. */
 gp_status analysis_find_steps(gp_analysis *a);
+/* analysis_period.c: where analysis_find_steps found neither markers nor optimizer steps (one
+ * synthetic step), the steps from the host's repeating launches, once GPU work is linked to its
+ * launch calls; else the synthetic step stays. @return GP_OK or GP_ENOMEM. */
+gp_status analysis_steps_from_launches(gp_analysis *a);
 /* analysis_steal.c: each step's steal_ns. @return GP_OK or GP_ENOMEM. */
 gp_status analysis_steps_steal(gp_analysis *a);
 void analysis_align_steps(gp_analysis *a);

@@ -85,7 +85,7 @@ static gp_status infer_steps(gp_analysis *a, int64_t lo, int *one)
         prev_end = e->ts + e->dur;
         *s = (gp_step){.num = (int64_t)a->steps.n,
                        .event = GP_NONE,
-                       .inferred = 1,
+                       .inferred = GP_STEPS_FROM_OPTIMIZER,
                        .host_ts = start < e->ts ? start : e->ts,
                        .host_end = prev_end,
                        .cpu_ns = -1,

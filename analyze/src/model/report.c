@@ -82,8 +82,13 @@ static void summary_steps(FILE *out, const gp_analysis *a)
     }
     if (s[0].synthetic)
         fprintf(out, "steps: no ProfilerStep#N; one step spans the trace\n");
-    else if (s[0].inferred)
+    else if (s[0].inferred == GP_STEPS_FROM_OPTIMIZER)
         fprintf(out, "steps: %zu (no ProfilerStep#N; each ends where an optimizer step ends)\n", n);
+    else if (s[0].inferred == GP_STEPS_FROM_LAUNCHES)
+        fprintf(out,
+                "steps: %zu (no ProfilerStep#N; the host's launches repeat every %zu: one "
+                "iteration each)\n",
+                n, s[0].period);
     else
         fprintf(out, "steps: %zu (ProfilerStep#%" PRId64 "..#%" PRId64 ")\n", n, s[0].num,
                 s[n - 1].num);

@@ -1,4 +1,5 @@
-/* GT03 gpu_idle_gaps: long device idle gaps between the first and last GPU activity, each
+/* GT03 gpu_idle_gaps: long device idle gaps between the first and last GPU activity (within the
+ * analysed steps where a warm-up step was left out: a gap before the loop is start-up), each
  * attributed to the CPU range that overlaps it with the highest priority: sync API > memcpy API >
  * other runtime call > DataLoader > named user range > other CPU work. Anchor: nsys gpu_gaps (500
  * ms); the per-gap attribution is ours. */
@@ -101,19 +102,29 @@ static void attribute_all(const struct rules_ctx *c, struct gap *g, size_t n)
     qsort(g, n, sizeof(*g), cmp_len);
 }
 
+/* The span GT03 looks at: the analysed steps where a warm-up step was left out, else all. */
+static void window(const struct rules_ctx *c, int64_t *lo, int64_t *hi)
+{
+    *lo = c->n_warmup && c->n_steps ? c->win_ts : INT64_MIN;
+    *hi = c->n_warmup && c->n_steps ? c->win_end : INT64_MAX;
+}
+
 static gp_status collect(const struct rules_ctx *c, const double *p, struct gap **out, size_t *n,
                          int64_t *total)
 {
     size_t ng;
+    int64_t lo, hi;
     const gp_idle_gap *dg = gp_analysis_device_gaps(c->a, &ng);
+    window(c, &lo, &hi);
     *out = NULL, *n = 0, *total = 0;
     for (size_t i = 0; i < ng; i++) {
-        if ((double)(dg[i].end - dg[i].ts) < p[GAP_MIN_MS] * 1e6)
+        int64_t ts = dg[i].ts > lo ? dg[i].ts : lo, end = dg[i].end < hi ? dg[i].end : hi;
+        if (end <= ts || (double)(end - ts) < p[GAP_MIN_MS] * 1e6)
             continue;
         if (!*out && !(*out = calloc(ng - i, sizeof(**out))))
             return GP_ENOMEM;
-        (*out)[(*n)++] = (struct gap){dg[i].ts, dg[i].end, dg[i].device, GP_NONE, -1};
-        *total += dg[i].end - dg[i].ts;
+        (*out)[(*n)++] = (struct gap){ts, end, dg[i].device, GP_NONE, -1};
+        *total += end - ts;
     }
     return GP_OK;
 }
@@ -138,10 +149,14 @@ static gp_status rows(const struct rules_ctx *c, struct rules_out *o, const stru
 static int64_t gpu_span(const struct rules_ctx *c)
 {
     size_t nd;
-    int64_t span = 0;
+    int64_t span = 0, lo, hi;
     const gp_device_stats *d = gp_analysis_devices(c->a, &nd);
-    for (size_t i = 0; i < nd; i++)
-        span += d[i].span_end - d[i].span_ts;
+    window(c, &lo, &hi);
+    for (size_t i = 0; i < nd; i++) {
+        int64_t ts = d[i].span_ts > lo ? d[i].span_ts : lo;
+        int64_t end = d[i].span_end < hi ? d[i].span_end : hi;
+        span += end > ts ? end - ts : 0;
+    }
     return span;
 }
 

@@ -158,11 +158,19 @@ static gp_status steps(const struct rules_ctx *c, const double *p, struct rules_
     if (unmarked(c))
         return problem(o, n, "no ProfilerStep#N markers", "the whole trace is one step");
     if (c->n_steps && c->steps[0].inferred) {
+        const char *how =
+                c->steps[0].inferred == GP_STEPS_FROM_OPTIMIZER
+                        ? rules_strf(o, "steps end where the optimizer's %zu steps end",
+                                     c->n_all_steps)
+                        : rules_strf(o,
+                                     "%zu steps, where the host's launches repeat (every %zu "
+                                     "launches)",
+                                     c->n_all_steps, c->steps[0].period);
         gp_status rc = problem(o, n, "no ProfilerStep#N markers",
                                rules_strf(o,
-                                          "steps end where the optimizer's %zu steps end; the "
-                                          "first, with all before it, is left out as warm-up",
-                                          c->n_all_steps));
+                                          "%s; the first, with all before it, is left out as "
+                                          "warm-up",
+                                          how));
         if (rc != GP_OK)
             return rc;
     }
