@@ -247,10 +247,14 @@ static gp_status warn_startup(const struct rules_ctx *c, const double *p, struct
                               double pct)
 {
     if (rules_startup_first_iteration(c)) { /* one iteration, its first: start-up throughout */
-        rules_measure(o, "startup_share", GP_UNIT_PCT, pct, ">=", RULES_STARTUP_NOTE_PCT, INFINITY);
+        if (pct >= RULES_STARTUP_NOTE_PCT)
+            rules_measure(o, "startup_share", GP_UNIT_PCT, pct, ">=", RULES_STARTUP_NOTE_PCT,
+                          INFINITY);
+        else /* the trainer's first step alone: start-up, however little of it was found */
+            rules_measure(o, "first_steps_analysed", GP_UNIT_COUNT, 1, ">=", 1, INFINITY);
         GP_TRY(rules_summary(o,
                              "the trace is start-up: one iteration (%s), its first, %.0f%% "
-                             "of it first calls far slower than their later ones; the "
+                             "of it first calls found far slower than their later ones; the "
                              "findings that judge time are info",
                              rules_startup_iteration(c), pct));
         return reco_info(c, p, o, 1);

@@ -26,7 +26,8 @@ double rules_startup_pct(const struct rules_ctx *c);
 /* The trace holds one iteration (one marked step, or no markers and the optimizer stepped once)
  * in which first calls took RULES_STARTUP_NOTE_PCT or more: its first iteration, every call in
  * it a first call (the bundled trainer's `--steps 1` on an H200: 28% of its 130 ms step found as
- * first calls, against 0.65 ms for its second step). */
+ * first calls, against 0.65 ms for its second step); or the bundled trainer's first step alone,
+ * whatever share of it is found as first calls. */
 int rules_startup_first_iteration(const struct rules_ctx *c);
 
 /* How the trace shows that it holds one iteration: "one step", "the optimizer stepped once". */
