@@ -43,6 +43,13 @@ if(GP_HAVE_CUPTI AND GP_NVTX3_INCLUDE AND TARGET gp_prof)
     # price came out 13.2% against 16.0% measured (3.2% against 3.2% when run alone)
     set_tests_properties(gpusim_accuracy_verdicts PROPERTIES LABELS gpu-sim TIMEOUT 300
                          RUN_SERIAL TRUE ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
+    # ...and the same cases run marking nothing (no ProfilerStep#N, no optimizer ranges): the
+    # steps are cut where the launches repeat (analysis_period.c), the verdicts must not change
+    add_test(NAME gpusim_accuracy_unmarked
+             COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/accuracy_gpu.py $<TARGET_FILE:gprof-train>
+                     ${gs_out} --fast --unmarked)
+    set_tests_properties(gpusim_accuracy_unmarked PROPERTIES LABELS gpu-sim TIMEOUT 300
+                         RUN_SERIAL TRUE ENVIRONMENT "GP_SANITIZE=${GP_SANITIZE}")
     # diagnose's sureness against the capture-health ledger, on traces with records lost
     foreach(case gpu_drops cpu_drops)
       add_test(NAME gpusim_ledger_${case}

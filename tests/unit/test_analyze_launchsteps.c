@@ -2,8 +2,9 @@
  * sequence repeats (analysis_period.c). A loop after a long set-up gives one step per iteration,
  * the first holding the set-up, each starting at the launch after the host's idle time, work after
  * the loop in none; a copy logged every fourth iteration keeps the period; launches from a second
- * thread (the backward pass) join the sequence; identical layers inside one annotation (one
- * forward pass), launches that never repeat, and markers leave the steps as they were. */
+ * thread (the backward pass) join the sequence; the batch's copy starts an iteration; identical
+ * layers inside one annotation (one forward pass), launches that never repeat, and markers leave
+ * the steps as they were. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +39,21 @@ static void range(trace_text *b, const char *cat, const char *name, int tid, int
         b->n > 1 ? "," : "", cat, name, tid, ts, dur);
 }
 
-/* cudaLaunchKernel on thread tid at ts (5 us), its kernel 10 us later (8 us). */
-static void launch(trace_text *b, int tid, int ts, const char *kernel)
+/* A launch call on thread tid at ts (5 us), its activity (of category cat) 10 us later (8 us). */
+static void launch_as(trace_text *b, const char *cat, int tid, int ts, const char *name)
 {
     int c = ++b->corr;
     put(b,
         "%s{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
         "\"tid\":%d,\"ts\":%d,\"dur\":5,\"args\":{\"correlation\":%d}}"
-        ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%d,"
+        ",{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%d,"
         "\"dur\":8,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}}",
-        b->n > 1 ? "," : "", tid, ts, c, kernel, ts + 10, c);
+        b->n > 1 ? "," : "", tid, ts, c, cat, name, ts + 10, c);
+}
+
+static void launch(trace_text *b, int tid, int ts, const char *kernel)
+{
+    launch_as(b, "kernel", tid, ts, kernel);
 }
 
 static trace_text *begin(void)
@@ -156,6 +162,26 @@ static void test_two_threads(void)
     done(&r);
 }
 
+/* The batch's copy starts an iteration though the optimizer's kernel, last, has more idle host
+ * time before it (215 us against the copy's 135: half or more of it). */
+static void test_batch_copy_starts(void)
+{
+    trace_text *b = begin();
+    for (int i = 0, t = 0; i < 8; i++, t += 400) {
+        launch_as(b, "gpu_memcpy", 7, t + 100, "Memcpy HtoD (Pinned -> Device)");
+        launch(b, 7, t + 120, "fwd");
+        launch(b, 7, t + 140, "bwd");
+        launch(b, 7, t + 360, "adam");
+    }
+    analysed r = finish(b);
+    const gp_step *s = r.s;
+    GP_CHECK(s != NULL);
+    GP_ASSERT_EQ_INT(r.n, 8);
+    GP_ASSERT_EQ_INT(s[1].host_ts, 365 * US); /* after the first iteration's adam */
+    GP_ASSERT_EQ_INT(s[1].host_end, 765 * US);
+    done(&r);
+}
+
 /* One forward pass of 24 identical layers under one annotation: one step, not 24. */
 static void test_layers_in_one_call(void)
 {
@@ -207,6 +233,7 @@ int main(void)
     GP_RUN(test_iterations);
     GP_RUN(test_logging_keeps_period);
     GP_RUN(test_two_threads);
+    GP_RUN(test_batch_copy_starts);
     GP_RUN(test_layers_in_one_call);
     GP_RUN(test_no_period_and_markers);
     return gp_test_summary();

@@ -5,7 +5,8 @@
  * launched, in time order over its threads (PyTorch launches the backward pass from another
  * thread). Where its tail repeats with a period of P launches, one launch each period starts an
  * iteration: of the names launched once in the last period, the one with the most host time
- * outside CUDA calls before it (where the loop fetches its next batch). The iterations start there
+ * outside CUDA calls before it (where the loop fetches its next batch), or the batch's copy to the
+ * device where it has half that or more. The iterations start there
  * from the first one that lasts about P launches: what came before (the CUDA context, the model's
  * initialisation) and the first iteration are the first step, left out as warm-up like a marked
  * first step. Work after the last full iteration belongs to no step. Repetitions inside one
@@ -304,21 +305,45 @@ static int cmp_name_at(const void *pa, const void *pb)
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-/* The launch that starts an iteration: of the names launched once in the last period before e,
- * the one with the most idle host time before it (median over the window), the earliest in the
- * period on a tie. @return GP_OK with *anchor (GP_STR_NONE where no name is launched once). */
-static gp_status pick_anchor(const launch_seq *q, size_t e, size_t P, gp_str *anchor)
+/* A batch's copy to the device: where a loop's iterations begin, when it copies its batches. */
+static int is_h2d(const gp_analysis *a, gp_str name)
 {
-    size_t lo = e > (PERIOD_WINDOW + 1) * P ? e - (PERIOD_WINDOW + 1) * P : 0, n = e - lo;
-    name_at *v = malloc(n * sizeof(*v));
-    if (!v)
+    return strncmp(gp_trace_str(a->t, name), "Memcpy HtoD", 11) == 0;
+}
+
+/* Of the names launched once in the last period (v: one entry each), the iteration's start: the
+ * earliest host-to-device copy whose host idle before it is half the most of any or more (the
+ * batch; its idle is the loader's), else the one with the most idle, the earliest on a tie. */
+static gp_str choose_anchor(const gp_analysis *a, const name_at *v, size_t n)
+{
+    size_t best = 0, copy = SIZE_MAX;
+    for (size_t k = 1; k < n; k++)
+        if (v[k].idle > v[best].idle || (v[k].idle == v[best].idle && v[k].pos < v[best].pos))
+            best = k;
+    for (size_t k = 0; k < n; k++)
+        if (is_h2d(a, v[k].name) && 2 * v[k].idle >= v[best].idle &&
+            (copy == SIZE_MAX || v[k].pos < v[copy].pos))
+            copy = k;
+    return n == 0 ? GP_STR_NONE : v[copy != SIZE_MAX ? copy : best].name;
+}
+
+/* The launch that starts an iteration (choose_anchor), from the names launched once in the last
+ * period before e, each with its median idle host time before it over the window and its
+ * position in that period. @return GP_OK with *anchor (GP_STR_NONE where no name is launched
+ * once). */
+static gp_status pick_anchor(const gp_analysis *a, const launch_seq *q, size_t e, size_t P,
+                             gp_str *anchor)
+{
+    size_t lo = e > (PERIOD_WINDOW + 1) * P ? e - (PERIOD_WINDOW + 1) * P : 0, n = e - lo, nc = 0;
+    name_at *v = malloc(n * sizeof(*v)), *once = malloc(n * sizeof(*once));
+    if (!v || !once) {
+        free(v);
+        free(once);
         return GP_ENOMEM;
+    }
     for (size_t k = 0; k < n; k++)
         v[k] = (name_at){q->name[lo + k], q->idle[lo + k], lo + k};
     qsort(v, n, sizeof(*v), cmp_name_at);
-    int64_t best_idle = -1;
-    size_t best_pos = SIZE_MAX;
-    *anchor = GP_STR_NONE;
     for (size_t r = 0; r < n;) {
         size_t end = r, in_last = 0, pos = 0;
         for (; end < n && v[end].name == v[r].name; end++)
@@ -326,15 +351,13 @@ static gp_status pick_anchor(const launch_seq *q, size_t e, size_t P, gp_str *an
                 in_last++;
                 pos = v[end].pos;
             }
-        int64_t med = v[r + (end - r) / 2].idle;
-        if (in_last == 1 && (med > best_idle || (med == best_idle && pos < best_pos))) {
-            best_idle = med;
-            best_pos = pos;
-            *anchor = v[r].name;
-        }
+        if (in_last == 1)
+            once[nc++] = (name_at){v[r].name, v[r + (end - r) / 2].idle, pos};
         r = end;
     }
+    *anchor = choose_anchor(a, once, nc);
     free(v);
+    free(once);
     return GP_OK;
 }
 
@@ -450,7 +473,7 @@ gp_status analysis_steps_from_launches(gp_analysis *a)
     }
     gp_str anchor = GP_STR_NONE;
     if (rc == GP_OK && P)
-        rc = pick_anchor(&q, e, P, &anchor);
+        rc = pick_anchor(a, &q, e, P, &anchor);
     size_t *b = anchor != GP_STR_NONE ? malloc(q.n * sizeof(*b)) : NULL;
     if (anchor != GP_STR_NONE && !b)
         rc = GP_ENOMEM;
