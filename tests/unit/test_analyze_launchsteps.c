@@ -182,22 +182,35 @@ static void test_batch_copy_starts(void)
     done(&r);
 }
 
-/* One forward pass of 24 identical layers under one annotation: one step, not 24. */
-static void test_layers_in_one_call(void)
+/* One forward pass of 24 identical layers in one range (cat, name): one step, not 24. */
+static void layers_in(const char *cat, const char *name, int *n, int *synthetic)
 {
     trace_text *b = begin();
-    range(b, "user_annotation", "execute_model", 7, 0, 24 * 60 + 100);
+    range(b, cat, name, 7, 0, 24 * 60 + 100);
     for (int l = 0; l < 24; l++) {
         launch(b, 7, 50 + 60 * l, "attn");
         launch(b, 7, 70 + 60 * l, "mlp");
         launch(b, 7, 90 + 60 * l, "norm");
     }
     analysed r = finish(b);
-    const gp_step *s = r.s;
-    GP_CHECK(s != NULL);
-    GP_ASSERT_EQ_INT(r.n, 1);
-    GP_CHECK(s[0].synthetic && !s[0].inferred);
+    *n = r.s ? (int)r.n : -1;
+    *synthetic = r.s && r.s[0].synthetic && !r.s[0].inferred;
     done(&r);
+}
+
+/* ...an inference request's annotation, and with_stack's frame of the model's module call (a
+ * script's own frame, around a loop, does not count). */
+static void test_layers_in_one_call(void)
+{
+    int n, synthetic;
+    layers_in("user_annotation", "execute_model", &n, &synthetic);
+    GP_ASSERT_EQ_INT(n, 1);
+    GP_CHECK(synthetic);
+    layers_in("python_function", "nn.Module: Transformer_0", &n, &synthetic);
+    GP_ASSERT_EQ_INT(n, 1);
+    GP_CHECK(synthetic);
+    layers_in("python_function", "train.py(12): main", &n, &synthetic);
+    GP_ASSERT_EQ_INT(n, 24);
 }
 
 /* Launches that never repeat (every kernel its own shape), and a marked loop: as before. */

@@ -10,7 +10,7 @@
  * from the first one that lasts about P launches: what came before (the CUDA context, the model's
  * initialisation) and the first iteration are the first step, left out as warm-up like a marked
  * first step. Work after the last full iteration belongs to no step. Repetitions inside one
- * operator or annotation are one call's layers, not iterations: no steps are cut. */
+ * operator, annotation or module call are one call's layers, not iterations: no steps are cut. */
 #include "model/analysis_int.h"
 
 #include <stdlib.h>
@@ -386,21 +386,27 @@ static size_t iteration_starts(const launch_seq *q, gp_str anchor, size_t e, siz
     return n;
 }
 
-/* The outermost operator or annotation around event i (Python frames aside: a script's own
- * frame holds its whole loop), or GP_NONE. */
+#define MODULE_FRAME "nn.Module: "
+
+/* The outermost operator, annotation or module call (with_stack's "nn.Module: Model_0" frame)
+ * around event i, or GP_NONE. Other Python frames are not: a script's own holds its whole loop. */
 static uint32_t outer_range(const gp_analysis *a, uint32_t i)
 {
     uint32_t out = GP_NONE;
-    for (uint32_t p = analysis_parent(a, i); p != GP_NONE; p = analysis_parent(a, p))
-        if (a->ev[p].kind == GP_EV_CPU_OP || a->ev[p].kind == GP_EV_USER_ANNOTATION)
+    for (uint32_t p = analysis_parent(a, i); p != GP_NONE; p = analysis_parent(a, p)) {
+        const gp_event *e = &a->ev[p];
+        if (e->kind == GP_EV_CPU_OP || e->kind == GP_EV_USER_ANNOTATION ||
+            (e->kind == GP_EV_PYTHON &&
+             strncmp(gp_trace_str(a->t, e->name), MODULE_FRAME, sizeof(MODULE_FRAME) - 1) == 0))
             out = p;
+    }
     return out;
 }
 
 /* Whether the repetitions lie inside one call: where, for half the starts or more, the outermost
  * range around a start's launch also holds the next start, they are a model's identical layers in
- * one forward pass (an inference request under one annotation, a compiled graph), not
- * iterations. */
+ * one forward pass (an inference request under one annotation, a compiled graph, a module's
+ * call), not iterations. */
 static int within_one_call(const gp_analysis *a, const launch_seq *q, const size_t *b, size_t n)
 {
     size_t inside = 0;
