@@ -27,13 +27,18 @@ ProfilerStep markers, beside the same loop's scheduled profile (`*_sched`: its s
   loop timed itself under the profiler, and the verdict the scheduled trace's: GT04 and GT02
   loud, GT03, GT06 and GT11 not (before: one 6.8 s step, GT03 crit on the 5.9 s of the weights'
   initialisation).
+- The scheduled traces (`conv`, `paced`) with their ProfilerStep#N and Optimizer.* ranges taken
+  out: the steps must come from the repeating launches (20 or more) and the loud findings must
+  be the marked trace's (before: one step spanning the trace).
 
 usage: check_h200_startup.py GPROF_TRAIN FIXTURE_DIR
 """
+import gzip
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 from check_contention import all_findings as findings
 
@@ -85,6 +90,36 @@ def check(binary, d, bad):
                                                                       fs["GT04"]["severity"]))
 
 
+def check_stripped(binary, d, bad):
+    """The scheduled traces with their ProfilerStep#N and Optimizer.* ranges taken out: the steps
+    must come from the repeating launches, and the verdict must not change."""
+    for m in ("conv", "paced"):
+        src = os.path.join(d, "startup_%s_sched.json.gz" % m)
+        with gzip.open(src, "rt") as f:
+            doc = json.load(f)
+        doc["traceEvents"] = [e for e in doc["traceEvents"] if not marker(e)]
+        with tempfile.TemporaryDirectory() as tmp:
+            dst = os.path.join(tmp, "stripped_%s.json.gz" % m)
+            with gzip.open(dst, "wt") as f:
+                json.dump(doc, f)
+            out = subprocess.run([binary, "diagnose", dst, "-f", "json"], capture_output=True,
+                                 text=True, check=False)
+        t = json.loads(out.stdout)["traces"][0]
+        got = loud({f["id"]: f for f in t["findings"]})
+        want = loud(findings(binary, src))
+        print("%s_sched without markers: %d steps, loud %s (marked: %s)" % (
+            m, t["steps"], sorted(got), sorted(want)))
+        if t["steps"] < 20 or got != want:
+            bad.append("%s_sched without markers: %d steps, loud %s, marked %s" % (
+                m, t["steps"], sorted(got), sorted(want)))
+
+
+def marker(e):
+    name = e.get("name", "")
+    return e.get("cat") in ("user_annotation", "gpu_user_annotation") and (
+        name.startswith("ProfilerStep#") or name.startswith("Optimizer."))
+
+
 def check_injected(binary, d, bad):
     path = os.path.join(d, "injected_launch_cut.json.gz")
     out = subprocess.run([binary, "diagnose", path, "-f", "json"], capture_output=True, text=True,
@@ -106,6 +141,7 @@ def main():
     bad = []
     check(binary, d, bad)
     check_injected(binary, d, bad)
+    check_stripped(binary, d, bad)
     for b in bad:
         print("FAIL:", b)
     return 1 if bad else 0

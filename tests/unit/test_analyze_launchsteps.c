@@ -1,10 +1,10 @@
 /* Steps where neither ProfilerStep#N nor the optimizer marks them: cut where the host's launch
  * sequence repeats (analysis_period.c). A loop after a long set-up gives one step per iteration,
- * the first holding the set-up, each starting at the launch after the host's idle time, work after
- * the loop in none; a copy logged every fourth iteration keeps the period; launches from a second
- * thread (the backward pass) join the sequence; the batch's copy starts an iteration; identical
- * layers inside one annotation (one forward pass), launches that never repeat, and markers leave
- * the steps as they were. */
+ * the first holding the set-up, each starting at its batch's fetch, work after the loop in none; a
+ * copy logged every fourth iteration keeps the period; launches from a second thread (the backward
+ * pass) join the sequence; the batch's copy starts an iteration; identical layers inside one
+ * annotation (one forward pass), launches that never repeat, and markers leave the steps as they
+ * were. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,12 +86,16 @@ static void done(analysed *r)
     gp_test_analysis_free(r->a, r->t);
 }
 
-/* One iteration at ts: 300 us of idle host (the loader), then k1..k5 each 20 us apart; with
- * log, a sixth launch. @return its end. */
-static int iteration(trace_text *b, int ts, int log)
+#define FETCH "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+/* One iteration at ts: 300 us of idle host (with fetch, the DataLoader's range in it from 100 to
+ * 250 us), then k1..k5 each 20 us apart; with log, a sixth launch. @return its end. */
+static int iteration(trace_text *b, int ts, int log, int fetch)
 {
     static const char *k[] = {"k1_embed", "k2_gemm", "k3_loss", "k4_grad", "k5_adam"};
     int t = ts + 300;
+    if (fetch)
+        range(b, "user_annotation", FETCH, 7, ts + 100, 150);
     for (int i = 0; i < 5; i++, t += 20) {
         launch(b, 7, t, k[i]);
         if (log && i == 2)
@@ -107,7 +111,7 @@ static void test_iterations(void)
     range(b, "cuda_runtime", "cudaMalloc", 7, 0, 1000);
     int t = 3000;
     for (int i = 0; i < 6; i++)
-        t = iteration(b, t, 0);
+        t = iteration(b, t, 0, 1);
     for (int i = 0; i < 3; i++)
         launch(b, 7, t + 50 * i, "save_copy");
     analysed r = finish(b);
@@ -118,10 +122,10 @@ static void test_iterations(void)
     GP_CHECK(!s[0].synthetic && s[0].event == GP_NONE);
     GP_ASSERT_EQ_INT(s[0].period, 5);
     GP_ASSERT_EQ_INT(s[0].host_ts, 0);
-    /* iteration i's last launch starts at 3000 + 400 i + 380 and ends 5 us later */
-    GP_ASSERT_EQ_INT(s[0].host_end, 3385 * US);
-    GP_ASSERT_EQ_INT(s[1].host_ts, 3385 * US);
-    GP_ASSERT_EQ_INT(s[1].host_end, 3785 * US);
+    /* iteration i's fetch starts at 3000 + 400 i + 100, its last launch at + 380 (5 us) */
+    GP_ASSERT_EQ_INT(s[0].host_end, 3500 * US);
+    GP_ASSERT_EQ_INT(s[1].host_ts, 3500 * US);
+    GP_ASSERT_EQ_INT(s[1].host_end, 3900 * US);
     GP_ASSERT_EQ_INT(s[5].num, 6);
     GP_ASSERT_EQ_INT(s[5].host_end, 5385 * US); /* the checkpoint's copies in no step */
     done(&r);
@@ -133,7 +137,7 @@ static void test_logging_keeps_period(void)
     trace_text *b = begin();
     int t = 0;
     for (int i = 0; i < 12; i++)
-        t = iteration(b, t, i % 4 == 3);
+        t = iteration(b, t, i % 4 == 3, 0);
     analysed r = finish(b);
     const gp_step *s = r.s;
     GP_CHECK(s != NULL);
@@ -158,7 +162,7 @@ static void test_two_threads(void)
     GP_CHECK(s != NULL);
     GP_ASSERT_EQ_INT(r.n, 8);
     GP_ASSERT_EQ_INT(s[0].period, 5);
-    GP_ASSERT_EQ_INT(s[2].host_ts, 785 * US);
+    GP_ASSERT_EQ_INT(s[2].host_ts, 1100 * US); /* its first launch */
     done(&r);
 }
 
@@ -177,8 +181,8 @@ static void test_batch_copy_starts(void)
     const gp_step *s = r.s;
     GP_CHECK(s != NULL);
     GP_ASSERT_EQ_INT(r.n, 8);
-    GP_ASSERT_EQ_INT(s[1].host_ts, 365 * US); /* after the first iteration's adam */
-    GP_ASSERT_EQ_INT(s[1].host_end, 765 * US);
+    GP_ASSERT_EQ_INT(s[1].host_ts, 500 * US); /* at the second iteration's copy */
+    GP_ASSERT_EQ_INT(s[1].host_end, 900 * US);
     done(&r);
 }
 
@@ -231,7 +235,7 @@ static void test_no_period_and_markers(void)
 
     b = begin();
     for (int i = 0, t = 0; i < 6; i++)
-        t = iteration(b, t, 0);
+        t = iteration(b, t, 0, 0);
     range(b, "user_annotation", "ProfilerStep#3", 7, 0, 2400);
     r = finish(b);
     s = r.s;

@@ -5,12 +5,13 @@
  * launched, in time order over its threads (PyTorch launches the backward pass from another
  * thread). Where its tail repeats with a period of P launches, one launch each period starts an
  * iteration: of the names launched once in the last period, the one with the most host time
- * outside CUDA calls before it (where the loop fetches its next batch), or the batch's copy to the
- * device where it has half that or more. The iterations start there
- * from the first one that lasts about P launches: what came before (the CUDA context, the model's
- * initialisation) and the first iteration are the first step, left out as warm-up like a marked
- * first step. Work after the last full iteration belongs to no step. Repetitions inside one
- * operator, annotation or module call are one call's layers, not iterations: no steps are cut. */
+ * outside CUDA calls before it (where the loop fetches its next batch, or waits in a sync at the
+ * end of the previous one), or the batch's copy to the device where it has half that or more. The
+ * iterations start there from the first one that lasts about P launches: what came before (the CUDA
+ * context, the model's initialisation) and the first iteration are the first step, left out as
+ * warm-up like a marked first step. Work after the last full iteration belongs to no step.
+ * Repetitions inside one operator, annotation or module call are one call's layers, not iterations:
+ * no steps are cut. */
 #include "model/analysis_int.h"
 
 #include <stdlib.h>
@@ -29,7 +30,8 @@ typedef struct launch_seq {
     gp_str *name;  /* what each launch call launched (its first GPU activity's name) */
     int64_t *ts;   /* the call's start */
     int64_t *end;  /* the call's end */
-    int64_t *idle; /* host time before it since the previous launch, outside CUDA calls */
+    int64_t *idle; /* host time before it since the previous launch, outside CUDA calls (syncs
+                      aside) */
     uint32_t *rt;  /* the call */
     size_t n;
 } launch_seq;
@@ -117,8 +119,10 @@ static int64_t busiest_pid(const gp_analysis *a, const launch_call *v, size_t n)
     return np ? pid[best] : 0;
 }
 
-/* The CUDA calls of `pid` that launched nothing, merged: the host's time in the API. v is sorted
- * by call. */
+/* The CUDA calls of `pid` that launched nothing and wait for nothing, merged: the host's time
+ * in the API. A sync's wait is the host's idle time: one ends an iteration more often than not
+ * (`.item()` on the loss, a logged metric), so the launch after it starts the next. v is sorted by
+ * call. */
 static ival *api_time(const gp_analysis *a, int64_t pid, const launch_call *v, size_t nv, size_t *n)
 {
     ival *out = malloc((a->n + 1) * sizeof(*out));
@@ -129,8 +133,8 @@ static ival *api_time(const gp_analysis *a, int64_t pid, const launch_call *v, s
         const gp_event *e = &a->ev[i];
         while (j < nv && v[j].rt < i)
             j++;
-        if ((e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER) || (j < nv && v[j].rt == i) ||
-            pid_of(a, i) != pid)
+        if ((e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER) || (e->flags & GP_EVF_SYNC_API) ||
+            (j < nv && v[j].rt == i) || pid_of(a, i) != pid)
             continue;
         out[k++] = (ival){e->ts, e->ts + e->dur};
     }
@@ -433,25 +437,76 @@ static gp_status push_step(gp_analysis *a, int64_t ts, int64_t end, size_t P)
     return GP_OK;
 }
 
-/* The steps from n iteration starts b: the first from lo to the end of its iteration (all before
- * the loop with it), each next from the previous one's last launch to its own last launch; a last
- * iteration with under about P launches is left out. */
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The starts of the batch fetches (DataLoader ranges), sorted; NULL with *n = 0 where there are
+ * none. */
+static int64_t *fetch_starts(const gp_analysis *a, size_t *n, gp_status *rc)
+{
+    int64_t *v = NULL;
+    *n = 0;
+    *rc = GP_OK;
+    for (uint32_t i = 0; i < a->n; i++) {
+        if (!(a->ev[i].flags & GP_EVF_DATALOADER) || !analysis_is_cpu_range(a->ev[i].kind))
+            continue;
+        if (!v && !(v = malloc((a->n - i) * sizeof(*v)))) {
+            *rc = GP_ENOMEM;
+            return NULL;
+        }
+        v[(*n)++] = a->ev[i].ts;
+    }
+    if (*n)
+        qsort(v, *n, sizeof(*v), cmp_i64);
+    return v;
+}
+
+/* Where the iteration whose first launch is k > 0 starts: at that launch, or where a batch fetch
+ * that began after the previous launch began. The host's time between two iterations is theirs
+ * to share and nothing marks how: the previous one's last work (what follows a sync, which would
+ * overlap the GPU without it) is kept in it, as a ProfilerStep at the loop's end would, and the
+ * fetch of the next batch goes to the next, as a ProfilerStep's start holds it. */
+static int64_t iteration_start(const launch_seq *q, size_t k, const int64_t *fetch, size_t nf)
+{
+    size_t lo = 0, hi = nf;
+    while (lo < hi) { /* the first fetch after the previous launch */
+        size_t mid = lo + (hi - lo) / 2;
+        if (fetch[mid] <= q->end[k - 1])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nf && fetch[lo] < q->ts[k] ? fetch[lo] : q->ts[k];
+}
+
+/* The steps from n iteration starts b: the first from lo to the second's start (all before the
+ * loop with it), each next to the one after, the last to its last launch; a last iteration with
+ * under about P launches is left out. */
 static gp_status cut_steps(gp_analysis *a, const launch_seq *q, const size_t *b, size_t n, size_t P,
                            int64_t lo)
 {
-    size_t last = b[n - 1] + P <= q->n ? b[n - 1] + P - 1 : q->n - 1;
+    size_t last = b[n - 1] + P <= q->n ? b[n - 1] + P - 1 : q->n - 1, nf;
     if (!about_period(last + 1 - b[n - 1], P)) {
         n--;
         last = b[n] - 1;
     }
     if (n < 2)
         return GP_OK;
+    gp_status rc;
+    int64_t *fetch = fetch_starts(a, &nf, &rc);
+    if (rc != GP_OK)
+        return rc;
     a->steps.n = 0;
-    gp_status rc = GP_OK;
+    int64_t start = lo;
     for (size_t x = 0; x < n && rc == GP_OK; x++) {
-        int64_t end = q->end[x + 1 < n ? b[x + 1] - 1 : last];
-        rc = push_step(a, x ? q->end[b[x] - 1] : lo, end, P);
+        int64_t end = x + 1 < n ? iteration_start(q, b[x + 1], fetch, nf) : q->end[last];
+        rc = push_step(a, start, end, P);
+        start = end;
     }
+    free(fetch);
     return rc;
 }
 
