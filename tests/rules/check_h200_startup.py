@@ -26,7 +26,7 @@ ProfilerStep markers, beside the same loop's scheduled profile (`*_sched`: its s
   the repeating launches (20 or more analysed), their mean within 15% of the 15.5 ms a step the
   loop timed itself under the profiler, and the verdict the scheduled trace's: GT04 and GT02
   loud, GT03, GT06 and GT11 not (before: one 6.8 s step, GT03 crit on the 5.9 s of the weights'
-  initialisation).
+  initialisation); GT00 advises marking the steps (not profiling more of them).
 - The scheduled traces (`conv`, `paced`) with their ProfilerStep#N and Optimizer.* ranges taken
   out: the steps must come from the repeating launches (20 or more) and the loud findings must
   be the marked trace's (before: one step spanning the trace).
@@ -134,6 +134,9 @@ def check_injected(binary, d, bad):
             t["steps_analysed"], mean_ms, INJECTED_STEP_MS))
     if not {"GT04", "GT02"} <= got or got & {"GT03", "GT06", "GT11"}:
         bad.append("injected_launch_cut: loud %s" % sorted(got))
+    reco = fs["GT00"].get("recommendation") or ""
+    if not reco.startswith("Mark each iteration as a step"):  # not "profile 10 steps": 27 were
+        bad.append("injected_launch_cut: GT00 advises %r" % reco[:60])
 
 
 def main():

@@ -220,12 +220,34 @@ static gp_status reco_libprof(const struct rules_ctx *c, const double *p, struct
                       p[MIN_STEPS], p[MIN_STEPS] + 1);
 }
 
+/* Info, where the steps were inferred and are enough: how to mark them. */
+static gp_status reco_mark(const struct rules_ctx *c, struct rules_out *o)
+{
+    const char *how = c->steps[0].inferred == GP_STEPS_FROM_OPTIMIZER
+                              ? "the optimizer's steps end"
+                              : "the host's launches repeat";
+    if (c->cfg.libprof)
+        return rules_reco(o,
+                          "Mark each iteration as a step: an NVTX range named ProfilerStep#N "
+                          "around it (nvtxRangePushA, torch.cuda.nvtx.range), or gp_prof_step() "
+                          "where the program links libprof. Here the steps were cut where %s, so "
+                          "where each begins is inferred.",
+                          how);
+    return rules_reco(o,
+                      "Call prof.step() at the end of every iteration, so ProfilerStep#N ranges "
+                      "mark the steps. Here they were cut where %s, so where each begins is "
+                      "inferred.",
+                      how);
+}
+
 /* Info: the fix for the first problem the user can act on. */
 static gp_status reco_info(const struct rules_ctx *c, const double *p, struct rules_out *o, int few)
 {
     if (!few && gp_trace_get_quality(c->t)->incomplete)
         return rules_reco(o, "Let the program finish, or stop it with Ctrl-C or SIGTERM (which "
                              "finish the trace); a killed program keeps all but its last moments.");
+    if (!few && c->n_steps && c->steps[0].inferred)
+        return reco_mark(c, o);
     if (c->cfg.rc.trainer)
         return rules_reco(o,
                           "Profile at least %.0f steady-state steps: gprof-train run --steps "
