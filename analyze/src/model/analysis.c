@@ -85,6 +85,8 @@ gp_status gp_analysis_run(const gp_trace *t, const gp_analysis_opts *opts, gp_an
         rc = analysis_link_all(a);
     if (rc == GP_OK)
         rc = analysis_steps_from_launches(a);
+    if (rc == GP_OK) /* once the steps are final */
+        rc = analysis_steps_steal(a);
     if (rc == GP_OK) {
         analysis_align_steps(a);
         rc = finish_passes(a);

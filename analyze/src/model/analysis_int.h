@@ -117,10 +117,13 @@ gp_status analysis_find_steps(gp_analysis *a);
  * synthetic step), the steps from the host's repeating launches, once GPU work is linked to its
  * launch calls; else the synthetic step stays. @return GP_OK or GP_ENOMEM. */
 gp_status analysis_steps_from_launches(gp_analysis *a);
-/* analysis_steal.c: each step's steal_ns. @return GP_OK or GP_ENOMEM. */
+/* analysis_steal.c: each step's steal_ns, once the steps are final (after
+ * analysis_steps_from_launches). @return GP_OK or GP_ENOMEM. */
 gp_status analysis_steps_steal(gp_analysis *a);
 void analysis_align_steps(gp_analysis *a);
 gp_status analysis_step_stats(gp_analysis *a);
+/* qsort's comparison of int64_t values, ascending. */
+int analysis_cmp_i64(const void *pa, const void *pb);
 /* analysis_breakdown.c: each step's bd. @return GP_OK or GP_ENOMEM. */
 gp_status analysis_breakdown(gp_analysis *a);
 

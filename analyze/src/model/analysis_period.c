@@ -139,23 +139,27 @@ static int cmp_name_at(const void *pa, const void *pb)
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-/* A batch's copy to the device: where a loop's iterations begin, when it copies its batches. */
-static int is_h2d(const gp_analysis *a, gp_str name)
+/* A batch's copy to the device (launch k): where a loop's iterations begin, when it copies its
+ * batches. */
+static int is_h2d(const gp_analysis *a, const launch_seq *q, size_t k)
 {
-    return strncmp(gp_trace_str(a->t, name), "Memcpy HtoD", 11) == 0;
+    const gp_event *e = &a->ev[q->act[k]];
+    const gp_gpu_info *g = gp_trace_gpu_info(a->t, e);
+    return e->kind == GP_EV_MEMCPY && g && g->copy_kind == GP_COPY_HTOD;
 }
 
-/* Of the names launched once in the last period (v: one entry each), the iteration's start: the
- * earliest host-to-device copy whose host idle before it is half the most of any or more (the
- * batch; its idle is the loader's), else the one with the most idle, the earliest on a tie. */
-static gp_str choose_anchor(const gp_analysis *a, const name_at *v, size_t n)
+/* Of the names launched once in the last period (v: one entry each, at its launch there), the
+ * iteration's start: the earliest host-to-device copy whose host idle before it is half the most
+ * of any or more (the batch; its idle is the loader's), else the one with the most idle, the
+ * earliest on a tie. */
+static gp_str choose_anchor(const gp_analysis *a, const launch_seq *q, const name_at *v, size_t n)
 {
     size_t best = 0, copy = SIZE_MAX;
     for (size_t k = 1; k < n; k++)
         if (v[k].idle > v[best].idle || (v[k].idle == v[best].idle && v[k].pos < v[best].pos))
             best = k;
     for (size_t k = 0; k < n; k++)
-        if (is_h2d(a, v[k].name) && 2 * v[k].idle >= v[best].idle &&
+        if (is_h2d(a, q, v[k].pos) && 2 * v[k].idle >= v[best].idle &&
             (copy == SIZE_MAX || v[k].pos < v[copy].pos))
             copy = k;
     return n == 0 ? GP_STR_NONE : v[copy != SIZE_MAX ? copy : best].name;
@@ -189,7 +193,7 @@ static gp_status pick_anchor(const gp_analysis *a, const launch_seq *q, size_t e
             once[nc++] = (name_at){v[r].name, v[r + (end - r) / 2].idle, pos};
         r = end;
     }
-    *anchor = choose_anchor(a, once, nc);
+    *anchor = choose_anchor(a, q, once, nc);
     free(v);
     free(once);
     return GP_OK;
@@ -267,12 +271,6 @@ static gp_status push_step(gp_analysis *a, int64_t ts, int64_t end, size_t P)
     return GP_OK;
 }
 
-static int cmp_i64(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* The starts of the batch fetches (DataLoader ranges), sorted; NULL with *n = 0 where there are
  * none. */
 static int64_t *fetch_starts(const gp_analysis *a, size_t *n, gp_status *rc)
@@ -290,7 +288,7 @@ static int64_t *fetch_starts(const gp_analysis *a, size_t *n, gp_status *rc)
         v[(*n)++] = a->ev[i].ts;
     }
     if (*n)
-        qsort(v, *n, sizeof(*v), cmp_i64);
+        qsort(v, *n, sizeof(*v), analysis_cmp_i64);
     return v;
 }
 
@@ -373,5 +371,5 @@ gp_status analysis_steps_from_launches(gp_analysis *a)
         rc = cut_steps(a, &q, b, nb, P, lo < q.ts[0] ? lo : q.ts[0]);
     free(b);
     launch_seq_free(&q);
-    return rc == GP_OK ? analysis_steps_steal(a) : rc;
+    return rc;
 }

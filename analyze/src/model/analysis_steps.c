@@ -143,7 +143,7 @@ gp_status analysis_find_steps(gp_analysis *a)
     if (a->steps.n)
         qsort(a->steps.data, a->steps.n, sizeof(gp_step), cmp_step);
     carry_waits((gp_step *)a->steps.data, a->steps.n);
-    return analysis_steps_steal(a);
+    return GP_OK;
 }
 
 static int32_t step_at(const gp_analysis *a, int64_t ts)
@@ -285,7 +285,7 @@ void analysis_align_steps(gp_analysis *a)
     free(cnt);
 }
 
-static int cmp_i64(const void *pa, const void *pb)
+int analysis_cmp_i64(const void *pa, const void *pb)
 {
     int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
     return (a > b) - (a < b);
@@ -307,7 +307,7 @@ gp_status analysis_step_stats(gp_analysis *a)
         for (int c = 0; c < GP_BD_COUNT; c++)
             st->bd_total[c] += s->bd[c];
     }
-    qsort(d, n, sizeof(*d), cmp_i64);
+    qsort(d, n, sizeof(*d), analysis_cmp_i64);
     st->mean = sum / (int64_t)n;
     st->min = d[0];
     st->max = d[n - 1];

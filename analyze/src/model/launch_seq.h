@@ -14,6 +14,7 @@ typedef struct launch_seq {
     int64_t *idle; /* host time before it since the previous launch, outside CUDA calls (syncs
                       aside) */
     uint32_t *rt;  /* the call */
+    uint32_t *act; /* the first GPU activity it launched */
     size_t n;
 } launch_seq;
 
